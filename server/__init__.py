@@ -1,0 +1,1 @@
+"""Memory.Wiki server: HTTP contract, pages, store, indexing, recall."""

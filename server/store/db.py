@@ -1,0 +1,58 @@
+"""Connection pools: one for writes and owner reads, one locked to the public role."""
+
+from __future__ import annotations
+
+import logging
+
+import psycopg
+from pgvector.psycopg import register_vector_async
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
+
+from .migrate import migrate
+
+log = logging.getLogger("memorywiki.store")
+
+PUBLIC_ROLE = "memorywiki_public"
+
+
+async def _configure_owner(conn: psycopg.AsyncConnection) -> None:
+    await register_vector_async(conn)
+    await conn.commit()
+
+
+async def _configure_public(conn: psycopg.AsyncConnection) -> None:
+    await register_vector_async(conn)
+    await conn.execute("SET hnsw.iterative_scan = relaxed_order")
+    has_role = await (
+        await conn.execute("SELECT pg_has_role(current_user, %s, 'MEMBER')", (PUBLIC_ROLE,))
+    ).fetchone()
+    if has_role and has_role[0]:
+        await conn.execute(f"SET ROLE {PUBLIC_ROLE}")
+    await conn.commit()
+
+
+class Database:
+    """`owner` may touch every table; `public` sees only the privacy-gated views."""
+
+    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10):
+        self.url = url
+        self.owner = AsyncConnectionPool(
+            url, min_size=min_size, max_size=max_size, open=False,
+            kwargs={"row_factory": dict_row}, configure=_configure_owner,
+        )
+        self.public = AsyncConnectionPool(
+            url, min_size=min_size, max_size=max_size, open=False,
+            kwargs={"row_factory": dict_row}, configure=_configure_public,
+        )
+
+    async def open(self) -> None:
+        applied = await migrate(self.url)
+        if applied:
+            log.info("applied migrations: %s", ", ".join(applied))
+        await self.owner.open(wait=True)
+        await self.public.open(wait=True)
+
+    async def close(self) -> None:
+        await self.public.close()
+        await self.owner.close()
