@@ -1,0 +1,188 @@
+"""Split a markdown doc into heading chunks for embedding and recall.
+
+Headings are found in markdown-it-py's token stream (with source maps), never by regex, so a
+`#` inside a code fence, an indented code block, a blockquote or a list item is not a split
+point. Chunk text is always cut from the original source lines, so what the indexer stores is
+exactly what the author wrote, and an unchanged section keeps an unchanged hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+__all__ = ["Chunk", "chunk_markdown", "strip_front_matter"]
+
+SPLIT_LEVELS = ("h1", "h2", "h3")
+UNTITLED = "Untitled"
+
+# Block pass only: inline parsing of every paragraph is most of markdown-it's cost and we only
+# need the inline text of headings, which `_INLINE` parses on demand.
+_BLOCK = MarkdownIt("commonmark").enable(["table", "strikethrough"]).disable("inline")
+_INLINE = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+
+# Front matter must open on the very first line and close with `---` (or YAML's `...`).
+_FRONT_MATTER = re.compile(
+    r"\A\ufeff?---[ \t]*\n(?P<body>.*?)^(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL | re.MULTILINE
+)
+# A YAML-looking first line (key, list item or comment), so a doc that merely opens with a
+# thematic break `---` does not lose its first paragraph.
+_YAML_FIRST_LINE = re.compile(r"\A(?:[ \t]*\n)*(?:[^\s:#][^\n]*:(?:[ \t]|$)|- |#|\Z)", re.MULTILINE)
+_SPACES = re.compile(r"\s+")
+# Characters that can start inline markup; a heading without any is already plain text.
+_INLINE_MARKUP = re.compile(r"[\\`*_\[\]!<&~]")
+
+
+@dataclass(frozen=True)
+class Chunk:
+    ordinal: int  # 0-based position in the doc
+    heading_path: str  # "Doc title > Section > Subsection"; just the title before any heading
+    markdown: str  # heading line(s) + text up to the next #/##/### heading, blank lines trimmed
+    hash: str  # sha256 hex of heading_path + "\n" + markdown
+
+
+def _normalise_newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def strip_front_matter(markdown: str) -> str:
+    """Remove a leading YAML front matter block (`---` ... `---`), which is metadata, not prose.
+
+    Without a closing fence, or when the block does not look like YAML, the text is returned
+    unchanged (newlines normalised): losing the author's text is worse than indexing metadata.
+    """
+    text = _normalise_newlines(markdown)
+    match = _FRONT_MATTER.match(text)
+    if match is None or not _YAML_FIRST_LINE.match(match.group("body")):
+        return text
+    return text[match.end() :]
+
+
+def _inline_text(tokens: list[Token]) -> str:
+    """Plain text of inline tokens: markup dropped, code spans and image alt text kept."""
+    parts: list[str] = []
+    for tok in tokens:
+        if tok.type in ("text", "code_inline", "text_special"):
+            parts.append(tok.content)
+        elif tok.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+        elif tok.type == "image" and tok.children:
+            parts.append(_inline_text(tok.children))
+    return "".join(parts)
+
+
+def _heading_text(source: str, env: dict[str, Any]) -> str:
+    if not _INLINE_MARKUP.search(source):  # the common case; skips a parser run
+        return _SPACES.sub(" ", source).strip()
+    inline = _INLINE.parseInline(source, env)
+    children = inline[0].children if inline and inline[0].children else []
+    return _SPACES.sub(" ", _inline_text(children)).strip()
+
+
+def _same(a: str, b: str) -> bool:
+    return _SPACES.sub(" ", a).strip().casefold() == _SPACES.sub(" ", b).strip().casefold()
+
+
+def _trim(lines: list[str]) -> str:
+    """Join lines, dropping blank lines at both ends (indentation of the first line is kept)."""
+    start, end = 0, len(lines)
+    while start < end and not lines[start].strip():
+        start += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    return "\n".join(lines[start:end])
+
+
+def _hash(heading_path: str, markdown: str) -> str:
+    return hashlib.sha256(f"{heading_path}\n{markdown}".encode("utf-8")).hexdigest()
+
+
+@dataclass
+class _Section:
+    path: str
+    start: int  # first source line (the heading line, or 0 for the preamble)
+    body_start: int  # first line after the heading
+    blocks: list[int]  # start lines of the top-level blocks after the heading
+
+
+def _split(lines: list[str], section: _Section, end: int, max_chars: int) -> list[str]:
+    """The section's markdown, cut between top-level blocks into pieces of <= max_chars.
+
+    Cuts fall only at the start of a top-level block, so a fence, table, list or blockquote is
+    never split; a block bigger than max_chars becomes a piece of its own, whole.
+    """
+    whole = _trim(lines[section.start : end])
+    if len(whole) <= max_chars or len(section.blocks) < 2:
+        return [whole] if whole else []
+    head = _trim(lines[section.start : section.body_start])
+    head_len = len(head) + 2 if head else 0
+    # Unit i runs from one block start to the next; blank lines ride with the block before.
+    bounds = [section.body_start, *section.blocks[1:], end]
+    ranges: list[tuple[int, int]] = []
+    piece_start, piece_len = bounds[0], 0
+    for a, b in zip(bounds, bounds[1:]):
+        unit_len = sum(len(line) + 1 for line in lines[a:b])  # >= its trimmed length
+        if piece_len and head_len + piece_len + unit_len > max_chars:
+            ranges.append((piece_start, a))
+            piece_start, piece_len = a, 0
+        piece_len += unit_len
+    ranges.append((piece_start, end))
+
+    pieces = [_trim(lines[section.start : ranges[0][1]])]
+    for a, b in ranges[1:]:
+        body = _trim(lines[a:b])
+        pieces.append(f"{head}\n\n{body}" if head else body)
+    return [p for p in pieces if p]
+
+
+def chunk_markdown(title: str, markdown: str, max_chars: int = 1800) -> list[Chunk]:
+    """Split a doc at its level 1-3 headings into chunks carrying a breadcrumb and a hash.
+
+    Front matter is dropped and newlines normalised first. Text before the first heading is
+    chunk 0 (skipped when blank). Long sections are cut between top-level blocks, with the
+    heading re-emitted at the top of each piece so every piece says where it came from.
+    """
+    if max_chars < 1:
+        raise ValueError("max_chars must be at least 1")
+    title = _SPACES.sub(" ", title).strip() or UNTITLED
+    text = strip_front_matter(markdown)
+    if not text.strip():
+        return []
+
+    env: dict[str, Any] = {}
+    tokens = _BLOCK.parse(text, env)
+    lines = text.split("\n")  # markdown-it's own line model; str.splitlines() splits on more
+
+    sections = [_Section(title, 0, 0, [])]
+    stack: list[str | None] = [None, None, None]  # breadcrumb text for h1, h2, h3
+    title_seen = False
+    for i, tok in enumerate(tokens):
+        if tok.level != 0 or tok.map is None or tok.nesting < 0:
+            continue
+        start, stop = tok.map
+        if tok.type == "heading_open" and tok.tag in SPLIT_LEVELS:
+            level = int(tok.tag[1])
+            name: str | None = _heading_text(tokens[i + 1].content, env)
+            if level == 1 and not title_seen:
+                title_seen = True
+                if _same(name or "", title):
+                    name = None  # the doc's own title heading: don't say it twice
+            stack[level - 1] = name
+            for deeper in range(level, 3):
+                stack[deeper] = None
+            path = " > ".join([title, *(s for s in stack if s)])
+            sections.append(_Section(path, start, stop, []))
+        else:
+            sections[-1].blocks.append(start)
+
+    chunks: list[Chunk] = []
+    for n, section in enumerate(sections):
+        end = sections[n + 1].start if n + 1 < len(sections) else len(lines)
+        for piece in _split(lines, section, end, max_chars):
+            chunks.append(Chunk(len(chunks), section.path, piece, _hash(section.path, piece)))
+    return chunks

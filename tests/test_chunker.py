@@ -1,0 +1,376 @@
+"""The heading chunker: what the indexer embeds and what recall shows as a breadcrumb."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from pathlib import Path
+
+import pytest
+
+from memorywiki.server.chunker import Chunk, chunk_markdown, strip_front_matter
+
+DATA = Path(__file__).parent / "data" / "chunker"
+
+
+def paths(chunks: list[Chunk]) -> list[str]:
+    return [c.heading_path for c in chunks]
+
+
+def body_lines(chunks: list[Chunk]) -> set[str]:
+    return {line for c in chunks for line in c.markdown.split("\n")}
+
+
+def long_paragraph(n: int, words: int = 30) -> str:
+    return " ".join(f"p{n}w{i}" for i in range(words))
+
+
+# --- headings found from the token stream, not by regex ---------------------------------------
+
+
+def test_tricky_sample_splits_only_on_real_headings() -> None:
+    chunks = chunk_markdown("Tricky doc", (DATA / "tricky.md").read_text(encoding="utf-8"))
+    assert paths(chunks) == [
+        "Tricky doc",
+        "Tricky doc",
+        "Tricky doc > Install memorywiki with pip",
+        "Tricky doc > Setext Section",
+        "Tricky doc > Top Level Again",
+        "Tricky doc > Top Level Again > Leaf under setext",
+    ]
+    assert [c.ordinal for c in chunks] == list(range(6))
+    assert chunks[0].markdown == "Some intro before any heading."
+    assert chunks[1].markdown == "# Tricky doc\n\nThe doc's own title heading."
+    install = chunks[2].markdown
+    assert install.startswith("## Install `memorywiki` with [pip](https://pypi.org)\n")
+    assert "# this is a shell comment, not a heading" in install
+    assert "## not a heading either" in install
+    assert "    # indented code, not a heading" in install
+    setext = chunks[3].markdown
+    assert setext.startswith("Setext *Section*\n----------------\n")
+    for inside in ("> # quoted", "- # list item", "#### Deep heading", "| # a | 1   |"):
+        assert inside in setext
+    assert chunks[4].markdown == "Top Level Again\n==============="
+    assert chunks[5].markdown == "### Leaf under setext\n\nDone."
+
+
+@pytest.mark.parametrize("fence", ["```", "~~~", "````"])
+def test_hash_inside_fence_is_not_a_heading(fence: str) -> None:
+    md = f"# Real\n\n{fence}python\n# comment\n## also comment\n{fence}\n\nafter\n"
+    chunks = chunk_markdown("T", md)
+    assert len(chunks) == 1
+    assert chunks[0].markdown == md.strip()
+
+
+def test_unclosed_fence_swallows_the_rest() -> None:
+    # CommonMark: an unclosed fence runs to the end of the doc, so nothing after it splits.
+    chunks = chunk_markdown("T", "# A\n\n```\n# not\n\n## still not\n")
+    assert paths(chunks) == ["T > A"]
+
+
+def test_indented_code_is_not_a_heading() -> None:
+    chunks = chunk_markdown("T", "# A\n\n    # code\n    ## code\n\n\t# tab code\n")
+    assert len(chunks) == 1
+
+
+def test_setext_levels() -> None:
+    md = "Top\n===\n\nbody\n\nSecond\n------\n\nmore\n"
+    chunks = chunk_markdown("Doc", md)
+    assert paths(chunks) == ["Doc > Top", "Doc > Top > Second"]
+    assert chunks[1].markdown == "Second\n------\n\nmore"
+
+
+def test_multiline_setext_heading_text_is_joined() -> None:
+    chunks = chunk_markdown("Doc", "first line\nsecond line\n===\n\nbody\n")
+    assert paths(chunks) == ["Doc > first line second line"]
+
+
+def test_thematic_break_is_not_a_heading() -> None:
+    chunks = chunk_markdown("Doc", "para\n\n---\n\n***\n\nmore\n")
+    assert paths(chunks) == ["Doc"]
+
+
+def test_headings_in_blockquotes_and_lists_do_not_split() -> None:
+    md = "# A\n\n> # q1\n> ## q2\n\n- # item\n  ## item 2\n\n1. ### three\n"
+    chunks = chunk_markdown("T", md)
+    assert len(chunks) == 1
+
+
+def test_deeper_headings_stay_inside() -> None:
+    md = "## Section\n\nintro\n\n#### Four\n\nx\n\n##### Five\n\n###### Six\n\ny\n"
+    chunks = chunk_markdown("T", md)
+    assert len(chunks) == 1
+    assert chunks[0].markdown == md.strip()
+
+
+def test_inline_markup_is_stripped_from_heading_text() -> None:
+    md = (
+        "# Using `pip` with [the index](https://pypi.org) and *emphasis*\n\n"
+        "## **Bold** _under_ ~~struck~~ ![logo](l.png) &amp; \\#hash <kbd>K</kbd>\n\n"
+        "### Ref [docs][d]\n\n"
+        "[d]: https://example.com\n"
+    )
+    chunks = chunk_markdown("T", md)
+    assert paths(chunks) == [
+        "T > Using pip with the index and emphasis",
+        "T > Using pip with the index and emphasis > Bold under struck logo & #hash K",
+        "T > Using pip with the index and emphasis > Bold under struck logo & #hash K > Ref docs",
+    ]
+    assert chunks[0].markdown.startswith("# Using `pip` with [the index]")  # markdown itself kept
+
+
+def test_atx_closing_hashes_are_not_part_of_the_name() -> None:
+    assert paths(chunk_markdown("T", "## Name ##\n\nx\n")) == ["T > Name"]
+
+
+# --- breadcrumbs ------------------------------------------------------------------------------
+
+
+def test_heading_path_nests_and_resets() -> None:
+    md = (
+        "# One\n\na\n\n## One.A\n\nb\n\n### One.A.i\n\nc\n\n## One.B\n\nd\n\n"
+        "# Two\n\ne\n\n### Two.skip\n\nf\n\n## Two.A\n\ng\n"
+    )
+    assert paths(chunk_markdown("Doc", md)) == [
+        "Doc > One",
+        "Doc > One > One.A",
+        "Doc > One > One.A > One.A.i",
+        "Doc > One > One.B",
+        "Doc > Two",
+        "Doc > Two > Two.skip",
+        "Doc > Two > Two.A",
+    ]
+
+
+def test_h2_before_any_h1() -> None:
+    assert paths(chunk_markdown("Doc", "## Lone\n\nx\n\n### Sub\n\ny\n")) == [
+        "Doc > Lone",
+        "Doc > Lone > Sub",
+    ]
+
+
+def test_title_heading_is_not_repeated() -> None:
+    md = "# My  notes\n\nintro\n\n## Part\n\nx\n"
+    assert paths(chunk_markdown("my notes", md)) == ["my notes", "my notes > Part"]
+
+
+def test_only_the_first_h1_is_folded_into_the_title() -> None:
+    md = "# Doc\n\nx\n\n# Other\n\ny\n\n# Doc\n\nz\n"
+    assert paths(chunk_markdown("Doc", md)) == ["Doc", "Doc > Other", "Doc > Doc"]
+
+
+def test_empty_title_becomes_untitled() -> None:
+    assert paths(chunk_markdown("", "text\n\n# H\n\nx\n")) == ["Untitled", "Untitled > H"]
+    assert paths(chunk_markdown("  \n ", "text\n")) == ["Untitled"]
+
+
+def test_empty_heading_keeps_its_chunk() -> None:
+    chunks = chunk_markdown("T", "# A\n\nx\n\n##\n\ny\n")
+    assert paths(chunks) == ["T > A", "T > A"]
+    assert chunks[1].markdown == "##\n\ny"
+
+
+# --- whole docs -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("md", ["", "   ", "\n\n\t\n", "\r\n\r\n", "---\ntitle: x\n---\n\n"])
+def test_empty_input(md: str) -> None:
+    assert chunk_markdown("T", md) == []
+
+
+def test_no_headings_is_one_chunk_titled_by_the_doc() -> None:
+    chunks = chunk_markdown("Plain", "\n\nJust some text.\n\nAnd more.\n\n")
+    assert chunks == [
+        Chunk(0, "Plain", "Just some text.\n\nAnd more.", chunks[0].hash),
+    ]
+
+
+def test_blank_preamble_is_skipped() -> None:
+    chunks = chunk_markdown("T", "\n   \n\n# H\n\nx\n")
+    assert paths(chunks) == ["T > H"]
+    assert chunks[0].ordinal == 0
+
+
+def test_heading_only_doc() -> None:
+    chunks = chunk_markdown("T", "# Just a heading")
+    pairs = [(c.heading_path, c.markdown) for c in chunks]
+    assert pairs == [("T > Just a heading", "# Just a heading")]
+
+
+def test_reference_definitions_are_kept() -> None:
+    md = "# A\n\nSee [x].\n\n[x]: https://example.com\n\n# B\n\ny\n"
+    chunks = chunk_markdown("T", md)
+    assert chunks[0].markdown == "# A\n\nSee [x].\n\n[x]: https://example.com"
+
+
+def test_crlf_and_cr_give_the_same_chunks_as_lf() -> None:
+    md = "---\ntitle: t\n---\nintro\n\n# A\n\n```\n# no\n```\n\nB\n---\n\nx\n"
+    lf = chunk_markdown("T", md)
+    assert len(lf) == 3
+    assert chunk_markdown("T", md.replace("\n", "\r\n")) == lf
+    assert chunk_markdown("T", md.replace("\n", "\r")) == lf
+    assert all("\r" not in c.markdown for c in lf)
+
+
+def test_unicode() -> None:
+    md = "# Überblick 🚀\n\nGrüße, 世界.\n\n## 日本語の見出し\n\n本文\u2028still the same line\n"
+    chunks = chunk_markdown("Ünïcode", md)
+    assert paths(chunks) == ["Ünïcode > Überblick 🚀", "Ünïcode > Überblick 🚀 > 日本語の見出し"]
+    assert chunks[1].markdown == "## 日本語の見出し\n\n本文\u2028still the same line"
+
+
+def test_max_chars_must_be_positive() -> None:
+    with pytest.raises(ValueError):
+        chunk_markdown("T", "x", max_chars=0)
+
+
+# --- front matter -----------------------------------------------------------------------------
+
+
+def test_strip_front_matter() -> None:
+    assert strip_front_matter("---\ntitle: x\nlist:\n  - a\n---\n# H\n") == "# H\n"
+    assert strip_front_matter("---\r\ntitle: x\r\n...\r\nbody") == "body"
+    assert strip_front_matter("---\n---\nbody") == "body"
+    assert strip_front_matter("\ufeff---\nk: v\n---\nbody") == "body"
+
+
+def test_front_matter_left_alone_when_not_front_matter() -> None:
+    unclosed = "---\ntitle: x\n\n# H\n"
+    assert strip_front_matter(unclosed) == unclosed
+    not_first = "intro\n---\ntitle: x\n---\n"
+    assert strip_front_matter(not_first) == not_first
+    # A doc that opens with a thematic break keeps its first paragraph.
+    rule = "---\n\nImportant first paragraph.\n\n---\n\nmore\n"
+    assert strip_front_matter(rule) == rule
+
+
+def test_front_matter_is_not_chunked() -> None:
+    chunks = chunk_markdown("T", "---\ntitle: Secret meta\n---\n# H\n\nbody\n")
+    assert [c.markdown for c in chunks] == ["# H\n\nbody"]
+
+
+# --- long sections ----------------------------------------------------------------------------
+
+
+def test_huge_section_splits_with_heading_repeated_and_nothing_lost() -> None:
+    paragraphs = [long_paragraph(n) for n in range(40)]
+    md = "# Intro\n\nshort\n\n## Big *one*\n\n" + "\n\n".join(paragraphs) + "\n\n## After\n\nz\n"
+    chunks = chunk_markdown("T", md, max_chars=600)
+    big = [c for c in chunks if c.heading_path == "T > Intro > Big one"]
+    assert len(big) > 3
+    assert all(c.markdown.startswith("## Big *one*\n\n") for c in big)
+    assert all(len(c.markdown) <= 600 for c in big)
+    bodies = "\n\n".join(c.markdown.removeprefix("## Big *one*\n\n") for c in big)
+    assert bodies == "\n\n".join(paragraphs)  # every line, in order, once
+    assert paths(chunks)[-1] == "T > Intro > After"
+    assert [c.ordinal for c in chunks] == list(range(len(chunks)))
+    assert every_line_kept(md, chunks)
+
+
+def every_line_kept(md: str, chunks: list[Chunk]) -> bool:
+    return {line for line in md.split("\n") if line.strip()} <= body_lines(chunks)
+
+
+def test_long_doc_without_headings_splits_without_inventing_a_heading() -> None:
+    paragraphs = [long_paragraph(n) for n in range(30)]
+    chunks = chunk_markdown("Notes", "\n\n".join(paragraphs), max_chars=500)
+    assert len(chunks) > 1
+    assert set(paths(chunks)) == {"Notes"}
+    assert "\n\n".join(c.markdown for c in chunks) == "\n\n".join(paragraphs)
+
+
+def test_huge_code_fence_is_not_cut() -> None:
+    fence = "```python\n" + "\n".join(f"# line {i}\nx_{i} = {i}" for i in range(200)) + "\n```"
+    md = f"## Code\n\nbefore\n\n{fence}\n\nafter\n"
+    chunks = chunk_markdown("T", md, max_chars=300)
+    holding = [c for c in chunks if "```python" in c.markdown]
+    assert len(holding) == 1 and fence in holding[0].markdown
+    assert all(c.markdown.startswith("## Code\n") for c in chunks)
+    assert every_line_kept(md, chunks)
+
+
+def test_tables_lists_and_quotes_are_not_cut() -> None:
+    table = "| a | b |\n| --- | --- |\n" + "\n".join(f"| row {i} | {'v' * 20} |" for i in range(40))
+    items = "\n".join(f"- item {i} {'w' * 20}" for i in range(40))
+    loose = "\n\n".join(f"1. loose {i} {'w' * 20}" for i in range(30))
+    quote = "\n>\n".join(f"> quoted {i} {'q' * 20}" for i in range(30))
+    blocks = [table, items, loose, quote]
+    md = "## S\n\n" + "\n\n".join(f"para {i}\n\n{b}" for i, b in enumerate(blocks))
+    chunks = chunk_markdown("T", md, max_chars=400)
+    for block in blocks:
+        assert sum(block in c.markdown for c in chunks) == 1, block[:20]
+    assert every_line_kept(md, chunks)
+
+
+def test_setext_heading_is_reemitted_whole() -> None:
+    md = "Big\n---\n\n" + "\n\n".join(long_paragraph(n) for n in range(10))
+    chunks = chunk_markdown("T", md, max_chars=400)
+    assert len(chunks) > 1
+    assert all(c.markdown.startswith("Big\n---\n\np") for c in chunks)
+
+
+def test_split_only_between_top_level_blocks() -> None:
+    # A paragraph directly followed by a fence (no blank line) is two blocks: a valid cut.
+    md = "# H\n\n" + long_paragraph(1, 60) + "\n```\ncode\n```\n"
+    chunks = chunk_markdown("T", md, max_chars=200)
+    assert [c.markdown.split("\n", 2)[2] for c in chunks] == [
+        long_paragraph(1, 60),
+        "```\ncode\n```",
+    ]
+
+
+# --- hashes -----------------------------------------------------------------------------------
+
+
+DOC = "intro\n\n# A\n\nalpha\n\n## B\n\nbeta\n\n# C\n\ngamma\n"
+
+
+def test_hash_is_sha256_of_path_and_markdown() -> None:
+    for c in chunk_markdown("T", DOC):
+        expected = hashlib.sha256(f"{c.heading_path}\n{c.markdown}".encode()).hexdigest()
+        assert c.hash == expected
+
+
+def test_hashes_are_stable() -> None:
+    assert chunk_markdown("T", DOC) == chunk_markdown("T", DOC)
+
+
+def test_editing_one_section_changes_only_its_hash() -> None:
+    before = [c.hash for c in chunk_markdown("T", DOC)]
+    after = [c.hash for c in chunk_markdown("T", DOC.replace("beta", "beta, edited"))]
+    changed = [i for i, (x, y) in enumerate(zip(before, after)) if x != y]
+    assert len(before) == len(after) == 4 and changed == [2]
+
+
+def test_trailing_whitespace_edits_do_not_change_hashes() -> None:
+    assert chunk_markdown("T", DOC) == chunk_markdown("T", "\n\n" + DOC + "\n\n\n")
+
+
+def test_title_change_changes_every_hash() -> None:
+    a = {c.hash for c in chunk_markdown("T", DOC)}
+    b = {c.hash for c in chunk_markdown("T2", DOC)}
+    assert not a & b
+
+
+def test_renaming_a_parent_heading_changes_its_children() -> None:
+    before = [c.hash for c in chunk_markdown("T", DOC)]
+    after = [c.hash for c in chunk_markdown("T", DOC.replace("# A", "# A2"))]
+    changed = [i for i, (x, y) in enumerate(zip(before, after)) if x != y]
+    assert changed == [1, 2]  # A itself and B, whose breadcrumb names A
+
+
+# --- speed ------------------------------------------------------------------------------------
+
+
+def test_five_thousand_docs_chunk_quickly() -> None:
+    section = (
+        "## Section {n} about `things`\n\n" + "Some words here and there. " * 12 + "\n\n"
+        "- one\n- two\n\n```py\n# x\nprint(1)\n```\n"
+    )
+    docs = ["\n".join(section.format(n=n) for n in range(4))[:1500] for _ in range(5000)]
+    start = time.perf_counter()
+    total = sum(len(chunk_markdown("Doc", d)) for d in docs)
+    elapsed = time.perf_counter() - start
+    assert total >= 5000 * 3
+    # ~1.2 s on a busy 2-core box; the bound leaves room for a loaded CI machine.
+    assert elapsed < 4.0, elapsed
