@@ -1,0 +1,281 @@
+"""Read Claude Code session transcripts (~/.claude/projects/<encoded cwd>/<session>.jsonl).
+
+Format notes (docs/integrations.md §1.4): one JSON record per line; `user` / `assistant`
+records carry `uuid` / `parentUuid` (a DAG after rewinds and forks), `sessionId`, `cwd`,
+`gitBranch`, `timestamp`; assistant messages are written one content block per line and
+share `message.id`. Unknown record types are ignored, malformed lines skipped.
+
+Two passes over the file keep memory bounded: pass 1 records only the uuid -> parent links
+(as line numbers) to find the active branch from the newest leaf; pass 2 renders the lines
+on that branch.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any, Mapping
+
+from memorywiki.adapters.common import (
+    ASSISTANT,
+    USER,
+    MarkdownBuilder,
+    Transcript,
+    iter_jsonl,
+    newest_first,
+    same_path,
+    strip_injected,
+    tool_line,
+)
+
+TOOL = "claude-code"
+_CONVERSATIONAL = ("user", "assistant")
+# Local commands whose invocation is noise in a transcript.
+_QUIET_COMMANDS = {
+    "clear", "compact", "model", "cost", "help", "config", "status", "exit", "quit", "resume",
+    "login", "logout", "ide", "permissions", "mcp", "doctor", "context", "usage", "theme",
+    "vim", "terminal-setup", "hooks", "agents", "memory", "rewind", "export", "statusline",
+}
+_CMD_NAME_RE = re.compile(r"<command-name>\s*/?([^<]*?)\s*</command-name>", re.DOTALL)
+_CMD_ARGS_RE = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
+_BASH_INPUT_RE = re.compile(r"<bash-input>(.*?)</bash-input>", re.DOTALL)
+
+
+def encode_cwd(cwd: str | os.PathLike) -> str:
+    """Claude Code's project directory name: every non [A-Za-z0-9] character becomes '-'."""
+    return re.sub(r"[^A-Za-z0-9]", "-", os.fspath(cwd))
+
+
+def projects_dir(home: Path, env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    base = env.get("CLAUDE_CONFIG_DIR")
+    return (Path(base) if base else Path(home) / ".claude") / "projects"
+
+
+def _recorded_cwd(path: Path, max_lines: int = 50) -> str | None:
+    """The `cwd` recorded in the first records of a transcript."""
+    for n, (_, obj) in enumerate(iter_jsonl(path)):
+        cwd = obj.get("cwd")
+        if isinstance(cwd, str) and cwd:
+            return cwd
+        if n >= max_lines:
+            break
+    return None
+
+
+def _candidates(directory: Path) -> list[Path]:
+    try:
+        files = [p for p in directory.glob("*.jsonl") if not p.name.startswith("agent-")]
+    except OSError:
+        return []
+    return newest_first(files)
+
+
+def find_session(
+    session_id: str | None,
+    cwd: Path,
+    home: Path,
+    env: Mapping[str, str] | None = None,
+) -> Path | None:
+    """The transcript for `session_id`, else the newest one whose recorded cwd is `cwd`.
+
+    `session_id` falls back to $CLAUDE_CODE_SESSION_ID (set in Bash-tool subprocesses).
+    """
+    env = os.environ if env is None else env
+    session_id = (session_id or env.get("CLAUDE_CODE_SESSION_ID") or "").strip() or None
+    root = projects_dir(Path(home), env)
+    if not root.is_dir():
+        return None
+    if session_id:
+        if "/" in session_id or "\\" in session_id or session_id.startswith("."):
+            return None
+        preferred = root / encode_cwd(cwd) / f"{session_id}.jsonl"
+        if preferred.is_file():
+            return preferred
+        hits = newest_first(root.glob(f"*/{session_id}.jsonl"))
+        return hits[0] if hits else None
+    own = root / encode_cwd(cwd)
+    for path in _candidates(own):
+        if same_path(_recorded_cwd(path), cwd):
+            return path
+    # The directory name can differ (long paths, CLAUDE_CODE_PROJECT_DIR_NAME): scan all.
+    try:
+        dirs = [d for d in root.iterdir() if d.is_dir() and d != own]
+    except OSError:
+        return None
+    files = newest_first(p for d in dirs for p in _candidates(d))
+    for path in files[:500]:
+        if same_path(_recorded_cwd(path), cwd):
+            return path
+    return None
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+def _active_lines(path: Path) -> set[int] | None:
+    """Line numbers on the active branch, or None when the file has no parent links
+    (old transcripts: render every conversational line in file order)."""
+    index: dict[str, int] = {}
+    parents: dict[int, str] = {}
+    logical: dict[int, str] = {}
+    leaf: int | None = None
+    has_links = False
+    for idx, obj in iter_jsonl(path):
+        uuid = obj.get("uuid")
+        if not isinstance(uuid, str) or obj.get("isSidechain"):
+            continue
+        if uuid in index:  # duplicate uuid: the first one wins
+            continue
+        index[uuid] = idx
+        parent = obj.get("parentUuid")
+        if isinstance(parent, str):
+            parents[idx] = parent
+            has_links = True
+        elif isinstance(obj.get("logicalParentUuid"), str):
+            # compact_boundary: the chain restarts; keep the pre-compaction history
+            logical[idx] = obj["logicalParentUuid"]
+        if obj.get("type") in _CONVERSATIONAL:
+            leaf = idx
+    if not has_links or leaf is None:
+        return None
+    active: set[int] = set()
+    cur: int | None = leaf
+    while cur is not None and cur not in active:
+        active.add(cur)
+        parent = parents.get(cur) or logical.get(cur)
+        cur = index.get(parent) if parent else None
+    return active
+
+
+def _user_text(content: Any) -> tuple[list[str], list[str]]:
+    """(texts, command lines) from a user message's content."""
+    texts: list[str] = []
+    commands: list[str] = []
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    if not isinstance(blocks, list):
+        return texts, commands
+    for block in blocks:
+        if not isinstance(block, dict):
+            continue
+        btype = block.get("type")
+        if btype == "text":
+            raw = block.get("text") or ""
+            if not isinstance(raw, str):
+                continue
+            m = _CMD_NAME_RE.search(raw)
+            if m:
+                name = m.group(1).strip()
+                args_m = _CMD_ARGS_RE.search(raw)
+                args = (args_m.group(1).strip() if args_m else "")
+                if name and name.lstrip("/") not in _QUIET_COMMANDS:
+                    commands.append(f"/{name.lstrip('/')} {args}".rstrip())
+            b = _BASH_INPUT_RE.search(raw)
+            if b:
+                commands.append("! " + b.group(1).strip())
+                raw = _BASH_INPUT_RE.sub("", raw)
+            text = strip_injected(raw)
+            if text:
+                texts.append(text)
+        elif btype == "image":
+            texts.append("*[image]*")
+        # tool_result blocks: the call itself is summarised on the assistant side
+    return texts, commands
+
+
+def read_session(path: Path) -> Transcript:
+    path = Path(path)
+    active = _active_lines(path)
+    md = MarkdownBuilder()
+    meta: dict[str, Any] = {"session_id": None, "cwd": None, "git_branch": None, "started_at": None}
+    title: str | None = None
+    summary_title: str | None = None
+    seen_blocks: set[tuple[str, int]] = set()
+    seen_uuids: set[str] = set()
+    version: str | None = None
+    compactions = 0
+    title_is_custom = False
+
+    for idx, obj in iter_jsonl(path):
+        rtype = obj.get("type")
+        if rtype == "ai-title" and isinstance(obj.get("aiTitle"), str):
+            title = title if title and title_is_custom else obj["aiTitle"]
+            continue
+        if rtype == "custom-title" and isinstance(obj.get("customTitle"), str):
+            title = obj["customTitle"]
+            title_is_custom = True
+            continue
+        if rtype == "summary" and isinstance(obj.get("summary"), str):
+            summary_title = obj["summary"]
+            continue
+        if rtype == "system" and obj.get("subtype") == "compact_boundary":
+            if active is None or idx in active:
+                compactions += 1
+            continue
+        if rtype not in _CONVERSATIONAL or obj.get("isSidechain"):
+            continue
+        if active is not None and idx not in active:
+            continue
+        uuid = obj.get("uuid")
+        if isinstance(uuid, str):
+            if uuid in seen_uuids:
+                continue
+            seen_uuids.add(uuid)
+        for key, field in (("session_id", "sessionId"), ("cwd", "cwd"),
+                           ("git_branch", "gitBranch"), ("started_at", "timestamp")):
+            if meta[key] is None and isinstance(obj.get(field), str) and obj.get(field):
+                meta[key] = obj[field]
+        version = obj.get("version") or version
+        message = obj.get("message")
+        if not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        if rtype == "user":
+            if obj.get("isMeta"):
+                continue
+            if obj.get("isCompactSummary"):
+                if md.turns:  # the full earlier history is rendered above
+                    md.text(ASSISTANT, "*[Context was compacted here; the conversation continues.]*")
+                else:  # history before the compaction is not in this file: keep the summary
+                    texts, _ = _user_text(content)
+                    md.text(USER, "*[Summary of the earlier conversation]*\n\n" + "\n\n".join(texts))
+                continue
+            texts, commands = _user_text(content)
+            for command in commands:
+                md.text(USER, f"`{command}`" if "`" not in command else command)
+            for text in texts:
+                md.text(USER, text)
+            continue
+        # assistant: one block per line in current versions, several in old ones
+        msg_id = message.get("id") if isinstance(message.get("id"), str) else (uuid or str(idx))
+        blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        for block in blocks:
+            if not isinstance(block, dict):
+                continue
+            key = (msg_id, hash(repr(sorted(block.items(), key=lambda kv: kv[0]))))
+            if key in seen_blocks:  # the same block re-written (streaming/resume)
+                continue
+            seen_blocks.add(key)
+            btype = block.get("type")
+            if btype == "text" and isinstance(block.get("text"), str):
+                md.text(ASSISTANT, strip_injected(block["text"]))
+            elif btype in ("tool_use", "server_tool_use"):
+                md.tool(tool_line(str(block.get("name") or "tool"), block.get("input")))
+            # thinking / redacted_thinking and unknown blocks are not part of the record
+        if len(seen_blocks) > 20000:  # bound memory on huge sessions; dupes are adjacent
+            seen_blocks.clear()
+
+    return Transcript(
+        markdown=md.build(),
+        tool=TOOL,
+        session_id=meta["session_id"] or path.stem,
+        cwd=meta["cwd"],
+        git_branch=meta["git_branch"] or None,
+        started_at=meta["started_at"],
+        title=title or summary_title,
+        path=str(path),
+        turns=md.turns,
+        extra={"version": version, "compactions": compactions},
+    )
+
