@@ -1,0 +1,182 @@
+"""The CLI's config file: server URL, default hub, owner and edit tokens.
+
+Location: ``$MEMORYWIKI_CONFIG`` if set, else ``$XDG_CONFIG_HOME/memorywiki/config.toml``,
+else ``$HOME/.config/memorywiki/config.toml``. Format::
+
+    server = "http://127.0.0.1:8000"
+    hub = "myhub"            # default hub
+    [hubs.myhub]
+    owner_token = "..."
+    url = "http://127.0.0.1:8000/hub/myhub"
+    [docs."<doc id>"]
+    edit_token = "..."
+    url = "..."
+    hub = "myhub"
+
+The file holds secrets, so it is written with mode 0600 (atomically, via a temp file).
+Precedence for the server URL: ``--url`` flag > ``$MEMORYWIKI_URL`` > ``server`` > default.
+``$MEMORYWIKI_TOKEN`` overrides any token read from the file; ``$MEMORYWIKI_HUB`` overrides
+the default hub.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from .errors import CLIError
+
+DEFAULT_SERVER = "http://127.0.0.1:8000"
+
+
+def config_path() -> Path:
+    explicit = os.environ.get("MEMORYWIKI_CONFIG")
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    if xdg and os.path.isabs(xdg):  # the XDG spec says relative values are ignored
+        base = Path(xdg)
+    else:
+        home = os.environ.get("HOME")
+        base = (Path(home) if home else Path.home()) / ".config"
+    return base / "memorywiki" / "config.toml"
+
+
+@dataclass
+class Config:
+    path: Path
+    data: dict[str, Any] = field(default_factory=dict)
+
+    # ---- load / save -------------------------------------------------------------------
+
+    @classmethod
+    def load(cls, path: Path | None = None) -> "Config":
+        path = path or config_path()
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            return cls(path, {})
+        except OSError as exc:
+            raise CLIError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+        try:
+            data = tomllib.loads(raw.decode("utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise CLIError(f"config file {path} is not valid TOML: {exc}") from None
+        return cls(path, data)
+
+    def save(self) -> None:
+        path = self.path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd, tmp = tempfile.mkstemp(prefix=".config.", suffix=".toml", dir=path.parent)
+            try:
+                os.fchmod(fd, 0o600)
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(tomli_w.dumps(self.data).encode("utf-8"))
+                os.replace(tmp, path)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+            os.chmod(path, 0o600)
+        except OSError as exc:
+            raise CLIError(f"cannot write config file {path}: {exc.strerror or exc}") from None
+
+    # ---- server ------------------------------------------------------------------------
+
+    def server_url(self, flag: str | None = None) -> str:
+        url = flag or os.environ.get("MEMORYWIKI_URL") or self.data.get("server") or DEFAULT_SERVER
+        url = str(url).strip().rstrip("/")
+        if "://" not in url:
+            url = "http://" + url
+        return url
+
+    # ---- hubs --------------------------------------------------------------------------
+
+    @property
+    def hubs(self) -> dict[str, Any]:
+        hubs = self.data.get("hubs")
+        return hubs if isinstance(hubs, dict) else {}
+
+    @property
+    def docs(self) -> dict[str, Any]:
+        docs = self.data.get("docs")
+        return docs if isinstance(docs, dict) else {}
+
+    def default_hub(self) -> str | None:
+        return os.environ.get("MEMORYWIKI_HUB") or self.data.get("hub") or None
+
+    def resolve_hub(self, flag: str | None) -> str | None:
+        return flag or self.default_hub()
+
+    def require_hub(self, flag: str | None) -> str:
+        hub = self.resolve_hub(flag)
+        if not hub:
+            raise CLIError("no hub given: pass --hub SLUG, or create one with `memorywiki hub create SLUG`")
+        return hub
+
+    def hub_token(self, slug: str | None) -> str | None:
+        env = os.environ.get("MEMORYWIKI_TOKEN")
+        if env:
+            return env
+        if not slug:
+            return None
+        entry = self.hubs.get(slug)
+        if isinstance(entry, dict):
+            return entry.get("owner_token") or None
+        return None
+
+    def remember_hub(self, slug: str, owner_token: str, url: str | None) -> bool:
+        """Store a hub's owner token; make it the default hub if there is none. True if it became default."""
+        hubs = self.data.setdefault("hubs", {})
+        entry = {"owner_token": owner_token}
+        if url:
+            entry["url"] = url
+        hubs[slug] = entry
+        if not self.data.get("hub"):
+            self.data["hub"] = slug
+            return True
+        return False
+
+    # ---- docs --------------------------------------------------------------------------
+
+    def remember_doc(self, doc_id: str, edit_token: str | None, url: str | None, hub: str | None) -> None:
+        docs = self.data.setdefault("docs", {})
+        entry: dict[str, str] = {}
+        if edit_token:
+            entry["edit_token"] = edit_token
+        if url:
+            entry["url"] = url
+        if hub:
+            entry["hub"] = hub
+        docs[str(doc_id)] = entry
+
+    def forget_doc(self, doc_id: str) -> bool:
+        docs = self.data.get("docs")
+        if isinstance(docs, dict) and str(doc_id) in docs:
+            del docs[str(doc_id)]
+            return True
+        return False
+
+    def doc_entry(self, doc_id: str) -> dict[str, Any]:
+        entry = self.docs.get(str(doc_id))
+        return entry if isinstance(entry, dict) else {}
+
+    def doc_token(self, doc_id: str) -> str | None:
+        """The token to act on a doc: $MEMORYWIKI_TOKEN, its edit token, or its hub's owner token
+        (the doc's recorded hub, else the default hub)."""
+        env = os.environ.get("MEMORYWIKI_TOKEN")
+        if env:
+            return env
+        entry = self.doc_entry(doc_id)
+        if entry.get("edit_token"):
+            return entry["edit_token"]
+        return self.hub_token(entry.get("hub") or self.default_hub())

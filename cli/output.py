@@ -1,0 +1,151 @@
+"""Human-readable rendering (rich) for hubs and recall results; plain text stays pipe-friendly."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+
+def console() -> Console:
+    # created per call so it binds to the current sys.stdout (CliRunner swaps it)
+    return Console(file=sys.stdout, highlight=False, soft_wrap=False)
+
+
+def err_console() -> Console:
+    return Console(file=sys.stderr, highlight=False, soft_wrap=True)
+
+
+def print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+
+
+def error(message: str) -> None:
+    sys.stderr.write(f"error: {message}\n")
+
+
+def note(message: str) -> None:
+    sys.stderr.write(f"{message}\n")
+
+
+def snippet(markdown: str | None, limit: int = 300) -> str:
+    text = " ".join((markdown or "").split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit]
+    return cut.rstrip() + "…"
+
+
+def breadcrumb(value: Any, title: str | None = None) -> str:
+    if isinstance(value, (list, tuple)):
+        parts = [str(p) for p in value if p]
+        crumb = " > ".join(parts)
+    else:
+        crumb = str(value or "")
+    return crumb or (title or "")
+
+
+def _url_line(c: Console, url: str | None) -> None:
+    if url:
+        c.print(Text(str(url), style="cyan"), soft_wrap=True, crop=False)
+
+
+def render_hub(data: dict) -> None:
+    c = console()
+    slug = data.get("slug", "")
+    c.print(Text.assemble(("hub ", "dim"), (str(slug), "bold")), soft_wrap=True)
+    _url_line(c, data.get("url"))
+    docs = data.get("docs") or []
+    bundles = data.get("bundles") or []
+    if docs:
+        table = Table(title=f"{len(docs)} doc{'s' if len(docs) != 1 else ''}", title_justify="left", expand=False)
+        table.add_column("id", no_wrap=True)
+        table.add_column("title")
+        table.add_column("updated", no_wrap=True)
+        table.add_column("url", no_wrap=True, overflow="fold")
+        for d in docs:
+            table.add_row(
+                str(d.get("id", "")),
+                Text(str(d.get("title") or "")),
+                str(d.get("updated_at") or "")[:19].replace("T", " "),
+                str(d.get("url") or ""),
+            )
+        c.print(table)
+    else:
+        c.print(Text("no docs yet", style="dim"))
+    if bundles:
+        table = Table(title=f"{len(bundles)} bundle{'s' if len(bundles) != 1 else ''}", title_justify="left")
+        table.add_column("id", no_wrap=True)
+        table.add_column("title")
+        table.add_column("url", no_wrap=True, overflow="fold")
+        for b in bundles:
+            table.add_row(str(b.get("id", "")), Text(str(b.get("title") or "")), str(b.get("url") or ""))
+        c.print(table)
+
+
+def render_doc_lines(data: dict) -> None:
+    out = sys.stdout
+    for d in data.get("docs") or []:
+        title = " ".join(str(d.get("title") or "").split())
+        out.write(f"{d.get('id', '')}\t{title}\t{d.get('url') or ''}\n")
+
+
+def _scores(r: dict) -> str:
+    parts = []
+    if r.get("rrf_score") is not None:
+        parts.append(f"rrf {float(r['rrf_score']):.4f}")
+    if r.get("vector_rank") is not None:
+        parts.append(f"vector #{r['vector_rank']}")
+    if r.get("fts_rank") is not None:
+        parts.append(f"text #{r['fts_rank']}")
+    if r.get("similarity") is not None:
+        try:
+            parts.append(f"similarity {float(r['similarity']):.3f}")
+        except (TypeError, ValueError):
+            pass
+    return " · ".join(parts)
+
+
+def render_recall(data: dict, level: str) -> None:
+    c = console()
+    results = data.get("results") or []
+    if data.get("vector") == "unavailable":
+        c.print(
+            Text("note: vector search is unavailable on this server; results come from full text only", style="yellow"),
+            soft_wrap=True,
+        )
+    if not results:
+        c.print(Text("no results", style="dim"))
+        return
+    for i, r in enumerate(results, 1):
+        if i > 1:
+            c.print()
+        if level == "bundle" or "bundle_id" in r:
+            head = str(r.get("title") or r.get("bundle_id") or "")
+            body = r.get("description") or ""
+            url = r.get("bundle_url") or r.get("url")
+        elif level == "doc":
+            head = str(r.get("title") or r.get("doc_id") or "")
+            body = r.get("markdown") or ""
+            url = r.get("doc_url") or r.get("url")
+        else:
+            head = breadcrumb(r.get("heading_path"), r.get("title"))
+            body = r.get("markdown") or ""
+            url = r.get("doc_url") or r.get("url")
+        line = Text.assemble((f"{i}. ", "dim"), (head, "bold"))
+        scores = _scores(r)
+        if scores:
+            line.append(f"  ({scores})", style="dim")
+        c.print(line, soft_wrap=True)
+        snip = snippet(body)
+        if snip:
+            c.print(Text(snip))
+        _url_line(c, url)
+    mode = data.get("mode")
+    if mode:
+        c.print()
+        c.print(Text(f"mode: {mode}", style="dim"), soft_wrap=True)

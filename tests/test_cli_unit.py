@@ -1,0 +1,383 @@
+"""The CLI's pure parts, no server needed: config file, section replacement, URL -> id,
+the "server not running" message, --help everywhere, argument errors."""
+
+from __future__ import annotations
+
+import socket
+import stat
+import tomllib
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from memorywiki.cli.client import doc_id_from, not_running_message
+from memorywiki.cli.config import DEFAULT_SERVER, Config, config_path
+from memorywiki.cli.errors import CLIError
+from memorywiki.cli.main import app
+from memorywiki.cli.output import breadcrumb, snippet
+from memorywiki.cli.sections import headings, replace_section
+
+runner = CliRunner()
+
+ENV_VARS = ["MEMORYWIKI_CONFIG", "MEMORYWIKI_URL", "MEMORYWIKI_TOKEN", "MEMORYWIKI_HUB", "XDG_CONFIG_HOME", "MEMORYWIKI_DEBUG"]
+
+
+@pytest.fixture
+def clean_env(monkeypatch, tmp_path):
+    for name in ENV_VARS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    return tmp_path
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# ---- config ---------------------------------------------------------------------------
+
+
+def test_config_path_precedence(clean_env, monkeypatch):
+    home = clean_env / "home"
+    assert config_path() == home / ".config" / "memorywiki" / "config.toml"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(clean_env / "xdg"))
+    assert config_path() == clean_env / "xdg" / "memorywiki" / "config.toml"
+    monkeypatch.setenv("XDG_CONFIG_HOME", "relative/ignored")  # the XDG spec: relative values are ignored
+    assert config_path() == home / ".config" / "memorywiki" / "config.toml"
+    monkeypatch.setenv("MEMORYWIKI_CONFIG", str(clean_env / "elsewhere.toml"))
+    assert config_path() == clean_env / "elsewhere.toml"
+
+
+def test_config_roundtrip_mode_0600(clean_env, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(clean_env / "xdg"))
+    cfg = Config.load()
+    assert cfg.data == {} and not cfg.path.exists()
+    assert cfg.remember_hub("myhub", "owner-secret", "http://127.0.0.1:8000/hub/myhub") is True
+    assert cfg.remember_hub("other", "other-secret", None) is False  # the first hub stays the default
+    cfg.remember_doc("abc123", "edit-secret", "http://127.0.0.1:8000/d/abc123", "myhub")
+    cfg.data["server"] = "http://example.test:9000"
+    cfg.save()
+
+    path = clean_env / "xdg" / "memorywiki" / "config.toml"
+    assert cfg.path == path
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    on_disk = tomllib.loads(path.read_text())
+    assert on_disk["server"] == "http://example.test:9000"
+    assert on_disk["hub"] == "myhub"
+    assert on_disk["hubs"]["myhub"] == {"owner_token": "owner-secret", "url": "http://127.0.0.1:8000/hub/myhub"}
+    assert on_disk["docs"]["abc123"]["edit_token"] == "edit-secret"
+
+    again = Config.load()
+    assert again.hub_token("myhub") == "owner-secret"
+    assert again.doc_token("abc123") == "edit-secret"
+    assert again.doc_token("unknown") == "owner-secret"  # falls back to the default hub's owner token
+    assert again.forget_doc("abc123") and not again.forget_doc("abc123")
+
+    # an existing file with loose permissions is tightened on save
+    path.chmod(0o644)
+    again.save()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_config_env_overrides(clean_env, monkeypatch):
+    assert Config(clean_env / "none.toml", {}).server_url() == DEFAULT_SERVER
+    cfg = Config(clean_env / "c.toml", {"server": "http://from-config:1/", "hub": "h"})
+    cfg.remember_hub("h", "file-token", None)
+    assert cfg.server_url() == "http://from-config:1"
+    monkeypatch.setenv("MEMORYWIKI_URL", "http://from-env:2")
+    assert cfg.server_url() == "http://from-env:2"
+    assert cfg.server_url("http://from-flag:3") == "http://from-flag:3"
+    assert cfg.server_url("localhost:4") == "http://localhost:4"
+    assert cfg.hub_token("h") == "file-token"
+    monkeypatch.setenv("MEMORYWIKI_TOKEN", "env-token")
+    assert cfg.hub_token("h") == "env-token" and cfg.doc_token("x") == "env-token"
+    monkeypatch.setenv("MEMORYWIKI_HUB", "envhub")
+    assert cfg.resolve_hub(None) == "envhub" and cfg.resolve_hub("flag") == "flag"
+
+
+def test_config_invalid_toml_is_a_clear_error(clean_env, monkeypatch):
+    bad = clean_env / "bad.toml"
+    bad.write_text("server = [unclosed\n")
+    monkeypatch.setenv("MEMORYWIKI_CONFIG", str(bad))
+    with pytest.raises(CLIError, match="not valid TOML"):
+        Config.load()
+    result = runner.invoke(app, ["list", "--hub", "x"])
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: config file") and "Traceback" not in result.output
+
+
+def test_require_hub_message(clean_env):
+    with pytest.raises(CLIError, match="memorywiki hub create"):
+        Config(clean_env / "c.toml", {}).require_hub(None)
+
+
+# ---- doc id from URL ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "ref,expected",
+    [
+        ("abc123", "abc123"),
+        ("  abc123  ", "abc123"),
+        ("http://127.0.0.1:8000/d/abc123", "abc123"),
+        ("https://memory.wiki/d/abc123/", "abc123"),
+        ("https://memory.wiki/d/abc123?x=1#frag", "abc123"),
+        ("https://memory.wiki/raw/abc123.md", "abc123"),
+        ("/d/abc123", "abc123"),
+    ],
+)
+def test_doc_id_from(ref, expected):
+    assert doc_id_from(ref) == expected
+
+
+def test_doc_id_from_rejects_empty():
+    with pytest.raises(CLIError):
+        doc_id_from("https://memory.wiki/")
+
+
+# ---- section replacement --------------------------------------------------------------
+
+DOC = """Intro text before any heading.
+
+# Title
+
+Lead paragraph.
+
+## Setup
+
+Install it:
+
+```bash
+# this is a comment, not a heading
+pip install memorywiki
+```
+
+### Details
+
+Deeper heading stays inside Setup.
+
+## Usage
+
+Run it.
+
+Setext Section
+--------------
+
+Setext body.
+
+## Last
+
+The end.
+"""
+
+
+def test_headings_ignore_code_fences_and_see_setext():
+    hs = [(h.level, h.text) for h in headings(DOC)]
+    assert hs == [(1, "Title"), (2, "Setup"), (3, "Details"), (2, "Usage"), (2, "Setext Section"), (2, "Last")]
+
+
+def test_replace_section_keeps_the_rest_byte_for_byte():
+    out = replace_section(DOC, "Setup", "New setup text.\n")
+    before, after = DOC.split("## Setup", 1)[0], DOC.split("## Usage", 1)[1]
+    assert out.startswith(before + "## Setup\n\nNew setup text.\n\n## Usage")
+    assert out.endswith("## Usage" + after)
+    assert "pip install" not in out and "Details" not in out  # the deeper heading went with its section
+
+
+def test_replace_section_with_heading_in_new_text_replaces_heading():
+    out = replace_section(DOC, "usage", "## How to use\n\nRun it twice.\n")
+    assert "## Usage" not in out
+    assert "## How to use\n\nRun it twice.\n\nSetext Section\n--------------\n" in out
+    assert out.replace("## How to use\n\nRun it twice.\n", "## Usage\n\nRun it.\n") == DOC
+
+
+def test_replace_section_deeper_heading_in_new_text_keeps_original_heading():
+    out = replace_section(DOC, "Usage", "### Step 1\n\nDo this.\n")
+    assert "## Usage\n\n### Step 1\n\nDo this.\n\nSetext Section" in out
+
+
+def test_replace_setext_section():
+    out = replace_section(DOC, "Setext Section", "Fresh body.")
+    assert "Setext Section\n--------------\n\nFresh body.\n\n## Last\n\nThe end.\n" in out
+    assert out.split("Setext Section", 1)[0] == DOC.split("Setext Section", 1)[0]
+
+
+def test_replace_last_section_and_heading_with_hashes():
+    out = replace_section(DOC, "## Last", "Changed ending.\n")
+    assert out == DOC.replace("The end.\n", "Changed ending.\n")
+
+
+def test_replace_section_no_trailing_newline_and_crlf():
+    assert replace_section("# A\nold", "A", "new") == "# A\nnew"
+    crlf = "# A\r\n\r\nold\r\n\r\n# B\r\n\r\nkeep\r\n"
+    assert replace_section(crlf, "A", "new\nlines\n") == "# A\r\n\r\nnew\r\nlines\r\n\r\n# B\r\n\r\nkeep\r\n"
+
+
+def test_hash_inside_fence_is_not_a_section():
+    doc = "# Real\n\n```\n# Fake\n```\n\n# Other\n\nx\n"
+    with pytest.raises(CLIError, match="no section 'Fake'.*'Real', 'Other'"):
+        replace_section(doc, "Fake", "y")
+    out = replace_section(doc, "Real", "z\n")
+    assert out == "# Real\n\nz\n\n# Other\n\nx\n"
+
+
+def test_heading_in_list_or_quote_does_not_split():
+    doc = "# A\n\n> # quoted\n\n- # listed\n\nbody\n\n# B\n\nb\n"
+    assert [h.text for h in headings(doc)] == ["A", "B"]
+    assert replace_section(doc, "A", "new\n") == "# A\n\nnew\n\n# B\n\nb\n"
+
+
+def test_empty_section_gets_a_body():
+    assert replace_section("# A\n# B\nb\n", "A", "text") == "# A\n\ntext\n\n# B\nb\n"
+
+
+# ---- rendering helpers ----------------------------------------------------------------
+
+
+def test_snippet_and_breadcrumb():
+    assert snippet("a\n\n  b\tc") == "a b c"
+    long = "word " * 200
+    s = snippet(long)
+    assert len(s) <= 301 and s.endswith("…")
+    assert breadcrumb(["Doc", "Section", "Sub"]) == "Doc > Section > Sub"
+    assert breadcrumb("Doc > Section") == "Doc > Section"
+    assert breadcrumb(None, "Title") == "Title"
+
+
+# ---- CLI without a server -------------------------------------------------------------
+
+COMMANDS = [
+    [],
+    ["serve"],
+    ["worker"],
+    ["config"],
+    ["hub"],
+    ["hub", "create"],
+    ["hub", "show"],
+    ["list"],
+    ["capture"],
+    ["recall"],
+    ["pull"],
+    ["update"],
+    ["embed"],
+    ["bundle"],
+    ["bundle", "create"],
+    ["delete"],
+]
+
+
+@pytest.mark.parametrize("cmd", COMMANDS, ids=lambda c: " ".join(c) or "root")
+def test_help(cmd, clean_env):
+    result = runner.invoke(app, [*cmd, "--help"])
+    assert result.exit_code == 0, result.output
+    assert "Usage:" in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["recall", "what?", "--hub", "h"],
+        ["hub", "show", "h"],
+        ["hub", "h"],
+        ["list", "--hub", "h"],
+        ["hub", "create", "h"],
+        ["pull", "abc"],
+        ["embed", "abc"],
+        ["delete", "abc"],
+        ["bundle", "create", "--title", "T", "--hub", "h", "a", "b"],
+    ],
+    ids=lambda a: " ".join(a[:2]),
+)
+def test_server_not_running(args, clean_env):
+    url = f"http://127.0.0.1:{closed_port()}"
+    result = runner.invoke(app, ["--url", url, *args])
+    assert result.exit_code == 1
+    assert result.stderr == f"error: {not_running_message(url)}\n"
+    assert "start it with `memorywiki serve`" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_server_not_running_via_env_and_per_command_flag(clean_env, monkeypatch):
+    url = f"http://127.0.0.1:{closed_port()}"
+    monkeypatch.setenv("MEMORYWIKI_URL", url)
+    result = runner.invoke(app, ["capture", "--title", "T", "--hub", "h", "-"], input="# hi\n\nbody\n")
+    assert result.exit_code == 1 and f"not running at {url}" in result.stderr
+    other = f"http://127.0.0.1:{closed_port()}"
+    result = runner.invoke(app, ["recall", "q", "--hub", "h", "--url", other])
+    assert f"not running at {other}" in result.stderr
+    result = runner.invoke(app, ["capture", "--server", other, "--title", "T", "-"], input="body")
+    assert f"not running at {other}" in result.stderr
+
+
+def test_capture_empty_body_is_an_error(clean_env):
+    result = runner.invoke(app, ["capture", "--title", "T", "-"], input="  \n\n")
+    assert result.exit_code == 1 and result.stderr == "error: empty body: nothing to capture\n"
+    result = runner.invoke(app, ["capture", "--title", "T"], input="")
+    assert result.exit_code == 1 and "empty body" in result.stderr
+
+
+def test_capture_missing_file(clean_env):
+    result = runner.invoke(app, ["capture", "--title", "T", str(clean_env / "nope.md")])
+    assert result.exit_code == 1 and result.stderr.startswith("error: no such file:")
+
+
+def test_capture_needs_a_title(clean_env):
+    result = runner.invoke(app, ["capture", "-"], input="no heading here\n")
+    assert result.exit_code == 1 and "--title is required" in result.stderr
+
+
+def test_capture_unknown_agent(clean_env):
+    result = runner.invoke(app, ["capture", "--agent", "nosuchtool"])
+    assert result.exit_code == 1 and "no session reader for agent 'nosuchtool'" in result.stderr
+
+
+def test_recall_needs_a_hub_and_a_question(clean_env):
+    result = runner.invoke(app, ["recall", "what?"])
+    assert result.exit_code == 1 and "no hub given" in result.stderr
+    result = runner.invoke(app, ["recall", "  ", "--hub", "h"])
+    assert result.exit_code == 1 and "question is empty" in result.stderr
+    result = runner.invoke(app, ["recall", "q", "--hub", "h", "--level", "nope"])
+    assert result.exit_code == 2  # a usage error from typer, still no traceback
+    assert "Traceback" not in result.output
+
+
+def test_update_needs_something(clean_env):
+    result = runner.invoke(app, ["update", "abc"], input="")
+    assert result.exit_code == 1 and "error:" in result.stderr
+
+
+def test_invalid_server_url(clean_env):
+    result = runner.invoke(app, ["--url", "ftp://nope", "pull", "abc"])
+    assert result.exit_code == 1 and result.stderr.startswith("error: ")
+    assert "Traceback" not in result.output
+
+
+def test_config_command(clean_env, monkeypatch):
+    monkeypatch.setenv("MEMORYWIKI_CONFIG", str(clean_env / "cfg" / "config.toml"))
+    result = runner.invoke(app, ["config", "--set-server", "http://example.test:8123/", "--set-hub", "mine"])
+    assert result.exit_code == 0, result.output
+    assert "server: http://example.test:8123" in result.stdout and "hub: mine" in result.stdout
+    path = clean_env / "cfg" / "config.toml"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert tomllib.loads(path.read_text()) == {"server": "http://example.test:8123", "hub": "mine"}
+
+
+def test_serve_and_worker_call_the_server_lazily(clean_env, monkeypatch):
+    import sys
+    import types
+
+    calls = []
+    app_mod = types.ModuleType("memorywiki.server.app")
+    app_mod.run_server = lambda host, port, data_dir: calls.append(("serve", host, port, data_dir))
+    worker_mod = types.ModuleType("memorywiki.server.worker")
+    worker_mod.run_worker = lambda data_dir: calls.append(("worker", data_dir))
+    monkeypatch.setitem(sys.modules, "memorywiki.server.app", app_mod)
+    monkeypatch.setitem(sys.modules, "memorywiki.server.worker", worker_mod)
+    result = runner.invoke(app, ["serve", "--port", "8123", "--data-dir", str(clean_env / "d")])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["worker"])
+    assert result.exit_code == 0, result.output
+    assert calls == [("serve", "127.0.0.1", 8123, Path(clean_env / "d")), ("worker", None)]
