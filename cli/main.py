@@ -490,7 +490,13 @@ def capture(
                     "cwd": str(cwd) if cwd is not None else None,
                     "git_branch": getattr(s, "git_branch", None),
                 }
-                default_title = _first_h1(markdown) or f"{tool_name} session {str(sid or '')[:8]}".strip()
+                if getattr(s, "is_empty", False) or not markdown.strip():
+                    raise CLIError(f"the {tool_name} session has nothing to capture yet")
+                default_title = (
+                    (getattr(s, "title", None) or "").strip()
+                    or _first_h1(markdown)
+                    or f"{tool_name} session {str(sid or '')[:8]}".strip()
+                )
                 body = {"meta": meta}
                 src = source or tool_name
             else:

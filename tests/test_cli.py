@@ -1,0 +1,354 @@
+"""The `memorywiki` CLI against a real Memory.Wiki server (the `live_server` fixture from
+conftest.py: a running server on 127.0.0.1 with a fresh database and the test embedder).
+
+Every test gets its own config file (MEMORYWIKI_CONFIG in tmp_path) and MEMORYWIKI_URL
+pointing at the live server. Tests skip while the fixture does not exist yet.
+"""
+
+from __future__ import annotations
+
+import json
+import stat
+import sys
+import tomllib
+import types
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+from memorywiki.cli.main import app
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def server(request):
+    try:
+        return request.getfixturevalue("live_server")
+    except pytest.FixtureLookupError:
+        pytest.skip("the live_server fixture is not available yet")
+
+
+@pytest.fixture
+def env(server, tmp_path, monkeypatch):
+    for name in ("MEMORYWIKI_TOKEN", "MEMORYWIKI_HUB", "XDG_CONFIG_HOME", "MEMORYWIKI_DEBUG"):
+        monkeypatch.delenv(name, raising=False)
+    cfg = tmp_path / "config" / "config.toml"
+    monkeypatch.setenv("MEMORYWIKI_CONFIG", str(cfg))
+    monkeypatch.setenv("MEMORYWIKI_URL", server.url.rstrip("/"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    return types.SimpleNamespace(url=server.url.rstrip("/"), config=cfg, tmp=tmp_path)
+
+
+def run(*args: str, input: str | None = None, ok: bool = True):
+    result = runner.invoke(app, list(args), input=input)
+    assert "Traceback" not in result.output, result.output
+    if ok:
+        assert result.exit_code == 0, f"exit {result.exit_code}: {result.output}"
+    return result
+
+
+def config(env) -> dict:
+    return tomllib.loads(env.config.read_text())
+
+
+def slug() -> str:
+    return "h" + uuid.uuid4().hex[:10]
+
+
+def make_hub(env) -> str:
+    s = slug()
+    run("hub", "create", s)
+    return s
+
+
+def capture(env, markdown: str, *args: str) -> str:
+    result = run("capture", *args, "-", input=markdown)
+    url = result.stdout.strip()
+    assert url.startswith(env.url) and "\n" not in url
+    return url
+
+
+def doc_id(url: str) -> str:
+    return url.rstrip("/").rsplit("/", 1)[-1]
+
+
+# ---- hubs -----------------------------------------------------------------------------
+
+
+def test_hub_create_stores_token_and_default(env):
+    s = slug()
+    result = run("hub", "create", s)
+    assert result.stdout.strip() == f"{env.url}/hub/{s}"
+    cfg = config(env)
+    assert cfg["hub"] == s
+    assert cfg["hubs"][s]["owner_token"]
+    assert cfg["hubs"][s]["url"] == f"{env.url}/hub/{s}"
+    assert stat.S_IMODE(env.config.stat().st_mode) == 0o600
+
+    # a second hub does not steal the default
+    other = slug()
+    run("hub", "create", other)
+    assert config(env)["hub"] == s
+
+    taken = run("hub", "create", s, ok=False)
+    assert taken.exit_code == 1
+    assert taken.stderr.startswith("error: hub taken")
+
+
+def test_hub_show_and_list(env):
+    s = make_hub(env)
+    url = capture(env, "# Alpha page\n\nalpha body\n", "--title", "Alpha page")
+    capture(env, "beta body\n", "--title", "Beta page")
+    capture(env, "secret draft\n", "--title", "Hidden draft", "--draft")
+
+    data = json.loads(run("hub", "show", "--json").stdout)
+    assert data["slug"] == s
+    titles = {d["title"] for d in data["docs"]}
+    assert titles == {"Alpha page", "Beta page"}  # the draft is not public
+    assert doc_id(url) in {d["id"] for d in data["docs"]}
+
+    shown = run("hub", s)  # `hub SLUG` means `hub show SLUG`
+    assert "Alpha page" in shown.stdout and "Beta page" in shown.stdout
+    assert run("hub").stdout == shown.stdout  # the default hub
+
+    lines = run("list").stdout.strip().splitlines()
+    assert len(lines) == 2
+    rows = {line.split("\t")[1]: line.split("\t") for line in lines}
+    assert rows["Alpha page"] == [doc_id(url), "Alpha page", url]
+
+    missing = run("hub", "show", "nosuchhub" + uuid.uuid4().hex[:6], ok=False)
+    assert missing.exit_code == 1 and missing.stderr.startswith("error: ")
+
+
+# ---- capture / pull -------------------------------------------------------------------
+
+
+def test_capture_stdin_and_file_remember_edit_token(env):
+    s = make_hub(env)
+    md = "# Notes\n\nSome **markdown** body.\n"
+    url = capture(env, md, "--title", "Notes", "--source", "chatgpt")
+    entry = config(env)["docs"][doc_id(url)]
+    assert entry["edit_token"] and entry["url"] == url and entry["hub"] == s
+
+    f = env.tmp / "page.md"
+    f.write_text("# From a file\n\nfile body\n")
+    result = run("capture", str(f), "--json")
+    data = json.loads(result.stdout)
+    assert set(data) >= {"id", "url", "edit_token"}
+    assert config(env)["docs"][data["id"]]["edit_token"] == data["edit_token"]
+
+    # the title defaults to the first `# ` heading
+    doc = httpx.get(f"{env.url}/api/docs/{data['id']}", headers={"Authorization": f"Bearer {data['edit_token']}"}).json()
+    assert doc["title"] == "From a file" and doc["hub"] == s and doc["source"] == "cli"
+
+    assert run("pull", data["id"]).stdout == "# From a file\n\nfile body\n"
+    assert run("pull", url).stdout == md  # a full URL works too
+
+
+def test_capture_hubless_without_auth(env):
+    url = capture(env, "no hub here\n", "--title", "Loose page")
+    assert "hub" not in config(env).get("docs", {})[doc_id(url)]
+    assert run("pull", url).stdout == "no hub here\n"
+
+
+def test_capture_wrong_owner_token_is_a_clean_error(env, monkeypatch):
+    make_hub(env)
+    monkeypatch.setenv("MEMORYWIKI_TOKEN", "mwo_not_a_real_token")
+    result = run("capture", "--title", "T", "-", input="body\n", ok=False)
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+    assert result.stdout == ""
+
+
+def test_capture_empty_is_rejected_and_nothing_saved(env):
+    make_hub(env)
+    result = run("capture", "--title", "T", "-", input="\n\n", ok=False)
+    assert result.exit_code == 1 and "empty body" in result.stderr
+    assert "docs" not in config(env)
+
+
+def test_pull_private_doc_uses_remembered_edit_token(env):
+    make_hub(env)
+    url = capture(env, "draft text\n", "--title", "Draft", "--draft")
+    assert run("pull", doc_id(url)).stdout == "draft text\n"
+    # without the token the draft is not readable
+    cfg = config(env)
+    del cfg["docs"]
+    del cfg["hubs"]
+    import tomli_w
+
+    env.config.write_text(tomli_w.dumps(cfg))
+    result = run("pull", doc_id(url), ok=False)
+    assert result.exit_code == 1 and result.stderr.startswith("error: ")
+
+
+def test_agent_capture_hook_sends_provenance(env, monkeypatch, tmp_path):
+    make_hub(env)
+    session_file = tmp_path / "session.jsonl"
+    session_file.write_text("{}\n")
+    seen = {}
+
+    reader = types.ModuleType("memorywiki.adapters.faketool.reader")
+
+    def find_session(session_id, cwd, home):
+        seen["args"] = (session_id, cwd, home)
+        return session_file
+
+    def read_session(path):
+        assert path == session_file
+        return types.SimpleNamespace(
+            markdown="## User\n\nhow?\n\n## Assistant\n\nlike this\n",
+            session_id="sess-1234abcd",
+            cwd="/work/project",
+            git_branch="main",
+            tool="faketool",
+            title=None,
+            is_empty=False,
+        )
+
+    reader.find_session = find_session
+    reader.read_session = read_session
+    monkeypatch.setitem(sys.modules, "memorywiki.adapters.faketool", types.ModuleType("memorywiki.adapters.faketool"))
+    monkeypatch.setitem(sys.modules, "memorywiki.adapters.faketool.reader", reader)
+
+    result = run("capture", "--agent", "faketool", "--session", "sess-1234abcd", "--json")
+    data = json.loads(result.stdout)
+    assert seen["args"][0] == "sess-1234abcd" and seen["args"][1] == Path.cwd()
+    doc = httpx.get(f"{env.url}/api/docs/{data['id']}", headers={"Authorization": f"Bearer {data['edit_token']}"}).json()
+    assert doc["source"] == "faketool"
+    assert doc["meta"] == {"tool": "faketool", "session_id": "sess-1234abcd", "cwd": "/work/project", "git_branch": "main"}
+    assert doc["title"] == "faketool session sess-123"
+    assert doc["markdown"].startswith("## User")
+
+
+# ---- update ---------------------------------------------------------------------------
+
+SECTIONED = """# Guide
+
+Intro.
+
+## Install
+
+```sh
+# not a heading
+pip install thing
+```
+
+## Use
+
+Old usage.
+
+### Detail
+
+Old detail.
+
+## Later
+
+Untouched.
+"""
+
+
+def test_update_section_keeps_the_rest(env):
+    make_hub(env)
+    url = capture(env, SECTIONED, "--title", "Guide")
+    result = run("update", doc_id(url), "--section", "Use", "-", input="New usage.\n")
+    assert result.stdout.strip() == url
+    pulled = run("pull", url).stdout
+    head, tail = SECTIONED.split("## Use", 1)[0], SECTIONED.split("## Later", 1)[1]
+    assert pulled == head + "## Use\n\nNew usage.\n\n## Later" + tail
+
+
+def test_update_whole_body_and_title(env):
+    make_hub(env)
+    url = capture(env, "v1\n", "--title", "Versioned")
+    f = env.tmp / "v2.md"
+    f.write_text("v2 body\n")
+    run("update", url, str(f), "--title", "Versioned again")
+    assert run("pull", url).stdout == "v2 body\n"
+    data = json.loads(run("hub", "show", "--json").stdout)
+    assert [d["title"] for d in data["docs"]] == ["Versioned again"]
+
+
+def test_update_conflict_message(env, monkeypatch):
+    make_hub(env)
+    url = capture(env, SECTIONED, "--title", "Guide")
+    run("update", url, "-", input=SECTIONED.replace("Intro.", "Intro v2."))  # version moves on
+
+    from memorywiki.cli.client import Client
+
+    real_get = Client.get_doc
+
+    def stale_get(self, doc_id, token=None):
+        doc = real_get(self, doc_id, token)
+        doc["version"] = int(doc["version"]) - 1  # as if read before the other edit
+        return doc
+
+    monkeypatch.setattr(Client, "get_doc", stale_get)
+    result = run("update", url, "--section", "Use", "-", input="mine\n", ok=False)
+    assert result.exit_code == 1
+    assert result.stderr == "error: the doc changed since you read it; pull and retry\n"
+
+
+def test_update_without_token_is_refused(env, monkeypatch):
+    make_hub(env)
+    url = capture(env, "mine\n", "--title", "Mine")
+    monkeypatch.setenv("MEMORYWIKI_TOKEN", "mwe_wrong")
+    result = run("update", url, "-", input="theirs\n", ok=False)
+    assert result.exit_code == 1 and result.stderr.startswith("error: ")
+    monkeypatch.delenv("MEMORYWIKI_TOKEN")
+    assert run("pull", url).stdout == "mine\n"
+
+
+def test_update_unknown_section(env):
+    make_hub(env)
+    url = capture(env, SECTIONED, "--title", "Guide")
+    result = run("update", url, "--section", "not a heading", "-", input="x\n", ok=False)
+    assert result.exit_code == 1 and "no section 'not a heading'" in result.stderr
+
+
+# ---- embed / recall / bundles / delete -----------------------------------------------
+
+
+def test_embed_recall_bundle_delete(env):
+    s = make_hub(env)
+    a = capture(env, "# Zebra migration\n\nZebras migrate across the Serengeti every year.\n", "--title", "Zebras")
+    b = capture(env, "# Kettle descaling\n\nVinegar removes limescale from a kettle.\n", "--title", "Kettles")
+
+    first = json.loads(run("embed", doc_id(a)).stdout)
+    assert "embedded" in first or "skipped" in first
+    again = json.loads(run("embed", doc_id(a)).stdout)
+    assert again == {"skipped": "unchanged"}
+    run("embed", doc_id(b))
+
+    data = json.loads(run("recall", "how do zebras migrate", "--json", "--k", "2").stdout)
+    assert data["mode"] in ("hybrid", "vector", "fulltext")
+    assert data["results"] and data["results"][0]["doc_url"] == a
+
+    readable = run("recall", "limescale kettle vinegar").stdout
+    assert b in readable and "Kettle descaling" in readable
+
+    docs = json.loads(run("recall", "zebra", "--level", "doc", "--json").stdout)["results"]
+    assert docs[0]["doc_url"] == a
+
+    bundle_url = run("bundle", "create", "--title", "Animals and kitchens", "--description", "two topics",
+                     doc_id(a), b).stdout.strip()
+    assert bundle_url.startswith(env.url)
+    hub = json.loads(run("hub", "show", s, "--json").stdout)
+    assert [x["url"] for x in hub["bundles"]] == [bundle_url]
+
+    assert run("delete", doc_id(b)).stdout.strip() == f"deleted {doc_id(b)}"
+    assert doc_id(b) not in config(env)["docs"]
+    gone = run("pull", b, ok=False)
+    assert gone.exit_code == 1 and gone.stderr.startswith("error: ")
+
+
+def test_recall_errors_are_one_line(env):
+    make_hub(env)
+    result = run("recall", "anything", "--hub", "nosuch" + uuid.uuid4().hex[:6], ok=False)
+    assert result.exit_code == 1 and result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+    result = run("recall", "anything", "--k", "100000", ok=False)
+    assert result.exit_code == 1 and result.stderr.startswith("error: ")
