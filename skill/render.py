@@ -1,0 +1,222 @@
+"""Render the /memory.wiki skill (skill/SKILL.md, the one source of truth) into each tool's
+command / skill / conventions files.
+
+`render(tool)` returns {relative path: file content}. Paths are relative to the install root
+of the chosen scope (the project directory, or the user's home); paths starting with
+`.codex/` are relative to $CODEX_HOME's parent layout (the installer maps `.codex/` to
+$CODEX_HOME when it is set).
+
+Per tool (docs/integrations.md):
+- claude-code: `.claude/commands/memory.wiki.md` (/memory.wiki) and the fallback skill
+  `.claude/skills/memory-wiki/SKILL.md` (/memory-wiki; skill names allow [a-z0-9-] only).
+  Arguments come in through `$ARGUMENTS` only ($0/$1 indexing changed across versions);
+  `${CLAUDE_SESSION_ID}` is substituted since 2.1.9.
+- cursor: `.cursor/commands/memory.wiki.md`, plain markdown (Cursor ignores frontmatter and
+  has no documented argument placeholder: the typed text is appended to the prompt).
+- codex: `.agents/skills/memory-wiki/SKILL.md` (invoked `$memory-wiki ...`; skills get no
+  argument substitution), plus `.codex/prompts/memory.wiki.md` (`/prompts:memory.wiki`) only
+  for codex-cli older than 0.117, where custom prompts still exist.
+- aider: `.aider.memorywiki.md`, a read-only conventions file loaded through `read:` in
+  `.aider.conf.yml` (aider has no custom slash commands; commands go through `/run`).
+"""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+
+TOOLS = ("claude-code", "cursor", "codex", "aider")
+SKILL_NAME = "memory-wiki"
+COMMAND_NAME = "memory.wiki"
+GENERATED_MARKER = "<!-- memorywiki:generated"
+CODEX_PROMPTS_REMOVED_IN = (0, 117, 0)
+
+CLAUDE_COMMAND = ".claude/commands/memory.wiki.md"
+CLAUDE_SKILL = ".claude/skills/memory-wiki/SKILL.md"
+CURSOR_COMMAND = ".cursor/commands/memory.wiki.md"
+CODEX_SKILL = ".agents/skills/memory-wiki/SKILL.md"
+CODEX_PROMPT = ".codex/prompts/memory.wiki.md"
+AIDER_CONVENTIONS = ".aider.memorywiki.md"
+
+_ALIASES = {"claude": "claude-code", "claude_code": "claude-code", "codex-cli": "codex"}
+
+
+def normalize_tool(tool: str) -> str:
+    key = (tool or "").strip().lower()
+    key = _ALIASES.get(key, key)
+    if key not in TOOLS:
+        raise ValueError(f"unknown tool {tool!r}; expected one of: {', '.join(TOOLS)}")
+    return key
+
+
+def load_source() -> tuple[dict[str, str], str]:
+    """(frontmatter fields, body) of skill/SKILL.md."""
+    text = resources.files("memorywiki.skill").joinpath("SKILL.md").read_text(encoding="utf-8")
+    m = re.match(r"^---\n(.*?)\n---\n", text, re.DOTALL)
+    if not m:
+        raise ValueError("skill/SKILL.md has no frontmatter")
+    fields: dict[str, str] = {}
+    for line in m.group(1).splitlines():
+        if ":" in line and not line.startswith(" "):
+            key, _, value = line.partition(":")
+            value = value.strip()
+            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+                value = value[1:-1]
+            fields[key.strip()] = value
+    return fields, text[m.end():].lstrip("\n")
+
+
+def _yaml_str(value: str) -> str:
+    """A double-quoted YAML scalar (JSON string syntax is valid YAML)."""
+    import json
+
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _frontmatter(fields: dict[str, str]) -> str:
+    lines = ["---"]
+    for key, value in fields.items():
+        if value in ("true", "false"):
+            lines.append(f"{key}: {value}")
+        elif key == "name":
+            lines.append(f"{key}: {value}")
+        else:
+            lines.append(f"{key}: {_yaml_str(value)}")
+    lines.append("---")
+    return "\n".join(lines) + "\n\n"
+
+
+_RUN_NOTES = {
+    "claude-code": "Run `memorywiki` with the Bash tool.",
+    "cursor": "Run `memorywiki` in the terminal (ask before running if the user's settings require it).",
+    "codex": (
+        "Run `memorywiki` with your shell tool. It needs network access to the Memory.Wiki "
+        "server: if the sandbox blocks it, ask the user to approve running it with network "
+        "access (or outside the sandbox)."
+    ),
+    "aider": (
+        "You are running inside aider, which has no custom slash commands and does not run "
+        "commands by itself. The user triggers this by starting a message with `memory.wiki` "
+        "(or `/memory.wiki`, which aider may reject: then they type it without the slash). "
+        "Put each `memorywiki` command in its own ```bash block, exactly as it must run; aider "
+        "offers to run suggested shell commands and the user confirms. When a step needs a "
+        "command's output (recall, pull, list, bundle), tell the user to run it with "
+        "`/run <command>` and to answer yes when aider asks to add the output to the chat; "
+        "then continue from that output."
+    ),
+}
+_TRANSCRIPT_NOTES = {
+    "claude-code": "This reads the current session's transcript from `~/.claude/projects`.",
+    "cursor": (
+        "Cursor does not tell commands which chat is open, so memorywiki reads the most "
+        "recently updated chat of this workspace from Cursor's local database (best effort). "
+        "If it reports that no session was found, use the default capture above instead."
+    ),
+    "codex": "This reads the current rollout from `~/.codex/sessions` (found by `CODEX_THREAD_ID`).",
+    "aider": (
+        "This reads the last session in `.aider.chat.history.md` at the repository root. The "
+        "user can also run it directly: `/run memorywiki capture --agent aider --title '<title>'`."
+    ),
+}
+
+
+def _values(tool: str, variant: str) -> dict[str, str]:
+    if tool == "claude-code":
+        invoke = "/memory-wiki" if variant == "skill" else "/memory.wiki"
+        return {
+            "ARGS": "$ARGUMENTS",
+            "INVOKE": invoke,
+            "AGENT": "claude-code",
+            "SESSION_FLAG": ' --session "${CLAUDE_SESSION_ID}"',
+        }
+    if tool == "cursor":
+        return {
+            "ARGS": "the text the user typed after `/memory.wiki` (it arrives with this message).",
+            "INVOKE": "/memory.wiki",
+            "AGENT": "cursor",
+            "SESSION_FLAG": "",
+        }
+    if tool == "codex":
+        if variant == "prompt":
+            return {
+                "ARGS": "$ARGUMENTS",
+                "INVOKE": "/prompts:memory.wiki",
+                "AGENT": "codex",
+                "SESSION_FLAG": ' ${CODEX_THREAD_ID:+--session "$CODEX_THREAD_ID"}',
+            }
+        return {
+            "ARGS": "the text the user wrote after `$memory-wiki` in their message.",
+            "INVOKE": "$memory-wiki",
+            "AGENT": "codex",
+            "SESSION_FLAG": ' ${CODEX_THREAD_ID:+--session "$CODEX_THREAD_ID"}',
+        }
+    return {
+        "ARGS": "the text after `memory.wiki` in the user's message.",
+        "INVOKE": "memory.wiki",
+        "AGENT": "aider",
+        "SESSION_FLAG": "",
+    }
+
+
+def render_body(tool: str, variant: str = "command") -> str:
+    """The skill body with this tool's placeholders filled in."""
+    tool = normalize_tool(tool)
+    _, body = load_source()
+    values = _values(tool, variant)
+    values["RUN_NOTE"] = _RUN_NOTES[tool]
+    values["TRANSCRIPT_NOTE"] = _TRANSCRIPT_NOTES[tool]
+    out = re.sub(r"\{\{([A-Z_]+)\}\}", lambda m: values[m.group(1)], body)
+    return out.rstrip() + "\n\n" + GENERATED_MARKER + " from skill/SKILL.md by `memorywiki install` -->\n"
+
+
+def parse_version(text: str | None) -> tuple[int, ...] | None:
+    """(0, 116, 0) from 'codex-cli 0.116.0' / '0.116.0-alpha.1'; None if there is none."""
+    if not text:
+        return None
+    m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", text)
+    if not m:
+        return None
+    return tuple(int(g or 0) for g in m.groups())
+
+
+def render(tool: str, codex_version: str | None = None) -> dict[str, str]:
+    """{relative path: content} of every file `tool` needs for /memory.wiki.
+
+    codex_version: the output of `codex --version`; when it is older than 0.117 the legacy
+    custom prompt `.codex/prompts/memory.wiki.md` is included as well.
+    """
+    tool = normalize_tool(tool)
+    fields, _ = load_source()
+    description = fields.get("description", "")
+    hint = fields.get("argument-hint", "")
+    if tool == "claude-code":
+        command_fm = {
+            "description": "Memory.Wiki: capture this session, recall from your pages, pull, update, list, hub, bundle",
+            "argument-hint": hint,
+            "allowed-tools": "Bash(memorywiki:*)",
+            "disable-model-invocation": "true",
+        }
+        skill_fm = {
+            "name": SKILL_NAME,
+            "description": description,
+            "argument-hint": hint,
+            "allowed-tools": "Bash(memorywiki:*)",
+        }
+        return {
+            CLAUDE_COMMAND: _frontmatter(command_fm) + render_body(tool, "command"),
+            CLAUDE_SKILL: _frontmatter(skill_fm) + render_body(tool, "skill"),
+        }
+    if tool == "cursor":
+        return {CURSOR_COMMAND: render_body(tool)}
+    if tool == "codex":
+        files = {
+            CODEX_SKILL: _frontmatter({"name": SKILL_NAME, "description": description})
+            + render_body(tool, "skill"),
+        }
+        version = parse_version(codex_version)
+        if version is not None and version < CODEX_PROMPTS_REMOVED_IN:
+            files[CODEX_PROMPT] = _frontmatter(
+                {"description": "Memory.Wiki: capture, recall, pull, update, list, hub, bundle", "argument-hint": hint}
+            ) + render_body(tool, "prompt")
+        return files
+    return {AIDER_CONVENTIONS: render_body(tool)}
