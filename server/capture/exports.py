@@ -1,0 +1,224 @@
+"""Full chat-history exports (ChatGPT, claude.ai) -> one Captured per conversation, streamed.
+
+The conversations file is never loaded whole: ``ijson.items(f, "item")`` yields one
+conversation object at a time from the file (or from the entry inside the zip, read as a
+stream), so memory stays at one conversation plus parser buffers.
+"""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from contextlib import contextmanager
+from pathlib import Path, PurePosixPath
+from typing import Callable, Iterator
+
+import ijson
+
+from . import chatgpt as _chatgpt
+from . import claude as _claude
+from .model import Captured, CaptureError
+from .ziputil import EXPORT_LIMITS, LimitedReader, ZipLimits, check_entries, open_zip
+
+_CHATGPT_ENTRY = re.compile(r"^(?:[^/]+/)?conversations(?:-(\d+))?\.json$", re.I)
+_CLAUDE_ENTRY = re.compile(r"^(?:[^/]+/)?conversations\.json$", re.I)
+
+
+def _entry_key(name: str):
+    m = _CHATGPT_ENTRY.match(name)
+    return (int(m.group(1)) if m and m.group(1) else -1, name)
+
+
+@contextmanager
+def _conversation_streams(path: Path, pattern: re.Pattern, limits: ZipLimits):
+    """Yield a list of (name, opener) for the conversation files in ``path`` (zip or JSON)."""
+    path = Path(path)
+    if not path.exists():
+        raise CaptureError("not_found", f"{path} does not exist.", 404)
+    if path.stat().st_size == 0:
+        raise CaptureError("empty", f"{path.name} is empty.", 422)
+    with open(path, "rb") as fh:
+        head = fh.read(4)
+    if head.startswith(b"PK"):
+        zf = open_zip(path, limits)
+        try:
+            wanted = sorted(
+                (i for i in zf.infolist() if not i.is_dir() and pattern.match(i.filename)),
+                key=lambda i: _entry_key(i.filename),
+            )
+            # prefer root-level files when both root and one folder level have them
+            if any("/" not in i.filename for i in wanted):
+                wanted = [i for i in wanted if "/" not in i.filename]
+            if not wanted:
+                raise CaptureError(
+                    "bad_archive", "No conversations.json found in this archive: is it a chat export?", 422
+                )
+            check_entries(wanted, limits)
+
+            def opener(info):
+                def _open():
+                    try:
+                        raw = zf.open(info)
+                    except (zipfile.BadZipFile, RuntimeError, NotImplementedError, OSError) as exc:
+                        raise CaptureError("bad_archive", f"Cannot read {info.filename} ({exc}).", 422) from exc
+                    return LimitedReader(raw, info.file_size, info.filename)
+
+                return _open
+
+            yield [(i.filename, opener(i)) for i in wanted]
+        finally:
+            zf.close()
+    else:
+        yield [(path.name, lambda: open(path, "rb"))]
+
+
+def _iter_objects(name: str, open_fn: Callable) -> Iterator[dict]:
+    """Stream conversation objects from one JSON file: an array of them, or one object."""
+    f = open_fn()
+    try:
+        first = b""
+        while True:
+            ch = f.read(1)
+            if not ch:
+                break
+            if ch not in b" \t\r\n\xef\xbb\xbf":
+                first = ch
+                break
+        if not first:
+            raise CaptureError("empty", f"{name} is empty.", 422)
+        if first not in (b"[", b"{"):
+            raise CaptureError("bad_json", f"{name} is not JSON.", 422)
+        prefix = "item" if first == b"[" else ""
+
+        class _Rejoin:
+            """Put the peeked character back in front of the stream."""
+
+            def __init__(self, head: bytes, rest):
+                self.head, self.rest = head, rest
+
+            def read(self, n: int = -1) -> bytes:
+                if n == 0:
+                    return b""
+                if self.head:
+                    h, self.head = self.head, b""
+                    if n is None or n < 0:
+                        return h + self.rest.read()
+                    return h + self.rest.read(max(0, n - len(h)))
+                return self.rest.read(n)
+
+        try:
+            for obj in ijson.items(_Rejoin(first, f), prefix, use_float=True):
+                if isinstance(obj, dict):
+                    yield obj
+        except ijson.common.IncompleteJSONError as exc:
+            raise CaptureError("bad_json", f"{name} is truncated or not valid JSON ({exc}).", 422) from exc
+        except ijson.common.JSONError as exc:
+            raise CaptureError("bad_json", f"{name} is not valid JSON ({exc}).", 422) from exc
+    finally:
+        f.close()
+
+
+def iter_chatgpt_export(
+    path: Path,
+    *,
+    skipped: list | None = None,
+    limits: ZipLimits = EXPORT_LIMITS,
+) -> Iterator[Captured]:
+    """One Captured per conversation of a ChatGPT export (zip with ``conversations.json``
+    or ``conversations-000.json``…, or a bare JSON file), in file order.
+
+    Conversations with no visible turn are not yielded; they are appended to ``skipped``
+    (``{"id", "title", "reason"}``) when a list is given. A corrupt archive raises
+    CaptureError("bad_archive"); malformed JSON raises CaptureError("bad_json") at the point
+    it is met (conversations already yielded stay valid).
+    """
+    with _conversation_streams(path, _CHATGPT_ENTRY, limits) as streams:
+        for name, open_fn in streams:
+            for conv in _iter_objects(name, open_fn):
+                if "mapping" not in conv:
+                    _skip(skipped, conv.get("id"), conv.get("title"), "not a ChatGPT conversation")
+                    continue
+                title, markdown, meta = _chatgpt.render_conversation(conv)
+                cid = meta.get("conversation_id")
+                if not markdown.strip():
+                    _skip(skipped, cid, title, "no visible messages")
+                    continue
+                meta["file_name"] = name
+                yield Captured(title, markdown, "chatgpt-export", meta, f"chatgpt:{cid}" if cid else None)
+
+
+def iter_claude_export(
+    path: Path,
+    *,
+    skipped: list | None = None,
+    limits: ZipLimits = EXPORT_LIMITS,
+) -> Iterator[Captured]:
+    """One Captured per conversation of a claude.ai export (zip with ``conversations.json``
+    or the bare file)."""
+    with _conversation_streams(path, _CLAUDE_ENTRY, limits) as streams:
+        for name, open_fn in streams:
+            for conv in _iter_objects(name, open_fn):
+                if "chat_messages" not in conv:
+                    _skip(skipped, conv.get("uuid"), conv.get("name"), "not a Claude conversation")
+                    continue
+                title, markdown, meta = _claude.render_conversation(conv)
+                uuid = meta.get("conversation_id")
+                if not markdown.strip():
+                    _skip(skipped, uuid, title, "no visible messages")
+                    continue
+                meta["file_name"] = name
+                yield Captured(title, markdown, "claude-export", meta, f"claude:{uuid}" if uuid else None)
+
+
+def _skip(skipped, cid, title, reason):
+    if skipped is not None:
+        skipped.append({"id": cid, "title": title, "reason": reason})
+
+
+def count_conversations(path, *, limits: ZipLimits = EXPORT_LIMITS) -> int | None:
+    """Number of conversations in an export (ChatGPT or Claude), for a progress bar.
+
+    A streaming pass with the C parser's event API (no objects built): about a second per
+    100 MB. Returns None when the file cannot be counted (the import itself then reports
+    the problem).
+    """
+    try:
+        total = 0
+        with _conversation_streams(Path(path), _CHATGPT_ENTRY, limits) as streams:
+            for name, open_fn in streams:
+                f = open_fn()
+                try:
+                    depth = 0
+                    top_is_array = None
+                    for event, _value in ijson.basic_parse(f):
+                        if event in ("start_map", "start_array"):
+                            if depth == 0:
+                                top_is_array = event == "start_array"
+                                if not top_is_array:
+                                    total += 1
+                            elif depth == 1 and top_is_array and event == "start_map":
+                                total += 1
+                            depth += 1
+                        elif event in ("end_map", "end_array"):
+                            depth -= 1
+                finally:
+                    f.close()
+        return total
+    except (CaptureError, ijson.common.JSONError, OSError, zipfile.BadZipFile):
+        return None
+
+
+def export_kind(path) -> str | None:
+    """"chatgpt" / "claude" by peeking at the first conversation, or None."""
+    try:
+        with _conversation_streams(Path(path), _CHATGPT_ENTRY, EXPORT_LIMITS) as streams:
+            for name, open_fn in streams:
+                for conv in _iter_objects(name, open_fn):
+                    if "mapping" in conv:
+                        return "chatgpt"
+                    if "chat_messages" in conv:
+                        return "claude"
+                    return None
+    except CaptureError:
+        return None
+    return None

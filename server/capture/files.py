@@ -1,0 +1,298 @@
+"""Uploaded files -> markdown: PDF, DOCX, PPTX, HTML, TXT, MD (markitdown), VTT/SRT."""
+
+from __future__ import annotations
+
+import io
+import re
+import threading
+from pathlib import PurePath
+
+from .model import Captured, CaptureError
+from .transcript import transcript_markdown
+from .ziputil import check_ooxml
+
+MAX_FILE_BYTES = 50_000_000
+
+_EXT_KIND = {
+    ".pdf": "pdf",
+    ".docx": "docx",
+    ".pptx": "pptx",
+    ".html": "html",
+    ".htm": "html",
+    ".xhtml": "html",
+    ".txt": "text",
+    ".text": "text",
+    ".log": "text",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".mdown": "markdown",
+    ".vtt": "vtt",
+    ".srt": "srt",
+}
+_MIME_KIND = {
+    "application/pdf": "pdf",
+    "application/x-pdf": "pdf",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation": "pptx",
+    "text/html": "html",
+    "application/xhtml+xml": "html",
+    "text/plain": "text",
+    "text/markdown": "markdown",
+    "text/x-markdown": "markdown",
+    "text/vtt": "vtt",
+    "application/x-subrip": "srt",
+    "text/srt": "srt",
+}
+_KNOWN_UNSUPPORTED = {
+    ".doc": "Old Word .doc files are not supported; save as .docx or PDF.",
+    ".ppt": "Old PowerPoint .ppt files are not supported; save as .pptx or PDF.",
+    ".xls": "Spreadsheets are not supported.",
+    ".xlsx": "Spreadsheets are not supported.",
+    ".zip": "Zip archives are imported as chat exports (memorywiki import), not captured as files.",
+}
+
+_md_lock = threading.Lock()
+_md_instance = None
+
+
+def _markitdown():
+    global _md_instance
+    with _md_lock:
+        if _md_instance is None:
+            from markitdown import MarkItDown
+
+            _md_instance = MarkItDown(enable_plugins=False)
+        return _md_instance
+
+
+def detect_kind(data: bytes, file_name: str, content_type: str | None) -> str:
+    ext = PurePath(file_name or "").suffix.lower()
+    head = data[:1024]
+    if head.startswith(b"%PDF-") or b"%PDF-" in head[:1024] and ext == ".pdf":
+        return "pdf"
+    if ext in _EXT_KIND:
+        kind = _EXT_KIND[ext]
+        if kind in ("docx", "pptx") and not data.startswith(b"PK"):
+            raise CaptureError("corrupt_file", f"{file_name} is not a valid .{kind} file.", 422)
+        if kind == "pdf":
+            raise CaptureError("corrupt_file", f"{file_name} is not a valid PDF (no %PDF header).", 422)
+        return kind
+    if ext in _KNOWN_UNSUPPORTED:
+        raise CaptureError("unsupported_type", _KNOWN_UNSUPPORTED[ext], 415)
+    mime = (content_type or "").split(";", 1)[0].strip().lower()
+    if mime in _MIME_KIND:
+        return _MIME_KIND[mime]
+    if data.startswith(b"PK"):
+        if b"word/" in data[:4096]:
+            return "docx"
+        if b"ppt/" in data[:4096]:
+            return "pptx"
+        raise CaptureError("unsupported_type", f"{file_name or 'This file'} is an archive, not a document.", 415)
+    if data.lstrip()[:6].upper() == b"WEBVTT" or data.startswith(b"\xef\xbb\xbfWEBVTT"):
+        return "vtt"
+    sniff = data[:2048].lstrip().lower()
+    if sniff.startswith((b"<!doctype html", b"<html")):
+        return "html"
+    if ext and ext not in ("",):
+        # unknown extension: accept if it is readable text, else refuse
+        return "text"
+    return "text"
+
+
+def decode_text(data: bytes, file_name: str) -> tuple[str, str]:
+    """(text, encoding). Refuses binary data and text in an encoding that cannot be told."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16"), "utf-16"
+        except UnicodeDecodeError:
+            pass
+    sample = data[:65536]
+    if b"\x00" in sample:
+        raise CaptureError("binary_file", f"{file_name or 'This file'} is binary, not text.", 422)
+    controls = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13))
+    if sample and controls / len(sample) > 0.02:
+        raise CaptureError("binary_file", f"{file_name or 'This file'} is binary, not text.", 422)
+    try:
+        return data.decode("utf-8-sig"), "utf-8"
+    except UnicodeDecodeError:
+        pass
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(data[:1_000_000]).best()
+    if best is None or best.chaos > 0.1:
+        raise CaptureError(
+            "bad_encoding",
+            f"{file_name or 'This file'} is not UTF-8 text and its encoding could not be recognised. "
+            "Save it as UTF-8 and try again.",
+            422,
+        )
+    try:
+        return data.decode(best.encoding), best.encoding
+    except (UnicodeDecodeError, LookupError) as exc:
+        raise CaptureError("bad_encoding", f"{file_name} could not be decoded as {best.encoding}.", 422) from exc
+
+
+def _first_heading(md: str) -> str | None:
+    m = re.search(r"^#{1,3}\s+(.+?)\s*#*\s*$", md, re.M)
+    return m.group(1).strip() if m else None
+
+
+def _strip_leading_title(md: str, title: str) -> str:
+    m = re.match(r"\s*#\s+(.+?)\s*#*\s*\n", md + "\n")
+    if m and m.group(1).strip().lower() == title.strip().lower():
+        return md[m.end():].lstrip("\n")
+    return md
+
+
+def _tidy(md: str) -> str:
+    md = md.replace("\r\n", "\n").replace("\x0c", "\n\n")
+    md = re.sub(r"[ \t]+\n", "\n", md)
+    md = re.sub(r"\n{3,}", "\n\n", md)
+    return md.strip() + "\n"
+
+
+def _pdf_check(data: bytes, name: str) -> dict:
+    """Encrypted/corrupt checks with pdfminer; returns PDF metadata (title, pages)."""
+    from pdfminer.pdfdocument import PDFDocument, PDFEncryptionError, PDFPasswordIncorrect
+    from pdfminer.pdfpage import PDFPage
+    from pdfminer.pdfparser import PDFParser, PDFSyntaxError
+
+    try:
+        parser = PDFParser(io.BytesIO(data))
+        doc = PDFDocument(parser, password="")
+        pages = sum(1 for _ in PDFPage.create_pages(doc))
+    except (PDFPasswordIncorrect, PDFEncryptionError) as exc:
+        raise CaptureError("encrypted_pdf", f"{name} is password-protected; remove the password and try again.", 422) from exc
+    except Exception as exc:  # PDFSyntaxError, PSEOF, struct errors...
+        raise CaptureError("corrupt_file", f"{name} is not a readable PDF ({exc.__class__.__name__}).", 422) from exc
+    if pages == 0:
+        raise CaptureError("corrupt_file", f"{name} has no pages.", 422)
+    meta: dict = {"pages": pages}
+    try:
+        info = doc.info[0] if doc.info else {}
+        raw = info.get("Title")
+        if hasattr(raw, "resolve"):
+            raw = raw.resolve()
+        if isinstance(raw, bytes):
+            if raw.startswith((b"\xfe\xff", b"\xff\xfe")):
+                raw = raw.decode("utf-16")
+            else:
+                raw = raw.decode("latin-1")
+        if isinstance(raw, str) and raw.strip() and raw.strip().lower() not in ("untitled", "(anonymous)"):
+            meta["doc_title"] = raw.strip()
+    except Exception:
+        pass
+    return meta
+
+
+def _ooxml_title(data: bytes) -> str | None:
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            xml = zf.read("docProps/core.xml")
+        from defusedxml import ElementTree as ET
+
+        root = ET.fromstring(xml)
+        el = root.find("{http://purl.org/dc/elements/1.1/}title")
+        if el is not None and el.text and el.text.strip():
+            return el.text.strip()
+    except Exception:
+        return None
+    return None
+
+
+def _convert_markitdown(data: bytes, kind: str, name: str):
+    from markitdown import StreamInfo
+
+    ext = {"pdf": ".pdf", "docx": ".docx", "pptx": ".pptx", "html": ".html"}[kind]
+    try:
+        return _markitdown().convert_stream(io.BytesIO(data), stream_info=StreamInfo(extension=ext, filename=name))
+    except Exception as exc:
+        raise CaptureError("corrupt_file", f"{name} could not be converted ({_short(exc)}).", 422) from exc
+
+
+def _short(exc: Exception) -> str:
+    msg = str(exc).strip().splitlines()
+    text = next((m for m in reversed(msg) if m.strip()), exc.__class__.__name__)
+    return text.strip(" -")[:200]
+
+
+def _pptx_tidy(md: str) -> str:
+    md = re.sub(r"<!-- Slide number: (\d+) -->\s*\n#\s+([^\n]+)", r"## Slide \1: \2", md)
+    md = re.sub(r"<!-- Slide number: (\d+) -->", r"## Slide \1", md)
+    return md
+
+
+def convert_file(
+    data: bytes,
+    file_name: str,
+    content_type: str | None = None,
+    title: str | None = None,
+    *,
+    max_bytes: int = MAX_FILE_BYTES,
+    section_minutes: int = 5,
+) -> Captured:
+    """Convert an uploaded file to a Captured doc. Raises CaptureError for bad input."""
+    name = PurePath(file_name or "upload").name or "upload"
+    if len(data) > max_bytes:
+        raise CaptureError("too_large", f"{name} is {len(data):,} bytes (limit {max_bytes:,}).", 413)
+    if not data or not data.strip(b" \t\r\n\x00\xef\xbb\xbf"):
+        raise CaptureError("empty", f"{name} is empty.", 422)
+    kind = detect_kind(data, name, content_type)
+    stem = PurePath(name).stem or name
+    meta: dict = {"file_name": name, "bytes": len(data)}
+    doc_title: str | None = None
+
+    if kind == "pdf":
+        meta.update(_pdf_check(data, name))
+        doc_title = meta.pop("doc_title", None)
+        md = _convert_markitdown(data, "pdf", name).markdown or ""
+        if not md.strip():
+            raise CaptureError("empty", f"{name} has no extractable text (a scanned PDF needs OCR first).", 422)
+    elif kind in ("docx", "pptx"):
+        check_ooxml(data)
+        res = _convert_markitdown(data, kind, name)
+        md = res.markdown or ""
+        doc_title = _ooxml_title(data) or res.title
+        if kind == "pptx":
+            md = _pptx_tidy(md)
+    elif kind in ("vtt", "srt"):
+        text, enc = decode_text(data, name)
+        md, tmeta = transcript_markdown(text, kind, section_minutes)
+        meta.update(tmeta)
+    else:
+        text, enc = decode_text(data, name)
+        if enc != "utf-8":
+            meta["encoding"] = enc
+        if kind == "html":
+            from .share import looks_like_chatgpt_share, parse_chatgpt_share
+
+            if looks_like_chatgpt_share(text):
+                cap = parse_chatgpt_share(text, meta.get("url") or "")
+                cap.meta.update({"file_name": name})
+                if title:
+                    cap.title = title
+                return cap
+            res = _convert_markitdown(text.encode("utf-8"), "html", name)
+            md = res.markdown or ""
+            doc_title = (res.title or "").strip() or None
+        else:
+            md = text
+            if kind == "markdown":
+                fm = re.match(r"---\n(.*?)\n---\n", md.replace("\r\n", "\n"), re.S)
+                if fm:
+                    tm = re.search(r"^title:\s*['\"]?(.+?)['\"]?\s*$", fm.group(1), re.M)
+                    if tm:
+                        doc_title = tm.group(1).strip()
+            elif kind == "text" and not md.strip():
+                raise CaptureError("empty", f"{name} is empty.", 422)
+
+    md = _tidy(md)
+    if not md.strip():
+        raise CaptureError("empty", f"{name} has no text.", 422)
+    final_title = (title or "").strip() or doc_title or (_first_heading(md) if kind in ("markdown", "docx", "html", "pdf") else None) or stem
+    md = _strip_leading_title(md, final_title)
+    if not md.strip():
+        raise CaptureError("empty", f"{name} has no text beyond its title.", 422)
+    return Captured(title=final_title, markdown=md, source=kind, meta=meta)

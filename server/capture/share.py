@@ -1,0 +1,346 @@
+"""ChatGPT / Claude share links and web pages -> Captured."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import PurePosixPath
+from urllib.parse import urlsplit
+
+from . import chatgpt as _chatgpt
+from . import claude as _claude
+from .fetch import FetchedPage, fetch_url
+from .model import Captured, CaptureError
+from .turbostream import TurboStreamError, decode_html
+
+CHATGPT_HOSTS = {"chatgpt.com", "www.chatgpt.com", "chat.openai.com"}
+CLAUDE_HOSTS = {"claude.ai", "www.claude.ai"}
+_UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_NEXT_DATA_RE = re.compile(r'<script[^>]*id="__NEXT_DATA__"[^>]*>(.*?)</script>', re.S | re.I)
+_NEXT_F_RE = re.compile(r'self\.__next_f\.push\(\[\s*1\s*,\s*("(?:[^"\\]|\\.)*")\s*\]\)', re.S)
+_JSON_SCRIPT_RE = re.compile(r'<script[^>]*type="application/json"[^>]*>(.*?)</script>', re.S | re.I)
+
+
+def share_kind(url: str) -> str | None:
+    """"chatgpt" / "claude" for share links recognised by host and path, else None."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    host = (parts.hostname or "").lower()
+    path = parts.path or "/"
+    if host in CHATGPT_HOSTS and (path.startswith("/share/") or path.startswith("/s/")):
+        return "chatgpt"
+    if host in CLAUDE_HOSTS and path.startswith("/share/"):
+        return "claude"
+    return None
+
+
+def claude_snapshot_api_url(url: str) -> str:
+    """``https://claude.ai/share/<uuid>`` -> the JSON snapshot endpoint the page reads."""
+    m = _UUID_RE.search(urlsplit(url).path)
+    if not m:
+        raise CaptureError("bad_url", "This claude.ai share link has no share id.", 400)
+    return f"https://claude.ai/api/chat_snapshots/{m.group(0)}?rendering_mode=messages&render_all_tools=true"
+
+
+# ---------------------------------------------------------------- ChatGPT share pages
+
+
+def looks_like_chatgpt_share(html: str) -> bool:
+    return ("streamController.enqueue(" in html and "serverResponse" in html) or (
+        "__NEXT_DATA__" in html and '"mapping"' in html
+    )
+
+
+def _find_conversation(obj, depth: int = 0):
+    """Find a dict with a ``mapping`` (the conversation) inside decoded loader data."""
+    if depth > 12:
+        return None
+    if isinstance(obj, dict):
+        resp = obj.get("serverResponse")
+        if isinstance(resp, dict) and isinstance(resp.get("data"), dict) and "mapping" in resp["data"]:
+            return resp["data"], obj
+        if isinstance(obj.get("mapping"), dict) and ("current_node" in obj or "linear_conversation" in obj):
+            return obj, {}
+        for v in obj.values():
+            found = _find_conversation(v, depth + 1)
+            if found:
+                return found
+    elif isinstance(obj, list):
+        for v in obj[:50]:
+            found = _find_conversation(v, depth + 1)
+            if found:
+                return found
+    return None
+
+
+def parse_chatgpt_share(html: str, url: str) -> Captured:
+    """A chatgpt.com / chat.openai.com share page (React Router turbo-stream, or the older
+    ``__NEXT_DATA__`` page) -> Captured with ``## User`` / ``## Assistant`` turns."""
+    found = None
+    if "streamController.enqueue(" in html:
+        try:
+            found = _find_conversation(decode_html(html))
+        except (TurboStreamError, RecursionError):
+            found = None
+    if not found:
+        m = _NEXT_DATA_RE.search(html)
+        if m:
+            try:
+                found = _find_conversation(json.loads(m.group(1)))
+            except json.JSONDecodeError:
+                found = None
+    if not found:
+        raise CaptureError(
+            "unrecognised_page",
+            "This ChatGPT share page has no conversation data (it may be private, deleted, or blocked).",
+            422,
+        )
+    conv, wrapper = found
+    title, markdown, meta = _chatgpt.render_conversation(conv)
+    if not markdown.strip():
+        raise CaptureError("empty", "This shared conversation has no visible messages.", 422)
+    share_id = (wrapper or {}).get("sharedConversationId") or _share_id_from_url(url)
+    if url:
+        meta["url"] = url
+    if share_id:
+        meta["share_id"] = share_id
+    ext = meta.get("conversation_id") or share_id
+    return Captured(title, markdown, "chatgpt-share", meta, f"chatgpt-share:{ext}" if ext else None)
+
+
+def _share_id_from_url(url: str) -> str | None:
+    if not url:
+        return None
+    path = urlsplit(url).path.rstrip("/")
+    return PurePosixPath(path).name or None
+
+
+# ---------------------------------------------------------------- Claude share pages
+
+
+def _snapshot_from_html(html: str):
+    """Find a JSON object with ``chat_messages`` embedded in an HTML page."""
+    texts = []
+    m = _NEXT_DATA_RE.search(html)
+    if m:
+        texts.append(m.group(1))
+    texts.extend(s for s in _JSON_SCRIPT_RE.findall(html))
+    flight = []
+    for lit in _NEXT_F_RE.findall(html):
+        try:
+            flight.append(json.loads(lit))
+        except json.JSONDecodeError:
+            continue
+    if flight:
+        texts.append("".join(flight))
+    texts.append(html)
+    for text in texts:
+        snap = _find_object_with(text, '"chat_messages"')
+        if snap is not None:
+            return snap
+    return None
+
+
+def _find_object_with(text: str, key: str, max_tries: int = 200):
+    dec = json.JSONDecoder()
+    pos = text.find(key)
+    while pos != -1:
+        start = pos
+        tries = 0
+        while tries < max_tries:
+            start = text.rfind("{", 0, start)
+            if start == -1:
+                break
+            tries += 1
+            try:
+                obj, _end = dec.raw_decode(text, start)
+            except json.JSONDecodeError:
+                continue
+            found = _dig(obj)
+            if found is not None:
+                return found
+        pos = text.find(key, pos + len(key))
+    return None
+
+
+def _dig(obj, depth: int = 0):
+    if depth > 8:
+        return None
+    if isinstance(obj, dict):
+        if isinstance(obj.get("chat_messages"), list):
+            return obj
+        for v in obj.values():
+            r = _dig(v, depth + 1)
+            if r is not None:
+                return r
+    elif isinstance(obj, list):
+        for v in obj[:50]:
+            r = _dig(v, depth + 1)
+            if r is not None:
+                return r
+    return None
+
+
+def parse_claude_share(html_or_json: str, url: str) -> Captured:
+    """A claude.ai share: the ``chat_snapshots`` JSON (``chat_messages`` like the export
+    format) or a page that embeds it -> Captured."""
+    text = html_or_json.lstrip("\ufeff").strip()
+    snap = None
+    if text.startswith("{") or text.startswith("["):
+        try:
+            snap = _dig(json.loads(text))
+        except json.JSONDecodeError:
+            snap = None
+    if snap is None:
+        snap = _snapshot_from_html(text)
+    if snap is None:
+        raise CaptureError(
+            "unrecognised_page",
+            "No shared Claude conversation found at this link (it may be private, deleted, or blocked).",
+            422,
+        )
+    title, markdown, meta = _claude.render_conversation(snap)
+    if not markdown.strip():
+        raise CaptureError("empty", "This shared conversation has no visible messages.", 422)
+    if snap.get("snapshot_name") and not snap.get("name"):
+        title = snap["snapshot_name"]
+    creator = snap.get("creator")
+    if isinstance(creator, dict) and creator.get("full_name"):
+        meta["author"] = creator["full_name"]
+    share_id = snap.get("uuid") or _share_id_from_url(url)
+    if url:
+        meta["url"] = url
+    if share_id:
+        meta["share_id"] = share_id
+    return Captured(title, markdown, "claude-share", meta, f"claude-share:{share_id}" if share_id else None)
+
+
+# ---------------------------------------------------------------- articles
+
+
+def extract_article(html: str, url: str, title: str | None = None) -> Captured:
+    """Main text of a web page as markdown (trafilatura), with its title."""
+    import trafilatura
+
+    md = trafilatura.extract(
+        html,
+        url=url or None,
+        output_format="markdown",
+        include_tables=True,
+        include_links=True,
+        include_formatting=True,
+        include_images=False,
+        include_comments=False,
+        favor_recall=True,
+        with_metadata=False,
+    )
+    if not md or not md.strip():
+        raise CaptureError("empty", "No readable article text was found on this page.", 422)
+    meta_obj = trafilatura.extract_metadata(html, default_url=url or None)
+    doc_title = title or (meta_obj.title if meta_obj and meta_obj.title else None)
+    meta = {"url": url} if url else {}
+    if meta_obj:
+        for k in ("author", "date", "sitename", "description"):
+            v = getattr(meta_obj, k, None)
+            if v:
+                meta[k] = v
+    md = md.strip()
+    if doc_title:
+        m = re.match(r"#\s+(.+?)\s*\n", md + "\n")
+        if m and m.group(1).strip().lower() == doc_title.strip().lower():
+            md = md[m.end():].lstrip()
+    return Captured(doc_title or _title_from_url(url), md + "\n", "article", meta)
+
+
+def _title_from_url(url: str) -> str:
+    parts = urlsplit(url)
+    name = PurePosixPath(parts.path).name
+    return name.replace("-", " ").replace("_", " ").strip() or parts.hostname or "Untitled page"
+
+
+# ---------------------------------------------------------------- dispatcher
+
+
+def _is_claude_snapshot_json(page: FetchedPage) -> bool:
+    return page.content_type in ("application/json", "text/json") or page.content_type.endswith("+json")
+
+
+async def capture_url(url: str, *, title: str | None = None, allow_loopback: bool = False) -> Captured:
+    """Fetch ``url`` (SSRF-safe) and convert it.
+
+    * chatgpt.com / chat.openai.com ``/share/...`` -> ``parse_chatgpt_share``
+    * claude.ai ``/share/<uuid>`` -> the ``chat_snapshots`` JSON -> ``parse_claude_share``
+    * any other page is sniffed: a ChatGPT share page or a Claude snapshot JSON (mirrors,
+      saved copies) is parsed as such; a PDF/DOCX/PPTX/text body goes through
+      ``convert_file``; HTML goes through article extraction.
+    """
+    url = (url or "").strip()
+    kind = share_kind(url)
+    if kind == "claude":
+        api = claude_snapshot_api_url(url)
+        try:
+            page = await fetch_url(api, allow_loopback=allow_loopback, accept="application/json")
+            cap = parse_claude_share(page.text(), url)
+        except CaptureError as exc:
+            if exc.code in ("bad_url", "blocked_address"):
+                raise
+            page = await fetch_url(url, allow_loopback=allow_loopback)
+            cap = parse_claude_share(page.text(), url)
+        return _with_title(cap, title)
+
+    page = await fetch_url(url, allow_loopback=allow_loopback)
+    final = page.final_url
+    if kind == "chatgpt":
+        cap = parse_chatgpt_share(page.text(), url)
+        return _with_title(cap, title)
+
+    ctype = page.content_type
+    if ctype in ("text/html", "application/xhtml+xml") or (not ctype and page.body.lstrip()[:1] == b"<"):
+        html = page.text()
+        if looks_like_chatgpt_share(html):
+            try:
+                return _with_title(parse_chatgpt_share(html, url), title)
+            except CaptureError:
+                pass
+        if '"chat_messages"' in html:
+            try:
+                return _with_title(parse_claude_share(html, url), title)
+            except CaptureError:
+                pass
+        cap = extract_article(html, final, title)
+        cap.meta["url"] = url
+        if final != url:
+            cap.meta["final_url"] = final
+        return cap
+    if _is_claude_snapshot_json(page):
+        text = page.text()
+        if '"chat_messages"' in text:
+            return _with_title(parse_claude_share(text, url), title)
+        if '"mapping"' in text:
+            try:
+                conv = json.loads(text)
+            except json.JSONDecodeError:
+                conv = None
+            found = _find_conversation(conv) if conv is not None else None
+            if found:
+                t, md, meta = _chatgpt.render_conversation(found[0])
+                meta["url"] = url
+                return _with_title(Captured(t, md, "chatgpt-share", meta), title)
+        raise CaptureError("unsupported_type", f"{url} is JSON that is not a shared conversation.", 415)
+
+    from .files import convert_file
+
+    name = PurePosixPath(urlsplit(final).path).name or "download"
+    cap = convert_file(page.body, name, ctype, title)
+    cap.meta["url"] = url
+    if final != url:
+        cap.meta["final_url"] = final
+    return cap
+
+
+def _with_title(cap: Captured, title: str | None) -> Captured:
+    if title and title.strip():
+        cap.title = title.strip()
+    return cap
