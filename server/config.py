@@ -32,6 +32,8 @@ class Settings:
     openai_model: str = "text-embedding-3-small"
     local_model_dir: str | None = None
     embed_batch: int = 128
+    embed_timeout: float = 30.0
+    embed_max_retries: int = 2
     in_process_worker: bool = True
     max_body_bytes: int = 5 * 1024 * 1024
     bm25_k1: float = 1.2
@@ -48,6 +50,8 @@ class Settings:
             openai_model=env.get("MEMORYWIKI_OPENAI_MODEL", "text-embedding-3-small"),
             local_model_dir=env.get("MEMORYWIKI_LOCAL_MODEL") or None,
             embed_batch=_int("MEMORYWIKI_EMBED_BATCH", 128),
+            embed_timeout=_float("MEMORYWIKI_EMBED_TIMEOUT", 30.0),
+            embed_max_retries=_int("MEMORYWIKI_EMBED_RETRIES", 2),
             in_process_worker=env.get("MEMORYWIKI_WORKER", "inprocess") != "external",
             max_body_bytes=_int("MEMORYWIKI_MAX_BODY_BYTES", 5 * 1024 * 1024),
             bm25_k1=_float("MEMORYWIKI_BM25_K1", 1.2),

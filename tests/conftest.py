@@ -46,3 +46,110 @@ def database_url(pg_server, template_db) -> str:
     with psycopg.connect(pg_server._server.get_uri(), autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template_db}"')
     return pg_server._server.get_uri(name)
+
+
+@pytest.fixture(scope="session")
+def embedding_server():
+    """The local OpenAI-compatible embeddings server; the real openai client talks to it."""
+    from tests.embedding_server import start_embedding_server
+
+    server = start_embedding_server()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def settings(database_url, embedding_server, monkeypatch):
+    """Settings for an app on a fresh database, embedding through the test server."""
+    from memorywiki.server.config import Settings
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    monkeypatch.setenv("OPENAI_BASE_URL", embedding_server.base_url)
+    embedding_server.set_failing(False)
+    embedding_server.reset()
+    return Settings(database_url=database_url, embedder="openai", openai_model="test-embed",
+                    embed_timeout=5.0, embed_max_retries=0, public_url="http://testserver")
+
+
+@pytest.fixture
+def make_client(settings):
+    """Build a TestClient (lifespan included) for these settings, with overrides."""
+    from dataclasses import replace
+
+    from starlette.testclient import TestClient
+
+    from memorywiki.server.app import create_app
+
+    clients = []
+
+    def make(**overrides):
+        client = TestClient(create_app(replace(settings, **overrides)))
+        client.__enter__()
+        clients.append(client)
+        return client
+
+    yield make
+    for client in reversed(clients):
+        client.__exit__(None, None, None)
+
+
+@pytest.fixture
+def client(make_client):
+    return make_client()
+
+
+@pytest.fixture
+def live_server(settings):
+    """A real uvicorn server on 127.0.0.1 and a free port, for CLI and MCP tests."""
+    import socket
+    import threading
+    import time
+    from dataclasses import replace
+
+    import httpx
+    import uvicorn
+
+    from memorywiki.server.app import create_app
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    app = create_app(replace(settings, public_url=url))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.05)
+    else:
+        raise RuntimeError("test server did not start")
+
+    class Live:
+        pass
+
+    live = Live()
+    live.url = url
+    live.app = app
+    yield live
+    server.should_exit = True
+    thread.join(timeout=15)
+    sock.close()
+
+
+def wait_indexed(client, doc_ids, timeout: float = 15.0) -> None:
+    """Wait until the background worker has indexed these docs."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    pending = set(doc_ids)
+    while pending and time.monotonic() < deadline:
+        health = client.get("/healthz").json()
+        if health["owed"] == 0:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"docs still owed after {timeout}s")

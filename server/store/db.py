@@ -24,10 +24,11 @@ async def _configure_owner(conn: psycopg.AsyncConnection) -> None:
 async def _configure_public(conn: psycopg.AsyncConnection) -> None:
     await register_vector_async(conn)
     await conn.execute("SET hnsw.iterative_scan = relaxed_order")
-    has_role = await (
-        await conn.execute("SELECT pg_has_role(current_user, %s, 'MEMBER')", (PUBLIC_ROLE,))
-    ).fetchone()
-    if has_role and has_role[0]:
+    cur = await conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = %s)"
+        " AND pg_has_role(current_user, %s, 'MEMBER') AS ok", (PUBLIC_ROLE, PUBLIC_ROLE))
+    row = await cur.fetchone()
+    if row and (row["ok"] if isinstance(row, dict) else row[0]):
         await conn.execute(f"SET ROLE {PUBLIC_ROLE}")
     await conn.commit()
 

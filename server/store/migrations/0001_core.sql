@@ -95,45 +95,75 @@ CREATE TABLE embedding_space (
 );
 
 -- ---------------------------------------------------------------------------
--- Privacy gates, in the database. Public reads go through these views with the
--- memorywiki_public role, which has no access to the base tables at all.
+-- Privacy gates, in the database. Public reads run as the memorywiki_public role:
+-- row-level security hides every row that fails the gates, and column grants hide
+-- tokens and password hashes. Route code cannot widen this by mistake.
+-- chunks.is_public mirrors the gates of its doc; triggers keep it true to the doc,
+-- so the vector and full-text indexes can filter on it without a join.
 -- ---------------------------------------------------------------------------
 
-CREATE VIEW public_docs WITH (security_barrier) AS
-    SELECT id, hub_id, title, markdown, source, meta, embedding, version, created_at, updated_at
-    FROM docs
-    WHERE is_draft = false
-      AND deleted_at IS NULL
-      AND password_hash IS NULL
-      AND cardinality(allowed_emails) = 0;
+ALTER TABLE chunks ADD COLUMN is_public boolean NOT NULL DEFAULT false;
 
-CREATE VIEW public_chunks WITH (security_barrier) AS
-    SELECT c.id, c.doc_id, c.hub_id, c.ordinal, c.heading_path, c.markdown, c.embedding, c.tsv,
-           d.title
-    FROM chunks c
-    JOIN docs d ON d.id = c.doc_id
-    WHERE d.is_draft = false
-      AND d.deleted_at IS NULL
-      AND d.password_hash IS NULL
-      AND cardinality(d.allowed_emails) = 0;
+CREATE FUNCTION doc_is_public(d docs) RETURNS boolean
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT d.is_draft = false
+       AND d.deleted_at IS NULL
+       AND d.password_hash IS NULL
+       AND cardinality(d.allowed_emails) = 0
+$$;
 
-CREATE VIEW public_bundles WITH (security_barrier) AS
-    SELECT id, hub_id, title, description, embedding, version, created_at, updated_at
-    FROM bundles
-    WHERE deleted_at IS NULL;
+CREATE FUNCTION chunks_set_is_public() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    SELECT doc_is_public(d) INTO NEW.is_public FROM docs d WHERE d.id = NEW.doc_id;
+    NEW.is_public := coalesce(NEW.is_public, false);
+    RETURN NEW;
+END
+$$;
+CREATE TRIGGER chunks_is_public BEFORE INSERT OR UPDATE OF doc_id ON chunks
+    FOR EACH ROW EXECUTE FUNCTION chunks_set_is_public();
 
-CREATE VIEW public_bundle_docs WITH (security_barrier) AS
-    SELECT bd.bundle_id, bd.position, d.id AS doc_id, d.title, d.markdown, d.updated_at
-    FROM bundle_docs bd
-    JOIN docs d ON d.id = bd.doc_id
-    JOIN bundles b ON b.id = bd.bundle_id AND b.deleted_at IS NULL
-    WHERE d.is_draft = false
-      AND d.deleted_at IS NULL
-      AND d.password_hash IS NULL
-      AND cardinality(d.allowed_emails) = 0;
+CREATE FUNCTION docs_sync_chunk_privacy() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF doc_is_public(NEW) IS DISTINCT FROM doc_is_public(OLD) THEN
+        UPDATE chunks SET is_public = doc_is_public(NEW) WHERE doc_id = NEW.id;
+    END IF;
+    RETURN NEW;
+END
+$$;
+CREATE TRIGGER docs_chunk_privacy AFTER UPDATE OF is_draft, deleted_at, password_hash, allowed_emails ON docs
+    FOR EACH ROW EXECUTE FUNCTION docs_sync_chunk_privacy();
 
-CREATE VIEW public_hubs AS
-    SELECT id, slug, created_at FROM hubs;
+-- A bundle's vector comes from its title, description and public member titles;
+-- its source_hash follows them, so a renamed or now-private member makes it owed.
+CREATE FUNCTION bundle_source_hash(p_bundle text) RETURNS text
+LANGUAGE sql STABLE AS $$
+    SELECT encode(sha256(convert_to(
+        b.title || E'\n' || b.description || E'\n' || coalesce((
+            SELECT string_agg(d.title, E'\n' ORDER BY bd.position)
+            FROM bundle_docs bd JOIN docs d ON d.id = bd.doc_id
+            WHERE bd.bundle_id = b.id AND doc_is_public(d)), ''),
+        'UTF8')), 'hex')
+    FROM bundles b WHERE b.id = p_bundle
+$$;
+
+CREATE FUNCTION docs_touch_bundles() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE bundles SET source_hash = bundle_source_hash(id)
+    WHERE id IN (SELECT bundle_id FROM bundle_docs WHERE doc_id = NEW.id);
+    RETURN NEW;
+END
+$$;
+CREATE TRIGGER docs_bundles AFTER UPDATE OF title, is_draft, deleted_at, password_hash, allowed_emails ON docs
+    FOR EACH ROW EXECUTE FUNCTION docs_touch_bundles();
+
+ALTER TABLE docs ENABLE ROW LEVEL SECURITY;
+ALTER TABLE chunks ENABLE ROW LEVEL SECURITY;
+ALTER TABLE bundles ENABLE ROW LEVEL SECURITY;
+ALTER TABLE bundle_docs ENABLE ROW LEVEL SECURITY;
+ALTER TABLE hubs ENABLE ROW LEVEL SECURITY;
 
 DO $$
 BEGIN
@@ -142,17 +172,52 @@ BEGIN
     END IF;
     EXECUTE format('GRANT memorywiki_public TO %I', current_user);
 EXCEPTION WHEN insufficient_privilege THEN
-    RAISE WARNING 'memorywiki: cannot create role memorywiki_public (%); public reads fall back to the views alone', SQLERRM;
+    RAISE WARNING 'memorywiki: cannot create role memorywiki_public (%); public reads then run as the app role', SQLERRM;
 END
 $$;
 
 DO $$
 BEGIN
     IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'memorywiki_public') THEN
+        CREATE POLICY docs_public ON docs FOR SELECT TO memorywiki_public
+            USING (doc_is_public(docs));
+        CREATE POLICY chunks_public ON chunks FOR SELECT TO memorywiki_public
+            USING (is_public);
+        CREATE POLICY bundles_public ON bundles FOR SELECT TO memorywiki_public
+            USING (deleted_at IS NULL);
+        CREATE POLICY bundle_docs_public ON bundle_docs FOR SELECT TO memorywiki_public
+            USING (EXISTS (SELECT 1 FROM docs d WHERE d.id = bundle_docs.doc_id));
+        CREATE POLICY hubs_public ON hubs FOR SELECT TO memorywiki_public USING (true);
+
         REVOKE ALL ON hubs, docs, chunks, bundles, bundle_docs, access_tokens FROM memorywiki_public;
         GRANT USAGE ON SCHEMA public TO memorywiki_public;
-        GRANT SELECT ON public_docs, public_chunks, public_bundles, public_bundle_docs, public_hubs,
-                        embedding_space TO memorywiki_public;
+        GRANT SELECT (id, slug, created_at) ON hubs TO memorywiki_public;
+        GRANT SELECT (id, hub_id, title, markdown, source, meta, embedding, version, created_at, updated_at)
+            ON docs TO memorywiki_public;
+        GRANT SELECT (id, doc_id, hub_id, ordinal, heading_path, markdown, embedding, tsv, is_public)
+            ON chunks TO memorywiki_public;
+        GRANT SELECT (id, hub_id, title, description, embedding, version, created_at, updated_at)
+            ON bundles TO memorywiki_public;
+        GRANT SELECT ON bundle_docs TO memorywiki_public;
+        GRANT SELECT ON embedding_space TO memorywiki_public;
+    END IF;
+END
+$$;
+
+-- Convenience views for public reads; they run with the caller's rights, so the
+-- policies above still apply to whoever reads them.
+CREATE VIEW public_docs WITH (security_invoker) AS
+    SELECT id, hub_id, title, markdown, source, meta, embedding, version, created_at, updated_at
+    FROM docs WHERE doc_is_public(docs);
+
+CREATE VIEW public_chunks WITH (security_invoker) AS
+    SELECT c.id, c.doc_id, c.hub_id, c.ordinal, c.heading_path, c.markdown, c.embedding, c.tsv
+    FROM chunks c WHERE c.is_public;
+
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'memorywiki_public') THEN
+        GRANT SELECT ON public_docs, public_chunks TO memorywiki_public;
     END IF;
 END
 $$;

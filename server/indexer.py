@@ -1,0 +1,223 @@
+"""Index refresh: embed what a doc or bundle owes, and nothing else.
+
+Owed work is derived from the data (`source_hash IS DISTINCT FROM embedded_hash`), so a
+crash or an embedder outage leaves it owed, never lost. Claims are short leases taken
+with FOR UPDATE SKIP LOCKED; the embedding call itself runs outside any transaction, and
+the result is written only for chunks whose hash still matches what was embedded.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from .embedders import Embedder
+from .store.db import Database
+from .store.space import ensure_space
+
+log = logging.getLogger("memorywiki.indexer")
+
+DOC_TEXT_CHARS = 8000
+LEASE = "5 minutes"
+
+CLAIM_DOCS = f"""
+UPDATE docs SET claimed_until = now() + interval '{LEASE}'
+WHERE id IN (
+    SELECT id FROM docs
+    WHERE deleted_at IS NULL
+      AND source_hash IS DISTINCT FROM embedded_hash
+      AND (claimed_until IS NULL OR claimed_until < now())
+    ORDER BY updated_at
+    LIMIT %s
+    FOR UPDATE SKIP LOCKED)
+RETURNING id
+"""
+
+CLAIM_BUNDLES = f"""
+UPDATE bundles SET claimed_until = now() + interval '{LEASE}'
+WHERE id IN (
+    SELECT id FROM bundles
+    WHERE deleted_at IS NULL
+      AND source_hash IS DISTINCT FROM embedded_hash
+      AND (claimed_until IS NULL OR claimed_until < now())
+    LIMIT %s
+    FOR UPDATE SKIP LOCKED)
+RETURNING id
+"""
+
+
+def chunk_text(heading_path: str, markdown: str) -> str:
+    """What a chunk's vector is computed from: its breadcrumb gives a section its context."""
+    return f"{heading_path}\n\n{markdown}"
+
+
+def doc_text(title: str, markdown: str) -> str:
+    return f"{title}\n\n{markdown[:DOC_TEXT_CHARS]}"
+
+
+@dataclass
+class DocPlan:
+    """What one doc owes: the inputs to embed and how to report them."""
+
+    doc_id: str
+    source_hash: str
+    previous_hashes: list[str]
+    current_hashes: list[str]
+    missing: list[dict[str, Any]]  # chunk rows with no vector yet
+    doc_input: str
+    vectors: list[list[float]] = field(default_factory=list)
+
+    @property
+    def inputs(self) -> list[str]:
+        return [chunk_text(c["heading_path"], c["markdown"]) for c in self.missing] + [self.doc_input]
+
+    def report(self) -> dict[str, Any]:
+        pruned = Counter(self.previous_hashes) - Counter(self.current_hashes)
+        return {"embedded": {
+            "doc": True,
+            "chunks_embedded": len(self.missing),
+            "chunks_unchanged": len(self.current_hashes) - len(self.missing),
+            "chunks_pruned": sum(pruned.values()),
+        }}
+
+
+async def _plan_doc(conn, doc_id: str) -> DocPlan | dict[str, Any] | None:
+    doc = await (await conn.execute(
+        """SELECT id, title, markdown, source_hash, embedded_hash, embedded_chunk_hashes
+           FROM docs WHERE id = %s AND deleted_at IS NULL""", (doc_id,)
+    )).fetchone()
+    if doc is None:
+        return None
+    if doc["embedded_hash"] == doc["source_hash"]:
+        return {"skipped": "unchanged"}
+    chunks = await (await conn.execute(
+        "SELECT id, heading_path, markdown, hash, embedding IS NULL AS missing FROM chunks"
+        " WHERE doc_id = %s ORDER BY ordinal", (doc_id,)
+    )).fetchall()
+    return DocPlan(
+        doc_id=doc_id,
+        source_hash=doc["source_hash"],
+        previous_hashes=list(doc["embedded_chunk_hashes"]),
+        current_hashes=[c["hash"] for c in chunks],
+        missing=[c for c in chunks if c["missing"]],
+        doc_input=doc_text(doc["title"], doc["markdown"]),
+    )
+
+
+async def _write_doc(conn, plan: DocPlan, model: str) -> bool:
+    """Store the vectors; mark the doc indexed only if it did not change meanwhile."""
+    vectors = plan.vectors
+    async with conn.transaction():
+        doc = await (await conn.execute(
+            "SELECT source_hash FROM docs WHERE id = %s FOR UPDATE", (plan.doc_id,)
+        )).fetchone()
+        if doc is None:
+            return False
+        async with conn.cursor() as cur:
+            await cur.executemany(
+                "UPDATE chunks SET embedding = %s WHERE id = %s AND hash = %s",
+                [(vec, c["id"], c["hash"]) for c, vec in zip(plan.missing, vectors[:-1])],
+            )
+        if doc["source_hash"] != plan.source_hash:
+            await conn.execute("UPDATE docs SET claimed_until = NULL WHERE id = %s", (plan.doc_id,))
+            return False
+        await conn.execute(
+            """UPDATE docs SET embedding = %s, embedded_hash = source_hash,
+                   embedded_chunk_hashes = %s, claimed_until = NULL, index_error = NULL
+               WHERE id = %s""",
+            (vectors[-1], plan.current_hashes, plan.doc_id),
+        )
+    return True
+
+
+async def _embed(embedder: Embedder, db: Database, texts: list[str]) -> list[list[float]]:
+    vectors = await embedder.embed(texts)
+    if vectors:
+        async with db.owner.connection() as conn:
+            await ensure_space(conn, embedder.name, len(vectors[0]))
+    return vectors
+
+
+async def index_docs(db: Database, embedder: Embedder, doc_ids: list[str]) -> dict[str, Any]:
+    """Embed what each doc owes in one batched call; return a report per doc id.
+
+    Raises EmbedderError with nothing written when the embedder fails.
+    """
+    reports: dict[str, Any] = {}
+    plans: list[DocPlan] = []
+    async with db.owner.connection() as conn:
+        for doc_id in doc_ids:
+            plan = await _plan_doc(conn, doc_id)
+            if isinstance(plan, DocPlan):
+                plans.append(plan)
+            else:
+                reports[doc_id] = plan
+    if plans:
+        texts = [text for plan in plans for text in plan.inputs]
+        vectors = await _embed(embedder, db, texts)
+        offset = 0
+        async with db.owner.connection() as conn:
+            for plan in plans:
+                plan.vectors = vectors[offset:offset + len(plan.inputs)]
+                offset += len(plan.inputs)
+                await _write_doc(conn, plan, embedder.name)
+                reports[plan.doc_id] = plan.report()
+    return reports
+
+
+# ---------------------------------------------------------------- bundles
+
+BUNDLE_TEXT = """
+SELECT b.id, b.title, b.description, b.source_hash,
+       coalesce(string_agg(d.title, E'\\n' ORDER BY bd.position), '') AS member_titles
+FROM bundles b
+LEFT JOIN bundle_docs bd ON bd.bundle_id = b.id
+LEFT JOIN docs d ON d.id = bd.doc_id AND doc_is_public(d)
+WHERE b.id = %s AND b.deleted_at IS NULL
+GROUP BY b.id
+"""
+
+
+def bundle_text(title: str, description: str, member_titles: str) -> str:
+    return f"{title}\n\n{description}\n\n{member_titles}".strip()
+
+
+async def index_bundle(db: Database, embedder: Embedder, bundle_id: str) -> dict[str, Any] | None:
+    async with db.owner.connection() as conn:
+        row = await (await conn.execute(BUNDLE_TEXT, (bundle_id,))).fetchone()
+        if row is None:
+            return None
+        current = await (await conn.execute(
+            "SELECT embedded_hash FROM bundles WHERE id = %s", (bundle_id,)
+        )).fetchone()
+    if current["embedded_hash"] == row["source_hash"]:
+        return {"skipped": "unchanged"}
+    [vector] = await _embed(embedder, db, [bundle_text(row["title"], row["description"], row["member_titles"])])
+    async with db.owner.connection() as conn:
+        await conn.execute(
+            """UPDATE bundles SET embedding = %s, embedded_hash = %s, claimed_until = NULL
+               WHERE id = %s AND source_hash = %s""",
+            (vector, row["source_hash"], bundle_id, row["source_hash"]),
+        )
+    return {"embedded": {"bundle": True}}
+
+
+async def claim_owed(db: Database, batch: int) -> tuple[list[str], list[str]]:
+    async with db.owner.connection() as conn:
+        docs = [r["id"] for r in await (await conn.execute(CLAIM_DOCS, (batch,))).fetchall()]
+        bundles = [r["id"] for r in await (await conn.execute(CLAIM_BUNDLES, (batch,))).fetchall()]
+    return docs, bundles
+
+
+async def release_with_error(db: Database, doc_ids: list[str], bundle_ids: list[str],
+                             error: str, retry_seconds: float) -> None:
+    """Keep the work owed, but wait a little before trying again."""
+    async with db.owner.connection() as conn:
+        await conn.execute(
+            "UPDATE docs SET index_error = %s, claimed_until = now() + make_interval(secs => %s)"
+            " WHERE id = ANY(%s)", (error[:500], retry_seconds, doc_ids))
+        await conn.execute(
+            "UPDATE bundles SET claimed_until = now() + make_interval(secs => %s) WHERE id = ANY(%s)",
+            (retry_seconds, bundle_ids))

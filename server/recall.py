@@ -1,0 +1,135 @@
+"""Recall queries: vector, full text (BM25) and their Reciprocal Rank Fusion.
+
+Every query here runs on the public pool, as the memorywiki_public role, so row-level
+security decides what exists; the SQL itself never needs to remember the gates.
+Both rankers and the fusion run in one statement, one round trip.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+RRF_K = 60
+
+CHUNK_RECALL = """
+WITH vec AS (
+    SELECT id, row_number() OVER (ORDER BY dist) AS rank, 1 - dist AS similarity
+    FROM (
+        SELECT c.id, c.embedding::vector({dim}) <=> %(qvec)s::vector({dim}) AS dist
+        FROM chunks c
+        WHERE c.hub_id = %(hub)s AND c.is_public AND c.embedding IS NOT NULL
+        ORDER BY dist
+        LIMIT %(n_vec)s
+    ) v
+),
+fts AS (
+    SELECT chunk_id AS id, row_number() OVER (ORDER BY score DESC, chunk_id) AS rank, score
+    FROM bm25_search(%(hub)s, %(question)s, %(n_fts)s, %(k1)s, %(b)s)
+),
+fused AS (
+    SELECT coalesce(vec.id, fts.id) AS id, vec.rank AS vector_rank, fts.rank AS fts_rank,
+           vec.similarity, fts.score AS fts_score,
+           coalesce(1.0 / ({rrf} + vec.rank), 0) + coalesce(1.0 / ({rrf} + fts.rank), 0) AS rrf_score
+    FROM vec FULL OUTER JOIN fts ON fts.id = vec.id
+)
+SELECT c.id AS chunk_id, c.doc_id, d.title, c.heading_path, c.markdown, c.ordinal,
+       f.rrf_score::float8 AS rrf_score, f.vector_rank, f.fts_rank,
+       f.similarity::float8 AS similarity, f.fts_score::float8 AS fts_score
+FROM fused f
+JOIN chunks c ON c.id = f.id
+JOIN docs d ON d.id = c.doc_id
+ORDER BY f.rrf_score DESC, f.vector_rank NULLS LAST, f.fts_rank NULLS LAST
+LIMIT %(k)s
+"""
+
+DOC_RECALL = """
+WITH vec AS (
+    SELECT id, row_number() OVER (ORDER BY dist) AS rank, 1 - dist AS similarity
+    FROM (
+        SELECT d.id, d.embedding::vector({dim}) <=> %(qvec)s::vector({dim}) AS dist
+        FROM docs d
+        WHERE d.hub_id = %(hub)s AND d.embedding IS NOT NULL
+        ORDER BY dist
+        LIMIT %(n_vec)s
+    ) v
+),
+fts AS (
+    SELECT doc_id AS id, row_number() OVER (ORDER BY score DESC, doc_id) AS rank, score
+    FROM bm25_search_docs(%(hub)s, %(question)s, %(n_fts)s, %(k1)s, %(b)s)
+),
+fused AS (
+    SELECT coalesce(vec.id, fts.id) AS id, vec.rank AS vector_rank, fts.rank AS fts_rank,
+           vec.similarity, fts.score AS fts_score,
+           coalesce(1.0 / ({rrf} + vec.rank), 0) + coalesce(1.0 / ({rrf} + fts.rank), 0) AS rrf_score
+    FROM vec FULL OUTER JOIN fts ON fts.id = vec.id
+)
+SELECT d.id AS doc_id, d.title, d.markdown, f.similarity::float8 AS similarity,
+       f.rrf_score::float8 AS rrf_score, f.vector_rank, f.fts_rank, f.fts_score::float8 AS fts_score
+FROM fused f
+JOIN docs d ON d.id = f.id
+ORDER BY f.rrf_score DESC, f.vector_rank NULLS LAST, f.fts_rank NULLS LAST
+LIMIT %(k)s
+"""
+
+BUNDLE_VECTOR = """
+SELECT b.id AS bundle_id, b.title, b.description,
+       (1 - (b.embedding::vector({dim}) <=> %(qvec)s::vector({dim})))::float8 AS similarity
+FROM bundles b
+WHERE b.hub_id = %(hub)s AND b.embedding IS NOT NULL
+ORDER BY b.embedding::vector({dim}) <=> %(qvec)s::vector({dim})
+LIMIT %(k)s
+"""
+
+# Without vectors, bundles rank by their text with the question's lexemes OR-ed
+# (a question is never AND-ed term by term).
+BUNDLE_FULLTEXT = """
+WITH q AS (
+    SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery AS query
+    FROM unnest(to_tsvector('english', %(question)s))
+)
+SELECT b.id AS bundle_id, b.title, b.description, NULL::float8 AS similarity,
+       ts_rank(to_tsvector('english', b.title || ' ' || b.description), q.query)::float8 AS fts_score
+FROM bundles b, q
+WHERE b.hub_id = %(hub)s AND q.query IS NOT NULL
+  AND to_tsvector('english', b.title || ' ' || b.description) @@ q.query
+ORDER BY fts_score DESC
+LIMIT %(k)s
+"""
+
+
+async def recall_chunks(conn: psycopg.AsyncConnection, *, hub_id: int, question: str, k: int,
+                        qvec: list[float] | None, dim: int | None, hybrid: bool,
+                        k1: float, b: float) -> list[dict[str, Any]]:
+    use_vec = qvec is not None and dim is not None
+    params = {
+        "hub": hub_id, "question": question, "k": k, "k1": k1, "b": b,
+        "qvec": qvec if use_vec else None,
+        "n_vec": (k * 4 if hybrid else k) if use_vec else 0,
+        "n_fts": (k * 4 if hybrid or not use_vec else 0),
+    }
+    sql = CHUNK_RECALL.format(dim=int(dim or 1), rrf=RRF_K)
+    return await (await conn.execute(sql, params)).fetchall()
+
+
+async def recall_docs(conn: psycopg.AsyncConnection, *, hub_id: int, question: str, k: int,
+                      qvec: list[float] | None, dim: int | None, hybrid: bool,
+                      k1: float, b: float) -> list[dict[str, Any]]:
+    use_vec = qvec is not None and dim is not None
+    params = {
+        "hub": hub_id, "question": question, "k": k, "k1": k1, "b": b,
+        "qvec": qvec if use_vec else None,
+        "n_vec": (k * 4 if hybrid else k) if use_vec else 0,
+        "n_fts": (k * 4 if hybrid or not use_vec else 0),
+    }
+    sql = DOC_RECALL.format(dim=int(dim or 1), rrf=RRF_K)
+    return await (await conn.execute(sql, params)).fetchall()
+
+
+async def recall_bundles(conn: psycopg.AsyncConnection, *, hub_id: int, question: str, k: int,
+                         qvec: list[float] | None, dim: int | None) -> list[dict[str, Any]]:
+    params = {"hub": hub_id, "question": question, "k": k, "qvec": qvec}
+    if qvec is not None and dim is not None:
+        return await (await conn.execute(BUNDLE_VECTOR.format(dim=int(dim)), params)).fetchall()
+    return await (await conn.execute(BUNDLE_FULLTEXT, params)).fetchall()

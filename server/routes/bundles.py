@@ -1,0 +1,160 @@
+"""Bundles: a curated reading order of docs in a hub, embedded as one vector."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ..auth import require_hub_owner
+from ..errors import ApiError, not_found
+from ..render import doc_markdown, front_matter, markdown_to_html
+from ..templating import templates
+from ..tokens import looks_like_id, new_id
+from ..validate import get_str, get_str_list, read_json
+from ..web import app_state, bundle_url, doc_url, wants_markdown
+from .pages import markdown_response
+
+SET_SOURCE_HASH = "UPDATE bundles SET source_hash = bundle_source_hash(id) WHERE id = %s"
+
+
+async def _set_members(conn, bundle_id: str, hub_id: int, doc_ids: list[str]) -> None:
+    if len(set(doc_ids)) != len(doc_ids):
+        raise ApiError(400, "invalid_field", "'doc_ids' lists a doc twice")
+    found = await (await conn.execute(
+        "SELECT id FROM docs WHERE id = ANY(%s) AND hub_id = %s AND deleted_at IS NULL", (doc_ids, hub_id)
+    )).fetchall()
+    missing = set(doc_ids) - {r["id"] for r in found}
+    if missing:
+        raise ApiError(400, "unknown_doc", f"not a doc of this hub: {', '.join(sorted(missing))}")
+    await conn.execute("DELETE FROM bundle_docs WHERE bundle_id = %s", (bundle_id,))
+    async with conn.cursor() as cur:
+        await cur.executemany(
+            "INSERT INTO bundle_docs (bundle_id, doc_id, position) VALUES (%s, %s, %s)",
+            [(bundle_id, doc_id, i) for i, doc_id in enumerate(doc_ids)],
+        )
+
+
+async def create_bundle(request: Request) -> Response:
+    state = app_state(request)
+    data = await read_json(request)
+    slug = get_str(data, "hub", required=True)
+    title = get_str(data, "title", required=True, max_len=500, allow_empty=False).strip()
+    description = get_str(data, "description", max_len=5000, default="")
+    doc_ids = get_str_list(data, "doc_ids", default=[])
+    async with state.db.owner.connection() as conn:
+        async with conn.transaction():
+            hub = await require_hub_owner(conn, request, slug)
+            bundle_id = new_id()
+            await conn.execute(
+                "INSERT INTO bundles (id, hub_id, title, description) VALUES (%s, %s, %s, %s)",
+                (bundle_id, hub["id"], title, description),
+            )
+            await _set_members(conn, bundle_id, hub["id"], doc_ids)
+            await conn.execute(SET_SOURCE_HASH, (bundle_id,))
+    state.wake_worker()
+    return JSONResponse({"id": bundle_id, "url": bundle_url(request, bundle_id)}, status_code=201)
+
+
+async def _owned_bundle(conn, request: Request, bundle_id: str) -> dict[str, Any]:
+    if not looks_like_id(bundle_id):
+        raise not_found("bundle")
+    bundle = await (await conn.execute(
+        "SELECT b.id, b.hub_id, h.slug FROM bundles b JOIN hubs h ON h.id = b.hub_id"
+        " WHERE b.id = %s AND b.deleted_at IS NULL FOR UPDATE OF b", (bundle_id,)
+    )).fetchone()
+    if bundle is None:
+        raise not_found("bundle")
+    await require_hub_owner(conn, request, bundle["slug"])
+    return bundle
+
+
+async def patch_bundle(request: Request) -> Response:
+    """Change title, description or members; the bundle alone is re-embedded."""
+    state = app_state(request)
+    data = await read_json(request)
+    bundle_id = request.path_params["bundle_id"]
+    async with state.db.owner.connection() as conn:
+        async with conn.transaction():
+            bundle = await _owned_bundle(conn, request, bundle_id)
+            if "title" in data:
+                title = get_str(data, "title", required=True, max_len=500, allow_empty=False).strip()
+                await conn.execute("UPDATE bundles SET title = %s WHERE id = %s", (title, bundle_id))
+            if "description" in data:
+                description = get_str(data, "description", max_len=5000, default="")
+                await conn.execute("UPDATE bundles SET description = %s WHERE id = %s", (description, bundle_id))
+            if "doc_ids" in data:
+                await _set_members(conn, bundle_id, bundle["hub_id"], get_str_list(data, "doc_ids", default=[]))
+            await conn.execute(
+                "UPDATE bundles SET version = version + 1, updated_at = now() WHERE id = %s", (bundle_id,))
+            await conn.execute(SET_SOURCE_HASH, (bundle_id,))
+    state.wake_worker()
+    return JSONResponse({"id": bundle_id, "url": bundle_url(request, bundle_id)})
+
+
+BUNDLE = """
+SELECT b.id, b.title, b.description, b.updated_at, h.slug AS hub_slug
+FROM bundles b JOIN hubs h ON h.id = b.hub_id WHERE b.id = %s
+"""
+
+MEMBERS = """
+SELECT d.id AS doc_id, d.id, d.title, d.markdown, d.source, d.meta, d.updated_at, h.slug AS hub_slug
+FROM bundle_docs bd
+JOIN docs d ON d.id = bd.doc_id
+LEFT JOIN hubs h ON h.id = d.hub_id
+WHERE bd.bundle_id = %s
+ORDER BY bd.position
+"""
+
+
+async def load_bundle(request: Request) -> tuple[dict, list[dict]]:
+    """The bundle and its public members in reading order, read as the public role."""
+    bundle_id = request.path_params["bundle_id"]
+    if not looks_like_id(bundle_id):
+        raise not_found("bundle")
+    async with app_state(request).db.public.connection() as conn:
+        bundle = await (await conn.execute(BUNDLE, (bundle_id,))).fetchone()
+        if bundle is None:
+            raise not_found("bundle")
+        members = await (await conn.execute(MEMBERS, (bundle_id,))).fetchall()
+    return bundle, members
+
+
+def bundle_markdown(request: Request, bundle: dict, members: list[dict]) -> str:
+    head = front_matter({"title": bundle["title"], "url": bundle_url(request, bundle["id"]),
+                         "hub": bundle["hub_slug"], "updated": bundle["updated_at"].isoformat(),
+                         "docs": len(members)})
+    parts = [head + f"# {bundle['title']}\n"]
+    if bundle["description"]:
+        parts.append(bundle["description"].strip() + "\n")
+    parts.append("Reading order:\n\n" + "\n".join(
+        f"{i}. [{m['title']}]({doc_url(request, m['doc_id'])})" for i, m in enumerate(members, 1)) + "\n")
+    for m in members:
+        parts.append(f"\n---\n\n{doc_markdown(m, doc_url(request, m['doc_id']))}")
+    return "\n".join(parts)
+
+
+async def bundle_page(request: Request) -> Response:
+    bundle, members = await load_bundle(request)
+    if wants_markdown(request):
+        return markdown_response(bundle_markdown(request, bundle, members))
+    for m in members:
+        m["url"] = doc_url(request, m["doc_id"])
+        m["html"] = markdown_to_html(m["markdown"])
+    return templates.TemplateResponse(request, "bundle.html", {
+        "bundle": bundle, "members": members, "hub_slug": bundle["hub_slug"]}, headers={"Vary": "Accept"})
+
+
+async def bundle_raw(request: Request) -> Response:
+    bundle, members = await load_bundle(request)
+    return markdown_response(bundle_markdown(request, bundle, members))
+
+
+routes = [
+    Route("/api/bundles", create_bundle, methods=["POST"]),
+    Route("/api/bundles/{bundle_id}", patch_bundle, methods=["PATCH"]),
+    Route("/b/{bundle_id}", bundle_page, methods=["GET"]),
+    Route("/raw/b/{bundle_id}", bundle_raw, methods=["GET"]),
+]

@@ -1,0 +1,234 @@
+"""Docs API: create, read, update, soft delete, and access tokens for restricted docs."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ..auth import can_edit, can_read_private, require_edit, require_hub_owner
+from ..errors import ApiError, not_found
+from ..store import docs as doc_store
+from ..tokens import hash_password, hash_token, looks_like_id, new_token
+from ..validate import get_bool, get_dict, get_str, get_str_list, read_json
+from ..web import app_state, doc_url
+
+MAX_TITLE = 500
+MAX_SOURCE = 200
+EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+def _emails(data: dict) -> list[str] | None:
+    emails = get_str_list(data, "allowed_emails", max_items=500)
+    if emails is None:
+        return None
+    cleaned = sorted({e.strip().lower() for e in emails if e.strip()})
+    bad = [e for e in cleaned if not EMAIL.match(e)]
+    if bad:
+        raise ApiError(400, "invalid_field", f"not an email address: {bad[0]}")
+    return cleaned
+
+
+def _password(data: dict) -> tuple[bool, str | None]:
+    """(given, hash): an empty string or null clears the password."""
+    if "password" not in data:
+        return False, None
+    value = data["password"]
+    if value is None or value == "":
+        return True, None
+    if not isinstance(value, str) or len(value) > 1000:
+        raise ApiError(400, "invalid_field", "'password' must be a string")
+    return True, hash_password(value)
+
+
+def doc_json(request: Request, doc: dict[str, Any], hub_slug: str | None, *, owner_view: bool) -> dict[str, Any]:
+    body = {
+        "id": doc["id"], "url": doc_url(request, doc["id"]), "title": doc["title"],
+        "markdown": doc["markdown"], "hub": hub_slug, "source": doc.get("source"),
+        "meta": doc.get("meta") or {}, "version": doc["version"],
+        "created_at": doc["created_at"].isoformat(), "updated_at": doc["updated_at"].isoformat(),
+    }
+    if owner_view:
+        body.update({
+            "is_draft": doc["is_draft"], "has_password": doc["password_hash"] is not None,
+            "allowed_emails": doc["allowed_emails"],
+            "indexed": doc["embedded_hash"] == doc["source_hash"],
+        })
+    return body
+
+
+async def _hub_slug(conn, hub_id: int | None) -> str | None:
+    if hub_id is None:
+        return None
+    row = await (await conn.execute("SELECT slug FROM hubs WHERE id = %s", (hub_id,))).fetchone()
+    return row["slug"] if row else None
+
+
+async def create_doc(request: Request) -> Response:
+    state = app_state(request)
+    data = await read_json(request, state.settings.max_body_bytes)
+    title = get_str(data, "title", required=True, max_len=MAX_TITLE, allow_empty=False).strip()
+    markdown = get_str(data, "markdown", required=True)
+    hub_slug = get_str(data, "hub")
+    source = get_str(data, "source", max_len=MAX_SOURCE)
+    meta = get_dict(data, "meta", default={})
+    is_draft = get_bool(data, "is_draft", default=False)
+    _, password_hash = _password(data)
+    emails = _emails(data) or []
+    edit_token = new_token("mwe")
+    async with state.db.owner.connection() as conn:
+        async with conn.transaction():
+            hub = await require_hub_owner(conn, request, hub_slug) if hub_slug else None
+            doc = await doc_store.insert_doc(
+                conn, hub_id=hub["id"] if hub else None, title=title, markdown=markdown,
+                source=source, meta=meta, external_id=None, is_draft=is_draft,
+                password_hash=password_hash, allowed_emails=emails, edit_token_hash=hash_token(edit_token),
+            )
+    state.wake_worker()
+    return JSONResponse(
+        {"id": doc["id"], "url": doc_url(request, doc["id"]), "edit_token": edit_token,
+         "version": doc["version"]},
+        status_code=201,
+    )
+
+
+def _doc_id(request: Request) -> str:
+    doc_id = request.path_params["doc_id"]
+    if not looks_like_id(doc_id):
+        raise not_found("doc")
+    return doc_id
+
+
+PUBLIC_DOC = """
+SELECT d.id, d.hub_id, d.title, d.markdown, d.source, d.meta, d.version, d.created_at, d.updated_at,
+       h.slug AS hub_slug
+FROM docs d LEFT JOIN hubs h ON h.id = d.hub_id
+WHERE d.id = %s
+"""
+
+
+def _has_credentials(request: Request, password: str | None) -> bool:
+    headers = request.headers
+    return bool(password or headers.get("authorization") or headers.get("x-doc-password")
+                or headers.get("x-doc-access") or request.query_params.get("access"))
+
+
+async def load_readable_doc(request: Request, doc_id: str,
+                            password: str | None = None) -> tuple[dict[str, Any], bool]:
+    """The doc as this request may see it, and whether it sees it as an editor.
+
+    Without credentials the read runs on the public pool, where row-level security
+    decides; credentials are checked one by one on the owner pool.
+    """
+    state = app_state(request)
+    if not looks_like_id(doc_id):
+        raise not_found("doc")
+    if _has_credentials(request, password):
+        async with state.db.owner.connection() as conn:
+            doc = await doc_store.find_doc(conn, doc_id)
+            if doc is not None and await can_read_private(conn, request, doc, password):
+                doc["hub_slug"] = await _hub_slug(conn, doc["hub_id"])
+                return doc, await can_edit(conn, request, doc)
+    async with state.db.public.connection() as conn:
+        doc = await (await conn.execute(PUBLIC_DOC, (doc_id,))).fetchone()
+    if doc is None:
+        raise not_found("doc")
+    return doc, False
+
+
+async def get_doc(request: Request) -> Response:
+    doc, owner_view = await load_readable_doc(request, request.path_params["doc_id"])
+    return JSONResponse(doc_json(request, doc, doc.get("hub_slug"), owner_view=owner_view))
+
+
+async def patch_doc(request: Request) -> Response:
+    state = app_state(request)
+    doc_id = _doc_id(request)
+    data = await read_json(request, state.settings.max_body_bytes)
+    changes: dict[str, Any] = {}
+    if "title" in data:
+        changes["title"] = get_str(data, "title", required=True, max_len=MAX_TITLE, allow_empty=False).strip()
+    if "markdown" in data:
+        changes["markdown"] = get_str(data, "markdown", required=True)
+    if "source" in data:
+        changes["source"] = get_str(data, "source", max_len=MAX_SOURCE)
+    if "meta" in data:
+        changes["meta"] = get_dict(data, "meta", default={})
+    if "is_draft" in data:
+        changes["is_draft"] = get_bool(data, "is_draft", default=False)
+    given, password_hash = _password(data)
+    if given:
+        changes["password_hash"] = password_hash
+    if "allowed_emails" in data:
+        changes["allowed_emails"] = _emails(data) or []
+    if_match = request.headers.get("if-match")
+    expected = None
+    if if_match is not None:
+        cleaned = if_match.strip().strip('"').removeprefix("W/").strip('"')
+        if not cleaned.isdigit():
+            raise ApiError(400, "invalid_header", "If-Match must be the doc's version number")
+        expected = int(cleaned)
+    async with state.db.owner.connection() as conn:
+        async with conn.transaction():
+            doc = await doc_store.lock_doc(conn, doc_id)
+            if doc is None:
+                raise not_found("doc")
+            await require_edit(conn, request, doc)
+            if "hub" in data:
+                slug = get_str(data, "hub")
+                changes["hub_id"] = (await require_hub_owner(conn, request, slug))["id"] if slug else None
+            if expected is not None and expected != doc["version"]:
+                raise ApiError(409, "version_conflict",
+                               f"the doc is at version {doc['version']}, not {expected}; reload and retry")
+            updated = await doc_store.update_doc(conn, doc, changes)
+            slug = await _hub_slug(conn, updated["hub_id"])
+    state.wake_worker()
+    return JSONResponse(doc_json(request, updated, slug, owner_view=True))
+
+
+async def delete_doc(request: Request) -> Response:
+    state = app_state(request)
+    doc_id = _doc_id(request)
+    async with state.db.owner.connection() as conn:
+        async with conn.transaction():
+            doc = await doc_store.lock_doc(conn, doc_id)
+            if doc is None:
+                raise not_found("doc")
+            await require_edit(conn, request, doc)
+            await doc_store.soft_delete(conn, doc_id)
+    return JSONResponse({"id": doc_id, "deleted": True})
+
+
+async def issue_access(request: Request) -> Response:
+    """The owner of an email-restricted doc issues a reader an access token."""
+    state = app_state(request)
+    doc_id = _doc_id(request)
+    data = await read_json(request)
+    email = get_str(data, "email", required=True, max_len=320).strip().lower()
+    async with state.db.owner.connection() as conn:
+        async with conn.transaction():
+            doc = await doc_store.lock_doc(conn, doc_id)
+            if doc is None:
+                raise not_found("doc")
+            await require_edit(conn, request, doc)
+            if email not in doc["allowed_emails"]:
+                raise ApiError(400, "not_allowed", f"{email} is not in this doc's allowed_emails")
+            token = new_token("mwa")
+            await conn.execute(
+                "INSERT INTO access_tokens (token_hash, doc_id, email) VALUES (%s, %s, %s)",
+                (hash_token(token), doc_id, email),
+            )
+    return JSONResponse({"access_token": token, "email": email,
+                         "url": f"{doc_url(request, doc_id)}?access={token}"}, status_code=201)
+
+
+routes = [
+    Route("/api/docs", create_doc, methods=["POST"]),
+    Route("/api/docs/{doc_id}", get_doc, methods=["GET"]),
+    Route("/api/docs/{doc_id}", patch_doc, methods=["PATCH"]),
+    Route("/api/docs/{doc_id}", delete_doc, methods=["DELETE"]),
+    Route("/api/docs/{doc_id}/access", issue_access, methods=["POST"]),
+]

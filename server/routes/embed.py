@@ -1,0 +1,55 @@
+"""Explicit, idempotent index refresh for one doc or bundle."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ..embedders import EmbedderError
+from ..errors import ApiError, not_found
+from ..indexer import index_bundle, index_docs
+from ..tokens import looks_like_id
+from ..web import app_state
+
+
+def _embedder(request: Request):
+    embedder = app_state(request).embedder
+    if embedder is None:
+        raise ApiError(409, "embedder_unavailable",
+                       "no embedder is configured (MEMORYWIKI_EMBEDDER); full-text recall still works")
+    return embedder
+
+
+async def embed_doc(request: Request) -> Response:
+    state = app_state(request)
+    doc_id = request.path_params["doc_id"]
+    if not looks_like_id(doc_id):
+        raise not_found("doc")
+    try:
+        reports = await index_docs(state.db, _embedder(request), [doc_id])
+    except EmbedderError as exc:
+        raise ApiError(503, "embedder_failed", f"the embedder failed; the doc stays owed: {exc}") from None
+    if reports.get(doc_id) is None:
+        raise not_found("doc")
+    return JSONResponse(reports[doc_id])
+
+
+async def embed_bundle(request: Request) -> Response:
+    state = app_state(request)
+    bundle_id = request.path_params["bundle_id"]
+    if not looks_like_id(bundle_id):
+        raise not_found("bundle")
+    try:
+        report = await index_bundle(state.db, _embedder(request), bundle_id)
+    except EmbedderError as exc:
+        raise ApiError(503, "embedder_failed", f"the embedder failed; the bundle stays owed: {exc}") from None
+    if report is None:
+        raise not_found("bundle")
+    return JSONResponse(report)
+
+
+routes = [
+    Route("/api/embed/bundle/{bundle_id}", embed_bundle, methods=["POST"]),
+    Route("/api/embed/{doc_id}", embed_doc, methods=["POST"]),
+]

@@ -1,0 +1,118 @@
+"""Hubs: create one, list its public docs and bundles (JSON, HTML, markdown index)."""
+
+from __future__ import annotations
+
+import re
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ..errors import ApiError
+from ..tokens import hash_token, new_token
+from ..templating import templates
+from ..validate import get_str, read_json
+from ..web import app_state, bundle_url, doc_url, hub_url, wants_markdown
+from .pages import markdown_response
+
+SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
+RESERVED = {"api", "raw", "hub", "b", "healthz", "static", "admin", "new", "login"}
+
+HUB_DOCS = """
+SELECT d.id, d.title, d.updated_at, left(d.markdown, 400) AS head
+FROM docs d
+WHERE d.hub_id = %s
+ORDER BY d.updated_at DESC
+LIMIT 1000
+"""
+
+HUB_BUNDLES = """
+SELECT b.id, b.title, b.description, b.updated_at
+FROM bundles b
+WHERE b.hub_id = %s
+ORDER BY b.updated_at DESC
+"""
+
+
+def summary(markdown_head: str) -> str:
+    """One line for an index: the first line of prose, markup stripped."""
+    for line in markdown_head.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith(("#", "```", "~~~", "|", "---", "===")):
+            continue
+        text = stripped.lstrip(">*-+ ").strip()
+        if text:
+            return text[:160]
+    return ""
+
+
+async def create_hub(request: Request) -> Response:
+    state = app_state(request)
+    data = await read_json(request)
+    slug = get_str(data, "slug", required=True, max_len=63).strip().lower()
+    if not SLUG.match(slug) or slug in RESERVED:
+        raise ApiError(400, "invalid_slug",
+                       "a hub slug is 1-63 lowercase letters, digits or dashes, not starting or ending with a dash")
+    token = new_token("mwo")
+    async with state.db.owner.connection() as conn:
+        row = await (await conn.execute(
+            "INSERT INTO hubs (slug, owner_token_hash) VALUES (%s, %s) ON CONFLICT (slug) DO NOTHING RETURNING id",
+            (slug, hash_token(token)),
+        )).fetchone()
+    if row is None:
+        raise ApiError(409, "hub_taken", f"hub '{slug}' already exists")
+    return JSONResponse({"slug": slug, "url": hub_url(request, slug), "owner_token": token}, status_code=201)
+
+
+async def load_hub(request: Request) -> dict:
+    """The hub's public contents, read as the public role."""
+    slug = request.path_params["slug"]
+    async with app_state(request).db.public.connection() as conn:
+        hub = await (await conn.execute("SELECT id, slug FROM hubs WHERE slug = %s", (slug,))).fetchone()
+        if hub is None:
+            raise ApiError(404, "unknown_hub", f"hub '{slug}' does not exist")
+        docs = await (await conn.execute(HUB_DOCS, (hub["id"],))).fetchall()
+        bundles = await (await conn.execute(HUB_BUNDLES, (hub["id"],))).fetchall()
+    return {
+        "slug": slug, "url": hub_url(request, slug),
+        "docs": [{"id": d["id"], "title": d["title"], "url": doc_url(request, d["id"]),
+                  "updated_at": d["updated_at"].isoformat(), "summary": summary(d["head"])} for d in docs],
+        "bundles": [{"id": b["id"], "title": b["title"], "description": b["description"],
+                     "url": bundle_url(request, b["id"])} for b in bundles],
+    }
+
+
+def hub_markdown(hub: dict) -> str:
+    lines = [f"# {hub['slug']}", "", f"Hub: {hub['url']}", ""]
+    if hub["bundles"]:
+        lines += ["## Bundles", ""]
+        lines += [f"- [{b['title']}]({b['url']})" + (f" — {b['description']}" if b["description"] else "")
+                  for b in hub["bundles"]]
+        lines.append("")
+    lines += ["## Pages", ""]
+    lines += [f"- [{d['title']}]({d['url']})" + (f" — {d['summary']}" if d["summary"] else "")
+              for d in hub["docs"]]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+async def hub_api(request: Request) -> Response:
+    return JSONResponse(await load_hub(request))
+
+
+async def hub_page(request: Request) -> Response:
+    hub = await load_hub(request)
+    if wants_markdown(request):
+        return markdown_response(hub_markdown(hub))
+    return templates.TemplateResponse(request, "hub.html", hub, headers={"Vary": "Accept"})
+
+
+async def hub_raw(request: Request) -> Response:
+    return markdown_response(hub_markdown(await load_hub(request)))
+
+
+routes = [
+    Route("/api/hubs", create_hub, methods=["POST"]),
+    Route("/api/hub/{slug}", hub_api, methods=["GET"]),
+    Route("/hub/{slug}", hub_page, methods=["GET"]),
+    Route("/raw/hub/{slug}", hub_raw, methods=["GET"]),
+]

@@ -1,0 +1,94 @@
+"""Doc pages: HTML for people, markdown for AI fetchers (Accept: text/markdown or /raw/)."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from ..errors import ApiError
+from ..render import doc_markdown, markdown_to_html
+from ..templating import templates
+from ..web import app_state, base_url, doc_url, wants_markdown
+from .docs import load_readable_doc
+
+MARKDOWN = "text/markdown; charset=utf-8"
+
+
+def markdown_response(text: str, status: int = 200) -> Response:
+    return PlainTextResponse(text, status_code=status, media_type=MARKDOWN,
+                             headers={"Vary": "Accept"})
+
+
+async def raw_doc(request: Request) -> Response:
+    doc_id = request.path_params["doc_id"]
+    doc, _ = await load_readable_doc(request, doc_id)
+    return markdown_response(doc_markdown(doc, doc_url(request, doc_id)))
+
+
+async def _password_protected(request: Request, doc_id: str) -> bool:
+    from ..tokens import looks_like_id
+
+    if not looks_like_id(doc_id):
+        return False
+    async with app_state(request).db.owner.connection() as conn:
+        row = await (await conn.execute(
+            "SELECT 1 FROM docs WHERE id = %s AND deleted_at IS NULL AND NOT is_draft"
+            " AND password_hash IS NOT NULL", (doc_id,)
+        )).fetchone()
+    return row is not None
+
+
+def _html_page(request: Request, doc: dict) -> Response:
+    return templates.TemplateResponse(request, "doc.html", {
+        "doc": doc, "body_html": markdown_to_html(doc["markdown"]),
+        "raw_url": f"/raw/{doc['id']}",
+    }, headers={"Vary": "Accept"})
+
+
+async def doc_page(request: Request) -> Response:
+    doc_id = request.path_params["doc_id"]
+    try:
+        doc, _ = await load_readable_doc(request, doc_id)
+    except ApiError as exc:
+        if exc.status == 404 and not wants_markdown(request) and await _password_protected(request, doc_id):
+            return templates.TemplateResponse(request, "password.html", {"failed": False}, status_code=401)
+        if wants_markdown(request):
+            return markdown_response("# Not found\n", 404)
+        raise
+    if wants_markdown(request):
+        return markdown_response(doc_markdown(doc, doc_url(request, doc_id)))
+    return _html_page(request, doc)
+
+
+async def doc_password_form(request: Request) -> Response:
+    """The browser path for password-protected docs."""
+    doc_id = request.path_params["doc_id"]
+    form = await request.form(max_files=0, max_fields=5)
+    password = str(form.get("password") or "")
+    try:
+        doc, _ = await load_readable_doc(request, doc_id, password=password)
+    except ApiError:
+        if await _password_protected(request, doc_id):
+            return templates.TemplateResponse(request, "password.html", {"failed": True}, status_code=401)
+        raise
+    return _html_page(request, doc)
+
+
+async def home(request: Request) -> Response:
+    if wants_markdown(request):
+        return markdown_response(f"# Memory.Wiki\n\nAPI base: {base_url(request)}/api\n")
+    return templates.TemplateResponse(request, "home.html", {})
+
+
+async def favicon(request: Request) -> Response:
+    return Response(status_code=204)
+
+
+routes = [
+    Route("/", home, methods=["GET"]),
+    Route("/favicon.ico", favicon, methods=["GET"]),
+    Route("/raw/{doc_id}", raw_doc, methods=["GET"]),
+    Route("/{doc_id}", doc_page, methods=["GET"]),
+    Route("/{doc_id}", doc_password_form, methods=["POST"]),
+]

@@ -1,0 +1,107 @@
+"""POST /api/hub/{slug}/recall: the public recall endpoint (DESIGN.md, "Recall contract")."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from .. import recall
+from ..embedders import EmbedderError
+from ..errors import ApiError
+from ..store.space import current_space
+from ..validate import get_bool, get_int, get_str, read_json
+from ..web import app_state, bundle_url, doc_url
+
+log = logging.getLogger("memorywiki.recall")
+
+LEVELS = ("chunk", "doc", "bundle")
+MAX_QUESTION = 4000
+
+
+async def _query_vector(request: Request, question: str) -> tuple[list[float] | None, int | None, str]:
+    """The question's vector, or why there is none (recall then answers from full text)."""
+    state = app_state(request)
+    if state.embedder is None:
+        return None, None, "no embedder configured"
+    async with state.db.public.connection() as conn:
+        space = await current_space(conn)
+    if space is None:
+        return None, None, "nothing embedded yet"
+    if space[0] != state.embedder.name:
+        return None, None, f"stored vectors come from {space[0]}, re-indexing"
+    try:
+        [vector] = await state.embedder.embed([question])
+    except EmbedderError as exc:
+        log.warning("query embedding failed, answering from full text: %s", exc)
+        return None, None, "embedder unreachable"
+    return vector, space[1], ""
+
+
+def _round(value: Any) -> Any:
+    return round(value, 6) if isinstance(value, float) else value
+
+
+async def recall_endpoint(request: Request) -> Response:
+    state = app_state(request)
+    slug = request.path_params["slug"]
+    data = await read_json(request, 64 * 1024)
+    question = get_str(data, "question", required=True, allow_empty=False)
+    if len(question) > MAX_QUESTION:
+        raise ApiError(400, "question_too_long", f"'question' is longer than {MAX_QUESTION} characters")
+    k = get_int(data, "k", default=5, low=1, high=50)
+    level = get_str(data, "level", default="chunk")
+    if level not in LEVELS:
+        raise ApiError(400, "unknown_level", f"'level' must be one of {', '.join(LEVELS)}")
+    hybrid = get_bool(data, "hybrid", default=False)
+
+    async with state.db.public.connection() as conn:
+        hub = await (await conn.execute("SELECT id FROM hubs WHERE slug = %s", (slug,))).fetchone()
+    if hub is None:
+        raise ApiError(404, "unknown_hub", f"hub '{slug}' does not exist")
+
+    qvec, dim, why_not = await _query_vector(request, question)
+    settings = state.settings
+    async with state.db.public.connection() as conn:
+        if level == "chunk":
+            rows = await recall.recall_chunks(conn, hub_id=hub["id"], question=question, k=k, qvec=qvec,
+                                              dim=dim, hybrid=hybrid, k1=settings.bm25_k1, b=settings.bm25_b)
+            results = [{
+                "markdown": r["markdown"], "heading_path": r["heading_path"], "doc_id": r["doc_id"],
+                "doc_url": doc_url(request, r["doc_id"]), "title": r["title"], "chunk_id": r["chunk_id"],
+                "rrf_score": _round(r["rrf_score"]), "vector_rank": r["vector_rank"], "fts_rank": r["fts_rank"],
+                "similarity": _round(r["similarity"]), "fts_score": _round(r["fts_score"]),
+            } for r in rows]
+        elif level == "doc":
+            rows = await recall.recall_docs(conn, hub_id=hub["id"], question=question, k=k, qvec=qvec,
+                                            dim=dim, hybrid=hybrid, k1=settings.bm25_k1, b=settings.bm25_b)
+            results = [{
+                "doc_id": r["doc_id"], "doc_url": doc_url(request, r["doc_id"]), "title": r["title"],
+                "markdown": r["markdown"], "similarity": _round(r["similarity"]),
+                "rrf_score": _round(r["rrf_score"]), "vector_rank": r["vector_rank"], "fts_rank": r["fts_rank"],
+                "fts_score": _round(r["fts_score"]),
+            } for r in rows]
+        else:
+            rows = await recall.recall_bundles(conn, hub_id=hub["id"], question=question, k=k, qvec=qvec, dim=dim)
+            results = [{
+                "bundle_id": r["bundle_id"], "bundle_url": bundle_url(request, r["bundle_id"]),
+                "title": r["title"], "description": r["description"], "similarity": _round(r["similarity"]),
+            } for r in rows]
+
+    if qvec is None:
+        mode = "fulltext"
+    elif level == "bundle":
+        mode = "vector"
+    else:
+        mode = "hybrid" if hybrid else "vector"
+    body: dict[str, Any] = {"hub": slug, "level": level, "k": k, "mode": mode,
+                            "vector": "ok" if qvec is not None else "unavailable", "results": results}
+    if why_not:
+        body["vector_note"] = why_not
+    return JSONResponse(body)
+
+
+routes = [Route("/api/hub/{slug}/recall", recall_endpoint, methods=["POST"])]

@@ -1,0 +1,59 @@
+"""The embedding space: which model the stored vectors come from, and its HNSW indexes.
+
+Vector columns have no fixed dimension, so the indexes are expression indexes cast to
+the recorded dimension. Switching embedders wipes the vectors and marks every doc owed,
+so a re-index follows instead of a mix of dimensions.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import psycopg
+
+log = logging.getLogger("memorywiki.store")
+
+_INDEXED_TABLES = ("chunks", "docs", "bundles")
+
+
+async def current_space(conn: psycopg.AsyncConnection) -> tuple[str, int] | None:
+    row = await (await conn.execute("SELECT model, dim FROM embedding_space")).fetchone()
+    if row is None:
+        return None
+    return (row["model"], row["dim"]) if isinstance(row, dict) else (row[0], row[1])
+
+
+async def reset_if_model_changed(conn: psycopg.AsyncConnection, model: str) -> bool:
+    """Forget all vectors when the configured embedder differs from the recorded one."""
+    space = await current_space(conn)
+    if space is None or space[0] == model:
+        return False
+    log.warning("embedder changed from %s to %s: re-indexing every doc", space[0], model)
+    async with conn.transaction():
+        for table in _INDEXED_TABLES:
+            await conn.execute(f"DROP INDEX IF EXISTS {table}_embedding_hnsw")
+        await conn.execute("UPDATE chunks SET embedding = NULL WHERE embedding IS NOT NULL")
+        await conn.execute(
+            "UPDATE docs SET embedding = NULL, embedded_hash = NULL, embedded_chunk_hashes = '{}'"
+        )
+        await conn.execute("UPDATE bundles SET embedding = NULL, embedded_hash = NULL")
+        await conn.execute("DELETE FROM embedding_space")
+    return True
+
+
+async def ensure_space(conn: psycopg.AsyncConnection, model: str, dim: int) -> None:
+    """Record the space on first use and build its indexes; refuse a mismatched dimension."""
+    space = await current_space(conn)
+    if space == (model, dim):
+        return
+    if space is not None:
+        raise RuntimeError(f"embedding space is {space[0]} ({space[1]}-d), got {model} ({dim}-d)")
+    async with conn.transaction():
+        await conn.execute("LOCK TABLE embedding_space IN EXCLUSIVE MODE")
+        if await current_space(conn) is None:
+            await conn.execute("INSERT INTO embedding_space (model, dim) VALUES (%s, %s)", (model, dim))
+            for table in _INDEXED_TABLES:
+                await conn.execute(
+                    f"CREATE INDEX IF NOT EXISTS {table}_embedding_hnsw ON {table} "
+                    f"USING hnsw ((embedding::vector({int(dim)})) vector_cosine_ops)"
+                )

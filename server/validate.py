@@ -1,0 +1,99 @@
+"""Read and check request bodies, so routes only ever see well-typed values."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.requests import Request
+
+from .errors import ApiError
+
+MAX_BODY_BYTES = 5 * 1024 * 1024
+_MISSING = object()
+
+
+async def read_body(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
+    """The raw body, refusing anything over `limit` before reading it all."""
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise ApiError(413, "too_large", f"request body is over {limit // (1024 * 1024)} MB")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise ApiError(413, "too_large", f"request body is over {limit // (1024 * 1024)} MB")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def read_json(request: Request, limit: int = MAX_BODY_BYTES) -> dict[str, Any]:
+    body = await read_body(request, limit)
+    if not body.strip():
+        raise ApiError(400, "invalid_json", "request body must be a JSON object")
+    try:
+        data = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ApiError(400, "invalid_json", f"malformed JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ApiError(400, "invalid_json", "request body must be a JSON object")
+    return data
+
+
+def get_str(data: dict, key: str, *, required: bool = False, max_len: int | None = None,
+            allow_empty: bool = True, default: Any = None) -> Any:
+    value = data.get(key, _MISSING)
+    if value is _MISSING or value is None:
+        if required:
+            raise ApiError(400, "missing_field", f"'{key}' is required")
+        return default
+    if not isinstance(value, str):
+        raise ApiError(400, "invalid_field", f"'{key}' must be a string")
+    if not allow_empty and not value.strip():
+        raise ApiError(400, "invalid_field", f"'{key}' must not be empty")
+    if max_len is not None and len(value) > max_len:
+        raise ApiError(400, "invalid_field", f"'{key}' is longer than {max_len} characters")
+    if "\x00" in value:
+        raise ApiError(400, "invalid_field", f"'{key}' must not contain NUL characters")
+    return value
+
+
+def get_bool(data: dict, key: str, default: Any = None) -> Any:
+    value = data.get(key, _MISSING)
+    if value is _MISSING or value is None:
+        return default
+    if not isinstance(value, bool):
+        raise ApiError(400, "invalid_field", f"'{key}' must be true or false")
+    return value
+
+
+def get_int(data: dict, key: str, *, default: int, low: int, high: int) -> int:
+    value = data.get(key, _MISSING)
+    if value is _MISSING or value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ApiError(400, "invalid_field", f"'{key}' must be an integer")
+    if not low <= value <= high:
+        raise ApiError(400, "out_of_range", f"'{key}' must be between {low} and {high}")
+    return value
+
+
+def get_str_list(data: dict, key: str, *, max_items: int = 1000, default: Any = None) -> Any:
+    value = data.get(key, _MISSING)
+    if value is _MISSING or value is None:
+        return default
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ApiError(400, "invalid_field", f"'{key}' must be a list of strings")
+    if len(value) > max_items:
+        raise ApiError(400, "invalid_field", f"'{key}' has more than {max_items} items")
+    return value
+
+
+def get_dict(data: dict, key: str, default: Any = None) -> Any:
+    value = data.get(key, _MISSING)
+    if value is _MISSING or value is None:
+        return default
+    if not isinstance(value, dict):
+        raise ApiError(400, "invalid_field", f"'{key}' must be an object")
+    return value

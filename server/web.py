@@ -1,0 +1,65 @@
+"""Small request helpers shared by the routes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.requests import Request
+
+from .config import Settings
+from .embedders import Embedder
+from .store.db import Database
+
+
+@dataclass
+class AppState:
+    settings: Settings
+    db: Database
+    embedder: Embedder | None
+    worker: Any = None  # the in-process Worker, when running
+
+    def wake_worker(self) -> None:
+        if self.worker is not None:
+            self.worker.wake.set()
+
+
+def app_state(request: Request) -> AppState:
+    return request.app.state.mw
+
+
+def bearer_token(request: Request) -> str | None:
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() == "bearer" and token.strip():
+        return token.strip()
+    return None
+
+
+def base_url(request: Request) -> str:
+    configured = app_state(request).settings.public_url
+    if configured:
+        return configured.rstrip("/")
+    return str(request.base_url).rstrip("/")
+
+
+def doc_url(request: Request, doc_id: str) -> str:
+    return f"{base_url(request)}/{doc_id}"
+
+
+def hub_url(request: Request, slug: str) -> str:
+    return f"{base_url(request)}/hub/{slug}"
+
+
+def bundle_url(request: Request, bundle_id: str) -> str:
+    return f"{base_url(request)}/b/{bundle_id}"
+
+
+def wants_markdown(request: Request) -> bool:
+    """An AI fetcher asks for markdown; a browser asks for HTML first."""
+    accept = request.headers.get("accept", "").lower()
+    if "text/markdown" in accept or "text/x-markdown" in accept:
+        return True
+    if "text/html" in accept:
+        return False
+    return "text/plain" in accept

@@ -1,0 +1,110 @@
+"""The indexing worker: in-process by default, `memorywiki worker` for separate processes."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from pathlib import Path
+
+from .config import Settings
+from .embedders import Embedder, EmbedderError
+from .indexer import claim_owed, index_bundle, index_docs, release_with_error
+from .store.db import Database
+
+log = logging.getLogger("memorywiki.worker")
+
+
+class Worker:
+    """Claims owed docs and bundles and indexes them until stopped."""
+
+    def __init__(self, db: Database, embedder: Embedder, *, batch: int = 32,
+                 idle_seconds: float = 1.0, retry_seconds: float = 5.0):
+        self.db = db
+        self.embedder = embedder
+        self.batch = batch
+        self.idle_seconds = idle_seconds
+        self.retry_seconds = retry_seconds
+        self.wake = asyncio.Event()
+        self._stopping = False
+
+    def stop(self) -> None:
+        self._stopping = True
+        self.wake.set()
+
+    async def run_once(self) -> int:
+        """Index one batch of owed work; return how many items were claimed."""
+        doc_ids, bundle_ids = await claim_owed(self.db, self.batch)
+        if not doc_ids and not bundle_ids:
+            return 0
+        try:
+            if doc_ids:
+                await index_docs(self.db, self.embedder, doc_ids)
+            for bundle_id in bundle_ids:
+                await index_bundle(self.db, self.embedder, bundle_id)
+        except EmbedderError as exc:
+            log.warning("embedder failed, work stays owed: %s", exc)
+            await release_with_error(self.db, doc_ids, bundle_ids, str(exc), self.retry_seconds)
+            await asyncio.sleep(min(self.retry_seconds, 1.0))
+        return len(doc_ids) + len(bundle_ids)
+
+    async def run(self) -> None:
+        listener = asyncio.create_task(self._listen())
+        try:
+            while not self._stopping:
+                try:
+                    claimed = await self.run_once()
+                except Exception:  # keep the worker alive; the work stays owed
+                    log.exception("indexing batch failed")
+                    claimed = 0
+                    await asyncio.sleep(self.retry_seconds)
+                if claimed == 0 and not self._stopping:
+                    self.wake.clear()
+                    try:
+                        await asyncio.wait_for(self.wake.wait(), self.idle_seconds)
+                    except TimeoutError:
+                        pass
+        finally:
+            listener.cancel()
+
+    async def _listen(self) -> None:
+        """Wake up as soon as any process commits owed work (NOTIFY memorywiki_owed)."""
+        import psycopg
+
+        while not self._stopping:
+            try:
+                async with await psycopg.AsyncConnection.connect(self.db.url, autocommit=True) as conn:
+                    await conn.execute("LISTEN memorywiki_owed")
+                    async for _ in conn.notifies():
+                        self.wake.set()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                await asyncio.sleep(self.retry_seconds)
+
+
+def run_worker(data_dir: Path | None = None) -> None:
+    """Entry point of `memorywiki worker`: index owed work until SIGINT/SIGTERM."""
+    from .app import open_database
+    from .embedders import make_embedder
+
+    settings = Settings.from_env(data_dir=data_dir)
+    embedder = make_embedder(settings)
+    if embedder is None:
+        raise SystemExit("memorywiki worker: no embedder configured (MEMORYWIKI_EMBEDDER), nothing to do")
+
+    async def main() -> None:
+        db, embedded = await open_database(settings)
+        worker = Worker(db, embedder, batch=settings.embed_batch // 4 or 1)
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, worker.stop)
+        try:
+            await worker.run()
+        finally:
+            await db.close()
+            if embedded is not None:
+                embedded.stop()
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    asyncio.run(main())
