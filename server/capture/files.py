@@ -8,6 +8,7 @@ import threading
 from pathlib import PurePath
 
 from .model import Captured, CaptureError
+from .mdutil import tidy_blocks
 from .transcript import transcript_markdown
 from .ziputil import check_ooxml
 
@@ -147,8 +148,7 @@ def _strip_leading_title(md: str, title: str) -> str:
 def _tidy(md: str) -> str:
     md = md.replace("\r\n", "\n").replace("\x0c", "\n\n")
     md = re.sub(r"[ \t]+\n", "\n", md)
-    md = re.sub(r"\n{3,}", "\n\n", md)
-    return md.strip() + "\n"
+    return tidy_blocks(md)
 
 
 def _pdf_check(data: bytes, name: str) -> dict:
@@ -218,6 +218,22 @@ def _short(exc: Exception) -> str:
     return text.strip(" -")[:200]
 
 
+def _html_to_markdown(text: str, name: str) -> tuple[str, str | None]:
+    """A saved web page: its main text (trafilatura, as for URLs); an HTML document where
+    that finds little: the whole body (markitdown)."""
+    from .share import extract_article
+
+    res = _convert_markitdown(text.encode("utf-8"), "html", name)
+    full = res.markdown or ""
+    try:
+        art = extract_article(text, "")
+    except CaptureError:
+        art = None
+    if art is not None and len(art.markdown) >= 0.25 * len(full.strip()):
+        return art.markdown, art.title if art.title != "Untitled page" else ((res.title or "").strip() or None)
+    return full, (res.title or "").strip() or None
+
+
 def _pptx_tidy(md: str) -> str:
     md = re.sub(r"<!-- Slide number: (\d+) -->\s*\n#\s+([^\n]+)", r"## Slide \1: \2", md)
     md = re.sub(r"<!-- Slide number: (\d+) -->", r"## Slide \1", md)
@@ -274,9 +290,7 @@ def convert_file(
                 if title:
                     cap.title = title
                 return cap
-            res = _convert_markitdown(text.encode("utf-8"), "html", name)
-            md = res.markdown or ""
-            doc_title = (res.title or "").strip() or None
+            md, doc_title = _html_to_markdown(text, name)
         else:
             md = text
             if kind == "markdown":

@@ -95,3 +95,40 @@ def render_turns(turns: list[tuple[str, str]]) -> str:
         body = "\n\n".join(demote_headings(t) for t in texts)
         parts.append(f"## {role}\n\n{body}")
     return "\n\n".join(parts) + ("\n" if parts else "")
+
+
+_FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+
+
+def tidy_blocks(md: str) -> str:
+    """Blank line before headings and around code fences (outside fences); trailing spaces
+    and runs of blank lines trimmed. Converters sometimes glue a heading to a fence."""
+    out: list[str] = []
+    fence: str | None = None
+    for line in md.replace("\r\n", "\n").split("\n"):
+        line = line.rstrip()
+        m = _FENCE_RE.match(line)
+        if fence is None:
+            if m:
+                if out and out[-1].strip():
+                    out.append("")
+                fence = m.group(1)[0] * len(m.group(1))
+                out.append(line)
+                continue
+            if line.lstrip().startswith("#") and re.match(r"^\s{0,3}#{1,6}\s", line) and out and out[-1].strip():
+                out.append("")
+            if out and out[-1] == "\x00close":
+                out[-1] = ""
+                if not line.strip():
+                    continue
+            out.append(line)
+            if re.match(r"^\s{0,3}#{1,6}\s", line):
+                out.append("\x00close")
+        else:
+            out.append(line)
+            if m and line.strip().startswith(fence[0] * len(fence)) and not line.strip().strip(fence[0]):
+                fence = None
+                out.append("\x00close")
+    text = "\n".join(x for x in out if x != "\x00close" or False)
+    text = re.sub(r"\n{3,}", "\n\n", text)
+    return text.strip() + "\n"

@@ -11,6 +11,7 @@ from . import chatgpt as _chatgpt
 from . import claude as _claude
 from .fetch import FetchedPage, fetch_url
 from .model import Captured, CaptureError
+from .mdutil import tidy_blocks
 from .turbostream import TurboStreamError, decode_html
 
 CHATGPT_HOSTS = {"chatgpt.com", "www.chatgpt.com", "chat.openai.com"}
@@ -246,7 +247,7 @@ def extract_article(html: str, url: str, title: str | None = None) -> Captured:
             v = getattr(meta_obj, k, None)
             if v:
                 meta[k] = v
-    md = md.strip()
+    md = tidy_blocks(md).strip()
     if doc_title:
         m = re.match(r"#\s+(.+?)\s*\n", md + "\n")
         if m and m.group(1).strip().lower() == doc_title.strip().lower():
