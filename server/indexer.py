@@ -22,30 +22,24 @@ log = logging.getLogger("memorywiki.indexer")
 DOC_TEXT_CHARS = 8000
 LEASE = "5 minutes"
 
-CLAIM_DOCS = f"""
-UPDATE docs SET claimed_until = now() + interval '{LEASE}'
+# A claim is a lease held by a worker's session (claimed_by = its backend pid): it
+# lapses when the lease runs out or at once when that session is gone (a crashed or
+# killed worker), so a restart picks the work up immediately.
+CLAIM = """
+UPDATE {table} SET claimed_until = now() + interval '{lease}', claimed_by = %(worker)s
 WHERE id IN (
-    SELECT id FROM docs
+    SELECT id FROM {table} t
     WHERE deleted_at IS NULL
       AND source_hash IS DISTINCT FROM embedded_hash
-      AND (claimed_until IS NULL OR claimed_until < now())
+      AND (claimed_until IS NULL OR claimed_until < now()
+           OR NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = t.claimed_by))
     ORDER BY updated_at
-    LIMIT %s
+    LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED)
 RETURNING id
 """
-
-CLAIM_BUNDLES = f"""
-UPDATE bundles SET claimed_until = now() + interval '{LEASE}'
-WHERE id IN (
-    SELECT id FROM bundles
-    WHERE deleted_at IS NULL
-      AND source_hash IS DISTINCT FROM embedded_hash
-      AND (claimed_until IS NULL OR claimed_until < now())
-    LIMIT %s
-    FOR UPDATE SKIP LOCKED)
-RETURNING id
-"""
+CLAIM_DOCS = CLAIM.format(table="docs", lease=LEASE)
+CLAIM_BUNDLES = CLAIM.format(table="bundles", lease=LEASE)
 
 
 def chunk_text(heading_path: str, markdown: str) -> str:
@@ -121,11 +115,13 @@ async def _write_doc(conn, plan: DocPlan, model: str) -> bool:
                 [(vec, c["id"], c["hash"]) for c, vec in zip(plan.missing, vectors[:-1])],
             )
         if doc["source_hash"] != plan.source_hash:
-            await conn.execute("UPDATE docs SET claimed_until = NULL WHERE id = %s", (plan.doc_id,))
+            await conn.execute("UPDATE docs SET claimed_until = NULL, claimed_by = NULL WHERE id = %s",
+                               (plan.doc_id,))
             return False
         await conn.execute(
             """UPDATE docs SET embedding = %s, embedded_hash = source_hash,
-                   embedded_chunk_hashes = %s, claimed_until = NULL, index_error = NULL
+                   embedded_chunk_hashes = %s, claimed_until = NULL, claimed_by = NULL,
+                   index_error = NULL
                WHERE id = %s""",
             (vectors[-1], plan.current_hashes, plan.doc_id),
         )
@@ -197,17 +193,18 @@ async def index_bundle(db: Database, embedder: Embedder, bundle_id: str) -> dict
     [vector] = await _embed(embedder, db, [bundle_text(row["title"], row["description"], row["member_titles"])])
     async with db.owner.connection() as conn:
         await conn.execute(
-            """UPDATE bundles SET embedding = %s, embedded_hash = %s, claimed_until = NULL
+            """UPDATE bundles SET embedding = %s, embedded_hash = %s, claimed_until = NULL, claimed_by = NULL
                WHERE id = %s AND source_hash = %s""",
             (vector, row["source_hash"], bundle_id, row["source_hash"]),
         )
     return {"embedded": {"bundle": True}}
 
 
-async def claim_owed(db: Database, batch: int) -> tuple[list[str], list[str]]:
+async def claim_owed(db: Database, batch: int, worker_pid: int) -> tuple[list[str], list[str]]:
+    params = {"worker": worker_pid, "limit": batch}
     async with db.owner.connection() as conn:
-        docs = [r["id"] for r in await (await conn.execute(CLAIM_DOCS, (batch,))).fetchall()]
-        bundles = [r["id"] for r in await (await conn.execute(CLAIM_BUNDLES, (batch,))).fetchall()]
+        docs = [r["id"] for r in await (await conn.execute(CLAIM_DOCS, params)).fetchall()]
+        bundles = [r["id"] for r in await (await conn.execute(CLAIM_BUNDLES, params)).fetchall()]
     return docs, bundles
 
 

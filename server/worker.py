@@ -27,14 +27,27 @@ class Worker:
         self.retry_seconds = retry_seconds
         self.wake = asyncio.Event()
         self._stopping = False
+        self._session = None  # held open: its backend pid marks this worker's claims
 
     def stop(self) -> None:
         self._stopping = True
         self.wake.set()
 
+    async def _worker_pid(self) -> int:
+        import psycopg
+
+        if self._session is None or self._session.closed:
+            self._session = await psycopg.AsyncConnection.connect(self.db.url, autocommit=True)
+        return self._session.info.backend_pid
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
     async def run_once(self) -> int:
         """Index one batch of owed work; return how many items were claimed."""
-        doc_ids, bundle_ids = await claim_owed(self.db, self.batch)
+        doc_ids, bundle_ids = await claim_owed(self.db, self.batch, await self._worker_pid())
         if not doc_ids and not bundle_ids:
             return 0
         try:
@@ -66,6 +79,7 @@ class Worker:
                         pass
         finally:
             listener.cancel()
+            await self.close()
 
     async def _listen(self) -> None:
         """Wake up as soon as any process commits owed work (NOTIFY memorywiki_owed)."""

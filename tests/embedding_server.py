@@ -7,6 +7,7 @@ all retrieval tests need. Counters let tests check how many requests and inputs 
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import math
@@ -78,6 +79,7 @@ class EmbeddingServer:
         self.inputs = 0
         self.base_url = ""
         self._failing = False
+        self._delay = 0.0
         self._lock = threading.Lock()
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
@@ -93,12 +95,19 @@ class EmbeddingServer:
         with self._lock:
             self._failing = failing
 
+    def set_delay(self, seconds: float) -> None:
+        """Answer slowly, so a test can kill an indexer in the middle of a call."""
+        with self._lock:
+            self._delay = seconds
+
     async def _embeddings(self, request: Request) -> JSONResponse:
         auth = request.headers.get("authorization", "")
         if not auth.lower().startswith("bearer ") or not auth[7:].strip():
             return _error(401, "You didn't provide an API key.", "invalid_request_error", "invalid_api_key")
         with self._lock:
-            failing = self._failing
+            failing, delay = self._failing, self._delay
+        if delay:
+            await asyncio.sleep(delay)
         if failing:
             return _error(503, "The server is overloaded or not ready yet.", "server_error", "service_unavailable")
         try:

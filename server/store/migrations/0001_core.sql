@@ -29,6 +29,7 @@ CREATE TABLE docs (
     embedded_chunk_hashes text[] NOT NULL DEFAULT '{}',
     embedding             vector,
     claimed_until         timestamptz,
+    claimed_by            integer,  -- backend pid of the claiming worker's session
     index_error           text,
     version               integer NOT NULL DEFAULT 1,
     created_at            timestamptz NOT NULL DEFAULT now(),
@@ -63,6 +64,7 @@ CREATE TABLE bundles (
     embedded_hash   text,
     embedding       vector,
     claimed_until   timestamptz,
+    claimed_by      integer,
     deleted_at      timestamptz,
     version         integer NOT NULL DEFAULT 1,
     created_at      timestamptz NOT NULL DEFAULT now(),

@@ -1,0 +1,106 @@
+"""`memorywiki worker` as a separate process: it indexes what the server saved, and a
+kill -9 in the middle of an embedding call leaves the work owed, never lost."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+
+MEMORYWIKI = str(Path(sys.executable).parent / "memorywiki")
+
+
+def _owed(database_url: str) -> list[tuple]:
+    with psycopg.connect(database_url) as conn:
+        return conn.execute(
+            "SELECT id, claimed_by FROM docs WHERE source_hash IS DISTINCT FROM embedded_hash ORDER BY id"
+        ).fetchall()
+
+
+def _start_worker(settings, embedding_server) -> subprocess.Popen:
+    env = {
+        **os.environ,
+        "DATABASE_URL": settings.database_url,
+        "MEMORYWIKI_EMBEDDER": "openai",
+        "MEMORYWIKI_OPENAI_MODEL": settings.openai_model,
+        "MEMORYWIKI_EMBED_RETRIES": "0",
+        "OPENAI_API_KEY": "test-key",
+        "OPENAI_BASE_URL": embedding_server.base_url,
+    }
+    return subprocess.Popen([MEMORYWIKI, "worker"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+
+
+def _wait(predicate, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def external(make_client):
+    """A server that leaves indexing to a separate worker process."""
+    client = make_client(in_process_worker=False)
+    token = client.post("/api/hubs", json={"slug": "ops"}).json()["owner_token"]
+    auth = {"Authorization": f"Bearer {token}"}
+    ids = []
+    for i in range(4):
+        body = {"hub": "ops", "title": f"Runbook {i}",
+                "markdown": f"# Runbook {i}\n\n## Restart\n\nRestart service number {i} with care.\n"}
+        response = client.post("/api/docs", json=body, headers=auth)
+        assert response.status_code == 201
+        ids.append(response.json()["id"])
+    return client, ids
+
+
+def test_worker_process_indexes_saved_docs(external, settings, embedding_server):
+    client, ids = external
+    assert client.get("/healthz").json()["owed"] == len(ids)
+    worker = _start_worker(settings, embedding_server)
+    try:
+        _wait(lambda: not _owed(settings.database_url), 30, "the worker to index")
+        result = client.post("/api/hub/ops/recall", json={"question": "restart service number 2"}).json()
+        assert result["mode"] == "vector"
+        assert result["results"][0]["title"] == "Runbook 2"
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        assert worker.wait(timeout=15) == 0, worker.stdout.read()
+
+
+def test_kill_9_mid_index_leaves_work_owed_and_a_restart_finishes_it(external, settings, embedding_server):
+    client, ids = external
+    before = {i: client.get(f"/raw/{i}").text for i in ids}
+    embedding_server.set_delay(30)
+    worker = _start_worker(settings, embedding_server)
+    try:
+        _wait(lambda: any(claimed for _, claimed in _owed(settings.database_url)), 30, "a claim")
+        time.sleep(0.3)  # the embedding request is now in flight
+        worker.send_signal(signal.SIGKILL)
+        worker.wait(timeout=10)
+    finally:
+        embedding_server.set_delay(0)
+        if worker.poll() is None:
+            worker.kill()
+
+    # Nothing lost or half-written: every doc is intact and still owed.
+    assert [doc_id for doc_id, _ in _owed(settings.database_url)] == sorted(ids)
+    assert {i: client.get(f"/raw/{i}").text for i in ids} == before
+
+    # A new worker picks the claims up at once (the dead session's lease lapses with it).
+    restarted = _start_worker(settings, embedding_server)
+    try:
+        _wait(lambda: not _owed(settings.database_url), 20, "the restarted worker to finish")
+    finally:
+        restarted.send_signal(signal.SIGTERM)
+        restarted.wait(timeout=15)
+    assert client.get("/healthz").json()["owed"] == 0
+    assert {i: client.get(f"/raw/{i}").text for i in ids} == before
