@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json as _json
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 import httpx
 
@@ -40,6 +40,14 @@ def doc_id_from(ref: str) -> str:
     if not ref:
         raise CLIError("empty doc id")
     return ref
+
+
+def access_from(ref: str) -> str | None:
+    """The ``?access=`` token of a shared doc URL, if any."""
+    if "?" not in ref:
+        return None
+    values = parse_qs(urlsplit(ref.strip()).query).get("access")
+    return values[0] if values else None
 
 
 def _error_message(resp: httpx.Response) -> tuple[str | None, str]:
@@ -157,12 +165,14 @@ class Client:
     def recall(self, slug: str, body: dict, token: str | None = None) -> dict:
         return self.json("POST", f"/api/hub/{seg(slug)}/recall", json=body, token=token)
 
-    def raw(self, doc_id: str, token: str | None = None) -> str:
-        resp = self.request("GET", f"/raw/{seg(doc_id)}", token=token, accept="text/markdown")
+    def raw(self, doc_id: str, token: str | None = None, access: str | None = None) -> str:
+        headers = {"X-Doc-Access": access} if access else None
+        resp = self.request("GET", f"/raw/{seg(doc_id)}", token=token, accept="text/markdown", headers=headers)
         return resp.text
 
-    def get_doc(self, doc_id: str, token: str | None = None) -> dict:
-        return self.json("GET", f"/api/docs/{seg(doc_id)}", token=token)
+    def get_doc(self, doc_id: str, token: str | None = None, access: str | None = None) -> dict:
+        headers = {"X-Doc-Access": access} if access else None
+        return self.json("GET", f"/api/docs/{seg(doc_id)}", token=token, headers=headers)
 
     def patch_doc(self, doc_id: str, body: dict, token: str | None, if_match: str | None = None) -> dict:
         headers = {"If-Match": if_match} if if_match is not None else None
@@ -173,6 +183,9 @@ class Client:
 
     def embed(self, doc_id: str, token: str | None = None) -> dict:
         return self.json("POST", f"/api/embed/{seg(doc_id)}", token=token)
+
+    def embed_bundle(self, bundle_id: str) -> dict:
+        return self.json("POST", f"/api/embed/bundle/{seg(bundle_id)}")
 
     def create_bundle(self, body: dict, token: str | None) -> dict:
         return self.json("POST", "/api/bundles", json=body, token=token)

@@ -22,10 +22,10 @@ import typer.core
 from typer.exceptions import Abort, Exit, TyperException
 
 from . import output
-from .client import Client, doc_id_from
+from .client import Client, access_from, doc_id_from
 from .config import Config
 from .errors import APIError, CLIError
-from .sections import headings, replace_section
+from .sections import headings, replace_section, strip_pulled_front_matter
 
 # ---------------------------------------------------------------------------------------
 # error handling: one group class catches everything a command raises
@@ -515,7 +515,10 @@ def capture(
             body.update(
                 {"title": final_title, "markdown": markdown, "hub": hub_slug, "source": src, "is_draft": draft}
             )
-            data = client.create_doc(body, token)
+            try:
+                data = client.create_doc(body, token)
+            except APIError as exc:
+                raise _auth_hint(exc, cfg, bool(token)) from None
 
     _remember_capture(cfg, data, hub_slug)
     if as_json:
@@ -570,18 +573,31 @@ def recall(
 def pull(
     ctx: typer.Context,
     doc: Annotated[str, typer.Argument(metavar="DOC", help="Doc id or doc URL.")],
+    body: Annotated[bool, typer.Option("--body", help="Only the markdown body, exactly as stored (no front matter).")] = False,
+    as_json: JsonOpt = False,
     url: ServerOpt = None,
 ) -> None:
-    """Print a doc's markdown (GET /raw/<id>)."""
+    """Print a doc's markdown with its front matter (GET /raw/<id>); --body for the bare body."""
     state = _state(ctx)
     cfg = state.config
     doc_id = doc_id_from(doc)
     token = cfg.doc_token(doc_id)
+    access = access_from(doc)
     with state.client(url) as client:
         try:
-            text = client.raw(doc_id, token=token)
+            if body or as_json:
+                data = client.get_doc(doc_id, token=token, access=access)
+            else:
+                text = client.raw(doc_id, token=token, access=access)
         except APIError as exc:
             raise _auth_hint(exc, cfg, bool(token)) from None
+    if as_json:
+        output.print_json(data)
+        return
+    if body:
+        text = data.get("markdown") or ""
+        sys.stdout.write(text)
+        return
     sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
 
 
@@ -608,6 +624,11 @@ def update(
             text = None  # empty piped stdin with --title: a rename
         else:
             raise CLIError("empty body: nothing to update (pass --title alone to rename)")
+    if text is not None and section is None:
+        # `memorywiki pull ID > f.md; edit f.md; memorywiki update ID f.md` round-trips
+        text, pulled_title = strip_pulled_front_matter(text, doc_id)
+        if title is None:
+            title = pulled_title
     if text is None and title is None:
         raise CLIError("nothing to update: give a FILE, pipe markdown on stdin, or --title")
     if section is not None and text is None:
@@ -644,18 +665,21 @@ def update(
 @app.command()
 def embed(
     ctx: typer.Context,
-    doc: Annotated[str, typer.Argument(metavar="DOC", help="Doc id or doc URL.")],
+    doc: Annotated[str, typer.Argument(metavar="ID", help="Doc id or doc URL (a bundle id or URL with --bundle).")],
+    bundle: Annotated[bool, typer.Option("--bundle", help="ID is a bundle: refresh its vector.")] = False,
     url: ServerOpt = None,
 ) -> None:
     """Index a doc now (skipped when its text has not changed); prints the JSON result."""
     state = _state(ctx)
     cfg = state.config
     doc_id = doc_id_from(doc)
-    token = cfg.doc_token(doc_id)
+    token = None if bundle else cfg.doc_token(doc_id)
     with state.client(url) as client:
         try:
-            data = client.embed(doc_id, token=token)
+            data = client.embed_bundle(doc_id) if bundle else client.embed(doc_id, token=token)
         except APIError as exc:
+            if exc.code == "embedder_unavailable" or (exc.status == 409 and "embedder" in exc.message):
+                raise CLIError(exc.message) from None
             raise _auth_hint(exc, cfg, bool(token)) from None
     output.print_json(data)
 

@@ -7,7 +7,6 @@ import sys
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 
@@ -57,34 +56,27 @@ def _url_line(c: Console, url: str | None) -> None:
 def render_hub(data: dict) -> None:
     c = console()
     slug = data.get("slug", "")
-    c.print(Text.assemble(("hub ", "dim"), (str(slug), "bold")), soft_wrap=True)
-    _url_line(c, data.get("url"))
+    c.print(Text.assemble(("hub ", "dim"), (str(slug), "bold"), "  ", (str(data.get("url") or ""), "cyan")), soft_wrap=True)
     docs = data.get("docs") or []
     bundles = data.get("bundles") or []
+    c.print()
     if docs:
-        table = Table(title=f"{len(docs)} doc{'s' if len(docs) != 1 else ''}", title_justify="left", expand=False)
-        table.add_column("id", no_wrap=True)
-        table.add_column("title")
-        table.add_column("updated", no_wrap=True)
-        table.add_column("url", no_wrap=True, overflow="fold")
+        c.print(Text(f"{len(docs)} doc{'s' if len(docs) != 1 else ''}", style="bold underline"), soft_wrap=True)
         for d in docs:
-            table.add_row(
-                str(d.get("id", "")),
-                Text(str(d.get("title") or "")),
-                str(d.get("updated_at") or "")[:19].replace("T", " "),
-                str(d.get("url") or ""),
-            )
-        c.print(table)
+            c.print(Text.assemble("  ", (" ".join(str(d.get("title") or "").split()), "bold")), soft_wrap=True)
+            updated = str(d.get("updated_at") or "")[:16].replace("T", " ")
+            meta = " · ".join(x for x in (str(d.get("id", "")), updated) if x)
+            c.print(Text.assemble("    ", (meta, "dim"), "  ", (str(d.get("url") or ""), "cyan")), soft_wrap=True)
     else:
         c.print(Text("no docs yet", style="dim"))
     if bundles:
-        table = Table(title=f"{len(bundles)} bundle{'s' if len(bundles) != 1 else ''}", title_justify="left")
-        table.add_column("id", no_wrap=True)
-        table.add_column("title")
-        table.add_column("url", no_wrap=True, overflow="fold")
+        c.print()
+        c.print(Text(f"{len(bundles)} bundle{'s' if len(bundles) != 1 else ''}", style="bold underline"), soft_wrap=True)
         for b in bundles:
-            table.add_row(str(b.get("id", "")), Text(str(b.get("title") or "")), str(b.get("url") or ""))
-        c.print(table)
+            c.print(Text.assemble("  ", (" ".join(str(b.get("title") or "").split()), "bold")), soft_wrap=True)
+            if b.get("description"):
+                c.print(Text("    " + snippet(b["description"], 200)), soft_wrap=True)
+            c.print(Text.assemble("    ", (str(b.get("id", "")), "dim"), "  ", (str(b.get("url") or ""), "cyan")), soft_wrap=True)
 
 
 def render_doc_lines(data: dict) -> None:

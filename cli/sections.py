@@ -8,6 +8,7 @@ the next top-level heading of the same or a higher level (deeper headings stay i
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
@@ -134,3 +135,30 @@ def replace_section(markdown: str, name: str, new_text: str) -> str:
             gap = [eol]
         out = heading_lines + (gap + new_lines if new_lines else [])
     return "".join(lines[: target.start] + out + trailing + lines[end:])
+
+
+_FRONT = re.compile(r"\A---\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)(?:[ \t]*\r?\n)?", re.DOTALL)
+
+
+def strip_pulled_front_matter(text: str, doc_id: str) -> tuple[str, str | None]:
+    """Undo what ``/raw/<id>`` adds: if ``text`` starts with the front matter the server wrote
+    for this doc (its ``url:`` ends in ``/<doc_id>``), return (body, title from it); else
+    (text, None). Other front matter is the user's own and is kept."""
+    m = _FRONT.match(text)
+    if not m:
+        return text, None
+    fields: dict[str, object] = {}
+    for line in m.group(1).splitlines():
+        key, sep, value = line.partition(":")
+        if not sep:
+            return text, None
+        value = value.strip()
+        try:
+            fields[key.strip()] = json.loads(value)
+        except ValueError:
+            fields[key.strip()] = value
+    url = fields.get("url")
+    if not isinstance(url, str) or url.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1] != doc_id:
+        return text, None
+    title = fields.get("title")
+    return text[m.end():], (title if isinstance(title, str) and title.strip() else None)

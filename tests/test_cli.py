@@ -145,14 +145,29 @@ def test_capture_stdin_and_file_remember_edit_token(env):
     doc = httpx.get(f"{env.url}/api/docs/{data['id']}", headers={"Authorization": f"Bearer {data['edit_token']}"}).json()
     assert doc["title"] == "From a file" and doc["hub"] == s and doc["source"] == "cli"
 
-    assert run("pull", data["id"]).stdout == "# From a file\n\nfile body\n"
-    assert run("pull", url).stdout == md  # a full URL works too
+    assert run("pull", "--body", data["id"]).stdout == "# From a file\n\nfile body\n"
+    assert run("pull", "--body", url).stdout == md  # a full URL works too
+
+    # plain `pull` is /raw: front matter with provenance, then the body
+    raw = run("pull", url).stdout
+    assert raw.startswith("---\n") and f'url: "{url}"' in raw and raw.endswith(md)
+
+
+def test_pull_edit_update_round_trip(env):
+    make_hub(env)
+    url = capture(env, "# Round trip\n\nfirst\n", "--title", "Round trip")
+    pulled = run("pull", url).stdout
+    f = env.tmp / "edit.md"
+    f.write_text(pulled.replace("first", "second").replace('title: "Round trip"', 'title: "Round trip 2"'))
+    run("update", url, str(f))
+    assert run("pull", "--body", url).stdout == "# Round trip\n\nsecond\n"  # no front matter in the body
+    assert json.loads(run("pull", "--json", url).stdout)["title"] == "Round trip 2"
 
 
 def test_capture_hubless_without_auth(env):
     url = capture(env, "no hub here\n", "--title", "Loose page")
     assert "hub" not in config(env).get("docs", {})[doc_id(url)]
-    assert run("pull", url).stdout == "no hub here\n"
+    assert run("pull", "--body", url).stdout == "no hub here\n"
 
 
 def test_capture_wrong_owner_token_is_a_clean_error(env, monkeypatch):
@@ -174,7 +189,7 @@ def test_capture_empty_is_rejected_and_nothing_saved(env):
 def test_pull_private_doc_uses_remembered_edit_token(env):
     make_hub(env)
     url = capture(env, "draft text\n", "--title", "Draft", "--draft")
-    assert run("pull", doc_id(url)).stdout == "draft text\n"
+    assert run("pull", "--body", doc_id(url)).stdout == "draft text\n"
     # without the token the draft is not readable
     cfg = config(env)
     del cfg["docs"]
@@ -182,7 +197,7 @@ def test_pull_private_doc_uses_remembered_edit_token(env):
     import tomli_w
 
     env.config.write_text(tomli_w.dumps(cfg))
-    result = run("pull", doc_id(url), ok=False)
+    result = run("pull", "--body", doc_id(url), ok=False)
     assert result.exit_code == 1 and result.stderr.startswith("error: ")
 
 
@@ -257,7 +272,7 @@ def test_update_section_keeps_the_rest(env):
     url = capture(env, SECTIONED, "--title", "Guide")
     result = run("update", doc_id(url), "--section", "Use", "-", input="New usage.\n")
     assert result.stdout.strip() == url
-    pulled = run("pull", url).stdout
+    pulled = run("pull", "--body", url).stdout
     head, tail = SECTIONED.split("## Use", 1)[0], SECTIONED.split("## Later", 1)[1]
     assert pulled == head + "## Use\n\nNew usage.\n\n## Later" + tail
 
@@ -268,7 +283,7 @@ def test_update_whole_body_and_title(env):
     f = env.tmp / "v2.md"
     f.write_text("v2 body\n")
     run("update", url, str(f), "--title", "Versioned again")
-    assert run("pull", url).stdout == "v2 body\n"
+    assert run("pull", "--body", url).stdout == "v2 body\n"
     data = json.loads(run("hub", "show", "--json").stdout)
     assert [d["title"] for d in data["docs"]] == ["Versioned again"]
 
@@ -282,8 +297,8 @@ def test_update_conflict_message(env, monkeypatch):
 
     real_get = Client.get_doc
 
-    def stale_get(self, doc_id, token=None):
-        doc = real_get(self, doc_id, token)
+    def stale_get(self, doc_id, token=None, **kw):
+        doc = real_get(self, doc_id, token, **kw)
         doc["version"] = int(doc["version"]) - 1  # as if read before the other edit
         return doc
 
@@ -300,7 +315,7 @@ def test_update_without_token_is_refused(env, monkeypatch):
     result = run("update", url, "-", input="theirs\n", ok=False)
     assert result.exit_code == 1 and result.stderr.startswith("error: ")
     monkeypatch.delenv("MEMORYWIKI_TOKEN")
-    assert run("pull", url).stdout == "mine\n"
+    assert run("pull", "--body", url).stdout == "mine\n"
 
 
 def test_update_unknown_section(env):
@@ -342,7 +357,7 @@ def test_embed_recall_bundle_delete(env):
 
     assert run("delete", doc_id(b)).stdout.strip() == f"deleted {doc_id(b)}"
     assert doc_id(b) not in config(env)["docs"]
-    gone = run("pull", b, ok=False)
+    gone = run("pull", "--body", b, ok=False)
     assert gone.exit_code == 1 and gone.stderr.startswith("error: ")
 
 

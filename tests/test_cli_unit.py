@@ -133,6 +133,14 @@ def test_doc_id_from(ref, expected):
     assert doc_id_from(ref) == expected
 
 
+def test_access_from():
+    from memorywiki.cli.client import access_from
+
+    assert access_from("http://127.0.0.1:8000/abc123?access=mwa_x") == "mwa_x"
+    assert access_from("http://127.0.0.1:8000/abc123") is None
+    assert access_from("abc123") is None
+
+
 def test_doc_id_from_rejects_empty():
     with pytest.raises(CLIError):
         doc_id_from("https://memory.wiki/")
