@@ -237,8 +237,10 @@ def extract_article(html: str, url: str, title: str | None = None) -> Captured:
         favor_recall=True,
         with_metadata=False,
     )
-    if not md or not md.strip():
-        raise CaptureError("empty", "No readable article text was found on this page.", 422)
+    if not md or len(md.strip()) < 25:
+        raise CaptureError(
+            "empty", "No readable article text was found on this page (it may need JavaScript to show).", 422
+        )
     meta_obj = trafilatura.extract_metadata(html, default_url=url or None)
     doc_title = title or (meta_obj.title if meta_obj and meta_obj.title else None)
     meta = {"url": url} if url else {}
@@ -305,7 +307,7 @@ async def capture_url(url: str, *, title: str | None = None, allow_loopback: boo
                 return _with_title(parse_chatgpt_share(html, url), title)
             except CaptureError:
                 pass
-        if '"chat_messages"' in html:
+        if "chat_messages" in html:
             try:
                 return _with_title(parse_claude_share(html, url), title)
             except CaptureError:
