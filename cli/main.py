@@ -6,6 +6,7 @@ Errors are one line on stderr (``error: ...``) with exit code 1, never a traceba
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import mimetypes
 import os
@@ -419,6 +420,16 @@ def _read_agent_session(tool: str, session_id: str | None) -> Any:
         raise CLIError(f"cannot read {tool} session {path}: {exc}") from None
 
 
+@contextlib.contextmanager
+def _capture_errors(client: Client, cfg: Config, token: str | None):
+    try:
+        yield
+    except APIError as exc:
+        if exc.status in (404, 405) and exc.code in (None, "not_found") and exc.message in ("Not Found", "Method Not Allowed"):
+            raise CLIError(f"the server at {client.base_url} cannot capture this kind of input yet (HTTP {exc.status})") from None
+        raise _auth_hint(exc, cfg, bool(token)) from None
+
+
 def _remember_capture(cfg: Config, data: dict, hub: str | None) -> None:
     doc_id = data.get("id")
     if doc_id is None:
@@ -456,7 +467,7 @@ def capture(
     if sources > 1:
         raise CLIError("give only one of FILE, --url or --agent")
 
-    with state.client(server) as client:
+    with state.client(server) as client, _capture_errors(client, cfg, token):
         if page_url:
             data = client.capture_url({"url": page_url, "title": title, "hub": hub_slug}, token)
         elif file and file != "-" and Path(file).suffix.lower() in BINARY_KINDS:
@@ -515,10 +526,7 @@ def capture(
             body.update(
                 {"title": final_title, "markdown": markdown, "hub": hub_slug, "source": src, "is_draft": draft}
             )
-            try:
-                data = client.create_doc(body, token)
-            except APIError as exc:
-                raise _auth_hint(exc, cfg, bool(token)) from None
+            data = client.create_doc(body, token)
 
     _remember_capture(cfg, data, hub_slug)
     if as_json:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
@@ -37,6 +38,16 @@ def snippet(markdown: str | None, limit: int = 300) -> str:
         return text
     cut = text[:limit].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit]
     return cut.rstrip() + "…"
+
+
+def strip_leading_headings(markdown: str) -> str:
+    """Drop ATX heading lines at the top of a chunk (the breadcrumb shows them)."""
+    lines = markdown.lstrip("\n").split("\n")
+    i = 0
+    while i < len(lines) and (not lines[i].strip() or re.match(r"^ {0,3}#{1,6}(\s|$)", lines[i])):
+        i += 1
+    rest = "\n".join(lines[i:])
+    return rest if rest.strip() else markdown
 
 
 def breadcrumb(value: Any, title: str | None = None) -> str:
@@ -126,7 +137,7 @@ def render_recall(data: dict, level: str) -> None:
             url = r.get("doc_url") or r.get("url")
         else:
             head = breadcrumb(r.get("heading_path"), r.get("title"))
-            body = r.get("markdown") or ""
+            body = strip_leading_headings(r.get("markdown") or "")  # the breadcrumb already says it
             url = r.get("doc_url") or r.get("url")
         line = Text.assemble((f"{i}. ", "dim"), (head, "bold"))
         scores = _scores(r)

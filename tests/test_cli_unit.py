@@ -389,3 +389,24 @@ def test_serve_and_worker_call_the_server_lazily(clean_env, monkeypatch):
     result = runner.invoke(app, ["worker"])
     assert result.exit_code == 0, result.output
     assert calls == [("serve", "127.0.0.1", 8123, Path(clean_env / "d")), ("worker", None)]
+
+
+def test_strip_leading_headings():
+    from memorywiki.cli.output import strip_leading_headings
+
+    assert strip_leading_headings("## Setup\n\nInstall it.\n") == "Install it.\n"
+    assert strip_leading_headings("# A\n## B\ntext") == "text"
+    assert strip_leading_headings("## Only a heading\n") == "## Only a heading\n"
+    assert strip_leading_headings("#hashtag is text") == "#hashtag is text"
+
+
+def test_strip_pulled_front_matter():
+    from memorywiki.cli.sections import strip_pulled_front_matter
+
+    pulled = '---\ntitle: "T: x"\nurl: "http://h:1/abc123"\nhub: "h"\n---\n\n# Body\n\ntext\n'
+    assert strip_pulled_front_matter(pulled, "abc123") == ("# Body\n\ntext\n", "T: x")
+    # front matter of another doc, or the user's own, stays
+    assert strip_pulled_front_matter(pulled, "other")[0] == pulled
+    own = "---\nlayout: post\n---\n\nbody\n"
+    assert strip_pulled_front_matter(own, "abc123") == (own, None)
+    assert strip_pulled_front_matter("no front matter", "abc123") == ("no front matter", None)
