@@ -377,8 +377,9 @@ def _install_aider_conf(conf: Path, entry: str, rec_base: dict, manifest: Manife
         return Action("create" if created else "update", conf, f"read: + {entry}", applied=False)
     dirs = _write(conf, new_text)
     was_created = created or bool(rec and rec.get("created"))
+    original = (rec or {}).get("original") if rec else (None if created else text)
     manifest.put(conf, **rec_base, kind="aider-read", entry=entry, created=was_created,
-                 sha256=_sha(new_text), dirs=dirs)
+                 sha256=_sha(new_text), dirs=dirs, original=original)
     return Action("create" if created else "update", conf, f"read: + {entry}")
 
 
@@ -404,6 +405,13 @@ def _remove_aider_conf(conf: Path, rec: dict, manifest: Manifest, dry_run: bool,
         manifest.drop(conf)
         _prune_dirs(rec.get("dirs", []))
         return Action("remove", conf)
+    if isinstance(rec.get("original"), str) and _sha(current) == rec.get("sha256"):
+        # untouched since we edited it: put back the user's file byte for byte
+        if dry_run:
+            return Action("update", conf, f"read: - {entry}", applied=False)
+        _write(conf, rec["original"])
+        manifest.drop(conf)
+        return Action("update", conf, f"read: - {entry}")
     try:
         new_text = _edit_read(current, entry, add=False)
     except Exception as exc:  # noqa: BLE001
