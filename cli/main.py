@@ -7,11 +7,13 @@ Errors are one line on stderr (``error: ...``) with exit code 1, never a traceba
 from __future__ import annotations
 
 import contextlib
+import errno
 import importlib
 import mimetypes
 import os
 import pkgutil
 import re
+import socket
 import sys
 from dataclasses import dataclass, field
 from enum import Enum
@@ -237,6 +239,28 @@ def _auth_hint(exc: APIError, cfg: Config, has_token: bool) -> CLIError:
 # ---------------------------------------------------------------------------------------
 
 
+def _check_port_free(host: str, port: int) -> None:
+    """Fail fast (before starting PostgreSQL) when the port is taken."""
+    if port == 0:
+        return
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise CLIError(f"cannot resolve host {host!r}: {exc.strerror or exc}") from None
+    family, _, _, _, addr = infos[0]
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(addr)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise CLIError(
+                    f"port {port} on {host} is already in use (is Memory.Wiki already running? "
+                    f"try `memorywiki serve --port {port + 1}`)"
+                ) from None
+            raise CLIError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+
+
 @app.command()
 def serve(
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
@@ -246,6 +270,7 @@ def serve(
     ] = None,
 ) -> None:
     """Run the Memory.Wiki server (embedded PostgreSQL unless DATABASE_URL is set) until Ctrl-C."""
+    _check_port_free(host, port)
     try:
         from memorywiki.server.app import run_server
     except ImportError as exc:

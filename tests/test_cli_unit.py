@@ -384,11 +384,21 @@ def test_serve_and_worker_call_the_server_lazily(clean_env, monkeypatch):
     worker_mod.run_worker = lambda data_dir: calls.append(("worker", data_dir))
     monkeypatch.setitem(sys.modules, "memorywiki.server.app", app_mod)
     monkeypatch.setitem(sys.modules, "memorywiki.server.worker", worker_mod)
-    result = runner.invoke(app, ["serve", "--port", "8123", "--data-dir", str(clean_env / "d")])
+    port = closed_port()
+    result = runner.invoke(app, ["serve", "--port", str(port), "--data-dir", str(clean_env / "d")])
     assert result.exit_code == 0, result.output
     result = runner.invoke(app, ["worker"])
     assert result.exit_code == 0, result.output
-    assert calls == [("serve", "127.0.0.1", 8123, Path(clean_env / "d")), ("worker", None)]
+    assert calls == [("serve", "127.0.0.1", port, Path(clean_env / "d")), ("worker", None)]
+
+    # a taken port fails fast, before the server (and its PostgreSQL) starts
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        taken = busy.getsockname()[1]
+        result = runner.invoke(app, ["serve", "--port", str(taken)])
+    assert result.exit_code == 1 and f"port {taken} on 127.0.0.1 is already in use" in result.stderr
+    assert len(calls) == 2
 
 
 def test_strip_leading_headings():
