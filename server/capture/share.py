@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from pathlib import PurePosixPath
@@ -312,7 +313,7 @@ async def capture_url(url: str, *, title: str | None = None, allow_loopback: boo
                 return _with_title(parse_claude_share(html, url), title)
             except CaptureError:
                 pass
-        cap = extract_article(html, final, title)
+        cap = await asyncio.to_thread(extract_article, html, final, title)
         cap.meta["url"] = url
         if final != url:
             cap.meta["final_url"] = final
@@ -336,7 +337,7 @@ async def capture_url(url: str, *, title: str | None = None, allow_loopback: boo
     from .files import convert_file
 
     name = PurePosixPath(urlsplit(final).path).name or "download"
-    cap = convert_file(page.body, name, ctype, title)
+    cap = await asyncio.to_thread(convert_file, page.body, name, ctype, title)
     cap.meta["url"] = url
     if final != url:
         cap.meta["final_url"] = final
