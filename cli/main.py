@@ -413,36 +413,61 @@ def list_cmd(
 
 def _known_agents() -> list[str]:
     try:
+        from memorywiki.adapters.common import TOOLS
+
+        return list(TOOLS)
+    except ImportError:
+        pass
+    try:
         import memorywiki.adapters as adapters
     except ImportError:
         return []
-    return sorted(m.name for m in pkgutil.iter_modules(adapters.__path__) if m.ispkg and m.name != "mcp")
+    return sorted(m.name.replace("_", "-") for m in pkgutil.iter_modules(adapters.__path__) if m.ispkg and m.name != "mcp")
+
+
+def _agent_reader(tool: str) -> tuple[str, Any]:
+    """(canonical tool name, reader module) for ``--agent``: the adapters' registry (with its
+    aliases: claude, cc, codex-cli, ...) first, else ``memorywiki.adapters.<tool>.reader``."""
+    try:
+        from memorywiki.adapters.common import normalize_tool
+    except ImportError:
+        normalize_tool = None
+    name = tool.strip().lower()
+    if normalize_tool is not None:
+        try:
+            name = normalize_tool(name)
+        except ValueError:
+            pass
+    package = name.replace("-", "_")
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", package):
+        raise CLIError(f"unknown agent {tool!r}")
+    module = f"memorywiki.adapters.{package}.reader"
+    try:
+        return name, importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name and (module.startswith(exc.name) or exc.name.startswith(module)):
+            known = ", ".join(_known_agents()) or "none installed"
+            raise CLIError(f"no session reader for agent {tool!r} (known: {known})") from None
+        raise CLIError(f"the {tool} reader needs a missing module: {exc.name}") from None
 
 
 def _read_agent_session(tool: str, session_id: str | None) -> Any:
-    """Find and read an agent session through ``memorywiki.adapters.<tool>.reader``."""
-    name = tool.strip().lower().replace("-", "_")
-    if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
-        raise CLIError(f"unknown agent {tool!r}")
-    module = f"memorywiki.adapters.{name}.reader"
-    try:
-        reader = importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name and (module.startswith(exc.name) or exc.name.startswith(module)):
-            known = ", ".join(a.replace("_", "-") for a in _known_agents()) or "none installed"
-            raise CLIError(f"no session reader for agent {tool!r} (known: {known})") from None
-        raise CLIError(f"the {tool} reader needs a missing module: {exc.name}") from None
+    """Find and read an agent session: ``reader.find_session(session_id, cwd=, home=)`` then
+    ``reader.read_session(path)`` (aider also takes the session id: a block timestamp)."""
+    name, reader = _agent_reader(tool)
     try:
         path = reader.find_session(session_id, cwd=Path.cwd(), home=Path.home())
     except (LookupError, FileNotFoundError, ValueError) as exc:
         raise CLIError(str(exc) or f"no {tool} session found") from None
     if not path:
         where = f"with id {session_id}" if session_id else f"for {Path.cwd()}"
-        raise CLIError(f"no {tool} session found {where}")
+        raise CLIError(f"no {name} session found {where}")
     try:
+        if name == "aider" and session_id:
+            return reader.read_session(path, session_id)
         return reader.read_session(path)
-    except (OSError, ValueError) as exc:
-        raise CLIError(f"cannot read {tool} session {path}: {exc}") from None
+    except (OSError, ValueError, LookupError) as exc:
+        raise CLIError(f"cannot read {name} session {path}: {exc}") from None
 
 
 @contextlib.contextmanager

@@ -367,3 +367,24 @@ def test_recall_errors_are_one_line(env):
     assert result.exit_code == 1 and result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
     result = run("recall", "anything", "--k", "100000", ok=False)
     assert result.exit_code == 1 and result.stderr.startswith("error: ")
+
+
+def test_agent_capture_with_the_real_claude_code_reader(env, monkeypatch):
+    """`--agent claude` (an alias) finds the transcript under $HOME/.claude/projects by session id."""
+    import shutil
+
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("CLAUDE_CODE_SESSION_ID", raising=False)
+    make_hub(env)
+    project = env.tmp / "home" / ".claude" / "projects" / "-work-proj"
+    project.mkdir(parents=True)
+    shutil.copy(Path(__file__).parent / "data" / "adapters" / "claude_branching.jsonl", project / "sess-branch.jsonl")
+
+    data = json.loads(run("capture", "--agent", "claude", "--session", "sess-branch", "--json").stdout)
+    doc = httpx.get(f"{env.url}/api/docs/{data['id']}", headers={"Authorization": f"Bearer {data['edit_token']}"}).json()
+    assert doc["title"] == "Lazy JSONL parsing" and doc["source"] == "claude-code"
+    assert doc["meta"] == {"tool": "claude-code", "session_id": "sess-branch", "cwd": "/work/proj", "git_branch": "feature/x"}
+    assert doc["markdown"].startswith("## User")
+
+    missing = run("capture", "--agent", "claude", "--session", "no-such-session", ok=False)
+    assert missing.exit_code == 1 and missing.stderr == "error: no claude-code session found with id no-such-session\n"
