@@ -519,7 +519,12 @@ def capture(
 
     with state.client(server) as client, _capture_errors(client, cfg, token):
         if page_url:
-            data = client.capture_url({"url": page_url, "title": title, "hub": hub_slug}, token)
+            req: dict[str, Any] = {"url": page_url, "title": title, "hub": hub_slug}
+            if source:
+                req["source"] = source
+            if draft:
+                req["is_draft"] = True  # never silently publish what was meant to be private
+            data = client.capture_url({k: v for k, v in req.items() if v is not None}, token)
         elif file and file != "-" and Path(file).suffix.lower() in BINARY_KINDS:
             path = Path(file).expanduser()
             try:
