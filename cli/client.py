@@ -84,7 +84,7 @@ class Client:
                 base_url=self.base_url,
                 timeout=timeout,
                 headers={"User-Agent": USER_AGENT},
-                follow_redirects=False,
+                follow_redirects=True,
                 **kwargs,
             )
         except (httpx.InvalidURL, ValueError) as exc:
