@@ -13,7 +13,10 @@ import psycopg
 
 log = logging.getLogger("memorywiki.store")
 
-_INDEXED_TABLES = ("chunks", "docs", "bundles")
+# In the order saves take their write locks (docs, then bundles via triggers, then chunks):
+# building the indexes locks the tables in that same order, so a save running while the
+# first vectors arrive waits instead of deadlocking.
+_INDEXED_TABLES = ("docs", "bundles", "chunks")
 
 
 async def current_space(conn: psycopg.AsyncConnection) -> tuple[str, int] | None:
@@ -51,6 +54,7 @@ async def ensure_space(conn: psycopg.AsyncConnection, model: str, dim: int) -> N
     async with conn.transaction():
         await conn.execute("LOCK TABLE embedding_space IN EXCLUSIVE MODE")
         if await current_space(conn) is None:
+            await conn.execute(f"LOCK TABLE {', '.join(_INDEXED_TABLES)} IN SHARE MODE")
             await conn.execute("INSERT INTO embedding_space (model, dim) VALUES (%s, %s)", (model, dim))
             for table in _INDEXED_TABLES:
                 await conn.execute(
