@@ -162,6 +162,19 @@ class Client:
             "POST", "/api/capture/file", data=form, files={"file": (filename, content, mime)}, token=token
         )
 
+    def import_export(self, kind: str, filename: str, fh: Any, mime: str, fields: dict, token: str | None) -> dict:
+        return self.json(
+            "POST", f"/api/import/{seg(kind)}", data=fields, files={"file": (filename, fh, mime)}, token=token
+        )
+
+    @property
+    def timeout(self) -> httpx.Timeout:
+        return self._http.timeout
+
+    @timeout.setter
+    def timeout(self, value: float | None) -> None:
+        self._http.timeout = httpx.Timeout(value)
+
     def recall(self, slug: str, body: dict, token: str | None = None) -> dict:
         return self.json("POST", f"/api/hub/{seg(slug)}/recall", json=body, token=token)
 

@@ -149,8 +149,10 @@ class Config:
     # ---- docs --------------------------------------------------------------------------
 
     def remember_doc(self, doc_id: str, edit_token: str | None, url: str | None, hub: str | None) -> None:
+        """Record a doc; values not given (e.g. no edit token on a re-capture) keep what was stored."""
         docs = self.data.setdefault("docs", {})
-        entry: dict[str, str] = {}
+        old = docs.get(str(doc_id))
+        entry: dict[str, str] = dict(old) if isinstance(old, dict) else {}
         if edit_token:
             entry["edit_token"] = edit_token
         if url:

@@ -225,7 +225,7 @@ def _save_config(cfg: Config, what: str) -> None:
     try:
         cfg.save()
     except CLIError as exc:
-        output.note(f"warning: {exc.message}; {what}")
+        output.note(f"warning: {exc.message}" + (f"; {what}" if what else ""))
 
 
 def _auth_hint(exc: APIError, cfg: Config, has_token: bool) -> CLIError:
@@ -486,7 +486,9 @@ def _remember_capture(cfg: Config, data: dict, hub: str | None) -> None:
         return
     token = data.get("edit_token")
     cfg.remember_doc(str(doc_id), token, data.get("url"), hub)
-    _save_config(cfg, f"keep this edit token for doc {doc_id}: {token}")
+    _save_config(cfg, f"keep this edit token for doc {doc_id}: {token}" if token else "")
+    if data.get("status") in ("updated", "unchanged"):
+        output.note(f"{data['status']}: this was captured before (doc {doc_id})")
 
 
 @app.command()
@@ -536,7 +538,7 @@ def capture(
             if not content:
                 raise CLIError(f"{path} is empty")
             mime = BINARY_KINDS.get(path.suffix.lower()) or mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-            fields = {"title": title or path.stem, "hub": hub_slug}
+            fields = {"title": title, "hub": hub_slug}  # no title: the server takes it from the file
             if source:
                 fields["source"] = source
             if draft:
@@ -766,6 +768,51 @@ def delete(
     if cfg.forget_doc(doc_id):
         _save_config(cfg, "the doc is deleted but its entry stays in the config")
     sys.stdout.write(f"deleted {doc_id}\n")
+
+
+class ExportKind(str, Enum):
+    chatgpt = "chatgpt"
+    claude = "claude"
+
+
+@app.command("import")
+def import_cmd(
+    ctx: typer.Context,
+    kind: Annotated[ExportKind, typer.Argument(metavar="KIND", help="chatgpt or claude: whose data export it is.")],
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="The export: the .zip you downloaded, or its conversations.json.")],
+    hub: HubOpt = None,
+    url: ServerOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Import a ChatGPT or Claude data export into a hub, one page per conversation (re-importing updates them)."""
+    state = _state(ctx)
+    cfg = state.config
+    slug = cfg.require_hub(hub)
+    path = file.expanduser()
+    if not path.is_file():
+        raise CLIError(f"no such file: {path}")
+    token = cfg.hub_token(slug)
+    mime = "application/zip" if path.suffix.lower() == ".zip" else "application/json"
+    size = path.stat().st_size
+    with state.client(url) as client:
+        client.timeout = None  # a big export takes a while to convert; it streams on the server
+        try:
+            with path.open("rb") as fh:
+                if size > 1 << 20 and not as_json:
+                    output.note(f"uploading {path.name} ({size / (1 << 20):.1f} MB) to {client.base_url} …")
+                data = client.import_export(kind.value, path.name, fh, mime, {"hub": slug}, token)
+        except APIError as exc:
+            raise _auth_hint(exc, cfg, bool(token)) from None
+        except OSError as exc:
+            raise CLIError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if as_json:
+        output.print_json(data)
+        return
+    counts = ", ".join(f"{data.get(k, 0)} {k}" for k in ("created", "updated", "unchanged", "deleted"))
+    sys.stdout.write(f"{kind.value} export into hub {data.get('hub', slug)}: {counts}\n")
+    skipped = data.get("skipped") or []
+    if skipped:
+        output.note(f"skipped {len(skipped)} conversation{'s' if len(skipped) != 1 else ''} (use --json to see why)")
 
 
 # ---------------------------------------------------------------------------------------

@@ -405,3 +405,22 @@ def test_capture_file_conversion(env, name):
     assert body.strip()
     hub = json.loads(run("hub", "show", "--json").stdout)
     assert f"From {name}" in {d["title"] for d in hub["docs"]}
+
+
+def test_import_claude_export(env):
+    s = make_hub(env)
+    export = Path(__file__).parent / "data" / "capture" / "claude-export-legacy.json"
+    first = run("import", "claude", str(export))
+    assert first.stdout.startswith(f"claude export into hub {s}: ") and " created" in first.stdout
+    created = int(first.stdout.split(": ", 1)[1].split(" created")[0])
+    assert created >= 1
+    hub = json.loads(run("hub", "show", "--json").stdout)
+    assert len(hub["docs"]) == created
+    again = json.loads(run("import", "claude", str(export), "--json").stdout)
+    assert again["created"] == 0 and again["unchanged"] == created  # re-importing is idempotent
+
+    missing = run("import", "claude", str(env.tmp / "nope.zip"), ok=False)
+    assert missing.exit_code == 1 and missing.stderr.startswith("error: no such file")
+    bad = run("import", "gemini", str(export), ok=False)
+    assert bad.exit_code == 2
+

@@ -82,6 +82,14 @@ def test_config_roundtrip_mode_0600(clean_env, monkeypatch):
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
 
+def test_remember_doc_keeps_a_stored_edit_token(clean_env):
+    """A re-capture the server reports as unchanged (no new edit token) keeps the stored one."""
+    cfg = Config(clean_env / "c.toml", {})
+    cfg.remember_doc("abc", "mwe_first", "http://x/abc", "h")
+    cfg.remember_doc("abc", None, "http://x/abc", "h")
+    assert cfg.doc_entry("abc")["edit_token"] == "mwe_first"
+
+
 def test_config_env_overrides(clean_env, monkeypatch):
     assert Config(clean_env / "none.toml", {}).server_url() == DEFAULT_SERVER
     cfg = Config(clean_env / "c.toml", {"server": "http://from-config:1/", "hub": "h"})
@@ -274,6 +282,7 @@ COMMANDS = [
     ["bundle"],
     ["bundle", "create"],
     ["delete"],
+    ["import"],
 ]
 
 
