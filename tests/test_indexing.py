@@ -1,0 +1,241 @@
+"""Indexing: explicit refresh, incremental chunks, the background worker, outages, batching."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import psycopg
+import pytest
+
+from memorywiki.server.indexer import chunk_text, doc_text
+from tests.conftest import wait_indexed
+from tests.embedding_server import embed_text
+
+THREE_SECTIONS = (
+    "# Alpha\n\nAardvarks eat ants in the alpha section.\n\n"
+    "# Beta\n\nBeavers build dams in the beta section.\n\n"
+    "# Gamma\n\nGorillas groom each other in the gamma section.\n"
+)
+
+
+def owner_hub(client, slug="notes"):
+    r = client.post("/api/hubs", json={"slug": slug})
+    assert r.status_code == 201, r.text
+    return {"Authorization": f"Bearer {r.json()['owner_token']}"}
+
+
+def create(client, headers, title="Animals", markdown=THREE_SECTIONS, **extra):
+    r = client.post("/api/docs", json={"title": title, "markdown": markdown, "hub": "notes", **extra},
+                    headers=headers)
+    assert r.status_code == 201, r.text
+    return r.json()["id"]
+
+
+def db_rows(settings, sql, params=()):
+    with psycopg.connect(settings.database_url) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+def parse_vector(text):
+    return [float(x) for x in text.strip("[]").split(",")]
+
+
+def close(a, b, tol=1e-4):
+    return len(a) == len(b) and all(math.isclose(x, y, abs_tol=tol) for x, y in zip(a, b))
+
+
+def assert_vectors_current(settings, doc_id):
+    """Every vector stored for the doc is the embedding of the doc's current text."""
+    [(title, markdown, src, emb_hash, vec)] = db_rows(
+        settings, "SELECT title, markdown, source_hash, embedded_hash, embedding::text FROM docs WHERE id = %s",
+        (doc_id,))
+    assert emb_hash == src
+    assert close(parse_vector(vec), embed_text(doc_text(title, markdown)))
+    chunks = db_rows(settings, "SELECT heading_path, markdown, embedding::text FROM chunks WHERE doc_id = %s",
+                     (doc_id,))
+    assert chunks
+    for heading_path, chunk_md, chunk_vec in chunks:
+        assert chunk_vec is not None, heading_path
+        assert close(parse_vector(chunk_vec), embed_text(chunk_text(heading_path, chunk_md)))
+
+
+@pytest.fixture
+def manual(make_client):
+    """An app with no background worker, so only explicit refreshes embed."""
+    return make_client(in_process_worker=False)
+
+
+def test_embed_is_idempotent_and_unchanged_costs_nothing(manual, embedding_server, settings):
+    h = owner_hub(manual)
+    doc_id = create(manual, h)
+    assert embedding_server.calls == 0  # saving embedded nothing
+
+    r = manual.post(f"/api/embed/{doc_id}")
+    assert r.status_code == 200, r.text
+    assert r.json() == {"embedded": {"doc": True, "chunks_embedded": 3, "chunks_unchanged": 0, "chunks_pruned": 0}}
+    assert embedding_server.inputs == 4  # three chunks + the doc vector
+    assert_vectors_current(settings, doc_id)
+
+    embedding_server.reset()
+    r = manual.post(f"/api/embed/{doc_id}")
+    assert r.status_code == 200
+    assert r.json() == {"skipped": "unchanged"}
+    assert embedding_server.calls == 0
+
+    # a PATCH that changes nothing leaves nothing owed either
+    manual.patch(f"/api/docs/{doc_id}", json={"markdown": THREE_SECTIONS}, headers=h)
+    assert manual.post(f"/api/embed/{doc_id}").json() == {"skipped": "unchanged"}
+    assert embedding_server.calls == 0
+
+
+def test_editing_one_section_reembeds_only_that_chunk(manual, embedding_server, settings):
+    h = owner_hub(manual)
+    doc_id = create(manual, h)
+    manual.post(f"/api/embed/{doc_id}")
+    embedding_server.reset()
+
+    edited = THREE_SECTIONS.replace("Beavers build dams", "Badgers dig setts")
+    assert manual.patch(f"/api/docs/{doc_id}", json={"markdown": edited}, headers=h).status_code == 200
+    r = manual.post(f"/api/embed/{doc_id}")
+    assert r.status_code == 200, r.text
+    report = r.json()["embedded"]
+    assert report["doc"] is True
+    assert report["chunks_embedded"] == 1 and report["chunks_unchanged"] == 2
+    assert embedding_server.inputs == 2 and embedding_server.calls == 1
+    assert_vectors_current(settings, doc_id)
+
+
+def test_removing_a_section_prunes_it(manual, embedding_server, settings):
+    h = owner_hub(manual)
+    doc_id = create(manual, h)
+    manual.post(f"/api/embed/{doc_id}")
+    embedding_server.reset()
+
+    without_gamma = THREE_SECTIONS.split("# Gamma")[0]
+    manual.patch(f"/api/docs/{doc_id}", json={"markdown": without_gamma}, headers=h)
+    r = manual.post(f"/api/embed/{doc_id}")
+    assert r.json() == {"embedded": {"doc": True, "chunks_embedded": 0, "chunks_unchanged": 2, "chunks_pruned": 1}}
+    assert embedding_server.inputs == 1  # the doc vector only
+    headings = [row[0] for row in db_rows(
+        settings, "SELECT heading_path FROM chunks WHERE doc_id = %s ORDER BY ordinal", (doc_id,))]
+    assert headings == ["Animals > Alpha", "Animals > Beta"]
+    r = manual.post("/api/hub/notes/recall", json={"question": "gorillas groom", "hybrid": True})
+    assert r.status_code == 200
+    assert all("Gorillas" not in res["markdown"] for res in r.json()["results"])
+    assert_vectors_current(settings, doc_id)
+
+
+def test_embed_unknown_or_deleted_doc_is_404(manual):
+    h = owner_hub(manual)
+    doc_id = create(manual, h)
+    assert manual.post("/api/embed/zzzzzzzzzz").status_code == 404
+    assert manual.post("/api/embed/..%2F..%2Fetc").status_code == 404
+    manual.delete(f"/api/docs/{doc_id}", headers=h)
+    r = manual.post(f"/api/embed/{doc_id}")
+    assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
+
+
+def test_save_returns_before_embedding_and_is_findable_by_full_text_at_once(make_client, embedding_server):
+    embedding_server.set_failing(True)
+    client = make_client()  # the background worker runs, but the embedder is down
+    h = owner_hub(client)
+    doc_id = create(client, h, markdown="# Zeppelins\n\nHindenburg airships floated over Lakehurst.\n")
+    for hybrid in (False, True):
+        r = client.post("/api/hub/notes/recall", json={"question": "airships over Lakehurst", "hybrid": hybrid})
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert body["vector"] == "unavailable"
+        assert [res["doc_id"] for res in body["results"]] == [doc_id]
+        assert body["results"][0]["fts_rank"] == 1
+    for level in ("doc",):
+        r = client.post("/api/hub/notes/recall", json={"question": "Hindenburg", "level": level})
+        assert [res["doc_id"] for res in r.json()["results"]] == [doc_id]
+    assert client.get("/healthz").json()["owed"] == 1
+
+
+def test_worker_indexes_by_itself(client, embedding_server, settings):
+    h = owner_hub(client)
+    ids = [create(client, h, title=f"Doc {i}", markdown=f"# Part {i}\n\nText number {i} about walruses.\n")
+           for i in range(3)]
+    wait_indexed(client, ids)
+    for doc_id in ids:
+        assert_vectors_current(settings, doc_id)
+    assert client.get(f"/api/docs/{ids[0]}", headers=h).json()["indexed"] is True
+    r = client.post("/api/hub/notes/recall", json={"question": "walruses number 2"})
+    body = r.json()
+    assert body["vector"] == "ok" and body["mode"] == "vector"
+    assert body["results"][0]["doc_id"] == ids[2] and body["results"][0]["vector_rank"] == 1
+    # an edit is picked up too, without anyone asking
+    client.patch(f"/api/docs/{ids[0]}", json={"markdown": "# Part 0\n\nNow about narwhals.\n"}, headers=h)
+    wait_indexed(client, ids)
+    assert_vectors_current(settings, ids[0])
+
+
+def test_embedder_outage_loses_nothing_and_work_finishes_after_recovery(client, embedding_server, settings):
+    client.app.state.mw.worker.retry_seconds = 0.2  # retry quickly in tests (default 5 s)
+    h = owner_hub(client)
+    embedding_server.set_failing(True)
+    ids = [create(client, h, title=f"Outage {i}", markdown=f"# Note\n\nokapi sighting {i}\n") for i in range(3)]
+    r = client.patch(f"/api/docs/{ids[0]}", json={"markdown": "# Note\n\nokapi sighting edited\n"}, headers=h)
+    assert r.status_code == 200
+
+    # the worker has tried and failed at least once, and recorded why
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        errors = db_rows(settings, "SELECT count(*) FROM docs WHERE index_error IS NOT NULL")[0][0]
+        if errors:
+            break
+        time.sleep(0.05)
+    assert errors, "the worker never tried the embedder"
+    r = client.post(f"/api/embed/{ids[1]}")
+    assert r.status_code == 503 and r.json()["error"]["code"] == "embedder_failed"
+
+    # docs intact and readable, findable by full text, still owed
+    assert client.get(f"/api/docs/{ids[0]}").json()["markdown"] == "# Note\n\nokapi sighting edited\n"
+    r = client.post("/api/hub/notes/recall", json={"question": "okapi sighting", "k": 10})
+    assert r.status_code == 200 and r.json()["vector"] == "unavailable"
+    assert sorted(res["doc_id"] for res in r.json()["results"]) == sorted(ids)
+    assert client.get("/healthz").json()["owed"] == 3
+    assert db_rows(settings, "SELECT count(*) FROM chunks WHERE embedding IS NOT NULL")[0][0] == 0
+
+    embedding_server.set_failing(False)
+    wait_indexed(client, ids)
+    for doc_id in ids:
+        assert_vectors_current(settings, doc_id)
+    assert db_rows(settings, "SELECT count(*) FROM docs WHERE index_error IS NOT NULL")[0][0] == 0
+
+
+def test_many_docs_are_embedded_in_few_calls(make_client, embedding_server, settings):
+    writer = make_client(in_process_worker=False)
+    h = owner_hub(writer)
+    ids = [create(writer, h, title=f"Batch {i}", markdown=f"# One\n\nfirst {i}\n\n# Two\n\nsecond {i}\n")
+           for i in range(30)]
+    assert embedding_server.calls == 0
+    indexer = make_client()  # a second app on the same database, with a worker
+    wait_indexed(indexer, ids)
+    assert embedding_server.inputs == 30 * 3
+    assert embedding_server.calls <= 3, embedding_server.calls
+    for doc_id in (ids[0], ids[-1]):
+        assert_vectors_current(settings, doc_id)
+
+
+def test_embedder_none_answers_from_full_text(make_client, embedding_server):
+    client = make_client(embedder="none")
+    h = owner_hub(client)
+    doc_id = create(client, h, markdown="# Tapirs\n\nTapirs have prehensile snouts.\n")
+    r = client.post(f"/api/embed/{doc_id}")
+    assert r.status_code == 409
+    assert r.json()["error"]["code"] == "embedder_unavailable" and "embedder" in r.json()["error"]["message"]
+    for level in ("chunk", "doc"):
+        for hybrid in (False, True):
+            r = client.post("/api/hub/notes/recall",
+                            json={"question": "prehensile snouts", "level": level, "hybrid": hybrid})
+            assert r.status_code == 200, r.text
+            body = r.json()
+            assert body["vector"] == "unavailable" and body["mode"] == "fulltext"
+            assert [res["doc_id"] for res in body["results"]] == [doc_id]
+    r = client.post("/api/hub/notes/recall", json={"question": "snouts", "level": "bundle"})
+    assert r.status_code == 200 and r.json()["vector"] == "unavailable"
+    assert client.get("/healthz").json()["embedder"] is None
+    assert embedding_server.calls == 0
