@@ -850,5 +850,11 @@ def bundle_create(
         sys.stdout.write(f"{data.get('url') or data.get('id')}\n")
 
 
+# `install`, `uninstall`, `mcp` (cli/integrations.py)
+from . import integrations  # noqa: E402
+
+integrations.register(app)
+
+
 if __name__ == "__main__":  # pragma: no cover
     app()

@@ -283,6 +283,9 @@ COMMANDS = [
     ["bundle", "create"],
     ["delete"],
     ["import"],
+    ["install"],
+    ["uninstall"],
+    ["mcp"],
 ]
 
 
