@@ -78,21 +78,21 @@ async def create_doc(request: Request) -> Response:
     is_draft = get_bool(data, "is_draft", default=False)
     _, password_hash = _password(data)
     emails = _emails(data) or []
+    external_id = get_str(data, "external_id", max_len=300)
+    if external_id is not None and not hub_slug:
+        raise ApiError(400, "missing_field", "'external_id' needs a 'hub': ids are unique per hub")
     edit_token = new_token("mwe")
     async with state.db.owner.connection() as conn:
         async with conn.transaction():
             hub = await require_hub_owner(conn, request, hub_slug) if hub_slug else None
-            doc = await doc_store.insert_doc(
-                conn, hub_id=hub["id"] if hub else None, title=title, markdown=markdown,
-                source=source, meta=meta, external_id=None, is_draft=is_draft,
-                password_hash=password_hash, allowed_emails=emails, edit_token_hash=hash_token(edit_token),
-            )
+            doc, status = await doc_store.save_doc(
+                conn, hub_id=hub["id"] if hub else None, external_id=external_id, title=title,
+                markdown=markdown, source=source, meta=meta, is_draft=is_draft,
+                password_hash=password_hash, allowed_emails=emails, edit_token_hash=hash_token(edit_token))
     state.wake_worker()
-    return JSONResponse(
-        {"id": doc["id"], "url": doc_url(request, doc["id"]), "edit_token": edit_token,
-         "version": doc["version"]},
-        status_code=201,
-    )
+    body = {"id": doc["id"], "url": doc_url(request, doc["id"]), "version": doc["version"], "status": status,
+            "edit_token": edit_token if status == "created" else None}
+    return JSONResponse(body, status_code=201 if status == "created" else 200)
 
 
 def _doc_id(request: Request) -> str:

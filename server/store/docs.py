@@ -92,3 +92,39 @@ async def soft_delete(conn: psycopg.AsyncConnection, doc_id: str) -> None:
         "UPDATE docs SET deleted_at = now(), version = version + 1, updated_at = now() WHERE id = %s",
         (doc_id,),
     )
+
+
+async def upsert_external(conn: psycopg.AsyncConnection, *, hub_id: int, external_id: str, title: str,
+                          markdown: str, source: str | None, meta: dict, is_draft: bool,
+                          edit_token_hash: str) -> tuple[dict[str, Any], str]:
+    """Create or update the doc an importer knows by `external_id`.
+
+    Returns the row and "created", "updated", "unchanged" or "deleted" (a doc its owner
+    deleted stays deleted: re-importing never resurrects it).
+    """
+    existing = await find_by_external_id(conn, hub_id, external_id)
+    if existing is None:
+        row = await insert_doc(conn, hub_id=hub_id, title=title, markdown=markdown, source=source,
+                               meta=meta, external_id=external_id, is_draft=is_draft,
+                               password_hash=None, allowed_emails=[], edit_token_hash=edit_token_hash)
+        return row, "created"
+    if existing["deleted_at"] is not None:
+        return existing, "deleted"
+    updated = await update_doc(conn, existing, {"title": title, "markdown": markdown,
+                                                "source": source, "meta": meta})
+    return updated, "updated" if updated["version"] != existing["version"] else "unchanged"
+
+
+async def save_doc(conn: psycopg.AsyncConnection, *, hub_id: int | None, external_id: str | None,
+                   title: str, markdown: str, source: str | None, meta: dict, is_draft: bool,
+                   password_hash: str | None, allowed_emails: list[str],
+                   edit_token_hash: str) -> tuple[dict[str, Any], str]:
+    """Insert a doc, or upsert it when it carries an importer's external id in a hub."""
+    if hub_id is not None and external_id:
+        return await upsert_external(conn, hub_id=hub_id, external_id=external_id, title=title,
+                                     markdown=markdown, source=source, meta=meta, is_draft=is_draft,
+                                     edit_token_hash=edit_token_hash)
+    row = await insert_doc(conn, hub_id=hub_id, title=title, markdown=markdown, source=source, meta=meta,
+                           external_id=external_id, is_draft=is_draft, password_hash=password_hash,
+                           allowed_emails=allowed_emails, edit_token_hash=edit_token_hash)
+    return row, "created"

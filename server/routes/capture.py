@@ -1,0 +1,162 @@
+"""Capture from anywhere: share links and web pages, uploaded files, chat-history exports.
+
+The conversion lives in server/capture/; these routes only move bytes in, turn its
+CaptureError into the API's error shape, and save the result like any other doc.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Iterator
+
+from starlette.datastructures import UploadFile
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ..auth import require_hub_owner
+from ..capture import (Captured, CaptureError, capture_url, convert_file, iter_chatgpt_export,
+                       iter_claude_export, loopback_allowed_from_env)
+from ..errors import ApiError
+from ..store import docs as doc_store
+from ..tokens import hash_token, new_token
+from ..validate import get_bool, get_str, read_json
+from ..web import app_state, doc_url
+
+MAX_FILE_BYTES = int(os.environ.get("MEMORYWIKI_MAX_UPLOAD_BYTES", 50 * 1024 * 1024))
+MAX_EXPORT_BYTES = int(os.environ.get("MEMORYWIKI_MAX_EXPORT_BYTES", 500 * 1024 * 1024))
+IMPORT_BATCH = 50
+EXPORTERS = {"chatgpt": iter_chatgpt_export, "claude": iter_claude_export}
+
+
+def _api_error(exc: CaptureError) -> ApiError:
+    return ApiError(exc.status, exc.code, exc.message)
+
+
+async def save_captured(request: Request, captured: Captured, *, hub_slug: str | None,
+                        title: str | None = None, is_draft: bool = False) -> dict[str, Any]:
+    """Store one capture (upserting by its external id inside a hub); return the API answer."""
+    state = app_state(request)
+    edit_token = new_token("mwe")
+    title = (title or captured.title or "Untitled").strip()[:500] or "Untitled"
+    async with state.db.owner.connection() as conn:
+        async with conn.transaction():
+            hub = await require_hub_owner(conn, request, hub_slug) if hub_slug else None
+            row, status = await doc_store.save_doc(
+                conn, hub_id=hub["id"] if hub else None, external_id=captured.external_id, title=title,
+                markdown=captured.markdown, source=captured.source, meta=captured.meta,
+                is_draft=is_draft, password_hash=None, allowed_emails=[],
+                edit_token_hash=hash_token(edit_token))
+    state.wake_worker()
+    return {"id": row["id"], "url": doc_url(request, row["id"]), "title": row["title"],
+            "source": row["source"], "status": status,
+            "edit_token": edit_token if status == "created" else None}
+
+
+async def capture_from_url(request: Request) -> Response:
+    data = await read_json(request)
+    url = get_str(data, "url", required=True, allow_empty=False, max_len=4000).strip()
+    title = get_str(data, "title", max_len=500)
+    hub = get_str(data, "hub")
+    is_draft = get_bool(data, "is_draft", default=False)
+    try:
+        captured = await capture_url(url, title=title, allow_loopback=loopback_allowed_from_env())
+    except CaptureError as exc:
+        raise _api_error(exc) from None
+    body = await save_captured(request, captured, hub_slug=hub, title=title, is_draft=is_draft)
+    return JSONResponse(body, status_code=201 if body["status"] == "created" else 200)
+
+
+async def _form(request: Request, limit: int) -> Any:
+    length = request.headers.get("content-length")
+    if length is None or not length.isdigit():
+        raise ApiError(411, "length_required", "uploads need a Content-Length header")
+    if int(length) > limit:
+        raise ApiError(413, "too_large", f"upload is over {limit // (1024 * 1024)} MB")
+    if not request.headers.get("content-type", "").startswith("multipart/form-data"):
+        raise ApiError(400, "not_multipart", "send the file as multipart/form-data in a field named 'file'")
+    try:
+        return await request.form(max_files=1, max_fields=20)
+    except Exception as exc:  # malformed multipart bodies
+        raise ApiError(400, "bad_upload", f"could not read the upload: {exc}") from None
+
+
+def _upload(form: Any) -> UploadFile:
+    upload = form.get("file")
+    if not isinstance(upload, UploadFile):
+        raise ApiError(400, "missing_file", "no file in the 'file' field")
+    return upload
+
+
+def _form_bool(form: Any, key: str) -> bool:
+    return str(form.get(key) or "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _form_str(form: Any, key: str) -> str | None:
+    value = form.get(key)
+    return value.strip() or None if isinstance(value, str) else None
+
+
+async def capture_file(request: Request) -> Response:
+    form = await _form(request, MAX_FILE_BYTES)
+    upload = _upload(form)
+    data = await upload.read()
+    title = _form_str(form, "title")
+    try:
+        captured = await asyncio.to_thread(convert_file, data, upload.filename or "upload",
+                                           upload.content_type, title)
+    except CaptureError as exc:
+        raise _api_error(exc) from None
+    body = await save_captured(request, captured, hub_slug=_form_str(form, "hub"), title=title,
+                               is_draft=_form_bool(form, "is_draft"))
+    return JSONResponse(body, status_code=201)
+
+
+def _next_batch(conversations: Iterator[Captured]) -> list[Captured]:
+    return list(itertools.islice(conversations, IMPORT_BATCH))
+
+
+async def import_export(request: Request) -> Response:
+    """Import a ChatGPT or Claude export; re-importing updates the same docs."""
+    kind = request.path_params["kind"]
+    if kind not in EXPORTERS:
+        raise ApiError(404, "unknown_exporter", f"import kind must be one of {', '.join(EXPORTERS)}")
+    form = await _form(request, MAX_EXPORT_BYTES)
+    upload = _upload(form)
+    hub = _form_str(form, "hub")
+    if not hub:
+        raise ApiError(400, "missing_field", "'hub' is required: an import goes into a hub")
+    async with app_state(request).db.owner.connection() as conn:
+        await require_hub_owner(conn, request, hub)
+    suffix = Path(upload.filename or "export.json").suffix.lower()
+    with tempfile.TemporaryDirectory(prefix="mw-import-") as tmp:
+        path = Path(tmp) / f"export{suffix if suffix in ('.zip', '.json') else '.json'}"
+        with path.open("wb") as out:
+            while chunk := await upload.read(1 << 20):
+                out.write(chunk)
+        skipped: list = []
+        conversations = EXPORTERS[kind](path, skipped=skipped)
+        counts = {"created": 0, "updated": 0, "unchanged": 0, "deleted": 0}
+        docs: list[dict[str, Any]] = []
+        try:
+            while batch := await asyncio.to_thread(_next_batch, conversations):
+                for captured in batch:
+                    saved = await save_captured(request, captured, hub_slug=hub)
+                    counts[saved["status"]] += 1
+                    docs.append({k: saved[k] for k in ("id", "url", "title", "status")})
+        except CaptureError as exc:
+            raise ApiError(exc.status, exc.code,
+                           f"{exc.message} ({sum(counts.values())} conversations were saved before this)") from None
+    return JSONResponse({"hub": hub, "kind": kind, **counts, "skipped": skipped,
+                         "docs": docs})
+
+
+routes = [
+    Route("/api/capture", capture_from_url, methods=["POST"]),
+    Route("/api/capture/file", capture_file, methods=["POST"]),
+    Route("/api/import/{kind}", import_export, methods=["POST"]),
+]
