@@ -1,0 +1,209 @@
+"""`memorywiki install | uninstall | install --list` into a temporary HOME and project dir."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from memorywiki.cli import integrations
+from memorywiki.cli.main import app
+
+if "install" not in {c.name for c in app.registered_commands}:  # until cli/main.py registers them
+    integrations.register(app)
+
+runner = CliRunner()
+
+CLAUDE_CMD = Path(".claude/commands/memory.wiki.md")
+CLAUDE_SKILL = Path(".claude/skills/memory-wiki/SKILL.md")
+
+
+@pytest.fixture
+def dirs(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    project = tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no `codex` binary: no version probing
+    monkeypatch.chdir(project)
+    return home, project
+
+
+def run(*args: str, code: int = 0):
+    result = runner.invoke(app, list(args))
+    assert "Traceback" not in result.output, result.output
+    assert result.exit_code == code, f"exit {result.exit_code}: {result.output}"
+    return result
+
+
+def files_under(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
+
+
+def test_install_claude_code_project(dirs):
+    home, project = dirs
+    r = run("install", "claude-code")
+    assert f"create    {project / CLAUDE_CMD}" in r.stdout
+    assert f"create    {project / CLAUDE_SKILL}" in r.stdout
+    assert (project / CLAUDE_CMD).read_text().startswith("---\n")
+    # the MCP snippet is shown, not written
+    assert "claude mcp add memorywiki -- memorywiki mcp" in r.stdout
+    assert '"mcpServers"' in r.stdout and "--mcp" in r.stdout
+    assert not (project / ".mcp.json").exists()
+    assert "/memory.wiki capture <title>" in r.stdout
+    # only the manifest lands in HOME
+    assert files_under(home) == {".config/memorywiki/installed.json"}
+    # installing again changes nothing
+    r = run("install", "claude", "--project")
+    assert r.stdout.count("unchanged") == 2
+
+
+def test_dry_run_writes_nothing(dirs):
+    home, project = dirs
+    r = run("install", "cursor", "--dry-run", "--mcp")
+    assert "[dry run]" in r.stdout and "Would install" in r.stdout
+    assert str(project / ".cursor/commands/memory.wiki.md") in r.stdout
+    assert str(project / ".cursor/mcp.json") in r.stdout
+    assert files_under(project) == set() and files_under(home) == set()
+
+
+def test_conflict_exits_1_and_force_overwrites(dirs):
+    _, project = dirs
+    run("install", "claude-code")
+    target = project / CLAUDE_CMD
+    target.write_text("my own command\n")
+    r = run("install", "claude-code", code=1)
+    assert "conflict" in r.stdout and str(target) in r.stdout
+    assert "--force" in r.stderr
+    assert target.read_text() == "my own command\n"
+    r = run("install", "claude-code", "--force")
+    assert "update" in r.stdout and "forced" in r.stdout
+    assert target.read_text() != "my own command\n"
+
+
+def test_conflict_with_a_file_memorywiki_never_wrote(dirs):
+    _, project = dirs
+    (project / ".cursor/commands").mkdir(parents=True)
+    (project / ".cursor/commands/memory.wiki.md").write_text("someone else's\n")
+    r = run("install", "cursor", code=1)
+    assert "not written by memorywiki" in r.stdout
+    assert (project / ".cursor/commands/memory.wiki.md").read_text() == "someone else's\n"
+
+
+def test_mcp_registration_written_and_removed(dirs):
+    _, project = dirs
+    mcp_json = project / ".mcp.json"
+    mcp_json.write_text(json.dumps({"mcpServers": {"other": {"command": "x"}}}))
+    r = run("install", "claude-code", "--mcp")
+    assert f"update    {mcp_json}" in r.stdout
+    assert "claude mcp add" not in r.stdout  # no snippet when it was written
+    data = json.loads(mcp_json.read_text())
+    assert data["mcpServers"]["memorywiki"] == {"type": "stdio", "command": "memorywiki", "args": ["mcp"]}
+    assert data["mcpServers"]["other"] == {"command": "x"}
+    r = run("uninstall", "claude-code")
+    assert "remove" in r.stdout
+    assert json.loads(mcp_json.read_text()) == {"mcpServers": {"other": {"command": "x"}}}
+    assert not (project / CLAUDE_CMD).exists() and not (project / ".claude").exists()
+
+
+def test_codex_user_scope_with_mcp_keeps_config(dirs, monkeypatch):
+    home, _ = dirs
+    codex_home = home / "codexhome"
+    codex_home.mkdir()
+    monkeypatch.setenv("CODEX_HOME", str(codex_home))
+    config = codex_home / "config.toml"
+    config.write_text('model = "o4"  # mine\n\n[mcp_servers.other]\ncommand = "other"\n')
+    r = run("install", "codex", "--user", "--mcp")
+    assert str(home / ".agents/skills/memory-wiki/SKILL.md") in r.stdout
+    assert "user scope" in r.stdout and "$memory-wiki capture" in r.stdout
+    parsed = tomllib.loads(config.read_text())
+    assert parsed["mcp_servers"]["memorywiki"] == {"command": "memorywiki", "args": ["mcp"]}
+    assert parsed["model"] == "o4" and parsed["mcp_servers"]["other"] == {"command": "other"}
+    assert config.read_text().startswith('model = "o4"  # mine\n')
+    r = run("install", "--list")
+    assert "codex" in r.stdout and "user" in r.stdout and str(config) in r.stdout
+    run("uninstall", "codex", "--user")
+    assert config.read_text().startswith('model = "o4"  # mine\n')
+    assert "memorywiki" not in tomllib.loads(config.read_text()).get("mcp_servers", {})
+
+
+def test_user_scope_claude_code(dirs):
+    home, project = dirs
+    r = run("install", "claude-code", "--user")
+    assert (home / CLAUDE_CMD).is_file() and (home / CLAUDE_SKILL).is_file()
+    assert files_under(project) == set()
+    assert str(home / ".claude.json") in r.stdout  # where --mcp would write it
+    run("uninstall", "claude-code")  # project scope: nothing there
+    assert (home / CLAUDE_CMD).is_file()
+    run("uninstall", "claude-code", "--user")
+    assert not (home / CLAUDE_CMD).exists()
+
+
+def test_aider_install_and_mcp_note(dirs):
+    _, project = dirs
+    r = run("install", "aider", "--mcp")
+    assert (project / ".aider.memorywiki.md").is_file()
+    assert ".aider.memorywiki.md" in (project / ".aider.conf.yml").read_text()
+    assert "no MCP client" in r.stderr
+    assert "mcpServers" not in r.stdout
+    assert "/run memorywiki" in r.stdout
+    run("uninstall", "aider")
+    assert files_under(project) == set()
+
+
+def test_list_shows_status(dirs):
+    _, project = dirs
+    r = run("install", "--list")
+    assert "nothing installed" in r.stdout
+    run("install", "claude-code", "--mcp")
+    (project / CLAUDE_SKILL).write_text("edited\n")
+    r = run("install", "--list")
+    lines = r.stdout.splitlines()
+    assert lines[0].split() == ["TOOL", "SCOPE", "STATUS", "KIND", "PATH"]
+    rows = {line.split()[-1]: line.split() for line in lines[1:]}
+    assert rows[str(project / CLAUDE_CMD)][:3] == ["claude-code", "project", "installed"]
+    assert rows[str(project / CLAUDE_SKILL)][2] == "modified"
+    assert rows[str(project / ".mcp.json")][3] == "mcp-json"
+    r = run("install", "cursor", "--list")
+    assert "nothing installed for cursor" in r.stdout
+
+
+def test_uninstall_keeps_edited_files_unless_forced(dirs):
+    _, project = dirs
+    run("install", "cursor")
+    target = project / ".cursor/commands/memory.wiki.md"
+    target.write_text("edited\n")
+    r = run("uninstall", "cursor", "--dry-run")
+    assert "keep" in r.stdout
+    r = run("uninstall", "cursor")
+    assert "keep" in r.stdout and "--force" in r.stderr
+    assert target.read_text() == "edited\n"
+    r = run("uninstall", "cursor", "--force")
+    assert "remove" in r.stdout and not target.exists()
+    r = run("uninstall", "cursor")
+    assert "nothing installed for cursor" in r.stdout
+
+
+def test_bad_input_is_one_line_error(dirs):
+    r = run("install", "vim", code=1)
+    assert "unknown tool" in r.stderr and "claude-code" in r.stderr
+    r = run("install", "--user", code=1)
+    assert "which tool" in r.stderr
+    r = run("uninstall", "emacs", code=1)
+    assert "unknown tool" in r.stderr
+
+
+def test_help_lists_the_commands(dirs):
+    r = run("--help")
+    for name in ("install", "uninstall", "mcp"):
+        assert name in r.stdout
+    r = run("install", "--help")
+    assert "--user" in r.stdout and "--project" in r.stdout and "--mcp" in r.stdout and "--list" in r.stdout
+    r = run("mcp", "--help")
+    assert "--http" in r.stdout and "--port" in r.stdout
