@@ -1,0 +1,425 @@
+-- BM25 full-text ranking inside PostgreSQL (issue 6).
+--
+-- What it is
+--   Okapi BM25, Lucene variant (same formula as bm25s / Lucene >= 8):
+--     score(c, q) = sum over distinct query lexemes t present in chunk c of
+--                   idf(t) * tf / (tf + k1 * (1 - b + b * len(c) / avgdl))
+--     idf(t)      = ln(1 + (N - df + 0.5) / (df + 0.5))
+--   Lexemes, stemming and stopwords come from to_tsvector('english', ...); tf of a lexeme is
+--   its number of positions in the chunk body plus bm25_heading_weight() times its number of
+--   positions in the heading path ("Doc title > Section"); len(c) is the sum of those tf.
+--   N, avgdl and df are live, per hub, and count only chunks of PUBLIC docs.
+--
+-- How it stays correct
+--   Triggers on chunks (INSERT / DELETE / TRUNCATE statement-level, UPDATE OF heading_path,
+--   markdown, hub_id row-level) and on docs (UPDATE OF the privacy gates and hub_id) keep the
+--   postings and the statistics in the same transaction as the chunk rows. Nobody has to call
+--   anything. Only chunks of public docs (is_draft = false AND deleted_at IS NULL AND
+--   password_hash IS NULL AND cardinality(allowed_emails) = 0) with a non-null chunks.hub_id
+--   are posted, so a private doc's terms can neither rank nor move df / N / avgdl.
+--
+-- Concurrency
+--   Counters are updated with atomic increments (UPDATE ... SET x = x + d). Every statement
+--   that changes a hub's counters first locks that hub's bm25_hubs row (hubs in id order), and
+--   only then upserts the bm25_terms rows (in (hub_id, term) order). So the bm25_hubs row is a
+--   per-hub mutex held to commit: two saves in one hub serialise on it instead of deadlocking
+--   on term rows, and no term row of a hub is ever locked by a transaction that does not hold
+--   its hub row.
+--
+-- Query
+--   bm25_search(hub, query, limit, k1, b) -> (chunk_id, score) and
+--   bm25_search_docs(hub, query, limit, k1, b) -> (doc_id, score), see below.
+--   Postings are read through (hub_id, term, impact DESC): rare terms are read completely,
+--   frequent (low-idf) terms only down to their top-N postings by impact, then the best
+--   candidates are re-scored exactly from the (chunk_id, term) primary key. The returned
+--   scores are always exact BM25; pruning can only make a chunk miss the candidate list.
+
+CREATE TABLE bm25_config (
+    id             boolean PRIMARY KEY DEFAULT true CHECK (id),
+    -- how many times a heading-path occurrence counts, relative to a body occurrence
+    heading_weight integer NOT NULL DEFAULT 2 CHECK (heading_weight BETWEEN 0 AND 100)
+);
+INSERT INTO bm25_config DEFAULT VALUES;
+
+-- Per hub: number of posted chunks and the sum of their lengths.
+CREATE TABLE bm25_hubs (
+    hub_id    bigint PRIMARY KEY,
+    n_chunks  bigint NOT NULL DEFAULT 0,
+    total_len bigint NOT NULL DEFAULT 0
+);
+
+-- Per hub and lexeme: document (chunk) frequency. Rows reaching 0 are deleted.
+CREATE TABLE bm25_terms (
+    hub_id bigint NOT NULL,
+    term   text COLLATE "C" NOT NULL,
+    df     integer NOT NULL,
+    PRIMARY KEY (hub_id, term)
+);
+
+-- Which chunks are posted (exactly the public chunks with a hub), with their length.
+CREATE TABLE bm25_chunks (
+    chunk_id bigint PRIMARY KEY,
+    hub_id   bigint NOT NULL,
+    doc_id   text NOT NULL,
+    len      integer NOT NULL
+);
+CREATE INDEX bm25_chunks_doc ON bm25_chunks (doc_id);
+
+-- One row per (chunk, lexeme). len is the chunk's length, copied so a posting scan never
+-- joins; impact is the BM25 tf-part at k1 1.2, b 0.75 and the hub's avgdl when the chunk was
+-- posted, used only to ORDER postings for pruning (scores are computed from tf and len).
+CREATE TABLE bm25_postings (
+    chunk_id bigint NOT NULL,
+    term     text COLLATE "C" NOT NULL,
+    hub_id   bigint NOT NULL,
+    tf       integer NOT NULL,
+    len      integer NOT NULL,
+    impact   real NOT NULL,
+    PRIMARY KEY (chunk_id, term)
+);
+-- hub_id leads: hub scoping is in the index path, not a filter afterwards.
+CREATE INDEX bm25_postings_hub_term_impact
+    ON bm25_postings (hub_id, term, impact DESC) INCLUDE (chunk_id, tf, len);
+
+-- ---------------------------------------------------------------------------
+-- Maintenance
+-- ---------------------------------------------------------------------------
+
+-- Apply counter deltas. Lock order: bm25_hubs rows by hub_id, then bm25_terms by (hub_id, term).
+CREATE OR REPLACE FUNCTION bm25_apply(p_hubs bigint[], p_hub_n bigint[], p_hub_len bigint[],
+                           p_t_hub bigint[], p_t_term text[], p_t_df integer[])
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    IF p_hubs IS NULL OR cardinality(p_hubs) = 0 THEN
+        RETURN;
+    END IF;
+    INSERT INTO bm25_hubs (hub_id)
+        SELECT h FROM unnest(p_hubs) AS h ORDER BY h
+        ON CONFLICT (hub_id) DO NOTHING;
+    PERFORM 1 FROM bm25_hubs WHERE hub_id = ANY (p_hubs) ORDER BY hub_id FOR UPDATE;
+    UPDATE bm25_hubs h
+       SET n_chunks = h.n_chunks + d.n, total_len = h.total_len + d.len
+      FROM unnest(p_hubs, p_hub_n, p_hub_len) AS d(hub_id, n, len)
+     WHERE h.hub_id = d.hub_id;
+    IF p_t_hub IS NULL OR cardinality(p_t_hub) = 0 THEN
+        RETURN;
+    END IF;
+    INSERT INTO bm25_terms AS t (hub_id, term, df)
+        SELECT d.hub_id, d.term, d.df
+          FROM unnest(p_t_hub, p_t_term, p_t_df) AS d(hub_id, term, df)
+         ORDER BY d.hub_id, d.term COLLATE "C"
+        ON CONFLICT (hub_id, term) DO UPDATE SET df = t.df + excluded.df;
+    IF EXISTS (SELECT 1 FROM unnest(p_t_df) AS x WHERE x < 0) THEN
+        DELETE FROM bm25_terms t
+         USING unnest(p_t_hub, p_t_term, p_t_df) AS d(hub_id, term, df)
+         WHERE d.df < 0 AND t.hub_id = d.hub_id AND t.term = d.term AND t.df <= 0;
+    END IF;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION bm25_heading_weight() RETURNS integer LANGUAGE sql STABLE AS $$
+    SELECT coalesce((SELECT heading_weight FROM bm25_config), 2)
+$$;
+
+-- Post the given chunks if (and only if) they are public, have a hub and are not posted yet.
+CREATE OR REPLACE FUNCTION bm25_post(p_ids bigint[]) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    v_w integer := bm25_heading_weight();
+    v_hubs bigint[]; v_hub_n bigint[]; v_hub_len bigint[];
+    v_t_hub bigint[]; v_t_term text[]; v_t_df integer[];
+BEGIN
+    IF p_ids IS NULL OR cardinality(p_ids) = 0 THEN
+        RETURN;
+    END IF;
+    WITH src AS (
+        SELECT c.id, c.hub_id, c.doc_id, c.heading_path, c.markdown
+          FROM chunks c
+          JOIN docs d ON d.id = c.doc_id
+         WHERE c.id = ANY (p_ids)
+           AND c.hub_id IS NOT NULL
+           AND doc_is_public(d)          -- the gates, as defined in 0001
+           AND NOT EXISTS (SELECT 1 FROM bm25_chunks b WHERE b.chunk_id = c.id)
+    ),
+    tok AS (   -- one row per (chunk, lexeme); heading occurrences carry weight 'A'
+        SELECT s.id, s.hub_id, s.doc_id, x.lexeme AS term,
+               (cardinality(x.positions)
+                + (v_w - 1) * coalesce(cardinality(array_positions(x.weights, 'A')), 0))::integer AS tf
+          FROM src s
+          CROSS JOIN LATERAL unnest(
+                CASE WHEN v_w > 0
+                     THEN to_tsvector('english', s.markdown)
+                          || setweight(to_tsvector('english', s.heading_path), 'A')
+                     ELSE to_tsvector('english', s.markdown) END) x
+    ),
+    lens AS (  -- every posted chunk counts in N, also one without any lexeme (len 0)
+        SELECT s.id, s.hub_id, s.doc_id, coalesce(sum(t.tf) FILTER (WHERE t.tf > 0), 0)::integer AS len
+          FROM src s LEFT JOIN tok t ON t.id = s.id
+         GROUP BY s.id, s.hub_id, s.doc_id
+    ),
+    ref AS (   -- avgdl used for the impact ordering key: the hub's, else this batch's
+        SELECT l.hub_id,
+               coalesce(max(h.total_len::float8 / nullif(h.n_chunks, 0)), avg(l.len)::float8, 1) AS avgdl
+          FROM lens l LEFT JOIN bm25_hubs h ON h.hub_id = l.hub_id
+         GROUP BY l.hub_id
+    ),
+    ins_c AS (
+        INSERT INTO bm25_chunks (chunk_id, hub_id, doc_id, len)
+        SELECT id, hub_id, doc_id, len FROM lens
+    ),
+    ins_p AS (
+        INSERT INTO bm25_postings (chunk_id, term, hub_id, tf, len, impact)
+        SELECT t.id, t.term, t.hub_id, t.tf, l.len,
+               t.tf / (t.tf + 1.2::float8 * (0.25::float8 + 0.75::float8 * l.len / greatest(r.avgdl, 1)))
+          FROM tok t
+          JOIN lens l ON l.id = t.id
+          JOIN ref r ON r.hub_id = t.hub_id
+         WHERE t.tf > 0
+         ORDER BY t.hub_id, t.term   -- sorted: one pass over the (hub_id, term, impact) index
+    ),
+    hub_d AS (
+        SELECT hub_id, count(*) AS n, sum(len) AS len FROM lens GROUP BY hub_id
+    ),
+    term_d AS (
+        SELECT hub_id, term, count(*)::integer AS df FROM tok WHERE tf > 0 GROUP BY hub_id, term
+    )
+    SELECT (SELECT array_agg(hub_id ORDER BY hub_id) FROM hub_d),
+           (SELECT array_agg(n ORDER BY hub_id) FROM hub_d),
+           (SELECT array_agg(len ORDER BY hub_id) FROM hub_d),
+           t_hub, t_term, t_df
+      INTO v_hubs, v_hub_n, v_hub_len, v_t_hub, v_t_term, v_t_df
+      FROM (SELECT array_agg(hub_id ORDER BY hub_id, term) AS t_hub,
+                   array_agg(term ORDER BY hub_id, term) AS t_term,
+                   array_agg(df ORDER BY hub_id, term) AS t_df
+              FROM term_d) agg;
+    PERFORM bm25_apply(v_hubs, v_hub_n, v_hub_len, v_t_hub, v_t_term, v_t_df);
+END
+$$;
+
+-- Remove the given chunks' postings (those that have any).
+CREATE OR REPLACE FUNCTION bm25_unpost(p_ids bigint[]) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    v_hubs bigint[]; v_hub_n bigint[]; v_hub_len bigint[];
+    v_t_hub bigint[]; v_t_term text[]; v_t_df integer[];
+BEGIN
+    IF p_ids IS NULL OR cardinality(p_ids) = 0 THEN
+        RETURN;
+    END IF;
+    WITH gone_c AS (
+        DELETE FROM bm25_chunks WHERE chunk_id = ANY (p_ids) RETURNING hub_id, len
+    ),
+    gone_p AS (
+        DELETE FROM bm25_postings WHERE chunk_id = ANY (p_ids) RETURNING hub_id, term
+    ),
+    hub_d AS (
+        SELECT hub_id, -count(*) AS n, -sum(len) AS len FROM gone_c GROUP BY hub_id
+    ),
+    term_d AS (
+        SELECT hub_id, term, -count(*)::integer AS df FROM gone_p GROUP BY hub_id, term
+    )
+    SELECT (SELECT array_agg(hub_id ORDER BY hub_id) FROM hub_d),
+           (SELECT array_agg(n ORDER BY hub_id) FROM hub_d),
+           (SELECT array_agg(len ORDER BY hub_id) FROM hub_d),
+           t_hub, t_term, t_df
+      INTO v_hubs, v_hub_n, v_hub_len, v_t_hub, v_t_term, v_t_df
+      FROM (SELECT array_agg(hub_id ORDER BY hub_id, term) AS t_hub,
+                   array_agg(term ORDER BY hub_id, term) AS t_term,
+                   array_agg(df ORDER BY hub_id, term) AS t_df
+              FROM term_d) agg;
+    PERFORM bm25_apply(v_hubs, v_hub_n, v_hub_len, v_t_hub, v_t_term, v_t_df);
+END
+$$;
+
+CREATE OR REPLACE FUNCTION bm25_chunks_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM bm25_post((SELECT array_agg(id) FROM bm25_new_rows));
+    RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION bm25_chunks_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM bm25_unpost((SELECT array_agg(id) FROM bm25_old_rows));
+    RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION bm25_chunk_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM bm25_unpost(ARRAY[OLD.id]);
+    PERFORM bm25_post(ARRAY[NEW.id]);
+    RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION bm25_chunks_truncated() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    TRUNCATE bm25_postings, bm25_chunks, bm25_terms, bm25_hubs;
+    RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION bm25_doc_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM bm25_unpost((SELECT array_agg(chunk_id) FROM bm25_chunks WHERE doc_id = OLD.id));
+    PERFORM bm25_post((SELECT array_agg(id) FROM chunks WHERE doc_id = NEW.id));
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER bm25_chunks_insert AFTER INSERT ON chunks
+    REFERENCING NEW TABLE AS bm25_new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION bm25_chunks_inserted();
+
+CREATE TRIGGER bm25_chunks_delete AFTER DELETE ON chunks
+    REFERENCING OLD TABLE AS bm25_old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION bm25_chunks_deleted();
+
+CREATE TRIGGER bm25_chunks_update AFTER UPDATE OF heading_path, markdown, hub_id ON chunks
+    FOR EACH ROW
+    WHEN (OLD.heading_path IS DISTINCT FROM NEW.heading_path
+          OR OLD.markdown IS DISTINCT FROM NEW.markdown
+          OR OLD.hub_id IS DISTINCT FROM NEW.hub_id)
+    EXECUTE FUNCTION bm25_chunk_updated();
+
+CREATE TRIGGER bm25_chunks_truncate AFTER TRUNCATE ON chunks
+    FOR EACH STATEMENT EXECUTE FUNCTION bm25_chunks_truncated();
+
+CREATE TRIGGER bm25_docs_update
+    AFTER UPDATE OF is_draft, deleted_at, password_hash, allowed_emails, hub_id ON docs
+    FOR EACH ROW
+    WHEN ((OLD.is_draft = false AND OLD.deleted_at IS NULL AND OLD.password_hash IS NULL
+           AND cardinality(OLD.allowed_emails) = 0)
+          IS DISTINCT FROM
+          (NEW.is_draft = false AND NEW.deleted_at IS NULL AND NEW.password_hash IS NULL
+           AND cardinality(NEW.allowed_emails) = 0)
+          OR OLD.hub_id IS DISTINCT FROM NEW.hub_id)
+    EXECUTE FUNCTION bm25_doc_updated();
+
+-- Recompute everything from the chunks table (repair tool; also what the tests compare with).
+-- Takes the hub locks like any save; not needed in normal operation.
+CREATE OR REPLACE FUNCTION bm25_rebuild() RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    LOCK TABLE bm25_hubs IN EXCLUSIVE MODE;
+    TRUNCATE bm25_postings, bm25_chunks, bm25_terms, bm25_hubs;
+    PERFORM bm25_post((SELECT array_agg(id ORDER BY id) FROM chunks));
+END
+$$;
+
+-- ---------------------------------------------------------------------------
+-- Query
+-- ---------------------------------------------------------------------------
+
+-- Pruning knobs (session settings, mainly for the benchmark):
+--   bm25.full_df  terms with df <= this are read completely            (default 2000)
+--   bm25.top_n    other terms: only their top-N postings by impact     (default 1000)
+--   bm25.rescore  candidates re-scored exactly when something was pruned (default 200,
+--                 at least 4 * p_limit)
+--   bm25.exact    'on' disables pruning
+CREATE OR REPLACE FUNCTION bm25_search(p_hub bigint, p_query text, p_limit integer,
+                            p_k1 float8 DEFAULT 1.2, p_b float8 DEFAULT 0.75)
+RETURNS TABLE (chunk_id bigint, score float8)
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    v_n       bigint;
+    v_avgdl   float8;
+    v_terms   text[];
+    v_k1      float8 := coalesce(greatest(p_k1, 0), 1.2);
+    v_b       float8 := coalesce(least(greatest(p_b, 0), 1), 0.75);
+    v_exact   boolean := coalesce(current_setting('bm25.exact', true), '') IN ('on', 'true', '1');
+    v_full    integer := coalesce(nullif(current_setting('bm25.full_df', true), '')::integer, 2000);
+    v_topn    integer := coalesce(nullif(current_setting('bm25.top_n', true), '')::integer, 1000);
+    v_rescore integer := coalesce(nullif(current_setting('bm25.rescore', true), '')::integer, 200);
+    v_pruned  boolean;
+BEGIN
+    IF p_hub IS NULL OR p_query IS NULL OR p_limit IS NULL OR p_limit <= 0 THEN
+        RETURN;
+    END IF;
+    SELECT h.n_chunks, h.total_len::float8 / h.n_chunks INTO v_n, v_avgdl
+      FROM bm25_hubs h WHERE h.hub_id = p_hub AND h.n_chunks > 0;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    -- Any text is a query: to_tsvector never parses operators. Distinct lexemes, capped.
+    SELECT array_agg(lexeme) INTO v_terms
+      FROM (SELECT lexeme FROM unnest(to_tsvector('english', left(p_query, 20000))) LIMIT 256) x;
+    IF v_terms IS NULL THEN
+        RETURN;
+    END IF;
+    IF v_exact THEN
+        v_full := 2147483647;
+    END IF;
+    v_rescore := greatest(v_rescore, 4 * p_limit);
+
+    SELECT coalesce(bool_or(t.df > v_full), false) INTO v_pruned
+      FROM bm25_terms t WHERE t.hub_id = p_hub AND t.term = ANY (v_terms);
+
+    IF NOT v_pruned THEN
+        RETURN QUERY
+        SELECT p.chunk_id,
+               sum(q.idf * p.tf / (p.tf + v_k1 * (1.0::float8 - v_b + v_b * p.len / v_avgdl))) AS score
+          FROM (SELECT t.term, ln(1.0::float8 + (v_n - t.df + 0.5::float8) / (t.df + 0.5::float8)) AS idf
+                  FROM bm25_terms t WHERE t.hub_id = p_hub AND t.term = ANY (v_terms)) q
+          JOIN bm25_postings p ON p.hub_id = p_hub AND p.term = q.term
+         GROUP BY p.chunk_id
+         ORDER BY score DESC, p.chunk_id
+         LIMIT p_limit;
+        RETURN;
+    END IF;
+
+    RETURN QUERY
+    WITH q AS MATERIALIZED (
+        SELECT t.term, t.df, ln(1.0::float8 + (v_n - t.df + 0.5::float8) / (t.df + 0.5::float8)) AS idf
+          FROM bm25_terms t WHERE t.hub_id = p_hub AND t.term = ANY (v_terms)
+    ),
+    cand AS MATERIALIZED (
+        SELECT p.chunk_id,
+               sum(q.idf * p.tf / (p.tf + v_k1 * (1.0::float8 - v_b + v_b * p.len / v_avgdl))) AS s
+          FROM q
+          CROSS JOIN LATERAL (
+                SELECT p.chunk_id, p.tf, p.len
+                  FROM bm25_postings p
+                 WHERE p.hub_id = p_hub AND p.term = q.term
+                 ORDER BY p.impact DESC
+                 LIMIT CASE WHEN q.df <= v_full THEN q.df ELSE v_topn END
+          ) p
+         GROUP BY p.chunk_id
+         ORDER BY s DESC
+         LIMIT v_rescore
+    )
+    SELECT c.chunk_id,
+           sum(q.idf * p.tf / (p.tf + v_k1 * (1.0::float8 - v_b + v_b * p.len / v_avgdl))) AS score
+      FROM cand c
+      JOIN bm25_postings p ON p.chunk_id = c.chunk_id AND p.term = ANY (v_terms)
+      JOIN q ON q.term = p.term
+     GROUP BY c.chunk_id
+     ORDER BY score DESC, c.chunk_id
+     LIMIT p_limit;
+END
+$$;
+
+-- Doc level: a doc scores as its best chunk (max), over the top chunks.
+CREATE OR REPLACE FUNCTION bm25_search_docs(p_hub bigint, p_query text, p_limit integer,
+                                 p_k1 float8 DEFAULT 1.2, p_b float8 DEFAULT 0.75)
+RETURNS TABLE (doc_id text, score float8)
+LANGUAGE sql STABLE AS $$
+    SELECT b.doc_id, max(s.score) AS score
+      FROM bm25_search(p_hub, p_query, greatest(p_limit, 0) * 5 + 20, p_k1, p_b) s
+      JOIN bm25_chunks b ON b.chunk_id = s.chunk_id
+     GROUP BY b.doc_id
+     ORDER BY score DESC, b.doc_id
+     LIMIT greatest(p_limit, 0)
+$$;
+
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'memorywiki_public') THEN
+        -- These tables only ever hold data of public docs.
+        GRANT SELECT ON bm25_hubs, bm25_terms, bm25_postings, bm25_chunks, bm25_config
+            TO memorywiki_public;
+        GRANT EXECUTE ON FUNCTION bm25_search(bigint, text, integer, float8, float8),
+                                  bm25_search_docs(bigint, text, integer, float8, float8),
+                                  bm25_heading_weight()
+            TO memorywiki_public;
+    END IF;
+END
+$$;
