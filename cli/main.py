@@ -792,27 +792,53 @@ def import_cmd(
     if not path.is_file():
         raise CLIError(f"no such file: {path}")
     token = cfg.hub_token(slug)
-    mime = "application/zip" if path.suffix.lower() == ".zip" else "application/json"
-    size = path.stat().st_size
-    with state.client(url) as client:
-        client.timeout = None  # a big export takes a while to convert; it streams on the server
-        try:
-            with path.open("rb") as fh:
-                if size > 1 << 20 and not as_json:
-                    output.note(f"uploading {path.name} ({size / (1 << 20):.1f} MB) to {client.base_url} …")
-                data = client.import_export(kind.value, path.name, fh, mime, {"hub": slug}, token)
-        except APIError as exc:
-            raise _auth_hint(exc, cfg, bool(token)) from None
-        except OSError as exc:
-            raise CLIError(f"cannot read {path}: {exc.strerror or exc}") from None
+    counts = _import_locally(state, url, kind.value, path, slug, token, quiet=as_json)
     if as_json:
-        output.print_json(data)
+        output.print_json({"hub": slug, "kind": kind.value, **counts})
         return
-    counts = ", ".join(f"{data.get(k, 0)} {k}" for k in ("created", "updated", "unchanged", "deleted"))
-    sys.stdout.write(f"{kind.value} export into hub {data.get('hub', slug)}: {counts}\n")
-    skipped = data.get("skipped") or []
-    if skipped:
-        output.note(f"skipped {len(skipped)} conversation{'s' if len(skipped) != 1 else ''} (use --json to see why)")
+    summary = ", ".join(f"{counts[k]} {k}" for k in ("created", "updated", "unchanged", "deleted"))
+    sys.stdout.write(f"{kind.value} export into hub {slug}: {summary}\n")
+    if counts["skipped"]:
+        output.note(f"skipped {len(counts['skipped'])} conversation{'s' if len(counts['skipped']) != 1 else ''}"
+                    " with nothing to keep (use --json to see which)")
+
+
+def _import_locally(state: Any, url: str | None, kind: str, path: Path, slug: str, token: str | None,
+                    *, quiet: bool) -> dict[str, Any]:
+    """Read the export here, streaming, and upsert one page per conversation over HTTP.
+
+    Only conversation text crosses the wire (an export's images stay home), each page is
+    keyed by the conversation's id so a re-import updates instead of duplicating, and the
+    progress bar counts conversations.
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from memorywiki.server.capture import CaptureError, count_conversations, iter_chatgpt_export, iter_claude_export
+
+    reader = iter_chatgpt_export if kind == "chatgpt" else iter_claude_export
+    skipped: list = []
+    counts: dict[str, Any] = {"created": 0, "updated": 0, "unchanged": 0, "deleted": 0}
+    try:
+        total = count_conversations(path)
+        with state.client(url) as client, Progress(
+            TextColumn("[bold]importing[/bold]"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+            console=output.err_console(), disable=quiet, transient=True,
+        ) as progress:
+            task = progress.add_task("import", total=total)
+            for captured in reader(path, skipped=skipped):
+                body = {"hub": slug, "title": (captured.title or "Untitled")[:500], "markdown": captured.markdown,
+                        "source": captured.source, "meta": captured.meta, "external_id": captured.external_id}
+                try:
+                    saved = client.create_doc(body, token)
+                except APIError as exc:
+                    raise _auth_hint(exc, state.config, bool(token)) from None
+                counts[saved.get("status") or "created"] += 1
+                progress.advance(task)
+    except CaptureError as exc:
+        done = sum(counts.values())
+        raise CLIError(f"{exc.message} ({done} conversation{'s' if done != 1 else ''} were saved before this)") from None
+    counts["skipped"] = skipped
+    return counts
 
 
 # ---------------------------------------------------------------------------------------
