@@ -192,11 +192,16 @@ async def index_bundle(db: Database, embedder: Embedder, bundle_id: str) -> dict
         return {"skipped": "unchanged"}
     [vector] = await _embed(embedder, db, [bundle_text(row["title"], row["description"], row["member_titles"])])
     async with db.owner.connection() as conn:
-        await conn.execute(
+        cur = await conn.execute(
             """UPDATE bundles SET embedding = %s, embedded_hash = %s, claimed_until = NULL, claimed_by = NULL
                WHERE id = %s AND source_hash = %s""",
             (vector, row["source_hash"], bundle_id, row["source_hash"]),
         )
+        if cur.rowcount == 0:
+            # Changed while it was being embedded: release the claim, so the new text is
+            # indexed now rather than when the lease runs out.
+            await conn.execute("UPDATE bundles SET claimed_until = NULL, claimed_by = NULL WHERE id = %s",
+                               (bundle_id,))
     return {"embedded": {"bundle": True}}
 
 

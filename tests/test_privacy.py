@@ -1,0 +1,272 @@
+"""Privacy: drafts, deleted, password and email-restricted docs never reach a public read."""
+
+from __future__ import annotations
+
+import time
+
+import psycopg
+import pytest
+
+from tests.conftest import wait_indexed
+
+SECRETS = {  # kind -> a word that appears only in that doc
+    "draft": "aardwolf",
+    "password": "binturong",
+    "email": "caracal",
+    "deleted": "dugong",
+}
+PUBLIC_WORD = "echidna"
+ALL_WORDS = " ".join([*SECRETS.values(), PUBLIC_WORD])
+
+
+def doc_body(word):
+    return f"# About {word}\n\nThe {word} notes: {word} habitat, {word} diet.\n\n## More {word}\n\n{word} facts.\n"
+
+
+@pytest.fixture
+def world(client):
+    r = client.post("/api/hubs", json={"slug": "priv"})
+    owner = {"Authorization": f"Bearer {r.json()['owner_token']}"}
+
+    def create(title, word, **extra):
+        r = client.post("/api/docs", json={"title": title, "markdown": doc_body(word), "hub": "priv", **extra},
+                        headers=owner)
+        assert r.status_code == 201, r.text
+        return r.json()
+
+    docs = {
+        "public": create(f"Public {PUBLIC_WORD}", PUBLIC_WORD),
+        "draft": create(f"Draft {SECRETS['draft']}", SECRETS["draft"], is_draft=True),
+        "password": create(f"Locked {SECRETS['password']}", SECRETS["password"], password="hunter2"),
+        "email": create(f"Emails {SECRETS['email']}", SECRETS["email"], allowed_emails=["Ann@Example.com"]),
+        "deleted": create(f"Deleted {SECRETS['deleted']}", SECRETS["deleted"]),
+    }
+    r = client.post("/api/bundles", json={
+        "hub": "priv", "title": "Everything", "description": "all the animals",
+        "doc_ids": [d["id"] for d in docs.values()]}, headers=owner)
+    assert r.status_code == 201, r.text
+    bundle_id = r.json()["id"]
+    assert client.delete(f"/api/docs/{docs['deleted']['id']}", headers=owner).status_code == 200
+    wait_indexed(client, [d["id"] for d in docs.values()])
+    wait_bundle_indexed(client, "priv")
+    return {"owner": owner, "docs": docs, "bundle": bundle_id}
+
+
+def wait_bundle_indexed(client, slug, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        r = client.post(f"/api/hub/{slug}/recall", json={"question": "animals", "level": "bundle"})
+        if r.json()["results"]:
+            return
+        time.sleep(0.05)
+    raise AssertionError("bundle never indexed")
+
+
+def private_ids(world):
+    return [d["id"] for kind, d in world["docs"].items() if kind != "public"]
+
+
+def assert_no_leak(text, world, where):
+    low = text.lower()
+    for word in SECRETS.values():
+        assert word not in low, f"{word} leaked through {where}"
+    for doc_id in private_ids(world):
+        assert doc_id not in text, f"private doc id leaked through {where}"
+
+
+def public_reads(client, world):
+    """(label, response text) of every public read there is."""
+    bundle = world["bundle"]
+    reads = []
+    for level in ("chunk", "doc", "bundle"):
+        for hybrid in (False, True):
+            r = client.post("/api/hub/priv/recall",
+                            json={"question": ALL_WORDS, "level": level, "hybrid": hybrid, "k": 50})
+            assert r.status_code == 200, r.text
+            reads.append((f"recall {level} hybrid={hybrid}", r.text))
+    for label, url, headers in [
+        ("hub json", "/api/hub/priv", {}),
+        ("hub html", "/hub/priv", {"Accept": "text/html"}),
+        ("hub markdown", "/hub/priv", {"Accept": "text/markdown"}),
+        ("hub raw", "/raw/hub/priv", {}),
+        ("bundle html", f"/b/{bundle}", {"Accept": "text/html"}),
+        ("bundle markdown", f"/b/{bundle}", {"Accept": "text/markdown"}),
+        ("bundle raw", f"/raw/b/{bundle}", {}),
+    ]:
+        r = client.get(url, headers=headers)
+        assert r.status_code == 200, (label, r.text)
+        reads.append((label, r.text))
+    return reads
+
+
+def test_private_docs_are_invisible_to_every_public_read(client, world):
+    reads = public_reads(client, world)
+    for label, text in reads:
+        assert_no_leak(text, world, label)
+    texts = dict(reads)
+    # the public doc does show up everywhere, so the reads above were looking at real data
+    public_id = world["docs"]["public"]["id"]
+    for label, text in reads:
+        if label != "recall bundle hybrid=False" and label != "recall bundle hybrid=True":
+            assert public_id in text, label
+    assert "Everything" in texts["recall bundle hybrid=False"]
+    # the bundle lists its public member only, in its reading order
+    assert texts["bundle raw"].count("\n---\n\n---\n") == 1  # one member after the front matter
+    assert f"1. [Public {PUBLIC_WORD}]" in texts["bundle raw"]
+
+
+def test_private_docs_are_404_on_direct_reads(client, world):
+    for kind, doc in world["docs"].items():
+        if kind == "public":
+            continue
+        doc_id = doc["id"]
+        for url, headers in [
+            (f"/api/docs/{doc_id}", {}),
+            (f"/raw/{doc_id}", {}),
+            (f"/{doc_id}", {"Accept": "text/markdown"}),
+        ]:
+            r = client.get(url, headers=headers)
+            assert r.status_code == 404, (kind, url)
+            assert_no_leak(r.text, world, f"{kind} {url}")
+        r = client.get(f"/{doc_id}", headers={"Accept": "text/html"})
+        # the password doc asks for its password; the others do not exist for the public
+        assert r.status_code == (401 if kind == "password" else 404), kind
+        assert_no_leak(r.text, world, f"{kind} html")
+
+
+def test_password_doc_opens_with_the_password(client, world):
+    doc_id = world["docs"]["password"]["id"]
+    word = SECRETS["password"]
+    for headers in ({"X-Doc-Password": "wrong"}, {"X-Doc-Password": ""}, {"X-Doc-Access": "nope"}):
+        assert client.get(f"/api/docs/{doc_id}", headers=headers).status_code == 404
+    ok = {"X-Doc-Password": "hunter2"}
+    r = client.get(f"/api/docs/{doc_id}", headers=ok)
+    assert r.status_code == 200 and word in r.json()["markdown"]
+    assert "is_draft" not in r.json()  # a reader is not an editor
+    assert word in client.get(f"/raw/{doc_id}", headers=ok).text
+    assert word in client.get(f"/{doc_id}", headers={**ok, "Accept": "text/markdown"}).text
+    # the browser form
+    r = client.post(f"/{doc_id}", data={"password": "wrong"})
+    assert r.status_code == 401 and word not in r.text.lower()
+    r = client.post(f"/{doc_id}", data={"password": "hunter2"})
+    assert r.status_code == 200 and word in r.text and "<h1>" in r.text
+    # the password is not a key to the other private docs
+    for kind in ("draft", "email"):
+        assert client.get(f"/api/docs/{world['docs'][kind]['id']}", headers=ok).status_code == 404
+        assert client.post(f"/{world['docs'][kind]['id']}", data={"password": "hunter2"}).status_code == 404
+
+
+def test_email_restricted_doc_opens_with_an_issued_access_token(client, world):
+    doc = world["docs"]["email"]
+    doc_id, word = doc["id"], SECRETS["email"]
+    url = f"/api/docs/{doc_id}/access"
+    assert client.post(url, json={"email": "ann@example.com"}).status_code == 401
+    assert client.post(url, json={"email": "ann@example.com"},
+                       headers={"Authorization": "Bearer wrong"}).status_code == 403
+    r = client.post(url, json={"email": "eve@example.com"}, headers=world["owner"])
+    assert r.status_code == 400 and r.json()["error"]["code"] == "not_allowed"
+
+    r = client.post(url, json={"email": "ANN@example.com"},
+                    headers={"Authorization": f"Bearer {doc['edit_token']}"})
+    assert r.status_code == 201, r.text
+    token = r.json()["access_token"]
+    assert client.get(f"/api/docs/{doc_id}", headers={"X-Doc-Access": token}).json()["markdown"] == doc_body(word)
+    assert word in client.get(f"/raw/{doc_id}?access={token}").text
+    assert word in client.get(f"/{doc_id}?access={token}", headers={"Accept": "text/html"}).text
+    assert client.get(f"/api/docs/{doc_id}", headers={"X-Doc-Access": token + "x"}).status_code == 404
+    # a token for this doc does not open another restricted doc
+    other = client.post("/api/docs", json={"title": "Other", "markdown": "other caracal",
+                                           "allowed_emails": ["ann@example.com"]}).json()
+    assert client.get(f"/api/docs/{other['id']}", headers={"X-Doc-Access": token}).status_code == 404
+    # taking the reader off the list revokes the token
+    client.patch(f"/api/docs/{doc_id}", json={"allowed_emails": ["bob@example.com"]}, headers=world["owner"])
+    assert client.get(f"/api/docs/{doc_id}", headers={"X-Doc-Access": token}).status_code == 404
+    # and public reads still see nothing of it
+    for label, text in public_reads(client, world):
+        assert_no_leak(text, world, label)
+
+
+def test_drafts_open_to_their_editors_only(client, world):
+    doc = world["docs"]["draft"]
+    doc_id = doc["id"]
+    for headers in ({"Authorization": f"Bearer {doc['edit_token']}"}, world["owner"]):
+        r = client.get(f"/api/docs/{doc_id}", headers=headers)
+        assert r.status_code == 200 and r.json()["is_draft"] is True
+    other = client.post("/api/docs", json={"title": "x", "markdown": "y"}).json()
+    assert client.get(f"/api/docs/{doc_id}",
+                      headers={"Authorization": f"Bearer {other['edit_token']}"}).status_code == 404
+    assert client.get(f"/api/docs/{doc_id}", headers={"X-Doc-Password": "hunter2"}).status_code == 404
+
+
+@pytest.mark.parametrize("change,undo", [
+    ({"is_draft": True}, {"is_draft": False}),
+    ({"password": "s3cret"}, {"password": None}),
+    ({"allowed_emails": ["ann@example.com"]}, {"allowed_emails": []}),
+])
+def test_public_doc_made_private_disappears_and_comes_back(client, world, change, undo):
+    doc = world["docs"]["public"]
+    doc_id = doc["id"]
+    owner = world["owner"]
+
+    def visible():
+        seen = {}
+        for label, text in public_reads(client, world):
+            seen[label] = doc_id in text or PUBLIC_WORD in text.lower()
+        for url in (f"/api/docs/{doc_id}", f"/raw/{doc_id}"):
+            seen[url] = client.get(url).status_code == 200
+        return seen
+
+    before = visible()
+    assert before["recall chunk hybrid=False"] and before["recall doc hybrid=False"]  # found by vector
+    assert all(v for k, v in before.items() if not k.startswith("recall bundle")), before
+
+    r = client.patch(f"/api/docs/{doc_id}", json=change, headers=owner)
+    assert r.status_code == 200, r.text
+    hidden = visible()
+    assert not any(hidden.values()), hidden
+    # the bundle's vector no longer carries the member's title once the worker re-embeds it
+    time.sleep(0.3)
+    r = client.post("/api/hub/priv/recall", json={"question": PUBLIC_WORD, "level": "bundle"})
+    assert PUBLIC_WORD not in r.text.lower()
+
+    r = client.patch(f"/api/docs/{doc_id}", json=undo, headers=owner)
+    assert r.status_code == 200, r.text
+    wait_indexed(client, [doc_id]) if client.get("/healthz").json()["owed"] else None
+    after = visible()
+    assert after == before, after
+    # it comes back through the vector side too, not only full text
+    res = client.post("/api/hub/priv/recall", json={"question": f"{PUBLIC_WORD} habitat"}).json()["results"]
+    assert res and res[0]["doc_id"] == doc_id and res[0]["vector_rank"] == 1
+
+
+def test_public_role_cannot_read_base_table_secrets(client, world, settings):
+    with psycopg.connect(settings.database_url, autocommit=True) as conn:
+        conn.execute("SET ROLE memorywiki_public")
+        for sql in ("SELECT password_hash FROM docs", "SELECT edit_token_hash FROM docs",
+                    "SELECT owner_token_hash FROM hubs", "SELECT * FROM access_tokens",
+                    "SELECT allowed_emails FROM docs"):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(sql)
+        # rows of private docs are not there at all, whatever the WHERE clause says
+        try:
+            rows = conn.execute("SELECT * FROM docs WHERE is_draft").fetchall()
+        except psycopg.errors.InsufficientPrivilege:
+            rows = []
+        assert rows == []
+        ids = {r[0] for r in conn.execute("SELECT id FROM docs").fetchall()}
+        assert ids == {world["docs"]["public"]["id"]}
+        for doc_id in private_ids(world):
+            assert conn.execute("SELECT id FROM docs WHERE id = %s", (doc_id,)).fetchall() == []
+        chunk_text = " ".join(r[0] for r in conn.execute("SELECT markdown FROM chunks").fetchall()).lower()
+        assert PUBLIC_WORD in chunk_text
+        assert all(w not in chunk_text for w in SECRETS.values())
+        try:  # the full-text postings: either closed to this role, or public terms only
+            terms = {r[0] for r in conn.execute("SELECT term FROM bm25_postings").fetchall()}
+        except psycopg.errors.InsufficientPrivilege:
+            terms = set()
+        assert not terms & set(SECRETS.values())
+        members = {r[0] for r in conn.execute("SELECT doc_id FROM bundle_docs").fetchall()}
+        assert members == {world["docs"]["public"]["id"]}
+    # and the owner role, by contrast, does see them (the check above is not vacuous)
+    with psycopg.connect(settings.database_url) as conn:
+        assert conn.execute("SELECT count(*) FROM docs WHERE is_draft").fetchone()[0] == 1
