@@ -1,0 +1,77 @@
+"""The benchmark suite: `python -m memorywiki.bench all|quality|locomo|latency|cost|report`.
+
+    python -m memorywiki.bench all                     # every section, results in bench/results/
+    python -m memorywiki.bench quality --dataset DIR   # any BEIR-layout dataset
+    python -m memorywiki.bench latency --large         # adds the 1M-chunk hub
+    python -m memorywiki.bench all --smoke --dataset tiny --locomo tiny-locomo --out /tmp/r
+
+The embedder comes from MEMORYWIKI_EMBEDDER (default here: `local`, all-MiniLM-L6-v2);
+PostgreSQL from DATABASE_URL (databases bench_* are created and dropped on it), else an
+embedded PostgreSQL under bench/.cache/pg (or --pg-dir).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+from .common import CACHE, RESULTS, SHARED_DATA, Options, Postgres, log
+
+SECTIONS = ("quality", "locomo", "latency", "cost")
+
+
+def parse(argv: list[str] | None = None) -> tuple[str, Options]:
+    parser = argparse.ArgumentParser(prog="python -m memorywiki.bench", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("section", choices=("all", *SECTIONS, "report"))
+    parser.add_argument("--dataset", type=Path, default=SHARED_DATA / "scifact",
+                        help="BEIR-layout folder: corpus.jsonl, queries*.jsonl, qrels/test.tsv")
+    parser.add_argument("--locomo", type=Path, default=SHARED_DATA / "locomo",
+                        help="folder with locomo10.json and locomo10_qa_normalized.jsonl")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="where the .md and .png results go")
+    parser.add_argument("--pg-dir", type=Path, default=CACHE / "pg",
+                        help="embedded PostgreSQL folder when DATABASE_URL is not set")
+    parser.add_argument("--large", action="store_true", help="latency: add the 1M-chunk hub")
+    parser.add_argument("--smoke", action="store_true", help="tiny, fast run of each section (CI)")
+    parser.add_argument("--requests", type=int, default=None, help="latency: requests per configuration")
+    parser.add_argument("--sizes", type=str, default=None, help="latency: hub sizes, e.g. 1000,10000")
+    args = parser.parse_args(argv)
+    opts = Options(dataset=args.dataset, locomo=args.locomo, out=args.out, smoke=args.smoke, large=args.large,
+                   pg_dir=args.pg_dir, requests=args.requests,
+                   sizes=[int(x) for x in args.sizes.split(",")] if args.sizes else None,
+                   command="python -m memorywiki.bench " + " ".join(argv if argv is not None else sys.argv[1:]))
+    return args.section, opts
+
+
+def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault("MEMORYWIKI_EMBEDDER", "local")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    section, opts = parse(argv)
+    opts.out.mkdir(parents=True, exist_ok=True)
+    from . import report
+
+    if section == "report":
+        report.write_readme(opts, {})
+        return 0
+    wanted = SECTIONS if section == "all" else (section,)
+    pg = Postgres(opts.pg_dir)
+    timings: dict[str, float] = {}
+    try:
+        for name in wanted:
+            t0 = time.perf_counter()
+            log(f"=== {name} ===")
+            module = __import__(f"memorywiki.bench.{name}", fromlist=["run"])
+            module.run(opts, pg)
+            timings[name] = time.perf_counter() - t0
+            log(f"=== {name} done in {timings[name]:.0f}s ===")
+            report.write_readme(opts, timings)
+    finally:
+        pg.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,358 @@
+"""Recall latency and throughput over HTTP vs the SQL floor, at hub sizes 1k / 10k / 100k (1M).
+
+Hubs are built fast, straight in SQL (not through HTTP): one database per size, one hub,
+docs of 10 chunks. Chunk text: the dataset's corpus (SciFact abstracts) first, then synthetic
+distractors recombined from its sentence fragments (bench/fulltext.py's generator when present).
+Vectors: the real embedder's vectors of the first chunks (up to SAMPLE texts, embedded once
+and cached), and for every other chunk a mixture of two of those real vectors plus Gaussian
+noise, re-normalised ("perturbed real vectors": clustered like real data, unlike uniform random
+unit vectors, which are the worst case for HNSW). The tsvector and BM25 postings are written
+by the same SQL and triggers the server uses; the HNSW index is built after the load, with the
+same expression as server/store/space.py.
+
+Then, on a uvicorn server (subprocess, loopback, access log off, no in-process worker), with an
+httpx async client: POST /api/hub/<hub>/recall, level chunk, k = 10, for vector, full text (a
+second server with MEMORYWIKI_EMBEDDER=none) and hybrid, at concurrency 1 and 16, after a
+warm-up. Beside it the floor: the endpoint's own SQL (recall.recall_chunks) on a psycopg pool
+configured like the server's public pool, with the query vectors computed beforehand; and the
+query embedding alone (the same embedder, in the benchmark process).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import random
+import re
+import time
+from pathlib import Path
+
+import httpx
+import numpy as np
+import psycopg
+
+from .common import (CACHE, Options, Postgres, Proc, create_hub, fmt, load_beir, log, machine_line,
+                     make_bench_embedder, md_table, pct, write_result)
+
+SAMPLE = 300          # real-embedded texts per run (cached)
+CHUNKS_PER_DOC = 10
+BATCH = 2000
+K = 10
+MODES = ("vector", "fulltext", "hybrid")
+BUILD_VERSION = 1
+
+
+# ---------------------------------------------------------------- synthetic text
+
+_SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(])")
+
+
+def _synthetic(corpus: list[dict], n: int, seed: int = 7) -> list[tuple[str, str]]:
+    try:
+        from .fulltext import synthetic_chunks
+
+        return [(t, x) for _, t, x in synthetic_chunks(corpus, n, seed=seed)]
+    except Exception:
+        rng = random.Random(seed)
+        sentences = [s for d in corpus for s in _SENT.split(d["text"]) if len(s.split()) >= 4] or ["empty text here"]
+        titles = [d["title"] for d in corpus if d["title"].strip()] or ["Untitled"]
+        return [(rng.choice(titles), " ".join(rng.choice(sentences) for _ in range(rng.randint(4, 8))))
+                for _ in range(n)]
+
+
+def chunk_texts(corpus: list[dict], n: int) -> list[tuple[str, str]]:
+    real = [((d["title"] or d["_id"]).strip(), d["text"]) for d in corpus][:n]
+    return real + _synthetic(corpus, n - len(real)) if n > len(real) else real
+
+
+# ---------------------------------------------------------------- vectors
+
+async def sample_vectors(embedder, texts: list[str], smoke: bool) -> np.ndarray:
+    key = hashlib.sha256(("\n".join(texts) + embedder.name).encode()).hexdigest()[:16]
+    path = CACHE / f"latency-sample-{key}.npy"
+    if path.exists() and not smoke:
+        return np.load(path)
+    vecs = np.asarray(await embedder.embed(texts), dtype=np.float32)
+    if not smoke:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.save(path, vecs)
+    return vecs
+
+
+def make_vectors(base: np.ndarray, n: int, seed: int = 11) -> np.ndarray:
+    """The first len(base) are real; the rest perturbed mixtures of two real ones, unit length."""
+    rng = np.random.default_rng(seed)
+    m, dim = base.shape
+    out = np.empty((n, dim), dtype=np.float32)
+    head = min(n, m)
+    out[:head] = base[:head]
+    for start in range(head, n, 50000):
+        stop = min(n, start + 50000)
+        a = base[rng.integers(0, m, stop - start)]
+        b = base[rng.integers(0, m, stop - start)]
+        noise = rng.standard_normal((stop - start, dim)).astype(np.float32) / np.sqrt(dim)
+        v = a + 0.5 * b + 0.6 * noise
+        out[start:stop] = v / np.linalg.norm(v, axis=1, keepdims=True)
+    return out
+
+
+# ---------------------------------------------------------------- build
+
+def build_hub(pg: Postgres, name: str, n: int, texts: list[tuple[str, str]], vectors: np.ndarray,
+              model: str, smoke: bool) -> tuple[str, float]:
+    """Create (or reuse) database `name` holding one hub 'lat' with n chunks; return (url, build s)."""
+    signature = json.dumps({"n": n, "model": model, "dim": int(vectors.shape[1]), "v": BUILD_VERSION})
+    if not smoke and pg.exists(name):
+        url = pg.db_url(name)
+        try:
+            with psycopg.connect(url) as conn:
+                row = conn.execute("SELECT signature, build_s FROM bench_meta").fetchone()
+            if row and row[0] == signature:
+                log(f"[latency] reusing {name} ({n} chunks)")
+                return url, float(row[1])
+        except psycopg.Error:
+            pass
+    url = pg.fresh(name)
+    dim = vectors.shape[1]
+    t0 = time.perf_counter()
+    with psycopg.connect(url) as conn:
+        hub = conn.execute("INSERT INTO hubs (slug, owner_token_hash) VALUES ('lat', 'x') RETURNING id").fetchone()[0]
+        for start in range(0, n, BATCH):
+            stop = min(n, start + BATCH)
+            doc_ids = [f"lat{i // CHUNKS_PER_DOC:07d}" for i in range(start, stop)]
+            new_docs = sorted({d for d in doc_ids})
+            titles = {f"lat{j // CHUNKS_PER_DOC:07d}": texts[j][0] for j in range(start, stop) if j % CHUNKS_PER_DOC == 0}
+            with conn.transaction():
+                conn.execute(
+                    "INSERT INTO docs (id, hub_id, title, markdown, edit_token_hash, source_hash, embedded_hash)"
+                    " SELECT d, %s, t, '', 'x', 'h', 'h' FROM unnest(%s::text[], %s::text[]) AS u(d, t)"
+                    " ON CONFLICT (id) DO NOTHING",
+                    (hub, new_docs, [titles.get(d, "Untitled") for d in new_docs]))
+                heads = [f"{titles.get(d) or texts[(int(d[3:]) * CHUNKS_PER_DOC)][0]}" for d in doc_ids]
+                mds = [texts[j][1] for j in range(start, stop)]
+                vecs = ["[" + ",".join(f"{x:.6f}" for x in vectors[j]) + "]" for j in range(start, stop)]
+                conn.execute(
+                    "INSERT INTO chunks (doc_id, hub_id, ordinal, heading_path, markdown, hash, embedding, tsv)"
+                    " SELECT d, %s, o, h, m, md5(m), e::vector,"
+                    "   setweight(to_tsvector('english', h), 'A') || setweight(to_tsvector('english', m), 'B')"
+                    " FROM unnest(%s::text[], %s::int[], %s::text[], %s::text[], %s::text[]) AS u(d, o, h, m, e)",
+                    (hub, doc_ids, [j % CHUNKS_PER_DOC for j in range(start, stop)], heads, mds, vecs))
+            if (stop // BATCH) % 10 == 0 or stop == n:
+                log(f"    {name}: {stop}/{n} chunks ({time.perf_counter() - t0:.0f}s)")
+        load_s = time.perf_counter() - t0
+        conn.execute("INSERT INTO embedding_space (model, dim) VALUES (%s, %s)", (model, dim))
+        conn.execute("SET maintenance_work_mem = '2GB'")
+        conn.execute("SET max_parallel_maintenance_workers = 1")
+        for table in ("chunks", "docs", "bundles"):
+            conn.execute(f"CREATE INDEX IF NOT EXISTS {table}_embedding_hnsw ON {table} "
+                         f"USING hnsw ((embedding::vector({int(dim)})) vector_cosine_ops)")
+        conn.execute("ANALYZE")
+        build_s = time.perf_counter() - t0
+        log(f"[latency] built {name}: {n} chunks, load {load_s:.0f}s, + HNSW {build_s - load_s:.0f}s")
+        conn.execute("CREATE TABLE bench_meta (signature text, build_s float8)")
+        conn.execute("INSERT INTO bench_meta VALUES (%s, %s)", (signature, build_s))
+        conn.commit()
+    return url, build_s
+
+
+# ---------------------------------------------------------------- measure
+
+async def http_run(base_url: str, questions: list[str], mode: str, concurrency: int, n: int) -> tuple[list[float], float]:
+    lat: list[float] = []
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(base_url=base_url, timeout=120, limits=limits) as client:
+        counter = iter(range(n))
+
+        async def runner():
+            for i in counter:
+                body = {"question": questions[i % len(questions)], "k": K, "level": "chunk",
+                        "hybrid": mode == "hybrid"}
+                t0 = time.perf_counter()
+                r = await client.post("/api/hub/lat/recall", json=body)
+                lat.append((time.perf_counter() - t0) * 1000)
+                r.raise_for_status()
+                got = r.json()["mode"]
+                if got != mode:
+                    raise RuntimeError(f"expected {mode}, server answered {got}: {r.json().get('vector_note')}")
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(runner() for _ in range(concurrency)))
+        wall = time.perf_counter() - t0
+    return lat, n / wall
+
+
+async def sql_run(db, hub_id: int, questions: list[str], qvecs: list, dim: int, mode: str,
+                  concurrency: int, n: int) -> tuple[list[float], float]:
+    from memorywiki.server import recall
+
+    lat: list[float] = []
+    counter = iter(range(n))
+
+    async def runner():
+        async with db.public.connection() as conn:
+            for i in counter:
+                j = i % len(questions)
+                qvec = None if mode == "fulltext" else qvecs[j]
+                t0 = time.perf_counter()
+                await recall.recall_chunks(conn, hub_id=hub_id, question=questions[j], k=K, qvec=qvec,
+                                           dim=dim if qvec is not None else None, hybrid=mode == "hybrid",
+                                           k1=1.2, b=0.75)
+                lat.append((time.perf_counter() - t0) * 1000)
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(runner() for _ in range(concurrency)))
+    return lat, n / (time.perf_counter() - t0)
+
+
+def _plot(results: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    colors = {"vector": "tab:blue", "fulltext": "tab:orange", "hybrid": "tab:green"}
+    sizes = sorted({r["size"] for r in results})
+    for mode in MODES:
+        rows = sorted((r for r in results if r["mode"] == mode and r["concurrency"] == 1), key=lambda r: r["size"])
+        if not rows:
+            continue
+        xs = [r["size"] for r in rows]
+        ax.plot(xs, [r["p95"] for r in rows], "-o", color=colors[mode], label=f"{mode} HTTP p95")
+        ax.plot(xs, [r["p50"] for r in rows], "-", color=colors[mode], alpha=0.5, label=f"{mode} HTTP p50")
+        ax.plot(xs, [r["floor_p50"] for r in rows], ":", color=colors[mode], label=f"{mode} SQL floor p50")
+    ax.axhline(50, color="gray", linestyle="--", linewidth=1)
+    ax.text(sizes[0], 51, "goal: hybrid p95 < 50 ms", fontsize=7, color="gray")
+    ax.set_xscale("log")
+    ax.set_xlabel("chunks in the hub")
+    ax.set_ylabel("ms (concurrency 1, k=10)")
+    ax.set_title("Recall latency vs hub size")
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+async def _measure(opts: Options, url: str, size: int, questions: list[str], qvecs: list, dim: int,
+                   embed_ms: list[float]) -> list[dict]:
+    from memorywiki.server.store.db import Database
+
+    n = opts.requests or (12 if opts.smoke else 200)
+    logs = opts.out / ".logs"
+    out = []
+    with Proc("serve", url, logs, worker="external") as main, \
+            Proc("serve", url, logs, embedder="none", worker="external") as plain:
+        servers = {"vector": main, "hybrid": main, "fulltext": plain}
+        for mode in MODES:  # warm-up: model loaded, pools filled, plans cached
+            await http_run(servers[mode].url, questions, mode, 4, 8 if opts.smoke else 40)
+        db = Database(url, min_size=1, max_size=16)
+        await db.open()
+        try:
+            async with db.public.connection() as conn:
+                hub_id = (await (await conn.execute("SELECT id FROM hubs WHERE slug = 'lat'")).fetchone())["id"]
+            await sql_run(db, hub_id, questions, qvecs, dim, "hybrid", 4, 20)  # warm-up
+            for mode in MODES:
+                for conc in (1, 16):
+                    lat, rps = await http_run(servers[mode].url, questions, mode, conc, n)
+                    flat, fqps = await sql_run(db, hub_id, questions, qvecs, dim, mode, conc, n)
+                    row = {"size": size, "mode": mode, "concurrency": conc, "n": n,
+                           "p50": pct(lat, 50), "p95": pct(lat, 95), "p99": pct(lat, 99), "rps": rps,
+                           "floor_p50": pct(flat, 50), "floor_p95": pct(flat, 95), "floor_p99": pct(flat, 99),
+                           "floor_qps": fqps}
+                    emb = pct(embed_ms, 50) if mode != "fulltext" else 0.0
+                    row["overhead_p50"] = row["p50"] - row["floor_p50"] - emb
+                    out.append(row)
+                    log(f"    {size:>8} {mode:8} c={conc:<2} p50 {row['p50']:7.1f} p95 {row['p95']:7.1f} "
+                        f"rps {rps:6.1f} | floor p50 {row['floor_p50']:6.1f} p95 {row['floor_p95']:6.1f}")
+        finally:
+            await db.close()
+        out.append({"size": size, "rss_server_mb": main.peak_rss_mb(), "rss_plain_mb": plain.peak_rss_mb()})
+    return out
+
+
+async def _main(opts: Options, pg: Postgres) -> dict:
+    data = load_beir(opts.dataset)
+    sizes = opts.sizes or ([300] if opts.smoke else [1000, 10000, 100000] + ([1000000] if opts.large else []))
+    embedder = make_bench_embedder()
+    questions = list(data.queries.values())
+    # query embedding alone, one question at a time, as the server does it
+    await embedder.embed(questions[:2])
+    embed_ms = []
+    for q in questions[: (10 if opts.smoke else 100)]:
+        t0 = time.perf_counter()
+        await embedder.embed([q])
+        embed_ms.append((time.perf_counter() - t0) * 1000)
+    qvecs = await embedder.embed(questions)
+    dim = len(qvecs[0])
+    biggest = max(sizes)
+    texts = chunk_texts(data.corpus, biggest)
+    sample_n = min(len(texts), 20 if opts.smoke else SAMPLE)
+    log(f"[latency] embedding {sample_n} sample chunks with {embedder.name} ...")
+    base = await sample_vectors(embedder, [f"{t}\n\n{m}" for t, m in texts[:sample_n]], opts.smoke)
+    vectors = make_vectors(base, biggest)
+
+    results: list[dict] = []
+    rss: list[dict] = []
+    builds = {}
+    for size in sizes:
+        name = f"bench_lat_{size}"
+        url, builds[size] = build_hub(pg, name, size, texts, vectors[:size], embedder.name, opts.smoke)
+        rows = await _measure(opts, url, size, questions, qvecs, dim, embed_ms)
+        results += [r for r in rows if "mode" in r]
+        rss += [r for r in rows if "mode" not in r]
+        if opts.smoke:
+            pg.drop(name)
+
+    table_rows = []
+    for r in results:
+        table_rows.append([f"{r['size']:,}", r["mode"], r["concurrency"], r["p50"], r["p95"], r["p99"], r["rps"],
+                           r["floor_p50"], r["floor_p95"], r["floor_p99"], r["floor_qps"],
+                           r["p50"] / r["floor_p50"] if r["floor_p50"] else None,
+                           r["overhead_p50"] if r["concurrency"] == 1 else None])
+    table = md_table(["chunks", "mode", "conc", "HTTP p50 ms", "p95", "p99", "req/s", "SQL p50 ms", "p95", "p99",
+                      "q/s", "HTTP/SQL p50", "HTTP+Python overhead p50 ms"], table_rows, digits=1)
+    emb_line = (f"Query embedding alone ({embedder.name}, one question per call, in the benchmark process): "
+                f"p50 {pct(embed_ms, 50):.1f} ms, p95 {pct(embed_ms, 95):.1f} ms, p99 {pct(embed_ms, 99):.1f} ms "
+                f"over {len(embed_ms)} questions.")
+    build_line = ", ".join(f"{s:,} chunks {b:.0f} s" for s, b in builds.items())
+    rss_line = ", ".join(f"{r['size']:,}: {fmt(r['rss_server_mb'], 0)} MB (embedder server), "
+                         f"{fmt(r['rss_plain_mb'], 0)} MB (no-embedder server)" for r in rss)
+    big = [r for r in results if r["mode"] == "hybrid" and r["concurrency"] == 1 and r["size"] == 100000]
+    goal = ""
+    if big:
+        b = big[0]
+        overheads = [r["overhead_p50"] for r in results if r["concurrency"] == 1]
+        goal = (f"Goal: hybrid at 100k chunks p95 < 50 ms end to end warm (query embedding included): "
+                f"{b['p95']:.1f} ms -> **{'met' if b['p95'] < 50 else 'missed'}**. HTTP+Python overhead < 3 ms "
+                f"over the SQL floor (p50, concurrency 1, query embedding subtracted): "
+                f"{min(overheads):.1f}-{max(overheads):.1f} ms -> **{'met' if max(overheads) < 3 else 'missed'}**.")
+    text = f"""## Latency and throughput (recall, level chunk, k = {K})
+
+Hubs built straight in SQL (one database per size; docs of {CHUNKS_PER_DOC} chunks; text = the
+{data.name} corpus then synthetic distractors from its sentence fragments; vectors = real
+{embedder.name} vectors of {sample_n} chunks, the rest perturbed mixtures of two real vectors
+plus Gaussian noise, re-normalised). Build (load + HNSW): {build_line}.
+HTTP: uvicorn (asyncio loop + h11: uvloop/httptools are not installed), access log off,
+loopback, httpx async client in another process; {results[0]['n'] if results else 0} requests per row after a warm-up.
+"vector" and "hybrid" include the query embedding in the server; "fulltext" is a server without
+an embedder. SQL floor: `recall.recall_chunks` on a psycopg pool set up like the server's public
+pool, query vectors precomputed. Overhead = HTTP p50 - SQL p50 - embedding p50 (vector/hybrid).
+Peak RSS of the servers: {rss_line}.
+
+{emb_line}
+
+{table}
+
+{goal}
+
+![latency vs hub size](latency.png)
+"""
+    print(text)
+    write_result(opts, "latency.md", text + "\n" + machine_line() + "\n")
+    _plot(results, opts.out / "latency.png")
+    return {"rows": results}
+
+
+def run(opts: Options, pg: Postgres) -> dict:
+    return asyncio.run(_main(opts, pg))

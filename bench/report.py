@@ -1,0 +1,55 @@
+"""bench/results/README.md: the latest tables of each section, the machine, the commands, plots."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from .common import Options, machine
+
+ORDER = [("quality.md", "quality"), ("locomo.md", "locomo"), ("latency.md", "latency"), ("cost.md", "cost"),
+         ("fulltext.md", None)]
+
+
+def write_readme(opts: Options, timings: dict[str, float]) -> None:
+    runs_path = opts.out / "runs.json"
+    runs = json.loads(runs_path.read_text()) if runs_path.exists() else {}
+    m = machine()
+    for name, seconds in timings.items():
+        runs[name] = {"command": opts.command, "seconds": round(seconds), "finished": time.strftime("%Y-%m-%d %H:%M"),
+                      "load_after": m["load"]}
+    runs_path.write_text(json.dumps(runs, indent=2, sort_keys=True) + "\n")
+
+    lines = [
+        "# Memory.Wiki benchmarks",
+        "",
+        "Benchmarks, not tests: numbers measured on the machine below, written by",
+        "`python -m memorywiki.bench` (see `bench/__main__.py`). CI runs only `--smoke`",
+        "(tests/test_bench_smoke.py).",
+        "",
+        f"Machine: {m['nproc']} CPUs ({m['cpu']}), {m['ram']} RAM, Python {m['python']}. The machine is",
+        "shared with other engineers' test runs, so timings may be skewed by load (see the load",
+        "average recorded after each section).",
+        "",
+        "Reproduce (embedder all-MiniLM-L6-v2 needs the `local` extra, i.e. torch):",
+        "",
+        "```",
+        "pip install -e '.[local,bench]'",
+        "python -m memorywiki.bench all            # quality + locomo + latency + cost",
+        "python -m memorywiki.bench latency --large # adds the 1M-chunk hub",
+        "```",
+        "",
+        "| section | last command | finished | wall time | load avg after |",
+        "|---|---|---|---|---|",
+    ]
+    for name, run in sorted(runs.items()):
+        lines.append(f"| {name} | `{run['command']}` | {run['finished']} | {run['seconds']} s | {run['load_after']} |")
+    lines.append("")
+    for fname, _ in ORDER:
+        path = opts.out / fname
+        if path.exists():
+            body = path.read_text().strip()
+            # demote the section's headings one level under this README's title
+            body = "\n".join(("#" + line) if line.startswith("#") else line for line in body.splitlines())
+            lines += [body, ""]
+    (opts.out / "README.md").write_text("\n".join(lines).rstrip() + "\n")
