@@ -107,9 +107,12 @@ def expected_state(conn):
 
 
 def actual_state(conn):
-    hubs = {h: [n, total] for h, n, total in conn.execute(
-        "SELECT hub_id, n_chunks, total_len FROM bm25_hubs WHERE n_chunks <> 0 OR total_len <> 0")}
-    df = {(h, t): n for h, t, n in conn.execute("SELECT hub_id, term, df FROM bm25_terms")}
+    # the counters are delta rows: their sums are the values
+    hubs = {h: [int(n), int(total)] for h, n, total in conn.execute(
+        "SELECT hub_id, sum(n_chunks), sum(total_len) FROM bm25_hubs GROUP BY hub_id"
+        " HAVING sum(n_chunks) <> 0 OR sum(total_len) <> 0")}
+    df = {(h, t): int(n) for h, t, n in conn.execute(
+        "SELECT hub_id, term, sum(df) FROM bm25_terms GROUP BY hub_id, term HAVING sum(df) <> 0")}
     postings = {(c, t): (h, tf, ln) for c, t, h, tf, ln in conn.execute(
         "SELECT chunk_id, term, hub_id, tf, len FROM bm25_postings")}
     return hubs, df, postings
@@ -453,9 +456,14 @@ def test_public_role_can_search(database_url):
         conn.execute("SET ROLE memorywiki_public")
         assert search(conn, hub, "cat mat") == owner
         assert conn.execute("SELECT count(*) FROM bm25_search_docs(%s, 'cat', 5)", (hub,)).fetchone()[0] > 0
-        # ... and cannot write the index
+        # ... and can neither read nor write the index tables, nor call the maintenance functions
+        for table in ("bm25_postings", "bm25_terms", "bm25_hubs", "bm25_chunks"):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(f"SELECT * FROM {table} LIMIT 1")
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute("DELETE FROM bm25_postings")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("SELECT bm25_post(ARRAY[1::bigint])")
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute("SELECT bm25_rebuild()")
 
@@ -496,10 +504,10 @@ def test_concurrent_saves_keep_counts_exact(database_url):
                     hub = rng.choice(hubs)
                     doc = f"w{n}-{rng.randint(0, 6)}"
                     with c.transaction():
+                        # chunks may land in either hub and docs move between hubs, so
+                        # transactions touch both hubs in either order (no deadlock allowed)
                         exists = c.execute("SELECT hub_id FROM docs WHERE id = %s FOR UPDATE",
                                            (doc,)).fetchone()
-                        if exists:
-                            hub = exists[0]
                         op = rng.random()
                         if not exists:
                             c.execute("INSERT INTO docs (id, hub_id, title, markdown, edit_token_hash,"
@@ -520,8 +528,11 @@ def test_concurrent_saves_keep_counts_exact(database_url):
                         elif op < 0.75:
                             c.execute("UPDATE docs SET password_hash = CASE WHEN password_hash IS NULL"
                                       " THEN 'h' END WHERE id = %s", (doc,))
-                        elif op < 0.85:
+                        elif op < 0.8:
                             c.execute("DELETE FROM docs WHERE id = %s", (doc,))
+                        elif op < 0.9:
+                            c.execute("UPDATE chunks SET hub_id = %s WHERE doc_id = %s", (hub, doc))
+                            c.execute("UPDATE docs SET hub_id = %s WHERE id = %s", (hub, doc))
                         else:
                             c.execute("UPDATE chunks SET heading_path = %s WHERE doc_id = %s",
                                       ("T > " + rng.choice(words), doc))
@@ -536,4 +547,12 @@ def test_concurrent_saves_keep_counts_exact(database_url):
     assert not errors, errors
     with connect(database_url) as conn:
         assert_consistent(conn)
+        before = actual_state(conn)
+        for hub in hubs:
+            conn.execute("SELECT bm25_compact(%s)", (hub,))
+        assert actual_state(conn) == before
+        # compacted: one row per key, none that sums to zero
+        assert conn.execute("SELECT count(*) FROM (SELECT 1 FROM bm25_terms GROUP BY hub_id, term"
+                            " HAVING count(*) > 1) x").fetchone()[0] == 0
         assert conn.execute("SELECT count(*) FROM bm25_terms WHERE df <= 0").fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM bm25_hubs").fetchone()[0] == len(hubs)

@@ -18,13 +18,16 @@
 --   password_hash IS NULL AND cardinality(allowed_emails) = 0) with a non-null chunks.hub_id
 --   are posted, so a private doc's terms can neither rank nor move df / N / avgdl.
 --
--- Concurrency
---   Counters are updated with atomic increments (UPDATE ... SET x = x + d). Every statement
---   that changes a hub's counters first locks that hub's bm25_hubs row (hubs in id order), and
---   only then upserts the bm25_terms rows (in (hub_id, term) order). So the bm25_hubs row is a
---   per-hub mutex held to commit: two saves in one hub serialise on it instead of deadlocking
---   on term rows, and no term row of a hub is ever locked by a transaction that does not hold
---   its hub row.
+-- Concurrency: no blocking, no deadlocks
+--   The counters (bm25_hubs: N and total length; bm25_terms: df) are delta rows: a statement
+--   that posts or unposts chunks INSERTs (+n / -n) rows, which never waits on another
+--   transaction. The true value is the sum of the visible rows, so concurrent saves can't lose
+--   an update. To keep the sums short, the statement then tries (never waits for) a per-hub
+--   advisory transaction lock; if it gets it, it folds all visible rows of the keys it touched
+--   into one row (rows summing to 0 are dropped). Only the holder of a hub's lock ever deletes
+--   that hub's counter rows, and writers never lock counter rows, so nobody waits on anyone:
+--   saves in one hub, or moves across hubs, cannot deadlock and are not serialised.
+--   bm25_compact(hub) folds everything (optional housekeeping, never needed for correctness).
 --
 -- Query
 --   bm25_search(hub, query, limit, k1, b) -> (chunk_id, score) and
@@ -41,20 +44,21 @@ CREATE TABLE bm25_config (
 );
 INSERT INTO bm25_config DEFAULT VALUES;
 
--- Per hub: number of posted chunks and the sum of their lengths.
+-- Per hub: number of posted chunks and the sum of their lengths, as delta rows (sum them).
 CREATE TABLE bm25_hubs (
-    hub_id    bigint PRIMARY KEY,
-    n_chunks  bigint NOT NULL DEFAULT 0,
-    total_len bigint NOT NULL DEFAULT 0
+    hub_id    bigint NOT NULL,
+    n_chunks  bigint NOT NULL,
+    total_len bigint NOT NULL
 );
+CREATE INDEX bm25_hubs_hub ON bm25_hubs (hub_id) INCLUDE (n_chunks, total_len);
 
--- Per hub and lexeme: document (chunk) frequency. Rows reaching 0 are deleted.
+-- Per hub and lexeme: document (chunk) frequency, as delta rows (sum them).
 CREATE TABLE bm25_terms (
     hub_id bigint NOT NULL,
     term   text COLLATE "C" NOT NULL,
-    df     integer NOT NULL,
-    PRIMARY KEY (hub_id, term)
+    df     integer NOT NULL
 );
+CREATE INDEX bm25_terms_hub_term ON bm25_terms (hub_id, term) INCLUDE (df);
 
 -- Which chunks are posted (exactly the public chunks with a hub), with their length.
 CREATE TABLE bm25_chunks (
@@ -85,35 +89,72 @@ CREATE INDEX bm25_postings_hub_term_impact
 -- Maintenance
 -- ---------------------------------------------------------------------------
 
--- Apply counter deltas. Lock order: bm25_hubs rows by hub_id, then bm25_terms by (hub_id, term).
+-- Apply counter deltas (arrays: per hub, and per (hub, term)). Never waits; see the header.
 CREATE OR REPLACE FUNCTION bm25_apply(p_hubs bigint[], p_hub_n bigint[], p_hub_len bigint[],
-                           p_t_hub bigint[], p_t_term text[], p_t_df integer[])
+                                      p_t_hub bigint[], p_t_term text[], p_t_df integer[])
 RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    v_i   integer;
+    v_hub bigint;
 BEGIN
-    IF p_hubs IS NULL OR cardinality(p_hubs) = 0 THEN
+    IF p_hubs IS NULL THEN
         RETURN;
     END IF;
-    INSERT INTO bm25_hubs (hub_id)
-        SELECT h FROM unnest(p_hubs) AS h ORDER BY h
-        ON CONFLICT (hub_id) DO NOTHING;
-    PERFORM 1 FROM bm25_hubs WHERE hub_id = ANY (p_hubs) ORDER BY hub_id FOR UPDATE;
-    UPDATE bm25_hubs h
-       SET n_chunks = h.n_chunks + d.n, total_len = h.total_len + d.len
-      FROM unnest(p_hubs, p_hub_n, p_hub_len) AS d(hub_id, n, len)
-     WHERE h.hub_id = d.hub_id;
-    IF p_t_hub IS NULL OR cardinality(p_t_hub) = 0 THEN
-        RETURN;
-    END IF;
-    INSERT INTO bm25_terms AS t (hub_id, term, df)
-        SELECT d.hub_id, d.term, d.df
-          FROM unnest(p_t_hub, p_t_term, p_t_df) AS d(hub_id, term, df)
-         ORDER BY d.hub_id, d.term COLLATE "C"
-        ON CONFLICT (hub_id, term) DO UPDATE SET df = t.df + excluded.df;
-    IF EXISTS (SELECT 1 FROM unnest(p_t_df) AS x WHERE x < 0) THEN
-        DELETE FROM bm25_terms t
-         USING unnest(p_t_hub, p_t_term, p_t_df) AS d(hub_id, term, df)
-         WHERE d.df < 0 AND t.hub_id = d.hub_id AND t.term = d.term AND t.df <= 0;
-    END IF;
+    FOR v_i IN 1 .. cardinality(p_hubs) LOOP
+        v_hub := p_hubs[v_i];
+        IF pg_try_advisory_xact_lock(1651323445, (v_hub % 2147483647)::integer) THEN
+            -- this transaction compacts the hub: fold the touched keys into one row each
+            WITH old AS (
+                DELETE FROM bm25_hubs WHERE hub_id = v_hub RETURNING n_chunks, total_len
+            )
+            INSERT INTO bm25_hubs (hub_id, n_chunks, total_len)
+            SELECT v_hub, n, len
+              FROM (SELECT coalesce(sum(n_chunks), 0) + p_hub_n[v_i] AS n,
+                           coalesce(sum(total_len), 0) + p_hub_len[v_i] AS len FROM old) x
+             WHERE n <> 0 OR len <> 0;
+            WITH d AS (
+                SELECT u.term, u.df FROM unnest(p_t_hub, p_t_term, p_t_df) AS u(hub_id, term, df)
+                 WHERE u.hub_id = v_hub
+            ),
+            old AS (
+                DELETE FROM bm25_terms t
+                 WHERE t.hub_id = v_hub AND t.term = ANY (SELECT term FROM d)
+                RETURNING t.term, t.df
+            )
+            INSERT INTO bm25_terms (hub_id, term, df)
+            SELECT v_hub, term, df
+              FROM (SELECT term, sum(df)::integer AS df
+                      FROM (SELECT term, df FROM d UNION ALL SELECT term, df FROM old) x
+                     GROUP BY term) m
+             WHERE df <> 0
+             ORDER BY term;
+        ELSE
+            -- another transaction is compacting this hub: just append the deltas
+            INSERT INTO bm25_hubs (hub_id, n_chunks, total_len)
+            VALUES (v_hub, p_hub_n[v_i], p_hub_len[v_i]);
+            INSERT INTO bm25_terms (hub_id, term, df)
+            SELECT u.hub_id, u.term, u.df FROM unnest(p_t_hub, p_t_term, p_t_df) AS u(hub_id, term, df)
+             WHERE u.hub_id = v_hub;
+        END IF;
+    END LOOP;
+END
+$$;
+
+-- Fold every counter row of a hub (waits for the hub's compaction lock). Optional.
+CREATE OR REPLACE FUNCTION bm25_compact(p_hub bigint) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_advisory_xact_lock(1651323445, (p_hub % 2147483647)::integer);
+    WITH old AS (DELETE FROM bm25_hubs WHERE hub_id = p_hub RETURNING n_chunks, total_len)
+    INSERT INTO bm25_hubs (hub_id, n_chunks, total_len)
+    SELECT p_hub, n, len
+      FROM (SELECT sum(n_chunks) AS n, sum(total_len) AS len FROM old) x
+     WHERE n <> 0 OR len <> 0;
+    WITH old AS (DELETE FROM bm25_terms WHERE hub_id = p_hub RETURNING term, df)
+    INSERT INTO bm25_terms (hub_id, term, df)
+    SELECT p_hub, term, df
+      FROM (SELECT term, sum(df)::integer AS df FROM old GROUP BY term) m
+     WHERE df <> 0
+     ORDER BY term;
 END
 $$;
 
@@ -158,8 +199,10 @@ BEGIN
     ),
     ref AS (   -- avgdl used for the impact ordering key: the hub's, else this batch's
         SELECT l.hub_id,
-               coalesce(max(h.total_len::float8 / nullif(h.n_chunks, 0)), avg(l.len)::float8, 1) AS avgdl
-          FROM lens l LEFT JOIN bm25_hubs h ON h.hub_id = l.hub_id
+               coalesce((SELECT sum(h.total_len)::float8 / nullif(sum(h.n_chunks), 0)
+                           FROM bm25_hubs h WHERE h.hub_id = l.hub_id),
+                        avg(l.len)::float8, 1) AS avgdl
+          FROM lens l
          GROUP BY l.hub_id
     ),
     ins_c AS (
@@ -299,7 +342,6 @@ CREATE TRIGGER bm25_docs_update
 -- Takes the hub locks like any save; not needed in normal operation.
 CREATE OR REPLACE FUNCTION bm25_rebuild() RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
-    LOCK TABLE bm25_hubs IN EXCLUSIVE MODE;
     TRUNCATE bm25_postings, bm25_chunks, bm25_terms, bm25_hubs;
     PERFORM bm25_post((SELECT array_agg(id ORDER BY id) FROM chunks));
 END
@@ -318,7 +360,7 @@ $$;
 CREATE OR REPLACE FUNCTION bm25_search(p_hub bigint, p_query text, p_limit integer,
                             p_k1 float8 DEFAULT 1.2, p_b float8 DEFAULT 0.75)
 RETURNS TABLE (chunk_id bigint, score float8)
-LANGUAGE plpgsql STABLE AS $$
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $$
 DECLARE
     v_n       bigint;
     v_avgdl   float8;
@@ -334,9 +376,10 @@ BEGIN
     IF p_hub IS NULL OR p_query IS NULL OR p_limit IS NULL OR p_limit <= 0 THEN
         RETURN;
     END IF;
-    SELECT h.n_chunks, h.total_len::float8 / h.n_chunks INTO v_n, v_avgdl
-      FROM bm25_hubs h WHERE h.hub_id = p_hub AND h.n_chunks > 0;
-    IF NOT FOUND THEN
+    SELECT sum(h.n_chunks), sum(h.total_len)::float8 / nullif(sum(h.n_chunks), 0)
+      INTO v_n, v_avgdl
+      FROM bm25_hubs h WHERE h.hub_id = p_hub;
+    IF coalesce(v_n, 0) <= 0 OR coalesce(v_avgdl, 0) <= 0 THEN
         RETURN;
     END IF;
     -- Any text is a query: to_tsvector never parses operators. Distinct lexemes, capped.
@@ -351,14 +394,17 @@ BEGIN
     v_rescore := greatest(v_rescore, 4 * p_limit);
 
     SELECT coalesce(bool_or(t.df > v_full), false) INTO v_pruned
-      FROM bm25_terms t WHERE t.hub_id = p_hub AND t.term = ANY (v_terms);
+      FROM (SELECT sum(df) AS df FROM bm25_terms
+             WHERE hub_id = p_hub AND term = ANY (v_terms) GROUP BY term) t;
 
     IF NOT v_pruned THEN
         RETURN QUERY
         SELECT p.chunk_id,
                sum(q.idf * p.tf / (p.tf + v_k1 * (1.0::float8 - v_b + v_b * p.len / v_avgdl))) AS score
           FROM (SELECT t.term, ln(1.0::float8 + (v_n - t.df + 0.5::float8) / (t.df + 0.5::float8)) AS idf
-                  FROM bm25_terms t WHERE t.hub_id = p_hub AND t.term = ANY (v_terms)) q
+                  FROM (SELECT term, sum(df) AS df FROM bm25_terms
+                         WHERE hub_id = p_hub AND term = ANY (v_terms) GROUP BY term) t
+                 WHERE t.df > 0) q
           JOIN bm25_postings p ON p.hub_id = p_hub AND p.term = q.term
          GROUP BY p.chunk_id
          ORDER BY score DESC, p.chunk_id
@@ -369,7 +415,9 @@ BEGIN
     RETURN QUERY
     WITH q AS MATERIALIZED (
         SELECT t.term, t.df, ln(1.0::float8 + (v_n - t.df + 0.5::float8) / (t.df + 0.5::float8)) AS idf
-          FROM bm25_terms t WHERE t.hub_id = p_hub AND t.term = ANY (v_terms)
+          FROM (SELECT term, sum(df) AS df FROM bm25_terms
+                 WHERE hub_id = p_hub AND term = ANY (v_terms) GROUP BY term) t
+         WHERE t.df > 0
     ),
     cand AS MATERIALIZED (
         SELECT p.chunk_id,
@@ -401,7 +449,7 @@ $$;
 CREATE OR REPLACE FUNCTION bm25_search_docs(p_hub bigint, p_query text, p_limit integer,
                                  p_k1 float8 DEFAULT 1.2, p_b float8 DEFAULT 0.75)
 RETURNS TABLE (doc_id text, score float8)
-LANGUAGE sql STABLE AS $$
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $$
     SELECT b.doc_id, max(s.score) AS score
       FROM bm25_search(p_hub, p_query, greatest(p_limit, 0) * 5 + 20, p_k1, p_b) s
       JOIN bm25_chunks b ON b.chunk_id = s.chunk_id
@@ -410,15 +458,18 @@ LANGUAGE sql STABLE AS $$
      LIMIT greatest(p_limit, 0)
 $$;
 
+-- The public role gets EXECUTE on the two search functions (SECURITY DEFINER: they read the
+-- index tables, which the public role cannot read directly) and nothing else.
+REVOKE ALL ON FUNCTION bm25_apply(bigint[], bigint[], bigint[], bigint[], text[], integer[]),
+                       bm25_post(bigint[]), bm25_unpost(bigint[]), bm25_compact(bigint),
+                       bm25_rebuild() FROM PUBLIC;
 DO $$
 BEGIN
     IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'memorywiki_public') THEN
-        -- These tables only ever hold data of public docs.
-        GRANT SELECT ON bm25_hubs, bm25_terms, bm25_postings, bm25_chunks, bm25_config
-            TO memorywiki_public;
+        REVOKE ALL ON bm25_config, bm25_hubs, bm25_terms, bm25_chunks, bm25_postings
+            FROM memorywiki_public;
         GRANT EXECUTE ON FUNCTION bm25_search(bigint, text, integer, float8, float8),
-                                  bm25_search_docs(bigint, text, integer, float8, float8),
-                                  bm25_heading_weight()
+                                  bm25_search_docs(bigint, text, integer, float8, float8)
             TO memorywiki_public;
     END IF;
 END
