@@ -39,9 +39,18 @@ async def _password_protected(request: Request, doc_id: str) -> bool:
     return row is not None
 
 
+def _body_without_title(doc: dict) -> str:
+    """The page shows the title as its heading; a body that opens with the same `# Title` skips it."""
+    markdown = doc["markdown"].lstrip()
+    first, _, rest = markdown.partition("\n")
+    if first.startswith("# ") and first[2:].strip().rstrip("#").strip() == doc["title"].strip():
+        return rest
+    return markdown
+
+
 def _html_page(request: Request, doc: dict) -> Response:
     return templates.TemplateResponse(request, "doc.html", {
-        "doc": doc, "body_html": markdown_to_html(doc["markdown"]),
+        "doc": doc, "body_html": markdown_to_html(_body_without_title(doc)),
         "raw_url": f"/raw/{doc['id']}",
     }, headers={"Vary": "Accept"})
 
