@@ -16,6 +16,10 @@ log = logging.getLogger("memorywiki.store")
 PUBLIC_ROLE = "memorywiki_public"
 
 
+class PrivacyRoleMissing(RuntimeError):
+    """Public reads must run as the restricted role; without it the server will not start."""
+
+
 async def _configure_owner(conn: psycopg.AsyncConnection) -> None:
     await register_vector_async(conn)
     await conn.commit()
@@ -28,8 +32,13 @@ async def _configure_public(conn: psycopg.AsyncConnection) -> None:
         "SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = %s)"
         " AND pg_has_role(current_user, %s, 'MEMBER') AS ok", (PUBLIC_ROLE, PUBLIC_ROLE))
     row = await cur.fetchone()
-    if row and (row["ok"] if isinstance(row, dict) else row[0]):
-        await conn.execute(f"SET ROLE {PUBLIC_ROLE}")
+    if not (row and (row["ok"] if isinstance(row, dict) else row[0])):
+        raise PrivacyRoleMissing(
+            f"the database role {PUBLIC_ROLE} is missing or not granted to {conn.info.user}; "
+            "public reads would not be privacy-gated. Run the migrations as a role with CREATEROLE, "
+            f"or create it by hand: CREATE ROLE {PUBLIC_ROLE} NOLOGIN; GRANT {PUBLIC_ROLE} TO {conn.info.user};"
+        )
+    await conn.execute(f"SET ROLE {PUBLIC_ROLE}")
     await conn.commit()
 
 
@@ -52,6 +61,9 @@ class Database:
         if applied:
             log.info("applied migrations: %s", ", ".join(applied))
         await self.owner.open(wait=True)
+        async with self.owner.connection() as conn:  # fail fast, with the reason, not a pool timeout
+            await _configure_public(conn)
+            await conn.execute("RESET ROLE")
         await self.public.open(wait=True)
 
     async def close(self) -> None:

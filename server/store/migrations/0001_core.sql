@@ -174,7 +174,7 @@ BEGIN
     END IF;
     EXECUTE format('GRANT memorywiki_public TO %I', current_user);
 EXCEPTION WHEN insufficient_privilege THEN
-    RAISE WARNING 'memorywiki: cannot create role memorywiki_public (%); public reads then run as the app role', SQLERRM;
+    RAISE WARNING 'memorywiki: cannot create role memorywiki_public (%); create it by hand, the server will not serve public reads without it', SQLERRM;
 END
 $$;
 
