@@ -163,7 +163,8 @@ CREATE OR REPLACE FUNCTION bm25_heading_weight() RETURNS integer LANGUAGE sql ST
 $$;
 
 -- Post the given chunks if (and only if) they are public, have a hub and are not posted yet.
-CREATE OR REPLACE FUNCTION bm25_post(p_ids bigint[]) RETURNS void LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION bm25_post(p_ids bigint[]) RETURNS void
+LANGUAGE plpgsql SET enable_seqscan = off AS $$
 DECLARE
     v_w integer := bm25_heading_weight();
     v_hubs bigint[]; v_hub_n bigint[]; v_hub_len bigint[];
@@ -172,6 +173,11 @@ BEGIN
     IF p_ids IS NULL OR cardinality(p_ids) = 0 THEN
         RETURN;
     END IF;
+    -- A concurrent transaction making one of these docs private either committed already
+    -- (the next statement sees it) or holds the row: wait for it, in id order.
+    PERFORM 1 FROM docs d
+      WHERE d.id IN (SELECT c.doc_id FROM chunks c WHERE c.id = ANY (p_ids))
+      ORDER BY d.id FOR SHARE;
     WITH src AS (
         SELECT c.id, c.hub_id, c.doc_id, c.heading_path, c.markdown
           FROM chunks c
@@ -181,49 +187,52 @@ BEGIN
            AND doc_is_public(d)          -- the gates, as defined in 0001
            AND NOT EXISTS (SELECT 1 FROM bm25_chunks b WHERE b.chunk_id = c.id)
     ),
-    tok AS (   -- one row per (chunk, lexeme); heading occurrences carry weight 'A'
-        SELECT s.id, s.hub_id, s.doc_id, x.lexeme AS term,
-               (cardinality(x.positions)
-                + (v_w - 1) * coalesce(cardinality(array_positions(x.weights, 'A')), 0))::integer AS tf
+    per AS (   -- one row per chunk: its lexemes, their weighted tf, and its length
+        SELECT s.id, s.hub_id, s.doc_id, x.terms, x.tfs, x.len
           FROM src s
-          CROSS JOIN LATERAL unnest(
-                CASE WHEN v_w > 0
-                     THEN to_tsvector('english', s.markdown)
-                          || setweight(to_tsvector('english', s.heading_path), 'A')
-                     ELSE to_tsvector('english', s.markdown) END) x
+          CROSS JOIN LATERAL (
+                SELECT array_agg(y.term) AS terms, array_agg(y.tf) AS tfs,
+                       coalesce(sum(y.tf), 0)::integer AS len
+                  FROM (SELECT u.lexeme AS term,
+                               (cardinality(u.positions)
+                                + (v_w - 1) * coalesce(cardinality(array_positions(u.weights, 'A')), 0)
+                               )::integer AS tf
+                          FROM unnest(   -- heading occurrences carry weight 'A'
+                                CASE WHEN v_w > 0
+                                     THEN to_tsvector('english', s.markdown)
+                                          || setweight(to_tsvector('english', s.heading_path), 'A')
+                                     ELSE to_tsvector('english', s.markdown) END) u) y
+                 WHERE y.tf > 0
+          ) x
     ),
-    lens AS (  -- every posted chunk counts in N, also one without any lexeme (len 0)
-        SELECT s.id, s.hub_id, s.doc_id, coalesce(sum(t.tf) FILTER (WHERE t.tf > 0), 0)::integer AS len
-          FROM src s LEFT JOIN tok t ON t.id = s.id
-         GROUP BY s.id, s.hub_id, s.doc_id
-    ),
-    ref AS (   -- avgdl used for the impact ordering key: the hub's, else this batch's
-        SELECT l.hub_id,
+    ref AS (   -- avgdl for the impact ordering key: the hub's current one, else this batch's
+        SELECT p.hub_id,
                coalesce((SELECT sum(h.total_len)::float8 / nullif(sum(h.n_chunks), 0)
-                           FROM bm25_hubs h WHERE h.hub_id = l.hub_id),
-                        avg(l.len)::float8, 1) AS avgdl
-          FROM lens l
-         GROUP BY l.hub_id
+                           FROM bm25_hubs h WHERE h.hub_id = p.hub_id),
+                        nullif(avg(p.len), 0)::float8, 1) AS avgdl
+          FROM per p
+         GROUP BY p.hub_id
     ),
     ins_c AS (
         INSERT INTO bm25_chunks (chunk_id, hub_id, doc_id, len)
-        SELECT id, hub_id, doc_id, len FROM lens
+        SELECT id, hub_id, doc_id, len FROM per
     ),
     ins_p AS (
         INSERT INTO bm25_postings (chunk_id, term, hub_id, tf, len, impact)
-        SELECT t.id, t.term, t.hub_id, t.tf, l.len,
-               t.tf / (t.tf + 1.2::float8 * (0.25::float8 + 0.75::float8 * l.len / greatest(r.avgdl, 1)))
-          FROM tok t
-          JOIN lens l ON l.id = t.id
-          JOIN ref r ON r.hub_id = t.hub_id
-         WHERE t.tf > 0
-         ORDER BY t.hub_id, t.term   -- sorted: one pass over the (hub_id, term, impact) index
+        SELECT p.id, u.term, p.hub_id, u.tf, p.len,
+               u.tf / (u.tf + 1.2::float8 * (0.25::float8 + 0.75::float8 * p.len / r.avgdl))
+          FROM ref r
+          JOIN per p ON p.hub_id = r.hub_id
+          CROSS JOIN LATERAL unnest(p.terms, p.tfs) AS u(term, tf)
+         ORDER BY p.hub_id, u.term   -- sorted: one pass over the (hub_id, term, impact) index
     ),
     hub_d AS (
-        SELECT hub_id, count(*) AS n, sum(len) AS len FROM lens GROUP BY hub_id
+        SELECT hub_id, count(*) AS n, sum(len) AS len FROM per GROUP BY hub_id
     ),
     term_d AS (
-        SELECT hub_id, term, count(*)::integer AS df FROM tok WHERE tf > 0 GROUP BY hub_id, term
+        SELECT p.hub_id, u.term, count(*)::integer AS df
+          FROM per p CROSS JOIN LATERAL unnest(p.terms) AS u(term)
+         GROUP BY p.hub_id, u.term
     )
     SELECT (SELECT array_agg(hub_id ORDER BY hub_id) FROM hub_d),
            (SELECT array_agg(n ORDER BY hub_id) FROM hub_d),
@@ -239,7 +248,8 @@ END
 $$;
 
 -- Remove the given chunks' postings (those that have any).
-CREATE OR REPLACE FUNCTION bm25_unpost(p_ids bigint[]) RETURNS void LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION bm25_unpost(p_ids bigint[]) RETURNS void
+LANGUAGE plpgsql SET enable_seqscan = off AS $$
 DECLARE
     v_hubs bigint[]; v_hub_n bigint[]; v_hub_len bigint[];
     v_t_hub bigint[]; v_t_term text[]; v_t_df integer[];
@@ -272,24 +282,72 @@ BEGIN
 END
 $$;
 
+-- Changes are collected per transaction and applied once, at COMMIT (a deferred constraint
+-- trigger), so a save that writes chunks one statement at a time costs about what one bulk
+-- statement costs, and a chunk touched several times in a transaction is indexed once, in
+-- its final state. Each row of bm25_queue holds the chunk ids one statement touched.
+CREATE UNLOGGED TABLE bm25_queue (
+    xid       xid8 NOT NULL DEFAULT pg_current_xact_id(),
+    chunk_ids bigint[] NOT NULL
+);
+CREATE INDEX bm25_queue_xid ON bm25_queue (xid);
+
+CREATE OR REPLACE FUNCTION bm25_enqueue(p_ids bigint[]) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    IF p_ids IS NOT NULL AND cardinality(p_ids) > 0 THEN
+        INSERT INTO bm25_queue (chunk_ids) VALUES (p_ids);
+        PERFORM set_config('bm25.pending', 'on', true);
+    END IF;
+END
+$$;
+
+-- Bring the given chunks' postings to the chunks' current state (idempotent).
+CREATE OR REPLACE FUNCTION bm25_reconcile(p_ids bigint[]) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM bm25_unpost(p_ids);
+    PERFORM bm25_post(p_ids);
+END
+$$;
+
+-- Fires at COMMIT once per queued statement; the first call does the work for all of them.
+CREATE OR REPLACE FUNCTION bm25_flush() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    v_ids bigint[];
+BEGIN
+    IF coalesce(current_setting('bm25.pending', true), '') <> 'on' THEN
+        RETURN NULL;
+    END IF;
+    PERFORM set_config('bm25.pending', 'off', true);
+    WITH q AS (
+        DELETE FROM bm25_queue WHERE xid = pg_current_xact_id() RETURNING chunk_ids
+    )
+    SELECT array_agg(DISTINCT id ORDER BY id) INTO v_ids FROM q, unnest(q.chunk_ids) AS id;
+    PERFORM bm25_reconcile(v_ids);
+    RETURN NULL;
+END
+$$;
+
+CREATE CONSTRAINT TRIGGER bm25_flush AFTER INSERT ON bm25_queue
+    DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW EXECUTE FUNCTION bm25_flush();
+
 CREATE OR REPLACE FUNCTION bm25_chunks_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM bm25_post((SELECT array_agg(id) FROM bm25_new_rows));
+    PERFORM bm25_enqueue((SELECT array_agg(id) FROM bm25_new_rows));
     RETURN NULL;
 END
 $$;
 
 CREATE OR REPLACE FUNCTION bm25_chunks_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM bm25_unpost((SELECT array_agg(id) FROM bm25_old_rows));
+    PERFORM bm25_enqueue((SELECT array_agg(id) FROM bm25_old_rows));
     RETURN NULL;
 END
 $$;
 
 CREATE OR REPLACE FUNCTION bm25_chunk_updated() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM bm25_unpost(ARRAY[OLD.id]);
-    PERFORM bm25_post(ARRAY[NEW.id]);
+    PERFORM bm25_enqueue(ARRAY[NEW.id]);
     RETURN NULL;
 END
 $$;
@@ -303,8 +361,10 @@ $$;
 
 CREATE OR REPLACE FUNCTION bm25_doc_updated() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM bm25_unpost((SELECT array_agg(chunk_id) FROM bm25_chunks WHERE doc_id = OLD.id));
-    PERFORM bm25_post((SELECT array_agg(id) FROM chunks WHERE doc_id = NEW.id));
+    PERFORM bm25_enqueue((SELECT array_agg(id) FROM (
+        SELECT chunk_id AS id FROM bm25_chunks WHERE doc_id = OLD.id
+        UNION
+        SELECT id FROM chunks WHERE doc_id = NEW.id) x));
     RETURN NULL;
 END
 $$;
@@ -317,11 +377,12 @@ CREATE TRIGGER bm25_chunks_delete AFTER DELETE ON chunks
     REFERENCING OLD TABLE AS bm25_old_rows
     FOR EACH STATEMENT EXECUTE FUNCTION bm25_chunks_deleted();
 
-CREATE TRIGGER bm25_chunks_update AFTER UPDATE OF heading_path, markdown, hub_id ON chunks
+CREATE TRIGGER bm25_chunks_update AFTER UPDATE OF heading_path, markdown, hub_id, doc_id ON chunks
     FOR EACH ROW
     WHEN (OLD.heading_path IS DISTINCT FROM NEW.heading_path
           OR OLD.markdown IS DISTINCT FROM NEW.markdown
-          OR OLD.hub_id IS DISTINCT FROM NEW.hub_id)
+          OR OLD.hub_id IS DISTINCT FROM NEW.hub_id
+          OR OLD.doc_id IS DISTINCT FROM NEW.doc_id)
     EXECUTE FUNCTION bm25_chunk_updated();
 
 CREATE TRIGGER bm25_chunks_truncate AFTER TRUNCATE ON chunks
@@ -462,7 +523,7 @@ $$;
 -- index tables, which the public role cannot read directly) and nothing else.
 REVOKE ALL ON FUNCTION bm25_apply(bigint[], bigint[], bigint[], bigint[], text[], integer[]),
                        bm25_post(bigint[]), bm25_unpost(bigint[]), bm25_compact(bigint),
-                       bm25_rebuild() FROM PUBLIC;
+                       bm25_reconcile(bigint[]), bm25_rebuild() FROM PUBLIC;
 DO $$
 BEGIN
     IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'memorywiki_public') THEN
