@@ -239,3 +239,19 @@ def test_embedder_none_answers_from_full_text(make_client, embedding_server):
     assert r.status_code == 200 and r.json()["vector"] == "unavailable"
     assert client.get("/healthz").json()["embedder"] is None
     assert embedding_server.calls == 0
+
+
+def test_unindexed_doc_is_found_by_hybrid_recall_while_others_have_vectors(manual, embedding_server):
+    h = owner_hub(manual)
+    old = create(manual, h, title="Old", markdown="# Old\n\nalready indexed pangolin notes\n")
+    assert manual.post(f"/api/embed/{old}").status_code == 200
+    new = create(manual, h, title="New", markdown="# New\n\nfresh quetzal sighting\n")
+    assert manual.get("/healthz").json()["owed"] == 1
+    body = manual.post("/api/hub/notes/recall", json={"question": "quetzal sighting", "hybrid": True}).json()
+    assert body["vector"] == "ok"
+    [hit] = [r for r in body["results"] if r["doc_id"] == new]
+    assert hit["fts_rank"] == 1 and hit["vector_rank"] is None  # no vector yet, found by its words
+    body = manual.post("/api/hub/notes/recall",
+                       json={"question": "quetzal sighting", "hybrid": True, "level": "doc"}).json()
+    [hit] = [r for r in body["results"] if r["doc_id"] == new]
+    assert hit["fts_rank"] == 1
