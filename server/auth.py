@@ -30,24 +30,30 @@ async def require_hub_owner(conn: psycopg.AsyncConnection, request: Request, slu
     return hub
 
 
+def _edit_credentials(request: Request) -> list[str]:
+    """The bearer token, plus X-Edit-Token: moving a doc into a hub needs both its edit
+    token and the hub's owner token in one request."""
+    tokens = [bearer_token(request), request.headers.get("x-edit-token", "").strip()]
+    return [t for t in tokens if t]
+
+
 async def can_edit(conn: psycopg.AsyncConnection, request: Request, doc: dict[str, Any]) -> bool:
     """The doc's edit token, or the owner token of the hub it lives in."""
-    token = bearer_token(request)
-    if token is None:
-        return False
-    hashed = hash_token(token)
-    if hashed == doc["edit_token_hash"]:
-        return True
-    if doc["hub_id"] is not None:
-        row = await (await conn.execute(
-            "SELECT 1 FROM hubs WHERE id = %s AND owner_token_hash = %s", (doc["hub_id"], hashed)
-        )).fetchone()
-        return row is not None
+    for token in _edit_credentials(request):
+        hashed = hash_token(token)
+        if hashed == doc["edit_token_hash"]:
+            return True
+        if doc["hub_id"] is not None:
+            row = await (await conn.execute(
+                "SELECT 1 FROM hubs WHERE id = %s AND owner_token_hash = %s", (doc["hub_id"], hashed)
+            )).fetchone()
+            if row is not None:
+                return True
     return False
 
 
 async def require_edit(conn: psycopg.AsyncConnection, request: Request, doc: dict[str, Any]) -> None:
-    if bearer_token(request) is None:
+    if not _edit_credentials(request):
         raise ApiError(401, "unauthorized", "editing needs the doc's edit token or its hub's owner token")
     if not await can_edit(conn, request, doc):
         raise ApiError(403, "forbidden", "that token cannot edit this doc")

@@ -178,7 +178,7 @@ def test_owner_view_shows_privacy_fields_public_view_does_not(client):
     assert not any("hash" in key for key in owner)
 
 
-def test_patch_cannot_move_a_doc_into_a_hub_without_both_credentials(client):
+def test_moving_a_doc_into_a_hub_needs_both_credentials(client):
     hub = make_hub(client)
     doc = make_doc(client)
     url = f"/api/docs/{doc['id']}"
@@ -187,6 +187,12 @@ def test_patch_cannot_move_a_doc_into_a_hub_without_both_credentials(client):
     # and the hub's owner token is not an edit credential for a hubless doc
     assert_error(client.patch(url, json={"hub": "notes"}, headers=auth(hub["owner_token"])), 403)
     assert client.get(url).json()["hub"] is None
+    # with both (the edit token in X-Edit-Token) the move works, and the doc shows in the hub
+    moved = client.patch(url, json={"hub": "notes"},
+                         headers={**auth(hub["owner_token"]), "X-Edit-Token": doc["edit_token"]})
+    assert moved.status_code == 200, moved.text
+    assert client.get(url).json()["hub"] == "notes"
+    assert [d["id"] for d in client.get("/api/hub/notes").json()["docs"]] == [doc["id"]]
 
 
 # ----------------------------------------------------------------------------- delete

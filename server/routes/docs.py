@@ -112,8 +112,8 @@ WHERE d.id = %s
 
 def _has_credentials(request: Request, password: str | None) -> bool:
     headers = request.headers
-    return bool(password or headers.get("authorization") or headers.get("x-doc-password")
-                or headers.get("x-doc-access") or request.query_params.get("access"))
+    return bool(password or request.query_params.get("access") or any(
+        headers.get(name) for name in ("authorization", "x-edit-token", "x-doc-password", "x-doc-access")))
 
 
 async def load_readable_doc(request: Request, doc_id: str,

@@ -205,21 +205,3 @@ BEGIN
     END IF;
 END
 $$;
-
--- Convenience views for public reads; they run with the caller's rights, so the
--- policies above still apply to whoever reads them.
-CREATE VIEW public_docs WITH (security_invoker) AS
-    SELECT id, hub_id, title, markdown, source, meta, embedding, version, created_at, updated_at
-    FROM docs WHERE doc_is_public(docs);
-
-CREATE VIEW public_chunks WITH (security_invoker) AS
-    SELECT c.id, c.doc_id, c.hub_id, c.ordinal, c.heading_path, c.markdown, c.embedding, c.tsv
-    FROM chunks c WHERE c.is_public;
-
-DO $$
-BEGIN
-    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'memorywiki_public') THEN
-        GRANT SELECT ON public_docs, public_chunks TO memorywiki_public;
-    END IF;
-END
-$$;
