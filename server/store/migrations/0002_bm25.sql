@@ -164,7 +164,7 @@ $$;
 
 -- Post the given chunks if (and only if) they are public, have a hub and are not posted yet.
 CREATE OR REPLACE FUNCTION bm25_post(p_ids bigint[]) RETURNS void
-LANGUAGE plpgsql SET enable_seqscan = off AS $$
+LANGUAGE plpgsql AS $$
 DECLARE
     v_w integer := bm25_heading_weight();
     v_hubs bigint[]; v_hub_n bigint[]; v_hub_len bigint[];
@@ -176,14 +176,15 @@ BEGIN
     -- A concurrent transaction making one of these docs private either committed already
     -- (the next statement sees it) or holds the row: wait for it, in id order.
     PERFORM 1 FROM docs d
-      WHERE d.id IN (SELECT c.doc_id FROM chunks c WHERE c.id = ANY (p_ids))
+      WHERE d.id IN (SELECT c.doc_id FROM unnest(p_ids) AS i(id)
+                      CROSS JOIN LATERAL (SELECT c.doc_id FROM chunks c WHERE c.id = i.id) c)
       ORDER BY d.id FOR SHARE;
-    WITH src AS (
+    WITH src AS (   -- LATERAL: per-id primary key lookups whatever the statistics say
         SELECT c.id, c.hub_id, c.doc_id, c.heading_path, c.markdown
-          FROM chunks c
-          JOIN docs d ON d.id = c.doc_id
-         WHERE c.id = ANY (p_ids)
-           AND c.hub_id IS NOT NULL
+          FROM unnest(p_ids) AS i(id)
+          CROSS JOIN LATERAL (SELECT * FROM chunks c WHERE c.id = i.id) c
+          CROSS JOIN LATERAL (SELECT * FROM docs d WHERE d.id = c.doc_id) d
+         WHERE c.hub_id IS NOT NULL
            AND doc_is_public(d)          -- the gates, as defined in 0001
            AND NOT EXISTS (SELECT 1 FROM bm25_chunks b WHERE b.chunk_id = c.id)
     ),
@@ -413,9 +414,9 @@ $$;
 -- ---------------------------------------------------------------------------
 
 -- Pruning knobs (session settings, mainly for the benchmark):
---   bm25.full_df  terms with df <= this are read completely            (default 2000)
---   bm25.top_n    other terms: only their top-N postings by impact     (default 1000)
---   bm25.rescore  candidates re-scored exactly when something was pruned (default 200,
+--   bm25.full_df  terms with df <= this are read completely            (default 1000)
+--   bm25.top_n    other terms: only their top-N postings by impact     (default 500)
+--   bm25.rescore  candidates re-scored exactly when something was pruned (default 100,
 --                 at least 4 * p_limit)
 --   bm25.exact    'on' disables pruning
 CREATE OR REPLACE FUNCTION bm25_search(p_hub bigint, p_query text, p_limit integer,
@@ -429,9 +430,9 @@ DECLARE
     v_k1      float8 := coalesce(greatest(p_k1, 0), 1.2);
     v_b       float8 := coalesce(least(greatest(p_b, 0), 1), 0.75);
     v_exact   boolean := coalesce(current_setting('bm25.exact', true), '') IN ('on', 'true', '1');
-    v_full    integer := coalesce(nullif(current_setting('bm25.full_df', true), '')::integer, 2000);
-    v_topn    integer := coalesce(nullif(current_setting('bm25.top_n', true), '')::integer, 1000);
-    v_rescore integer := coalesce(nullif(current_setting('bm25.rescore', true), '')::integer, 200);
+    v_full    integer := coalesce(nullif(current_setting('bm25.full_df', true), '')::integer, 1000);
+    v_topn    integer := coalesce(nullif(current_setting('bm25.top_n', true), '')::integer, 500);
+    v_rescore integer := coalesce(nullif(current_setting('bm25.rescore', true), '')::integer, 100);
     v_pruned  boolean;
 BEGIN
     IF p_hub IS NULL OR p_query IS NULL OR p_limit IS NULL OR p_limit <= 0 THEN
