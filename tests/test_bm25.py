@@ -556,3 +556,19 @@ def test_concurrent_saves_keep_counts_exact(database_url):
                             " HAVING count(*) > 1) x").fetchone()[0] == 0
         assert conn.execute("SELECT count(*) FROM bm25_terms WHERE df <= 0").fetchone()[0] == 0
         assert conn.execute("SELECT count(*) FROM bm25_hubs").fetchone()[0] == len(hubs)
+
+
+def test_changes_apply_at_commit_or_immediately_on_request(database_url):
+    with connect(database_url) as conn:
+        hub = add_hub(conn, "h")
+        load_corpus(conn, hub)
+        with conn.transaction():
+            add_doc(conn, "new", hub, "Wombat", ["wombats dig burrows"])
+            # deferred: the save's own transaction still sees the index as before
+            assert search(conn, hub, "wombat") == []
+        assert len(search(conn, hub, "wombat")) == 1
+        with conn.transaction():
+            conn.execute("SET CONSTRAINTS bm25_flush IMMEDIATE")
+            add_doc(conn, "new2", hub, "Numbat", ["numbats eat termites"])
+            assert len(search(conn, hub, "numbat")) == 1
+        assert_consistent(conn)

@@ -11,20 +11,27 @@
 --   N, avgdl and df are live, per hub, and count only chunks of PUBLIC docs.
 --
 -- How it stays correct
---   Triggers on chunks (INSERT / DELETE / TRUNCATE statement-level, UPDATE OF heading_path,
---   markdown, hub_id row-level) and on docs (UPDATE OF the privacy gates and hub_id) keep the
---   postings and the statistics in the same transaction as the chunk rows. Nobody has to call
---   anything. Only chunks of public docs (is_draft = false AND deleted_at IS NULL AND
---   password_hash IS NULL AND cardinality(allowed_emails) = 0) with a non-null chunks.hub_id
---   are posted, so a private doc's terms can neither rank nor move df / N / avgdl.
+--   Triggers on chunks (INSERT / DELETE / TRUNCATE statement-level; UPDATE OF heading_path,
+--   markdown, hub_id, doc_id row-level) and on docs (UPDATE OF the privacy gates and hub_id)
+--   record which chunks a transaction touched (bm25_queue); a deferred constraint trigger
+--   brings exactly those chunks' postings and the statistics to their final state at COMMIT,
+--   inside the same transaction (a rollback undoes both; no nightly job, no drift). Nobody has
+--   to call anything. Only chunks of public docs (doc_is_public() from 0001: is_draft = false
+--   AND deleted_at IS NULL AND password_hash IS NULL AND cardinality(allowed_emails) = 0) with a
+--   non-null chunks.hub_id are posted, so a private doc's terms can neither rank nor move
+--   df / N / avgdl. Consequence of the deferral: inside the writing transaction, before COMMIT,
+--   bm25_search still answers from the state before it (SET CONSTRAINTS bm25_flush IMMEDIATE
+--   applies the changes at each statement end instead).
 --
--- Concurrency: no blocking, no deadlocks
---   The counters (bm25_hubs: N and total length; bm25_terms: df) are delta rows: a statement
+-- Concurrency: the counters never block, so they cannot deadlock
+--   The counters (bm25_hubs: N and total length; bm25_terms: df) are delta rows: a flush
 --   that posts or unposts chunks INSERTs (+n / -n) rows, which never waits on another
 --   transaction. The true value is the sum of the visible rows, so concurrent saves can't lose
 --   an update. To keep the sums short, the statement then tries (never waits for) a per-hub
 --   advisory transaction lock; if it gets it, it folds all visible rows of the keys it touched
---   into one row (rows summing to 0 are dropped). Only the holder of a hub's lock ever deletes
+--   into one row (rows summing to 0 are dropped). Posting also takes FOR SHARE on the docs
+--   rows it reads the gates of (in id order), so a concurrent "make private" is either seen
+--   or waited for, never missed. Only the holder of a hub's lock ever deletes
 --   that hub's counter rows, and writers never lock counter rows, so nobody waits on anyone:
 --   saves in one hub, or moves across hubs, cannot deadlock and are not serialised.
 --   bm25_compact(hub) folds everything (optional housekeeping, never needed for correctness).
@@ -32,10 +39,13 @@
 -- Query
 --   bm25_search(hub, query, limit, k1, b) -> (chunk_id, score) and
 --   bm25_search_docs(hub, query, limit, k1, b) -> (doc_id, score), see below.
---   Postings are read through (hub_id, term, impact DESC): rare terms are read completely,
---   frequent (low-idf) terms only down to their top-N postings by impact, then the best
---   candidates are re-scored exactly from the (chunk_id, term) primary key. The returned
---   scores are always exact BM25; pruning can only make a chunk miss the candidate list.
+--   Postings are read through (hub_id, term, impact DESC) INCLUDE (chunk_id, tf, len), an
+--   index-only scan: terms with df <= 3000 are read completely, more frequent (low-idf) terms
+--   only down to their top 300 postings by impact; the best 100 candidates by that partial
+--   score then get the frequent terms' exact contribution from the (chunk_id, term) primary
+--   key. Returned scores are always exact BM25 (to float rounding); pruning can only make a
+--   chunk miss the candidate list. With no term above the threshold the ranking is exact.
+--   Measured in bench/results/fulltext.md (python -m memorywiki.bench.fulltext).
 
 CREATE TABLE bm25_config (
     id             boolean PRIMARY KEY DEFAULT true CHECK (id),
@@ -296,8 +306,8 @@ CREATE INDEX bm25_queue_xid ON bm25_queue (xid);
 CREATE OR REPLACE FUNCTION bm25_enqueue(p_ids bigint[]) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
     IF p_ids IS NOT NULL AND cardinality(p_ids) > 0 THEN
-        INSERT INTO bm25_queue (chunk_ids) VALUES (p_ids);
-        PERFORM set_config('bm25.pending', 'on', true);
+        PERFORM set_config('bm25.pending', 'on', true);   -- first: an IMMEDIATE flush fires
+        INSERT INTO bm25_queue (chunk_ids) VALUES (p_ids);  -- at the end of this INSERT
     END IF;
 END
 $$;
@@ -414,10 +424,10 @@ $$;
 -- ---------------------------------------------------------------------------
 
 -- Pruning knobs (session settings, mainly for the benchmark):
---   bm25.full_df  terms with df <= this are read completely            (default 1000)
---   bm25.top_n    other terms: only their top-N postings by impact     (default 500)
+--   bm25.full_df  terms with df <= this are read completely            (default 3000)
+--   bm25.top_n    other terms: only their top-N postings by impact     (default 300)
 --   bm25.rescore  candidates re-scored exactly when something was pruned (default 100,
---                 at least 4 * p_limit)
+--                 at least 2 * p_limit)
 --   bm25.exact    'on' disables pruning
 CREATE OR REPLACE FUNCTION bm25_search(p_hub bigint, p_query text, p_limit integer,
                             p_k1 float8 DEFAULT 1.2, p_b float8 DEFAULT 0.75)
@@ -427,13 +437,14 @@ DECLARE
     v_n       bigint;
     v_avgdl   float8;
     v_terms   text[];
+    v_q_terms text[];
+    v_q_df    bigint[];
     v_k1      float8 := coalesce(greatest(p_k1, 0), 1.2);
     v_b       float8 := coalesce(least(greatest(p_b, 0), 1), 0.75);
     v_exact   boolean := coalesce(current_setting('bm25.exact', true), '') IN ('on', 'true', '1');
-    v_full    integer := coalesce(nullif(current_setting('bm25.full_df', true), '')::integer, 1000);
-    v_topn    integer := coalesce(nullif(current_setting('bm25.top_n', true), '')::integer, 500);
+    v_full    integer := coalesce(nullif(current_setting('bm25.full_df', true), '')::integer, 3000);
+    v_topn    integer := coalesce(nullif(current_setting('bm25.top_n', true), '')::integer, 300);
     v_rescore integer := coalesce(nullif(current_setting('bm25.rescore', true), '')::integer, 100);
-    v_pruned  boolean;
 BEGIN
     IF p_hub IS NULL OR p_query IS NULL OR p_limit IS NULL OR p_limit <= 0 THEN
         RETURN;
@@ -450,23 +461,26 @@ BEGIN
     IF v_terms IS NULL THEN
         RETURN;
     END IF;
+    -- live df of the query terms in this hub (counters are delta rows: sum them)
+    SELECT array_agg(t.term), array_agg(t.df) INTO v_q_terms, v_q_df
+      FROM (SELECT term, sum(df) AS df FROM bm25_terms
+             WHERE hub_id = p_hub AND term = ANY (v_terms)
+             GROUP BY term HAVING sum(df) > 0) t;
+    IF v_q_terms IS NULL THEN
+        RETURN;
+    END IF;
     IF v_exact THEN
         v_full := 2147483647;
     END IF;
-    v_rescore := greatest(v_rescore, 4 * p_limit);
+    v_rescore := greatest(v_rescore, 2 * p_limit);
 
-    SELECT coalesce(bool_or(t.df > v_full), false) INTO v_pruned
-      FROM (SELECT sum(df) AS df FROM bm25_terms
-             WHERE hub_id = p_hub AND term = ANY (v_terms) GROUP BY term) t;
-
-    IF NOT v_pruned THEN
+    IF NOT EXISTS (SELECT 1 FROM unnest(v_q_df) AS d WHERE d > v_full) THEN
+        -- every term's postings are read completely: exact
         RETURN QUERY
         SELECT p.chunk_id,
                sum(q.idf * p.tf / (p.tf + v_k1 * (1.0::float8 - v_b + v_b * p.len / v_avgdl))) AS score
-          FROM (SELECT t.term, ln(1.0::float8 + (v_n - t.df + 0.5::float8) / (t.df + 0.5::float8)) AS idf
-                  FROM (SELECT term, sum(df) AS df FROM bm25_terms
-                         WHERE hub_id = p_hub AND term = ANY (v_terms) GROUP BY term) t
-                 WHERE t.df > 0) q
+          FROM (SELECT u.term, ln(1.0::float8 + (v_n - u.df + 0.5::float8) / (u.df + 0.5::float8)) AS idf
+                  FROM unnest(v_q_terms, v_q_df) AS u(term, df)) q
           JOIN bm25_postings p ON p.hub_id = p_hub AND p.term = q.term
          GROUP BY p.chunk_id
          ORDER BY score DESC, p.chunk_id
@@ -474,34 +488,40 @@ BEGIN
         RETURN;
     END IF;
 
+    -- Rare terms (df <= full_df) are read completely; frequent (low-idf) terms only down to
+    -- their top_n postings by impact. The best `rescore` candidates by that partial score then
+    -- get the exact contribution of the frequent terms from the (chunk_id, term) key.
     RETURN QUERY
     WITH q AS MATERIALIZED (
-        SELECT t.term, t.df, ln(1.0::float8 + (v_n - t.df + 0.5::float8) / (t.df + 0.5::float8)) AS idf
-          FROM (SELECT term, sum(df) AS df FROM bm25_terms
-                 WHERE hub_id = p_hub AND term = ANY (v_terms) GROUP BY term) t
-         WHERE t.df > 0
+        SELECT u.term, u.df > v_full AS pruned,
+               ln(1.0::float8 + (v_n - u.df + 0.5::float8) / (u.df + 0.5::float8)) AS idf,
+               CASE WHEN u.df > v_full THEN v_topn ELSE u.df END AS n
+          FROM unnest(v_q_terms, v_q_df) AS u(term, df)
     ),
     cand AS MATERIALIZED (
         SELECT p.chunk_id,
-               sum(q.idf * p.tf / (p.tf + v_k1 * (1.0::float8 - v_b + v_b * p.len / v_avgdl))) AS s
+               sum(q.idf * p.tf / (p.tf + v_k1 * (1.0::float8 - v_b + v_b * p.len / v_avgdl))) AS s,
+               coalesce(sum(q.idf * p.tf / (p.tf + v_k1 * (1.0::float8 - v_b + v_b * p.len / v_avgdl)))
+                        FILTER (WHERE NOT q.pruned), 0) AS s_exact
           FROM q
           CROSS JOIN LATERAL (
                 SELECT p.chunk_id, p.tf, p.len
                   FROM bm25_postings p
                  WHERE p.hub_id = p_hub AND p.term = q.term
                  ORDER BY p.impact DESC
-                 LIMIT CASE WHEN q.df <= v_full THEN q.df ELSE v_topn END
+                 LIMIT q.n
           ) p
          GROUP BY p.chunk_id
          ORDER BY s DESC
          LIMIT v_rescore
     )
     SELECT c.chunk_id,
-           sum(q.idf * p.tf / (p.tf + v_k1 * (1.0::float8 - v_b + v_b * p.len / v_avgdl))) AS score
+           c.s_exact + coalesce((
+               SELECT sum(q.idf * p.tf / (p.tf + v_k1 * (1.0::float8 - v_b + v_b * p.len / v_avgdl)))
+                 FROM q
+                 JOIN bm25_postings p ON p.chunk_id = c.chunk_id AND p.term = q.term
+                WHERE q.pruned), 0) AS score
       FROM cand c
-      JOIN bm25_postings p ON p.chunk_id = c.chunk_id AND p.term = ANY (v_terms)
-      JOIN q ON q.term = p.term
-     GROUP BY c.chunk_id
      ORDER BY score DESC, c.chunk_id
      LIMIT p_limit;
 END
