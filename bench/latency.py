@@ -298,12 +298,16 @@ async def _main(opts: Options, pg: Postgres) -> dict:
     for size in sizes:
         name = f"bench_lat_{size}"
         url, builds[size] = build_hub(pg, name, size, texts, vectors[:size], embedder.name, opts.smoke)
+        if opts.extra.get("build_only"):
+            continue
         rows = await _measure(opts, url, size, questions, qvecs, dim, embed_ms)
         results += [r for r in rows if "mode" in r]
         rss += [r for r in rows if "mode" not in r]
         if opts.smoke:
             pg.drop(name)
 
+    if opts.extra.get("build_only"):
+        return {"builds": builds}
     table_rows = []
     for r in results:
         table_rows.append([f"{r['size']:,}", r["mode"], r["concurrency"], r["p50"], r["p95"], r["p99"], r["rps"],

@@ -7,7 +7,7 @@ import time
 
 from .common import Options, machine
 
-ORDER = [("quality.md", "quality"), ("locomo.md", "locomo"), ("latency.md", "latency"), ("cost.md", "cost"),
+ORDER = [("findings.md", None), ("quality.md", "quality"), ("locomo.md", "locomo"), ("latency.md", "latency"), ("cost.md", "cost"),
          ("fulltext.md", None)]
 
 
