@@ -48,7 +48,18 @@ def chunk_text(heading_path: str, markdown: str) -> str:
 
 
 def doc_text(title: str, markdown: str) -> str:
+    """Only for a doc with no chunks (an empty body): its title is all there is to embed."""
     return f"{title}\n\n{markdown[:DOC_TEXT_CHARS]}"
+
+
+# A doc's vector is the normalised mean of its chunk vectors: it covers the whole doc
+# (a model that truncates at 256 tokens would only see the start of a long one) and
+# costs no embedding input of its own, so an edit embeds exactly the changed chunks.
+DOC_VECTOR_FROM_CHUNKS = """
+UPDATE docs SET embedding = (
+    SELECT l2_normalize(avg(embedding)) FROM chunks WHERE doc_id = %(doc)s AND embedding IS NOT NULL)
+WHERE id = %(doc)s
+"""
 
 
 @dataclass
@@ -60,12 +71,13 @@ class DocPlan:
     previous_hashes: list[str]
     current_hashes: list[str]
     missing: list[dict[str, Any]]  # chunk rows with no vector yet
-    doc_input: str
+    doc_input: str | None  # set only when the doc has no chunks
     vectors: list[list[float]] = field(default_factory=list)
 
     @property
     def inputs(self) -> list[str]:
-        return [chunk_text(c["heading_path"], c["markdown"]) for c in self.missing] + [self.doc_input]
+        texts = [chunk_text(c["heading_path"], c["markdown"]) for c in self.missing]
+        return texts + [self.doc_input] if self.doc_input is not None else texts
 
     def report(self) -> dict[str, Any]:
         pruned = Counter(self.previous_hashes) - Counter(self.current_hashes)
@@ -96,7 +108,7 @@ async def _plan_doc(conn, doc_id: str) -> DocPlan | dict[str, Any] | None:
         previous_hashes=list(doc["embedded_chunk_hashes"]),
         current_hashes=[c["hash"] for c in chunks],
         missing=[c for c in chunks if c["missing"]],
-        doc_input=doc_text(doc["title"], doc["markdown"]),
+        doc_input=None if chunks else doc_text(doc["title"], doc["markdown"]),
     )
 
 
@@ -112,18 +124,21 @@ async def _write_doc(conn, plan: DocPlan, model: str) -> bool:
         async with conn.cursor() as cur:
             await cur.executemany(
                 "UPDATE chunks SET embedding = %s WHERE id = %s AND hash = %s",
-                [(vec, c["id"], c["hash"]) for c, vec in zip(plan.missing, vectors[:-1])],
+                [(vec, c["id"], c["hash"]) for c, vec in zip(plan.missing, vectors)],
             )
         if doc["source_hash"] != plan.source_hash:
             await conn.execute("UPDATE docs SET claimed_until = NULL, claimed_by = NULL WHERE id = %s",
                                (plan.doc_id,))
             return False
+        if plan.doc_input is None:
+            await conn.execute(DOC_VECTOR_FROM_CHUNKS, {"doc": plan.doc_id})
+        else:
+            await conn.execute("UPDATE docs SET embedding = %s WHERE id = %s", (vectors[-1], plan.doc_id))
         await conn.execute(
-            """UPDATE docs SET embedding = %s, embedded_hash = source_hash,
-                   embedded_chunk_hashes = %s, claimed_until = NULL, claimed_by = NULL,
-                   index_error = NULL
+            """UPDATE docs SET embedded_hash = source_hash, embedded_chunk_hashes = %s,
+                   claimed_until = NULL, claimed_by = NULL, index_error = NULL
                WHERE id = %s""",
-            (vectors[-1], plan.current_hashes, plan.doc_id),
+            (plan.current_hashes, plan.doc_id),
         )
     return True
 
@@ -152,7 +167,7 @@ async def index_docs(db: Database, embedder: Embedder, doc_ids: list[str]) -> di
                 reports[doc_id] = plan
     if plans:
         texts = [text for plan in plans for text in plan.inputs]
-        vectors = await _embed(embedder, db, texts)
+        vectors = await _embed(embedder, db, texts) if texts else []
         offset = 0
         async with db.owner.connection() as conn:
             for plan in plans:

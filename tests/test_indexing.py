@@ -8,7 +8,7 @@ import time
 import psycopg
 import pytest
 
-from memorywiki.server.indexer import chunk_text, doc_text
+from memorywiki.server.indexer import chunk_text, doc_text  # noqa: F401 (doc_text: empty docs)
 from tests.conftest import wait_indexed
 from tests.embedding_server import embed_text
 
@@ -51,13 +51,17 @@ def assert_vectors_current(settings, doc_id):
         settings, "SELECT title, markdown, source_hash, embedded_hash, embedding::text FROM docs WHERE id = %s",
         (doc_id,))
     assert emb_hash == src
-    assert close(parse_vector(vec), embed_text(doc_text(title, markdown)))
     chunks = db_rows(settings, "SELECT heading_path, markdown, embedding::text FROM chunks WHERE doc_id = %s",
                      (doc_id,))
     assert chunks
-    for heading_path, chunk_md, chunk_vec in chunks:
+    expected = [embed_text(chunk_text(heading_path, chunk_md)) for heading_path, chunk_md, _ in chunks]
+    for (heading_path, _, chunk_vec), want in zip(chunks, expected):
         assert chunk_vec is not None, heading_path
-        assert close(parse_vector(chunk_vec), embed_text(chunk_text(heading_path, chunk_md)))
+        assert close(parse_vector(chunk_vec), want)
+    # the doc vector is the normalised mean of its chunk vectors
+    mean = [sum(column) / len(expected) for column in zip(*expected)]
+    norm = math.sqrt(sum(x * x for x in mean))
+    assert close(parse_vector(vec), [x / norm for x in mean])
 
 
 @pytest.fixture
@@ -74,7 +78,7 @@ def test_embed_is_idempotent_and_unchanged_costs_nothing(manual, embedding_serve
     r = manual.post(f"/api/embed/{doc_id}")
     assert r.status_code == 200, r.text
     assert r.json() == {"embedded": {"doc": True, "chunks_embedded": 3, "chunks_unchanged": 0, "chunks_pruned": 0}}
-    assert embedding_server.inputs == 4  # three chunks + the doc vector
+    assert embedding_server.inputs == 3  # three chunks; the doc vector is their mean
     assert_vectors_current(settings, doc_id)
 
     embedding_server.reset()
@@ -102,7 +106,7 @@ def test_editing_one_section_reembeds_only_that_chunk(manual, embedding_server, 
     report = r.json()["embedded"]
     assert report["doc"] is True
     assert report["chunks_embedded"] == 1 and report["chunks_unchanged"] == 2
-    assert embedding_server.inputs == 2 and embedding_server.calls == 1
+    assert embedding_server.inputs == 1 and embedding_server.calls == 1  # the edited chunk alone
     assert_vectors_current(settings, doc_id)
 
 
@@ -116,7 +120,8 @@ def test_removing_a_section_prunes_it(manual, embedding_server, settings):
     manual.patch(f"/api/docs/{doc_id}", json={"markdown": without_gamma}, headers=h)
     r = manual.post(f"/api/embed/{doc_id}")
     assert r.json() == {"embedded": {"doc": True, "chunks_embedded": 0, "chunks_unchanged": 2, "chunks_pruned": 1}}
-    assert embedding_server.inputs == 1  # the doc vector only
+    assert embedding_server.calls == 0  # pruning re-derives the doc vector from the kept chunks
+    assert_vectors_current(settings, doc_id)
     headings = [row[0] for row in db_rows(
         settings, "SELECT heading_path FROM chunks WHERE doc_id = %s ORDER BY ordinal", (doc_id,))]
     assert headings == ["Animals > Alpha", "Animals > Beta"]
@@ -214,7 +219,7 @@ def test_many_docs_are_embedded_in_few_calls(make_client, embedding_server, sett
     assert embedding_server.calls == 0
     indexer = make_client()  # a second app on the same database, with a worker
     wait_indexed(indexer, ids)
-    assert embedding_server.inputs == 30 * 3
+    assert embedding_server.inputs == 30 * 2
     assert embedding_server.calls <= 3, embedding_server.calls
     for doc_id in (ids[0], ids[-1]):
         assert_vectors_current(settings, doc_id)
@@ -255,3 +260,15 @@ def test_unindexed_doc_is_found_by_hybrid_recall_while_others_have_vectors(manua
                        json={"question": "quetzal sighting", "hybrid": True, "level": "doc"}).json()
     [hit] = [r for r in body["results"] if r["doc_id"] == new]
     assert hit["fts_rank"] == 1
+
+
+def test_a_doc_with_no_body_is_embedded_by_its_title(manual, embedding_server, settings):
+    h = owner_hub(manual)
+    doc_id = create(manual, h, title="Capybara census", markdown="")
+    r = manual.post(f"/api/embed/{doc_id}")
+    assert r.json() == {"embedded": {"doc": True, "chunks_embedded": 0, "chunks_unchanged": 0, "chunks_pruned": 0}}
+    assert embedding_server.inputs == 1
+    [(vec,)] = db_rows(settings, "SELECT embedding::text FROM docs WHERE id = %s", (doc_id,))
+    assert close(parse_vector(vec), embed_text(doc_text("Capybara census", "")))
+    result = manual.post("/api/hub/notes/recall", json={"question": "capybara census", "level": "doc"}).json()
+    assert [d["doc_id"] for d in result["results"]][:1] == [doc_id]
