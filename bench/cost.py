@@ -9,7 +9,8 @@ has several chunks and "edit one section" means something. Steps:
     owed: docs/s and chunks/s, embedding calls and inputs;
     then a bundle of the first 5 docs is created and embedded (its cost is reported apart);
 (b) PATCH every doc with its unchanged markdown: must cost 0 embedding calls;
-(c) PATCH one doc with one section edited: must cost exactly 1 chunk + the doc vector;
+(c) PATCH one doc with one section edited: must cost exactly 1 chunk (+ the doc vector, when
+    the indexer embeds doc vectors rather than deriving them from the chunk vectors);
 (d) PATCH the bundle to add one doc: must cost exactly the bundle vector.
 Peak RSS (VmHWM) of the server and of the worker.
 """
@@ -84,9 +85,13 @@ async def _main(opts: Options, pg: Postgres) -> dict:
             with psycopg.connect(url) as conn:
                 n_chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
             res.update(docs=len(docs), chunks=n_chunks, capture_s=capture_s, total_s=total_s)
+            # A doc vector is either embedded (one more input per doc) or derived from the chunk
+            # vectors (no input): both are accepted, and the report says which was seen.
+            doc_vec = ("embedded" if a["inputs"] == n_chunks + len(docs) else
+                       "from chunks" if a["inputs"] == n_chunks else "?")
             steps.append(["(a) first index of the hub", f"{len(docs)} docs, {n_chunks} chunks",
-                          f"{n_chunks} chunks + {len(docs)} doc vectors = {n_chunks + len(docs)}",
-                          a["calls"], a["inputs"], "ok" if a["inputs"] == n_chunks + len(docs) else "MISMATCH"])
+                          f"{n_chunks} chunks (+ {len(docs)} doc vectors if embedded)",
+                          a["calls"], a["inputs"], "MISMATCH" if doc_vec == "?" else f"ok (doc vectors {doc_vec})"])
 
             mark = a["mark"]
             n_first = max(1, min(5, len(created) - 1))
@@ -133,8 +138,9 @@ async def _main(opts: Options, pg: Postgres) -> dict:
             await asyncio.sleep(settle)
             c = delta(mark)
             steps.append(["(c) edit one section of one doc", f"1 of {len(sections)} sections",
-                          "1 chunk + 1 doc vector = 2 (one call)", c["calls"], c["inputs"],
-                          "ok" if c["inputs"] == 2 and c["calls"] == 1 else "MISMATCH"])
+                          "1 chunk (+ 1 doc vector if embedded), one call", c["calls"], c["inputs"],
+                          "ok" if c["calls"] == 1 and c["inputs"] == (2 if doc_vec == "embedded" else 1)
+                          else "MISMATCH"])
 
             # (d) add a doc to the bundle
             mark = c["mark"]
@@ -163,7 +169,7 @@ async def _main(opts: Options, pg: Postgres) -> dict:
          res["chunks"] / resave_s],
     ], digits=1)
     calls = md_table(["step", "what changed", "expected embedding inputs", "calls", "inputs", "check"], steps)
-    ok = all(s[-1] == "ok" for s in steps)
+    ok = all(s[-1].startswith("ok") for s in steps)
     goal = (f"Goal: zero embedding calls for unchanged saves, exactly the changed chunks for edits -> "
             f"**{'met' if ok else 'missed'}**.")
     text = f"""## Indexing throughput and embedding cost

@@ -1,4 +1,4 @@
-"""Plan check: the shipped chunk-recall SQL vs the same SQL with the top k taken before the joins.
+"""Plan check: chunk-recall SQL joining every candidate vs taking the top k before the joins.
 
     python -m memorywiki.bench.plan bench_lat_100000 [--pg-dir bench/.cache/pg-latency] [-n 60]
 
@@ -23,6 +23,13 @@ TOP = ("\n),\ntop AS (\n    SELECT * FROM fused\n"
        "    ORDER BY rrf_score DESC, vector_rank NULLS LAST, fts_rank NULLS LAST\n    LIMIT %(k)s\n)\n")
 
 
+def without_top(sql: str) -> str:
+    """The statement as it was before the `top` CTE went in (server/recall.py, before the fix)."""
+    start = sql.index("\n),\n-- Take the top k")
+    end = sql.index("\n)\nSELECT c.id AS chunk_id")
+    return sql[:start] + sql[end:].replace("FROM top f\n", "FROM fused f\n", 1)
+
+
 def variant_sql(shipped: str) -> str:
     head, sep, tail = shipped.rpartition("\n)\nSELECT c.id AS chunk_id")
     assert sep, "CHUNK_RECALL changed shape; update bench/plan.py"
@@ -39,8 +46,13 @@ async def main_async(url: str, n: int) -> list[list]:
     embedder = make_bench_embedder()
     qvecs = await embedder.embed(questions)
     dim = len(qvecs[0])
-    shipped = recall.CHUNK_RECALL.format(dim=dim, rrf=recall.RRF_K)
-    variant = variant_sql(recall.CHUNK_RECALL).format(dim=dim, rrf=recall.RRF_K)
+    current = recall.CHUNK_RECALL
+    if "FROM top f" in current:  # the fix is in: compare with the statement as it was before
+        before, after = without_top(current), current
+    else:
+        before, after = current, variant_sql(current)
+    shipped = before.format(dim=dim, rrf=recall.RRF_K)
+    variant = after.format(dim=dim, rrf=recall.RRF_K)
     db = Database(url, min_size=1, max_size=2)
     await db.open()
     rows_out = []

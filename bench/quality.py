@@ -166,15 +166,14 @@ def _plot(rows: dict, anchors: dict, path: Path) -> None:
         bars = ax.bar([x + (i - 0.5) * width for x in xs], vals, width, label=f"{level} level")
         for b, v in zip(bars, vals):
             ax.text(b.get_x() + b.get_width() / 2, v + 0.005, f"{v:.3f}", ha="center", fontsize=8)
-    styles = ["--", ":", "-."]
+    styles = ["--", ":", "-.", (0, (1, 3))]
     for (name, value), style in zip(anchors.items(), styles):
-        ax.axhline(value, linestyle=style, color="gray", linewidth=1)
-        ax.text(len(METHODS) - 0.5, value + 0.004, f"{name} {value:.3f}", ha="right", fontsize=7, color="gray")
+        ax.axhline(value, linestyle=style, color="gray", linewidth=1, label=f"{name}: {value:.3f}")
     ax.set_xticks(list(xs), ["full text (BM25)", "vector", "hybrid RRF"])
     ax.set_ylabel("nDCG@10")
     ax.set_ylim(0, max(0.8, max(r["ndcg@10"] for r in rows.values()) + 0.08))
     ax.set_title("Retrieval quality by method (through HTTP, k=10)")
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="lower right", fontsize=7, framealpha=0.95)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
