@@ -42,8 +42,8 @@
 --   Postings are read through (hub_id, term, impact DESC) INCLUDE (chunk_id, tf, len), an
 --   index-only scan: terms with df <= 3000 are read completely, more frequent (low-idf) terms
 --   only down to their top 300 postings by impact; the best 100 candidates by that partial
---   score then get the frequent terms' exact contribution from the (chunk_id, term) primary
---   key. Returned scores are always exact BM25 (to float rounding); pruning can only make a
+--   score then get the frequent terms' exact contribution from the chunk's forward index
+--   (bm25_chunks.terms / tfs). Returned scores are always exact BM25 (to float rounding); pruning can only make a
 --   chunk miss the candidate list. With no term above the threshold the ranking is exact.
 --   Measured in bench/results/fulltext.md (python -m memorywiki.bench.fulltext).
 
@@ -75,7 +75,13 @@ CREATE TABLE bm25_chunks (
     chunk_id bigint PRIMARY KEY,
     hub_id   bigint NOT NULL,
     doc_id   text NOT NULL,
-    len      integer NOT NULL
+    len      integer NOT NULL,
+    -- the chunk's forward index: its lexemes, their tf and their posting's impact (same order).
+    -- Unposting finds each posting by its full index key from here, and the search re-scores
+    -- candidates from here, so bm25_postings needs no second index.
+    terms    text[] COLLATE "C" NOT NULL,
+    tfs      integer[] NOT NULL,
+    impacts  real[] NOT NULL
 );
 CREATE INDEX bm25_chunks_doc ON bm25_chunks (doc_id);
 
@@ -83,17 +89,17 @@ CREATE INDEX bm25_chunks_doc ON bm25_chunks (doc_id);
 -- joins; impact is the BM25 tf-part at k1 1.2, b 0.75 and the hub's avgdl when the chunk was
 -- posted, used only to ORDER postings for pruning (scores are computed from tf and len).
 CREATE TABLE bm25_postings (
-    chunk_id bigint NOT NULL,
-    term     text COLLATE "C" NOT NULL,
     hub_id   bigint NOT NULL,
-    tf       integer NOT NULL,
-    len      integer NOT NULL,
+    term     text COLLATE "C" NOT NULL,
     impact   real NOT NULL,
-    PRIMARY KEY (chunk_id, term)
+    chunk_id bigint NOT NULL,
+    tf       integer NOT NULL,
+    len      integer NOT NULL
 );
--- hub_id leads: hub scoping is in the index path, not a filter afterwards.
+-- The only index. hub_id leads: hub scoping is in the index path, not a filter afterwards.
+-- (bm25_chunks' primary key guards against posting a chunk twice.)
 CREATE INDEX bm25_postings_hub_term_impact
-    ON bm25_postings (hub_id, term, impact DESC) INCLUDE (chunk_id, tf, len);
+    ON bm25_postings (hub_id, term, impact DESC, chunk_id) INCLUDE (tf, len);
 
 -- ---------------------------------------------------------------------------
 -- Maintenance
@@ -224,18 +230,25 @@ BEGIN
           FROM per p
          GROUP BY p.hub_id
     ),
-    ins_c AS (
-        INSERT INTO bm25_chunks (chunk_id, hub_id, doc_id, len)
-        SELECT id, hub_id, doc_id, len FROM per
-    ),
-    ins_p AS (
-        INSERT INTO bm25_postings (chunk_id, term, hub_id, tf, len, impact)
-        SELECT p.id, u.term, p.hub_id, u.tf, p.len,
-               u.tf / (u.tf + 1.2::float8 * (0.25::float8 + 0.75::float8 * p.len / r.avgdl))
+    fwd AS MATERIALIZED (
+        SELECT p.id, p.hub_id, p.doc_id, p.len,
+               coalesce(p.terms, '{}') AS terms, coalesce(p.tfs, '{}') AS tfs,
+               coalesce((SELECT array_agg((u.tf / (u.tf + 1.2::float8 * (0.25::float8
+                                 + 0.75::float8 * p.len / r.avgdl)))::real ORDER BY u.o)
+                           FROM unnest(p.tfs) WITH ORDINALITY AS u(tf, o)), '{}') AS impacts
           FROM ref r
           JOIN per p ON p.hub_id = r.hub_id
-          CROSS JOIN LATERAL unnest(p.terms, p.tfs) AS u(term, tf)
-         ORDER BY p.hub_id, u.term   -- sorted: one pass over the (hub_id, term, impact) index
+    ),
+    ins_c AS (
+        INSERT INTO bm25_chunks (chunk_id, hub_id, doc_id, len, terms, tfs, impacts)
+        SELECT id, hub_id, doc_id, len, terms, tfs, impacts FROM fwd
+    ),
+    ins_p AS (
+        INSERT INTO bm25_postings (hub_id, term, impact, chunk_id, tf, len)
+        SELECT f.hub_id, u.term, u.impact, f.id, u.tf, f.len
+          FROM fwd f
+          CROSS JOIN LATERAL unnest(f.terms, f.tfs, f.impacts) AS u(term, tf, impact)
+         ORDER BY f.hub_id, u.term   -- sorted: one pass over the (hub_id, term, ...) index
     ),
     hub_d AS (
         SELECT hub_id, count(*) AS n, sum(len) AS len FROM per GROUP BY hub_id
@@ -260,7 +273,7 @@ $$;
 
 -- Remove the given chunks' postings (those that have any).
 CREATE OR REPLACE FUNCTION bm25_unpost(p_ids bigint[]) RETURNS void
-LANGUAGE plpgsql SET enable_seqscan = off AS $$
+LANGUAGE plpgsql SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off AS $$
 DECLARE
     v_hubs bigint[]; v_hub_n bigint[]; v_hub_len bigint[];
     v_t_hub bigint[]; v_t_term text[]; v_t_df integer[];
@@ -269,16 +282,24 @@ BEGIN
         RETURN;
     END IF;
     WITH gone_c AS (
-        DELETE FROM bm25_chunks WHERE chunk_id = ANY (p_ids) RETURNING hub_id, len
+        DELETE FROM bm25_chunks WHERE chunk_id = ANY (p_ids)
+        RETURNING chunk_id, hub_id, len, terms, impacts
+    ),
+    keys AS MATERIALIZED (   -- each posting's full index key, from the forward index
+        SELECT g.hub_id, u.term, u.impact, g.chunk_id
+          FROM gone_c g CROSS JOIN LATERAL unnest(g.terms, g.impacts) AS u(term, impact)
     ),
     gone_p AS (
-        DELETE FROM bm25_postings WHERE chunk_id = ANY (p_ids) RETURNING hub_id, term
+        DELETE FROM bm25_postings p
+         USING keys k
+         WHERE p.hub_id = k.hub_id AND p.term = k.term AND p.impact = k.impact
+           AND p.chunk_id = k.chunk_id
     ),
     hub_d AS (
         SELECT hub_id, -count(*) AS n, -sum(len) AS len FROM gone_c GROUP BY hub_id
     ),
     term_d AS (
-        SELECT hub_id, term, -count(*)::integer AS df FROM gone_p GROUP BY hub_id, term
+        SELECT hub_id, term, -count(*)::integer AS df FROM keys GROUP BY hub_id, term
     )
     SELECT (SELECT array_agg(hub_id ORDER BY hub_id) FROM hub_d),
            (SELECT array_agg(n ORDER BY hub_id) FROM hub_d),
@@ -490,7 +511,7 @@ BEGIN
 
     -- Rare terms (df <= full_df) are read completely; frequent (low-idf) terms only down to
     -- their top_n postings by impact. The best `rescore` candidates by that partial score then
-    -- get the exact contribution of the frequent terms from the (chunk_id, term) key.
+    -- get the exact contribution of the frequent terms from their forward index (bm25_chunks).
     RETURN QUERY
     WITH q AS MATERIALIZED (
         SELECT u.term, u.df > v_full AS pruned,
@@ -517,11 +538,12 @@ BEGIN
     )
     SELECT c.chunk_id,
            c.s_exact + coalesce((
-               SELECT sum(q.idf * p.tf / (p.tf + v_k1 * (1.0::float8 - v_b + v_b * p.len / v_avgdl)))
+               SELECT sum(q.idf * b.tfs[x.i] / (b.tfs[x.i] + v_k1 * (1.0::float8 - v_b + v_b * b.len / v_avgdl)))
                  FROM q
-                 JOIN bm25_postings p ON p.chunk_id = c.chunk_id AND p.term = q.term
-                WHERE q.pruned), 0) AS score
+                 CROSS JOIN LATERAL (SELECT array_position(b.terms, q.term) AS i) x
+                WHERE q.pruned AND x.i IS NOT NULL), 0) AS score
       FROM cand c
+      JOIN bm25_chunks b ON b.chunk_id = c.chunk_id
      ORDER BY score DESC, c.chunk_id
      LIMIT p_limit;
 END
