@@ -13,20 +13,23 @@ import psycopg
 
 RRF_K = 60
 
-CHUNK_RECALL = """
+# The two rankers (vector top n_vec, BM25 top n_fts) and their fusion, for chunks or docs.
+# The top k is taken before joining, so only k rows are looked up by primary key (otherwise
+# the planner, misjudging the privacy gate, hashes every public chunk x doc: ~300 ms at 100k).
+FUSED_TOP_K = """
 WITH vec AS (
     SELECT id, row_number() OVER (ORDER BY dist) AS rank, 1 - dist AS similarity
     FROM (
-        SELECT c.id, c.embedding::vector({dim}) <=> %(qvec)s::vector({dim}) AS dist
-        FROM chunks c
-        WHERE c.hub_id = %(hub)s AND c.is_public AND c.embedding IS NOT NULL
+        SELECT t.id, t.embedding::vector({dim}) <=> %(qvec)s::vector({dim}) AS dist
+        FROM {table} t
+        WHERE t.hub_id = %(hub)s AND t.embedding IS NOT NULL
         ORDER BY dist
         LIMIT %(n_vec)s
     ) v
 ),
 fts AS (
-    SELECT chunk_id AS id, row_number() OVER (ORDER BY score DESC, chunk_id) AS rank, score
-    FROM bm25_search(%(hub)s, %(question)s, %(n_fts)s, %(k1)s, %(b)s)
+    SELECT {fts_id} AS id, row_number() OVER (ORDER BY score DESC, {fts_id}) AS rank, score
+    FROM {fts_function}(%(hub)s, %(question)s, %(n_fts)s, %(k1)s, %(b)s)
 ),
 fused AS (
     SELECT coalesce(vec.id, fts.id) AS id, vec.rank AS vector_rank, fts.rank AS fts_rank,
@@ -34,13 +37,15 @@ fused AS (
            coalesce(1.0 / ({rrf} + vec.rank), 0) + coalesce(1.0 / ({rrf} + fts.rank), 0) AS rrf_score
     FROM vec FULL OUTER JOIN fts ON fts.id = vec.id
 ),
--- Take the top k before joining, so only k rows are looked up by primary key (otherwise the
--- planner, misjudging the docs privacy gate, hashes every public chunk x doc: ~300 ms at 100k).
 top AS (
     SELECT * FROM fused
     ORDER BY rrf_score DESC, vector_rank NULLS LAST, fts_rank NULLS LAST
     LIMIT %(k)s
 )
+"""
+
+CHUNK_RECALL = FUSED_TOP_K.replace("{table}", "chunks").replace("{fts_id}", "chunk_id").replace(
+    "{fts_function}", "bm25_search") + """
 SELECT c.id AS chunk_id, c.doc_id, d.title, c.heading_path, c.markdown, c.ordinal,
        f.rrf_score::float8 AS rrf_score, f.vector_rank, f.fts_rank,
        f.similarity::float8 AS similarity, f.fts_score::float8 AS fts_score
@@ -48,41 +53,15 @@ FROM top f
 JOIN chunks c ON c.id = f.id
 JOIN docs d ON d.id = c.doc_id
 ORDER BY f.rrf_score DESC, f.vector_rank NULLS LAST, f.fts_rank NULLS LAST
-LIMIT %(k)s
 """
 
-DOC_RECALL = """
-WITH vec AS (
-    SELECT id, row_number() OVER (ORDER BY dist) AS rank, 1 - dist AS similarity
-    FROM (
-        SELECT d.id, d.embedding::vector({dim}) <=> %(qvec)s::vector({dim}) AS dist
-        FROM docs d
-        WHERE d.hub_id = %(hub)s AND d.embedding IS NOT NULL
-        ORDER BY dist
-        LIMIT %(n_vec)s
-    ) v
-),
-fts AS (
-    SELECT doc_id AS id, row_number() OVER (ORDER BY score DESC, doc_id) AS rank, score
-    FROM bm25_search_docs(%(hub)s, %(question)s, %(n_fts)s, %(k1)s, %(b)s)
-),
-fused AS (
-    SELECT coalesce(vec.id, fts.id) AS id, vec.rank AS vector_rank, fts.rank AS fts_rank,
-           vec.similarity, fts.score AS fts_score,
-           coalesce(1.0 / ({rrf} + vec.rank), 0) + coalesce(1.0 / ({rrf} + fts.rank), 0) AS rrf_score
-    FROM vec FULL OUTER JOIN fts ON fts.id = vec.id
-),
-top AS (  -- top k before the join, as in CHUNK_RECALL
-    SELECT * FROM fused
-    ORDER BY rrf_score DESC, vector_rank NULLS LAST, fts_rank NULLS LAST
-    LIMIT %(k)s
-)
+DOC_RECALL = FUSED_TOP_K.replace("{table}", "docs").replace("{fts_id}", "doc_id").replace(
+    "{fts_function}", "bm25_search_docs") + """
 SELECT d.id AS doc_id, d.title, d.markdown, f.similarity::float8 AS similarity,
        f.rrf_score::float8 AS rrf_score, f.vector_rank, f.fts_rank, f.fts_score::float8 AS fts_score
 FROM top f
 JOIN docs d ON d.id = f.id
 ORDER BY f.rrf_score DESC, f.vector_rank NULLS LAST, f.fts_rank NULLS LAST
-LIMIT %(k)s
 """
 
 BUNDLE_VECTOR = """
@@ -111,9 +90,11 @@ LIMIT %(k)s
 """
 
 
-async def recall_chunks(conn: psycopg.AsyncConnection, *, hub_id: int, question: str, k: int,
-                        qvec: list[float] | None, dim: int | None, hybrid: bool,
-                        k1: float, b: float) -> list[dict[str, Any]]:
+async def _fused(conn: psycopg.AsyncConnection, sql: str, *, hub_id: int, question: str, k: int,
+                 qvec: list[float] | None, dim: int | None, hybrid: bool,
+                 k1: float, b: float) -> list[dict[str, Any]]:
+    """Hybrid: each ranker's top k*4, fused. Otherwise vector alone, or full text when
+    there is no query vector."""
     use_vec = qvec is not None and dim is not None
     params = {
         "hub": hub_id, "question": question, "k": k, "k1": k1, "b": b,
@@ -121,22 +102,15 @@ async def recall_chunks(conn: psycopg.AsyncConnection, *, hub_id: int, question:
         "n_vec": (k * 4 if hybrid else k) if use_vec else 0,
         "n_fts": (k * 4 if hybrid or not use_vec else 0),
     }
-    sql = CHUNK_RECALL.format(dim=int(dim or 1), rrf=RRF_K)
-    return await (await conn.execute(sql, params)).fetchall()
+    return await (await conn.execute(sql.format(dim=int(dim or 1), rrf=RRF_K), params)).fetchall()
 
 
-async def recall_docs(conn: psycopg.AsyncConnection, *, hub_id: int, question: str, k: int,
-                      qvec: list[float] | None, dim: int | None, hybrid: bool,
-                      k1: float, b: float) -> list[dict[str, Any]]:
-    use_vec = qvec is not None and dim is not None
-    params = {
-        "hub": hub_id, "question": question, "k": k, "k1": k1, "b": b,
-        "qvec": qvec if use_vec else None,
-        "n_vec": (k * 4 if hybrid else k) if use_vec else 0,
-        "n_fts": (k * 4 if hybrid or not use_vec else 0),
-    }
-    sql = DOC_RECALL.format(dim=int(dim or 1), rrf=RRF_K)
-    return await (await conn.execute(sql, params)).fetchall()
+async def recall_chunks(conn: psycopg.AsyncConnection, **query: Any) -> list[dict[str, Any]]:
+    return await _fused(conn, CHUNK_RECALL, **query)
+
+
+async def recall_docs(conn: psycopg.AsyncConnection, **query: Any) -> list[dict[str, Any]]:
+    return await _fused(conn, DOC_RECALL, **query)
 
 
 async def recall_bundles(conn: psycopg.AsyncConnection, *, hub_id: int, question: str, k: int,
