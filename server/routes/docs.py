@@ -95,6 +95,15 @@ async def create_doc(request: Request) -> Response:
     return JSONResponse(body, status_code=201 if status == "created" else 200)
 
 
+async def _lock_for_edit(conn, request: Request, doc_id: str) -> dict[str, Any]:
+    """The doc, row-locked for this transaction, once the request proved it may edit it."""
+    doc = await doc_store.lock_doc(conn, doc_id)
+    if doc is None:
+        raise not_found("doc")
+    await require_edit(conn, request, doc)
+    return doc
+
+
 def _doc_id(request: Request) -> str:
     doc_id = request.path_params["doc_id"]
     if not looks_like_id(doc_id):
@@ -173,10 +182,7 @@ async def patch_doc(request: Request) -> Response:
         expected = int(cleaned)
     async with state.db.owner.connection() as conn:
         async with conn.transaction():
-            doc = await doc_store.lock_doc(conn, doc_id)
-            if doc is None:
-                raise not_found("doc")
-            await require_edit(conn, request, doc)
+            doc = await _lock_for_edit(conn, request, doc_id)
             if "hub" in data:
                 slug = get_str(data, "hub")
                 changes["hub_id"] = (await require_hub_owner(conn, request, slug))["id"] if slug else None
@@ -194,10 +200,7 @@ async def delete_doc(request: Request) -> Response:
     doc_id = _doc_id(request)
     async with state.db.owner.connection() as conn:
         async with conn.transaction():
-            doc = await doc_store.lock_doc(conn, doc_id)
-            if doc is None:
-                raise not_found("doc")
-            await require_edit(conn, request, doc)
+            doc = await _lock_for_edit(conn, request, doc_id)
             await doc_store.soft_delete(conn, doc_id)
     return JSONResponse({"id": doc_id, "deleted": True})
 
@@ -210,10 +213,7 @@ async def issue_access(request: Request) -> Response:
     email = get_str(data, "email", required=True, max_len=320).strip().lower()
     async with state.db.owner.connection() as conn:
         async with conn.transaction():
-            doc = await doc_store.lock_doc(conn, doc_id)
-            if doc is None:
-                raise not_found("doc")
-            await require_edit(conn, request, doc)
+            doc = await _lock_for_edit(conn, request, doc_id)
             if email not in doc["allowed_emails"]:
                 raise ApiError(400, "not_allowed", f"{email} is not in this doc's allowed_emails")
             token = new_token("mwa")
