@@ -39,6 +39,12 @@ def write_readme(opts: Options, timings: dict[str, float]) -> None:
         "python -m memorywiki.bench latency --large # adds the 1M-chunk hub",
         "```",
         "",
+        "Sections can run separately; each of the runs below used its own `--pg-dir` so that two",
+        "could run at once. Quality and LoCoMo were measured before commit 01de89d (recall SQL takes",
+        "the top k before its joins), which changes speed, not results; latency and cost after it.",
+        "Not run yet: `latency --large` (1M chunks): 100k chunks took ~80 s to load and ~30 s to",
+        "index here, and 1M would not fit the time available on this shared machine.",
+        "",
         "| section | last command | finished | wall time | load avg after |",
         "|---|---|---|---|---|",
     ]
