@@ -37,13 +37,15 @@ def parse(argv: list[str] | None = None) -> tuple[str, Options]:
     parser.add_argument("--large", action="store_true", help="latency: add the 1M-chunk hub")
     parser.add_argument("--smoke", action="store_true", help="tiny, fast run of each section (CI)")
     parser.add_argument("--requests", type=int, default=None, help="latency: requests per configuration")
+    parser.add_argument("--locomo-window", type=int, default=1,
+                        help="locomo: turns per chunk (1 = the chat-import rendering, a section per turn)")
     parser.add_argument("--build-only", action="store_true", help="latency: build (and cache) the hubs, measure nothing")
     parser.add_argument("--sizes", type=str, default=None, help="latency: hub sizes, e.g. 1000,10000")
     args = parser.parse_args(argv)
     opts = Options(dataset=args.dataset, locomo=args.locomo, out=args.out, smoke=args.smoke, large=args.large,
                    pg_dir=args.pg_dir, requests=args.requests,
                    sizes=[int(x) for x in args.sizes.split(",")] if args.sizes else None,
-                   extra={"build_only": args.build_only},
+                   extra={"build_only": args.build_only, "locomo_window": args.locomo_window},
                    command="python -m memorywiki.bench " + " ".join(argv if argv is not None else sys.argv[1:]))
     return args.section, opts
 

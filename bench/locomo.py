@@ -33,11 +33,18 @@ from .common import (SERVER_ERRORS, Options, Postgres, Proc, count_summary, crea
 KS = (5, 10, 20)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 METHODS = ("hybrid", "vector", "fulltext")
-TURN_ID = re.compile(r"^#{1,6} .*\((D\d+:\d+)\)\s*$", re.M)
+TURN_ID = re.compile(r"^#{1,6} .*\((D\d+:\d+)\)\s*$|^\*\*[^*\n]+ \((D\d+:\d+)\):\*\*", re.M)
+
+
+def turn_ids(markdown: str) -> list[str]:
+    return [a or b for a, b in TURN_ID.findall(markdown)]
 PUBLISHED = "recall@5 0.497 at turn level (a peer memory service, see shared/data/README.md)"
 
 
-def session_docs(sample: dict) -> list[dict]:
+def session_docs(sample: dict, window: int = 1) -> list[dict]:
+    """window 1: the chat-import rendering, a section per turn. window N (a variant, written
+    here in bench/): a `## Turns D1:1-D1:N` section per N consecutive turns, each turn a paragraph
+    opening with `**<speaker> (<dia_id>):**`."""
     from memorywiki.server.capture.mdutil import render_turns
 
     conv = sample["conversation"]
@@ -55,8 +62,18 @@ def session_docs(sample: dict) -> list[dict]:
             if t.get("blip_caption"):
                 text += f"\n\n[shares a photo: {t['blip_caption']}]"
             pairs.append((f"{t['speaker']} ({t['dia_id']})", text))
+        if window <= 1:
+            markdown = render_turns(pairs)
+        else:
+            parts = []
+            for i in range(0, len(turns), window):
+                group = turns[i:i + window]
+                body = "\n\n".join(f"**{t['speaker']} ({t['dia_id']}):** {text}"
+                                    for t, (_, text) in zip(group, pairs[i:i + window]))
+                parts.append(f"## Turns {group[0]['dia_id']}-{group[-1]['dia_id']}\n\n{body}")
+            markdown = "\n\n".join(parts) + "\n"
         docs.append({"title": f"{a} and {b}, session {n} ({date})" if date else f"{a} and {b}, session {n}",
-                     "markdown": render_turns(pairs), "source": "locomo"})
+                     "markdown": markdown, "source": "locomo"})
     return docs
 
 
@@ -102,7 +119,7 @@ async def _ask(client, qa: list[dict], hubs: dict, method: str, k: int, count_to
             found: set[str] = set()
             tokens = 0
             for res in body["results"][:p]:
-                found.update(TURN_ID.findall(res["markdown"]))
+                found.update(turn_ids(res["markdown"]))
                 tokens += count_tokens(res["heading_path"] + "\n" + res["markdown"])
             scored[p] = {"category": q["category"], "recall": len(evidence & found) / len(evidence), "tokens": tokens}
         return scored
@@ -113,6 +130,7 @@ async def _ask(client, qa: list[dict], hubs: dict, method: str, k: int, count_to
 
 async def _main(opts: Options, pg: Postgres) -> dict:
     samples, qa = load(opts.locomo)
+    window = int(opts.extra.get("locomo_window") or 1)
     count_tokens, tokenizer = token_counter()
     url = pg.fresh("bench_locomo")
     logs = opts.out / ".logs"
@@ -130,9 +148,9 @@ async def _main(opts: Options, pg: Postgres) -> dict:
                 slug = re.sub(r"[^a-z0-9-]+", "-", f"locomo-{sample['sample_id']}".lower()).strip("-")[:63]
                 hubs[sample["sample_id"]] = slug
                 token = await create_hub(client, slug)
-                docs = session_docs(sample)
+                docs = session_docs(sample, window)
                 n_docs += len(docs)
-                n_turns += sum(len(TURN_ID.findall(d["markdown"])) for d in docs)
+                n_turns += sum(len(turn_ids(d["markdown"])) for d in docs)
                 await post_docs(client, token, slug, docs, concurrency=4)
             capture_s = time.perf_counter() - t0
             log(f"[locomo] captured {n_docs} session docs ({n_turns} turns) in {capture_s:.1f}s; indexing ...")
@@ -176,8 +194,12 @@ async def _main(opts: Options, pg: Postgres) -> dict:
     if SERVER_ERRORS:
         errors = f"\n**{len(SERVER_ERRORS)} capture POSTs answered 5xx and were retried** (`{SERVER_ERRORS[0]}`).\n"
         SERVER_ERRORS.clear()
-    text = f"""## Conversation memory: LoCoMo ({len(samples)} conversations, {n_docs} session docs, {n_turns} turns)
-
+    variant = "" if window <= 1 else (
+        f"\n**Variant: {window} consecutive turns per chunk** (`--locomo-window {window}`): a"
+        f" `## Turns D1:1-D1:{window}` section per {window} turns, each turn a paragraph opening with"
+        f" `**<speaker> (<dia_id>):**` (written in bench/locomo.py, not the chat-import renderer).\n")
+    text = f"""## Conversation memory: LoCoMo ({len(samples)} conversations, {n_docs} session docs, {n_turns} turns){" - " + str(window) + " turns per chunk" if window > 1 else ""}
+{variant}
 One hub per conversation, one doc per session through `POST /api/docs`, markdown from the
 chat-import renderer (`server/capture/mdutil.render_turns`), one `## <speaker> (<dia_id>)`
 section per turn, so one chunk per turn; indexed by the in-process worker ({emb['calls']} embedding
@@ -196,7 +218,7 @@ Published comparator: {PUBLISHED}.
 {goal}
 {errors}"""
     print(text)
-    write_result(opts, "locomo.md", text + "\n" + machine_line() + "\n")
+    write_result(opts, "locomo.md" if window <= 1 else f"locomo-window{window}.md", text + "\n" + machine_line() + "\n")
     if opts.smoke:
         pg.drop("bench_locomo")
     return {"recall@10": r10, "tokens@10": t10}

@@ -51,7 +51,10 @@ def write_readme(opts: Options, timings: dict[str, float]) -> None:
     for name, run in sorted(runs.items()):
         lines.append(f"| {name} | `{run['command']}` | {run['finished']} | {run['seconds']} s | {run['load_after']} |")
     lines.append("")
-    for fname, _ in ORDER:
+    names = [fname for fname, _ in ORDER]
+    extra = sorted(p.name for p in opts.out.glob("locomo-window*.md"))
+    names = names[:names.index("locomo.md") + 1] + extra + names[names.index("locomo.md") + 1:]
+    for fname in names:
         path = opts.out / fname
         if path.exists():
             body = path.read_text().strip()
