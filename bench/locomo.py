@@ -198,11 +198,12 @@ async def _main(opts: Options, pg: Postgres) -> dict:
         f"\n**Variant: {window} consecutive turns per chunk** (`--locomo-window {window}`): a"
         f" `## Turns D1:1-D1:{window}` section per {window} turns, each turn a paragraph opening with"
         f" `**<speaker> (<dia_id>):**` (written in bench/locomo.py, not the chat-import renderer).\n")
+    layout = ("markdown from the chat-import renderer (`server/capture/mdutil.render_turns`), one "
+              "`## <speaker> (<dia_id>)` section per turn, so one chunk per turn" if window <= 1 else
+              f"{window} turns per section (see above), so one chunk per {window} turns")
     text = f"""## Conversation memory: LoCoMo ({len(samples)} conversations, {n_docs} session docs, {n_turns} turns){" - " + str(window) + " turns per chunk" if window > 1 else ""}
 {variant}
-One hub per conversation, one doc per session through `POST /api/docs`, markdown from the
-chat-import renderer (`server/capture/mdutil.render_turns`), one `## <speaker> (<dia_id>)`
-section per turn, so one chunk per turn; indexed by the in-process worker ({emb['calls']} embedding
+One hub per conversation, one doc per session through `POST /api/docs`, {layout}; indexed by the in-process worker ({emb['calls']} embedding
 calls, {emb['inputs']} inputs; capture + indexing {index_s:.0f} s). {len(qa)} questions
 (categories 1-4 with evidence), asked through `POST /api/hub/<hub>/recall` (level chunk): hybrid
 once per k = 5, 10, 20 (it fuses the top 4k of each ranker, so its lists differ by k); vector and
