@@ -25,15 +25,18 @@ TOP = ("\n),\ntop AS (\n    SELECT * FROM fused\n"
 
 def without_top(sql: str) -> str:
     """The statement as it was before the `top` CTE went in (server/recall.py, before the fix)."""
-    start = sql.index("\n),\n-- Take the top k")
-    end = sql.index("\n)\nSELECT c.id AS chunk_id")
-    return sql[:start] + sql[end:].replace("FROM top f\n", "FROM fused f\n", 1)
+    start = sql.index(",\ntop AS (")
+    end = sql.index("\n)\n", start) + 2
+    return sql[:start] + sql[end:].replace("FROM top f\n", "FROM fused f\n", 1) + "LIMIT %(k)s\n"
 
 
 def variant_sql(shipped: str) -> str:
-    head, sep, tail = shipped.rpartition("\n)\nSELECT c.id AS chunk_id")
+    head, sep, tail = shipped.rpartition("\n)\n\nSELECT c.id AS chunk_id")
+    if not sep:
+        head, sep, tail = shipped.rpartition("\n)\nSELECT c.id AS chunk_id")
     assert sep, "CHUNK_RECALL changed shape; update bench/plan.py"
     tail = tail.replace("FROM fused f\n", "FROM top f\n", 1)
+    tail = tail[:tail.rindex("LIMIT %(k)s")] if "LIMIT %(k)s" in tail else tail
     return head + TOP + "SELECT c.id AS chunk_id" + tail
 
 
