@@ -59,6 +59,10 @@ class Worker:
             log.warning("embedder failed, work stays owed: %s", exc)
             await release_with_error(self.db, doc_ids, bundle_ids, str(exc), self.retry_seconds)
             await asyncio.sleep(min(self.retry_seconds, 1.0))
+        except Exception as exc:  # keep the claims short: retry soon, not when the lease ends
+            log.exception("indexing batch failed, work stays owed")
+            await release_with_error(self.db, doc_ids, bundle_ids, repr(exc), self.retry_seconds)
+            raise
         return len(doc_ids) + len(bundle_ids)
 
     async def run(self) -> None:
