@@ -14,7 +14,7 @@ from starlette.exceptions import HTTPException
 from .config import Settings
 from .embedders import make_embedder
 from .errors import ApiError, api_error_handler, http_error_handler, server_error_handler
-from .routes import bundles, docs, embed, health, hubs, pages, recall
+from .routes import bundles, capture, docs, embed, health, hubs, pages, recall
 from .store.db import Database
 from .store.embedded import EmbeddedPostgres
 from .store.space import reset_if_model_changed
@@ -68,7 +68,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
 
     routes = [
         *health.routes, *hubs.routes, *docs.routes, *embed.routes, *bundles.routes,
-        *recall.routes, *extra_routes(), *pages.routes,
+        *recall.routes, *capture.routes, *pages.routes,
     ]
     return Starlette(
         routes=routes,
@@ -79,15 +79,6 @@ def create_app(settings: Settings | None = None) -> Starlette:
             Exception: server_error_handler,
         },
     )
-
-
-def extra_routes() -> list:
-    """Routes of optional parts (capture), kept out of the core list until they exist."""
-    try:
-        from .routes import capture
-    except ImportError:
-        return []
-    return capture.routes
 
 
 def run_server(host: str = "127.0.0.1", port: int = 8000, data_dir: Path | None = None) -> None:

@@ -112,7 +112,7 @@ async def _plan_doc(conn, doc_id: str) -> DocPlan | dict[str, Any] | None:
     )
 
 
-async def _write_doc(conn, plan: DocPlan, model: str) -> bool:
+async def _write_doc(conn, plan: DocPlan) -> bool:
     """Store the vectors; mark the doc indexed only if it did not change meanwhile."""
     vectors = plan.vectors
     async with conn.transaction():
@@ -173,7 +173,7 @@ async def index_docs(db: Database, embedder: Embedder, doc_ids: list[str]) -> di
             for plan in plans:
                 plan.vectors = vectors[offset:offset + len(plan.inputs)]
                 offset += len(plan.inputs)
-                await _write_doc(conn, plan, embedder.name)
+                await _write_doc(conn, plan)
                 reports[plan.doc_id] = plan.report()
     return reports
 

@@ -98,7 +98,9 @@ def _form_bool(form: Any, key: str) -> bool:
 
 def _form_str(form: Any, key: str) -> str | None:
     value = form.get(key)
-    return value.strip() or None if isinstance(value, str) else None
+    if not isinstance(value, str):
+        return None
+    return value.strip() or None
 
 
 async def capture_file(request: Request) -> Response:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from ..errors import ApiError
 from ..render import doc_markdown, markdown_to_html
 from ..templating import templates
+from ..tokens import looks_like_id
 from ..web import app_state, base_url, doc_url, wants_markdown
 from .docs import load_readable_doc
 
@@ -27,8 +28,6 @@ async def raw_doc(request: Request) -> Response:
 
 
 async def _password_protected(request: Request, doc_id: str) -> bool:
-    from ..tokens import looks_like_id
-
     if not looks_like_id(doc_id):
         return False
     async with app_state(request).db.owner.connection() as conn:
