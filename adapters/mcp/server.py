@@ -141,6 +141,16 @@ class MemoryWiki:
             )
         return exc
 
+    def get_hub(self, cfg: Config, slug: str) -> tuple[dict[str, Any], str]:
+        """The hub's listing and the server's base URL; an unknown hub is a tool error."""
+        with self.client(cfg) as client:
+            try:
+                return client.get_hub(slug, token=cfg.hub_token(slug)), client.base_url
+            except APIError as exc:
+                if exc.status == 404:
+                    raise ToolError(f"no hub {slug!r} on {client.base_url}") from None
+                raise
+
     # ---- raw markdown (resources) -------------------------------------------------------
 
     def raw_hub(self, slug: str) -> str:
@@ -431,13 +441,7 @@ def build_server(server_url: str | None = None, hub: str | None = None, timeout:
         """
         cfg = mw.config()
         slug = mw.hub(cfg, hub)
-        with mw.client(cfg) as client:
-            try:
-                data = client.get_hub(slug, token=cfg.hub_token(slug))
-            except APIError as exc:
-                if exc.status == 404:
-                    raise ToolError(f"no hub {slug!r} on {client.base_url}") from None
-                raise
+        data, _ = mw.get_hub(cfg, slug)
         docs = data.get("docs") or []
         bundles = data.get("bundles") or []
         lines = [f'Hub "{slug}": {data.get("url")} ({len(docs)} page(s), {len(bundles)} bundle(s))', ""]
@@ -468,14 +472,7 @@ def build_server(server_url: str | None = None, hub: str | None = None, timeout:
         """
         cfg = mw.config()
         slug = mw.hub(cfg, hub)
-        with mw.client(cfg) as client:
-            try:
-                data = client.get_hub(slug, token=cfg.hub_token(slug))
-            except APIError as exc:
-                if exc.status == 404:
-                    raise ToolError(f"no hub {slug!r} on {client.base_url}") from None
-                raise
-            base = client.base_url
+        data, base = mw.get_hub(cfg, slug)
         url = data.get("url") or f"{base}/hub/{seg(slug)}"
         raw = f"{url.split('/hub/', 1)[0]}/raw/hub/{seg(slug)}" if "/hub/" in url else f"{base}/raw/hub/{seg(slug)}"
         out = {"hub": slug, "url": url, "raw_url": raw, "docs": len(data.get("docs") or []),
