@@ -102,9 +102,9 @@ def make_vectors(base: np.ndarray, n: int, seed: int = 11) -> np.ndarray:
 def build_hub(pg: Postgres, name: str, n: int, texts: list[tuple[str, str]], vectors: np.ndarray,
               model: str, smoke: bool) -> tuple[str, float]:
     """Create (or reuse) database `name` holding one hub 'lat' with n chunks; return (url, build s)."""
-    from memorywiki.server.store.migrate import migration_files
+    from memorywiki.server.store.migrate import schema_fingerprint
 
-    schema = hashlib.sha256("".join(sql for _, sql in migration_files()).encode()).hexdigest()[:12]
+    schema = schema_fingerprint()[:12]
     signature = json.dumps({"n": n, "model": model, "dim": int(vectors.shape[1]), "v": BUILD_VERSION,
                             "schema": schema})
     if not smoke and pg.exists(name):

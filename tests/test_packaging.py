@@ -28,8 +28,9 @@ def test_wheel_holds_every_package_and_data_file(wheel):
         for init in (ROOT / folder).rglob("__init__.py"):
             if "__pycache__" not in init.parts:
                 assert f"memorywiki/{init.relative_to(ROOT).as_posix()}" in names, init
-    for sql in (ROOT / "server/store/migrations").glob("*.sql"):
-        assert f"memorywiki/server/store/migrations/{sql.name}" in names
+    for folder in ("migrations", "functions"):
+        for sql in (ROOT / "server/store" / folder).glob("*.sql"):
+            assert f"memorywiki/server/store/{folder}/{sql.name}" in names
     for html in (ROOT / "server/templates").glob("*.html"):
         assert f"memorywiki/server/templates/{html.name}" in names
     assert "memorywiki/skill/SKILL.md" in names
@@ -46,10 +47,11 @@ def test_wheel_imports_and_finds_its_files_outside_the_source_tree(wheel, tmp_pa
     # unpacked wheel (first) and the dependencies are importable.
     code = (
         "import memorywiki.server.app as app, memorywiki.cli.main, memorywiki.adapters.mcp;"
-        "from memorywiki.server.store.migrate import migration_files;"
+        "from memorywiki.server.store.migrate import function_files, migration_files;"
         "from memorywiki.server.templating import templates;"
         "assert app.__file__.startswith(%r), app.__file__;"
-        "assert [n for n, _ in migration_files()][0] == '0001_core.sql';"
+        "assert migration_files()[0].name == '0003_core_tables.sql';"
+        "assert function_files()[0][0] == '10_privacy.sql';"
         "templates.get_template('doc.html');"
         "print('ok')" % str(target)
     )

@@ -1,0 +1,133 @@
+-- ---------------------------------------------------------------------------
+-- Query
+-- ---------------------------------------------------------------------------
+
+-- Pruning knobs (session settings, mainly for the benchmark):
+--   bm25.full_df  terms with df <= this are read completely            (default 3000)
+--   bm25.top_n    other terms: only their top-N postings by impact     (default 300)
+--   bm25.rescore  candidates re-scored exactly when something was pruned (default 100,
+--                 at least 2 * p_limit)
+--   bm25.exact    'on' disables pruning
+CREATE OR REPLACE FUNCTION bm25_search(p_hub bigint, p_query text, p_limit integer,
+                            p_k1 float8 DEFAULT 1.2, p_b float8 DEFAULT 0.75)
+RETURNS TABLE (chunk_id bigint, score float8)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $$
+DECLARE
+    v_n       bigint;
+    v_avgdl   float8;
+    v_terms   text[];
+    v_q_terms text[];
+    v_q_df    bigint[];
+    v_k1      float8 := coalesce(greatest(p_k1, 0), 1.2);
+    v_b       float8 := coalesce(least(greatest(p_b, 0), 1), 0.75);
+    v_exact   boolean := coalesce(current_setting('bm25.exact', true), '') IN ('on', 'true', '1');
+    v_full    integer := coalesce(nullif(current_setting('bm25.full_df', true), '')::integer, 3000);
+    v_topn    integer := coalesce(nullif(current_setting('bm25.top_n', true), '')::integer, 300);
+    v_rescore integer := coalesce(nullif(current_setting('bm25.rescore', true), '')::integer, 100);
+BEGIN
+    IF p_hub IS NULL OR p_query IS NULL OR p_limit IS NULL OR p_limit <= 0 THEN
+        RETURN;
+    END IF;
+    SELECT sum(h.n_chunks), sum(h.total_len)::float8 / nullif(sum(h.n_chunks), 0)
+      INTO v_n, v_avgdl
+      FROM bm25_hubs h WHERE h.hub_id = p_hub;
+    IF coalesce(v_n, 0) <= 0 OR coalesce(v_avgdl, 0) <= 0 THEN
+        RETURN;
+    END IF;
+    -- Any text is a query: to_tsvector never parses operators. Distinct lexemes, capped.
+    SELECT array_agg(lexeme) INTO v_terms
+      FROM (SELECT lexeme FROM unnest(to_tsvector('english', left(p_query, 20000))) LIMIT 256) x;
+    IF v_terms IS NULL THEN
+        RETURN;
+    END IF;
+    -- live df of the query terms in this hub (counters are delta rows: sum them)
+    SELECT array_agg(t.term), array_agg(t.df) INTO v_q_terms, v_q_df
+      FROM (SELECT term, sum(df) AS df FROM bm25_terms
+             WHERE hub_id = p_hub AND term = ANY (v_terms)
+             GROUP BY term HAVING sum(df) > 0) t;
+    IF v_q_terms IS NULL THEN
+        RETURN;
+    END IF;
+    IF v_exact THEN
+        v_full := 2147483647;
+    END IF;
+    v_rescore := greatest(v_rescore, 2 * p_limit);
+
+    IF NOT EXISTS (SELECT 1 FROM unnest(v_q_df) AS d WHERE d > v_full) THEN
+        -- every term's postings are read completely: exact
+        RETURN QUERY
+        SELECT p.chunk_id,
+               sum(q.idf * p.tf / (p.tf + v_k1 * (1.0::float8 - v_b + v_b * p.len / v_avgdl))) AS score
+          FROM (SELECT u.term, ln(1.0::float8 + (v_n - u.df + 0.5::float8) / (u.df + 0.5::float8)) AS idf
+                  FROM unnest(v_q_terms, v_q_df) AS u(term, df)) q
+          JOIN bm25_postings p ON p.hub_id = p_hub AND p.term = q.term
+         GROUP BY p.chunk_id
+         ORDER BY score DESC, p.chunk_id
+         LIMIT p_limit;
+        RETURN;
+    END IF;
+
+    -- Rare terms (df <= full_df) are read completely; frequent (low-idf) terms only down to
+    -- their top_n postings by impact. The best `rescore` candidates by that partial score then
+    -- get the exact contribution of the frequent terms from their forward index (bm25_chunks).
+    RETURN QUERY
+    WITH q AS MATERIALIZED (
+        SELECT u.term, u.df > v_full AS pruned,
+               ln(1.0::float8 + (v_n - u.df + 0.5::float8) / (u.df + 0.5::float8)) AS idf,
+               CASE WHEN u.df > v_full THEN v_topn ELSE u.df END AS n
+          FROM unnest(v_q_terms, v_q_df) AS u(term, df)
+    ),
+    cand AS MATERIALIZED (
+        SELECT p.chunk_id,
+               sum(q.idf * p.tf / (p.tf + v_k1 * (1.0::float8 - v_b + v_b * p.len / v_avgdl))) AS s,
+               coalesce(sum(q.idf * p.tf / (p.tf + v_k1 * (1.0::float8 - v_b + v_b * p.len / v_avgdl)))
+                        FILTER (WHERE NOT q.pruned), 0) AS s_exact
+          FROM q
+          CROSS JOIN LATERAL (
+                SELECT p.chunk_id, p.tf, p.len
+                  FROM bm25_postings p
+                 WHERE p.hub_id = p_hub AND p.term = q.term
+                 ORDER BY p.impact DESC
+                 LIMIT q.n
+          ) p
+         GROUP BY p.chunk_id
+         ORDER BY s DESC
+         LIMIT v_rescore
+    )
+    SELECT c.chunk_id,
+           c.s_exact + coalesce((
+               SELECT sum(q.idf * b.tfs[x.i] / (b.tfs[x.i] + v_k1 * (1.0::float8 - v_b + v_b * b.len / v_avgdl)))
+                 FROM q
+                 CROSS JOIN LATERAL (SELECT array_position(b.terms, q.term) AS i) x
+                WHERE q.pruned AND x.i IS NOT NULL), 0) AS score
+      FROM cand c
+      JOIN bm25_chunks b ON b.chunk_id = c.chunk_id
+     ORDER BY score DESC, c.chunk_id
+     LIMIT p_limit;
+END
+$$;
+
+-- Doc level: a doc scores as its best chunk (max), over the top chunks.
+CREATE OR REPLACE FUNCTION bm25_search_docs(p_hub bigint, p_query text, p_limit integer,
+                                 p_k1 float8 DEFAULT 1.2, p_b float8 DEFAULT 0.75)
+RETURNS TABLE (doc_id text, score float8)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $$
+    SELECT b.doc_id, max(s.score) AS score
+      FROM bm25_search(p_hub, p_query, greatest(p_limit, 0) * 5 + 20, p_k1, p_b) s
+      JOIN bm25_chunks b ON b.chunk_id = s.chunk_id
+     GROUP BY b.doc_id
+     ORDER BY score DESC, b.doc_id
+     LIMIT greatest(p_limit, 0)
+$$;
+
+-- The public role gets EXECUTE on the two search functions (SECURITY DEFINER: they read the
+-- index tables, which the public role cannot read directly) and nothing else.
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'memorywiki_public') THEN
+        GRANT EXECUTE ON FUNCTION bm25_search(bigint, text, integer, float8, float8),
+                                  bm25_search_docs(bigint, text, integer, float8, float8)
+            TO memorywiki_public;
+    END IF;
+END
+$$;

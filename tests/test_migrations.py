@@ -1,0 +1,360 @@
+"""Schema migrations (server/store/migrate.py), against the real embedded PostgreSQL.
+
+A data dir made by the schema as released before checksums (tests/data/migrations/, verbatim)
+upgrades with its docs, chunks and BM25 postings intact; it ends with the same schema as a
+fresh database; an edited migration stops the server; functions are re-applied at every start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import itertools
+import shutil
+from importlib import resources
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from memorywiki.server.store.migrate import RELEASED, MigrationError, migrate
+
+RELEASED_DIR = Path(__file__).parent / "data" / "migrations"
+_names = itertools.count()
+
+
+@pytest.fixture
+def new_db(pg_server):
+    """A function that makes an empty database and returns its URL."""
+    def make() -> str:
+        name = f"mw_migr_{next(_names)}"
+        with psycopg.connect(pg_server._server.get_uri(), autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            conn.execute(f'CREATE DATABASE "{name}"')
+        return pg_server._server.get_uri(name)
+    return make
+
+
+@pytest.fixture
+def store_copy(tmp_path) -> Path:
+    """A copy of the package's migrations/ and functions/, to edit."""
+    with resources.as_file(resources.files("memorywiki.server.store")) as store:
+        for folder in ("migrations", "functions"):
+            shutil.copytree(store / folder, tmp_path / folder)
+    return tmp_path
+
+
+def legacy_migrate(url: str) -> None:
+    """The runner as released: every file once, recorded by name only."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations ("
+                     " name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())")
+        for path in sorted(RELEASED_DIR.glob("*.sql")):
+            with conn.transaction():
+                conn.execute(path.read_text(encoding="utf-8"))
+                conn.execute("INSERT INTO schema_migrations (name) VALUES (%s)", (path.name,))
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+# ---------------------------------------------------------------- data written the old way
+
+DOCS = [
+    # id, hub slug, title, sections, gates
+    ("pubdoc0001", "alpha", "Deploy notes", ["We deploy with a blue green switch.",
+                                             "Rollbacks keep the previous release warm."], {}),
+    ("pubdoc0002", "alpha", "Postgres tuning", ["Vacuum keeps the visibility map current.",
+                                                "BM25 ranks full text better than ts_rank."], {}),
+    ("pubdoc0003", "beta", "Roses", ["Roses need sun, water and patience in the garden."], {}),
+    ("secret0001", "alpha", "Deploy secrets", ["The deploy key lives in the vault."],
+     {"password_hash": "argon2-hash"}),
+    ("draftdoc01", "alpha", "Draft deploy plan", ["A deploy plan nobody should see yet."],
+     {"is_draft": True}),
+    ("nohubdoc01", None, "Loose page", ["A deploy page outside any hub."], {}),
+]
+
+QUERIES = ["how do we deploy?", "vacuum visibility", "garden roses", "ranking full text", "vault"]
+
+
+def seed(url: str) -> dict[str, int]:
+    """Hubs, docs (public, private, draft, hubless), chunks and a bundle, written with plain SQL
+    the way the released server did; BM25 postings come from the released triggers."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        hubs = {slug: conn.execute("INSERT INTO hubs (slug, owner_token_hash) VALUES (%s, 'h') RETURNING id",
+                                   (slug,)).fetchone()[0] for slug in ("alpha", "beta")}
+        for doc_id, slug, title, sections, gates in DOCS:
+            hub = hubs.get(slug)
+            with conn.transaction():
+                conn.execute(
+                    "INSERT INTO docs (id, hub_id, title, markdown, edit_token_hash, source_hash, is_draft,"
+                    " password_hash) VALUES (%s, %s, %s, %s, 'e', %s, %s, %s)",
+                    (doc_id, hub, title, "\n\n".join(sections), doc_id, gates.get("is_draft", False),
+                     gates.get("password_hash")))
+                for ordinal, body in enumerate(sections):
+                    heading = f"{title} > Part {ordinal}"
+                    conn.execute(
+                        "INSERT INTO chunks (doc_id, hub_id, ordinal, heading_path, markdown, hash, tsv)"
+                        " VALUES (%s, %s, %s, %s, %s, md5(%s), setweight(to_tsvector('english', %s), 'A')"
+                        " || setweight(to_tsvector('english', %s), 'B'))",
+                        (doc_id, hub, ordinal, heading, body, body, heading, body))
+        conn.execute("INSERT INTO bundles (id, hub_id, title) VALUES ('bundle0001', %s, 'Ops')", (hubs["alpha"],))
+        conn.execute("INSERT INTO bundle_docs VALUES ('bundle0001', 'pubdoc0001', 0), ('bundle0001', 'pubdoc0002', 1)")
+        conn.execute("UPDATE bundles SET source_hash = bundle_source_hash(id)")
+    return hubs
+
+
+def snapshot(url: str, hubs: dict[str, int]) -> dict:
+    """Every row that matters, and what full-text search answers."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        state = {
+            table: conn.execute(f"SELECT * FROM {table} ORDER BY {order}").fetchall()
+            for table, order in [
+                ("hubs", "id"), ("docs", "id"), ("chunks", "id"), ("bundles", "id"),
+                ("bundle_docs", "bundle_id, position"), ("bm25_chunks", "chunk_id"),
+                ("bm25_postings", "hub_id, term, chunk_id"), ("bm25_config", "id"),
+            ]
+        }
+        state["bm25_terms"] = conn.execute(
+            "SELECT hub_id, term, sum(df) FROM bm25_terms GROUP BY 1, 2 HAVING sum(df) <> 0 ORDER BY 1, 2").fetchall()
+        state["bm25_hubs"] = conn.execute(
+            "SELECT hub_id, sum(n_chunks), sum(total_len) FROM bm25_hubs GROUP BY 1 ORDER BY 1").fetchall()
+        state["search"] = {
+            (slug, q): (conn.execute("SELECT * FROM bm25_search(%s, %s, 10)", (hub, q)).fetchall(),
+                        conn.execute("SELECT * FROM bm25_search_docs(%s, %s, 10)", (hub, q)).fetchall())
+            for slug, hub in hubs.items() for q in QUERIES
+        }
+    return state
+
+
+# ---------------------------------------------------------------- the schema, from the catalogs
+
+CATALOG = {
+    "relations": """
+        SELECT c.relname, c.relkind::text, c.relpersistence::text, c.relrowsecurity,
+               c.relforcerowsecurity, coalesce(c.relacl::text[], '{}')
+        FROM pg_class c WHERE c.relnamespace = 'public'::regnamespace ORDER BY 1""",
+    "columns": """
+        SELECT c.relname, a.attnum, a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull,
+               pg_get_expr(d.adbin, d.adrelid), a.attidentity::text, a.attgenerated::text,
+               a.attcollation::regcollation::text, coalesce(a.attacl::text[], '{}')
+        FROM pg_attribute a
+        JOIN pg_class c ON c.oid = a.attrelid
+        LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+        WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p')
+          AND a.attnum > 0 AND NOT a.attisdropped
+        ORDER BY 1, 2""",
+    "indexes": "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' ORDER BY 1",
+    "constraints": """
+        SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid), condeferrable, condeferred
+        FROM pg_constraint WHERE connamespace = 'public'::regnamespace ORDER BY 1, 2""",
+    "functions": """
+        SELECT p.proname, pg_get_function_identity_arguments(p.oid), pg_get_functiondef(p.oid),
+               coalesce(p.proacl::text[], '{}')
+        FROM pg_proc p
+        WHERE p.pronamespace = 'public'::regnamespace
+          AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.objid = p.oid AND d.deptype = 'e')
+        ORDER BY 1, 2""",
+    "triggers": """
+        SELECT tgrelid::regclass::text, tgname, pg_get_triggerdef(oid), tgenabled::text
+        FROM pg_trigger WHERE NOT tgisinternal ORDER BY 1, 2""",
+    "policies": """
+        SELECT tablename, policyname, permissive, roles::text[], cmd, qual, with_check
+        FROM pg_policies WHERE schemaname = 'public' ORDER BY 1, 2""",
+    "schema": "SELECT nspacl::text[] FROM pg_namespace WHERE nspname = 'public'",
+    "extensions": "SELECT extname FROM pg_extension ORDER BY 1",
+    "roles": "SELECT rolname FROM pg_roles WHERE rolname = 'memorywiki_public'",
+}
+
+
+def catalog(url: str) -> dict[str, list]:
+    with psycopg.connect(url) as conn:
+        return {name: conn.execute(sql).fetchall() for name, sql in CATALOG.items()}
+
+
+def bodies(url: str) -> dict[str, str]:
+    return {row[0]: row[2] for row in catalog(url)["functions"]}
+
+
+# ---------------------------------------------------------------- tests
+
+def test_released_copies_are_the_released_files():
+    """The upgrade tests below start from exactly what was released."""
+    for name, digest in RELEASED.items():
+        assert hashlib.sha256((RELEASED_DIR / name).read_bytes()).hexdigest() == digest, name
+
+
+def test_upgrade_keeps_docs_chunks_and_postings_searchable(new_db):
+    url = new_db()
+    legacy_migrate(url)
+    hubs = seed(url)
+    before = snapshot(url, hubs)
+    assert before["bm25_postings"] and before["search"][("alpha", "how do we deploy?")][0]
+
+    assert run(migrate(url)) == []  # nothing runs: the baseline replaces what is there
+    assert snapshot(url, hubs) == before
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute("SELECT name, checksum, ran FROM schema_migrations ORDER BY name").fetchall()
+        recorded = {name: (digest, ran) for name, digest, ran in rows}
+        assert recorded["0001_core.sql"] == (RELEASED["0001_core.sql"], True)
+        assert recorded["0002_bm25.sql"] == (RELEASED["0002_bm25.sql"], True)
+        assert {n for n, (_, ran) in recorded.items() if not ran} >= {"0003_core_tables.sql", "0006_privacy.sql"}
+        assert all(digest for digest, _ in recorded.values())
+        # the upgraded schema keeps indexing new writes, and what it holds equals a rebuild
+        # (impact, only an ordering key, depends on the hub's average length when posted)
+        with conn.transaction():
+            conn.execute("INSERT INTO docs (id, hub_id, title, markdown, edit_token_hash, source_hash)"
+                         " VALUES ('newdoc0001', %s, 'Canary', 'canary deploys', 'e', 's')", (hubs["alpha"],))
+            conn.execute("INSERT INTO chunks (doc_id, hub_id, ordinal, heading_path, markdown, hash, tsv)"
+                         " VALUES ('newdoc0001', %s, 0, 'Canary', 'canary deploys', 'h',"
+                         " to_tsvector('english', 'canary deploys'))", (hubs["alpha"],))
+        found = conn.execute("SELECT b.doc_id FROM bm25_search(%s, 'canary', 5) s"
+                             " JOIN bm25_chunks b USING (chunk_id)", (hubs["alpha"],)).fetchall()
+        assert found == [("newdoc0001",)]
+        postings = "SELECT hub_id, term, chunk_id, tf, len FROM bm25_postings ORDER BY 1, 2, 3"
+        incremental = conn.execute(postings).fetchall()
+        conn.execute("SELECT bm25_rebuild()")
+        assert conn.execute(postings).fetchall() == incremental
+
+
+def test_upgraded_data_dir_answers_recall(new_db):
+    """Through the app: the upgraded database serves full-text recall behind the privacy gates."""
+    from starlette.testclient import TestClient
+
+    from memorywiki.server.app import create_app
+    from memorywiki.server.config import Settings
+
+    url = new_db()
+    legacy_migrate(url)
+    seed(url)
+    with TestClient(create_app(Settings(database_url=url, embedder="none"))) as client:
+        response = client.post("/api/hub/alpha/recall", json={"question": "how do we deploy?", "k": 5})
+        assert response.status_code == 200, response.text
+        body = response.json()
+        assert body["mode"] == "fulltext"
+        ids = {r["doc_id"] for r in body["results"]}
+        assert "pubdoc0001" in ids
+        assert not ids & {"secret0001", "draftdoc01", "nohubdoc01"}
+
+
+def test_fresh_and_upgraded_databases_have_the_same_schema(new_db):
+    fresh, upgraded = new_db(), new_db()
+    assert run(migrate(fresh)) == ["0003_core_tables.sql", "0004_bm25_tables.sql",
+                                   "0005_triggers.sql", "0006_privacy.sql"]
+    legacy_migrate(upgraded)
+    seed(upgraded)
+    run(migrate(upgraded))
+    a, b = catalog(fresh), catalog(upgraded)
+    # not two empty lists: the comparison covers the real schema
+    assert len(a["policies"]) == 5 and len(a["triggers"]) == 9
+    assert {"bm25_search", "doc_is_public", "bundle_source_hash"} <= {f[0] for f in a["functions"]}
+    for part in CATALOG:
+        assert a[part] == b[part], part
+
+
+def test_edited_migration_refuses_to_start(new_db, store_copy):
+    url = new_db()
+    assert run(migrate(url, store_copy))
+    edited = store_copy / "migrations" / "0005_triggers.sql"
+    edited.write_text(edited.read_text() + "\nCREATE INDEX docs_title ON docs (title);\n")
+    with pytest.raises(MigrationError) as err:
+        run(migrate(url, store_copy))
+    message = str(err.value)
+    assert "0005_triggers.sql was edited after it was applied" in message
+    assert "new migration file" in message
+    with psycopg.connect(url) as conn:  # and nothing was applied
+        assert conn.execute("SELECT to_regclass('docs_title')").fetchone()[0] is None
+
+
+def test_the_server_refuses_to_start_on_a_mismatch(new_db):
+    from starlette.testclient import TestClient
+
+    from memorywiki.server.app import create_app
+    from memorywiki.server.config import Settings
+
+    url = new_db()
+    run(migrate(url))
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("UPDATE schema_migrations SET checksum = repeat('0', 64) WHERE name = '0004_bm25_tables.sql'")
+    with pytest.raises(MigrationError, match="0004_bm25_tables.sql was edited"):
+        with TestClient(create_app(Settings(database_url=url, embedder="none"))):
+            pass
+
+
+def test_a_database_from_a_newer_version_is_refused(new_db):
+    url = new_db()
+    run(migrate(url))
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("INSERT INTO schema_migrations (name, checksum) VALUES ('0099_future.sql', 'x')")
+    with pytest.raises(MigrationError, match="0099_future.sql applied, which this version"):
+        run(migrate(url))
+
+
+def test_a_partly_released_database_is_refused(new_db):
+    url = new_db()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())")
+        conn.execute((RELEASED_DIR / "0001_core.sql").read_text())
+        conn.execute("INSERT INTO schema_migrations (name) VALUES ('0001_core.sql')")
+    with pytest.raises(MigrationError, match="has 0001_core.sql but not 0002_bm25.sql"):
+        run(migrate(url))
+
+
+def test_crlf_checkout_is_not_an_edit(new_db, store_copy):
+    url = new_db()
+    run(migrate(url, store_copy))
+    for path in (store_copy / "migrations").glob("*.sql"):
+        path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    assert run(migrate(url, store_copy)) == []
+
+
+def test_functions_are_reapplied_at_every_start(new_db, store_copy):
+    """A changed body reaches an existing database with no migration; unchanged, nothing moves."""
+    url = new_db()
+    assert run(migrate(url, store_copy))
+    first = catalog(url)
+    assert run(migrate(url, store_copy)) == [] and catalog(url) == first  # idempotent
+
+    index = store_copy / "functions" / "30_bm25_index.sql"
+    original = "SELECT coalesce((SELECT heading_weight FROM bm25_config), 2)"
+    assert original in index.read_text()
+    index.write_text(index.read_text().replace(original, "SELECT 5"))
+    assert run(migrate(url, store_copy)) == []
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT bm25_heading_weight()").fetchone()[0] == 5
+        assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 4
+    assert run(migrate(url)) == []  # the package's body again
+    assert bodies(url) == {row[0]: row[2] for row in first["functions"]}
+
+
+def test_a_broken_function_file_is_named(new_db, store_copy):
+    url = new_db()
+    (store_copy / "functions" / "50_broken.sql").write_text(
+        "CREATE OR REPLACE FUNCTION broken() RETURNS int LANGUAGE sql AS $$ SELECT nope FROM nowhere $$;")
+    with pytest.raises(MigrationError, match="function file 50_broken.sql failed"):
+        run(migrate(url, store_copy))
+
+
+async def test_two_servers_starting_at_once(new_db):
+    """Both wait their turn on the advisory lock: the schema is made once, on a fresh database
+    and again on an existing one, and both servers can write."""
+    from memorywiki.server.store.db import Database
+
+    url = new_db()
+    for round_ in range(2):
+        dbs = [Database(url, min_size=1, max_size=2) for _ in range(2)]
+        await asyncio.gather(*(db.open() for db in dbs))
+        try:
+            for i, db in enumerate(dbs):
+                async with db.owner.connection() as conn:
+                    rows = await (await conn.execute("SELECT name FROM schema_migrations ORDER BY name")).fetchall()
+                    assert [r["name"] for r in rows] == ["0003_core_tables.sql", "0004_bm25_tables.sql",
+                                                         "0005_triggers.sql", "0006_privacy.sql"]
+                    await conn.execute("INSERT INTO hubs (slug, owner_token_hash) VALUES (%s, 'x')",
+                                       (f"hub-{round_}-{i}",))
+        finally:
+            await asyncio.gather(*(db.close() for db in dbs))
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT count(*) FROM hubs").fetchone()[0] == 4
