@@ -8,7 +8,7 @@ import os
 
 from setuptools import setup
 
-ROOTS = ["server", "cli", "skill", "adapters", "tests", "bench"]
+ROOTS = ["server", "formats", "cli", "skill", "adapters", "tests", "bench"]
 
 packages = [
     "memorywiki." + dirpath.replace(os.sep, ".")

@@ -2,7 +2,7 @@
 
 Capture: one hub per conversation, one doc per session, POSTed to a running server
 (uvicorn subprocess) and indexed by its in-process worker. The session's markdown comes from
-the chat-import renderer `memorywiki.server.capture.mdutil.render_turns` (the one the ChatGPT /
+the chat-import renderer `memorywiki.formats.mdutil.render_turns` (the one the ChatGPT /
 Claude converters use): one `## <speaker> (<dia_id>)` section per turn. Putting the dia_id in
 the heading makes each turn its own chunk and the chunk -> turn mapping exact (a long turn split
 in pieces repeats its heading, so every piece still maps). An image turn gets its BLIP caption
@@ -45,7 +45,7 @@ def session_docs(sample: dict, window: int = 1) -> list[dict]:
     """window 1: the chat-import rendering, a section per turn. window N (a variant, written
     here in bench/): a `## Turns D1:1-D1:N` section per N consecutive turns, each turn a paragraph
     opening with `**<speaker> (<dia_id>):**`."""
-    from memorywiki.server.capture.mdutil import render_turns
+    from memorywiki.formats.mdutil import render_turns
 
     conv = sample["conversation"]
     a, b = conv.get("speaker_a", "A"), conv.get("speaker_b", "B")

@@ -813,7 +813,7 @@ def _import_locally(state: Any, url: str | None, kind: str, path: Path, slug: st
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from memorywiki.server.capture import CaptureError, count_conversations, iter_chatgpt_export, iter_claude_export
+    from memorywiki.formats import FormatError as CaptureError, count_conversations, iter_chatgpt_export, iter_claude_export
 
     reader = iter_chatgpt_export if kind == "chatgpt" else iter_claude_export
     skipped: list = []

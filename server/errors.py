@@ -1,44 +1,126 @@
-"""One JSON error shape for the whole API: {"error": {"code", "message"}} with a 4xx status."""
+"""One error model for the whole API: {"error": {"code", "message"}} with a 4xx/5xx status.
+
+Codes are stable (clients branch on them, never on the message). Raise `ApiError(status,
+code, message)` or a subclass that fixes the status, e.g. `NotFound("unknown_hub", ...)`.
+Converter errors from `memorywiki.formats` carry no HTTP status; `as_api_error` is the one
+place they get one. Every error becomes a response through `error_response`.
+"""
 
 from __future__ import annotations
 
 import logging
+from typing import Any, ClassVar
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from memorywiki.formats import FormatError
+
 log = logging.getLogger("memorywiki.server")
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, code: str, message: str):
+    """An error a client can act on. `extra` keys join the error body (e.g. "accepted")."""
+
+    def __init__(self, status: int, code: str, message: str, **extra: Any):
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
+        self.extra = extra
 
 
-def error_response(status: int, code: str, message: str) -> JSONResponse:
-    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+class _FixedStatus(ApiError):
+    status_code: ClassVar[int]
+
+    def __init__(self, code: str, message: str, **extra: Any):
+        super().__init__(self.status_code, code, message, **extra)
 
 
-async def api_error_handler(request: Request, exc: ApiError) -> Response:
-    return error_response(exc.status, exc.code, exc.message)
+class BadRequest(_FixedStatus):
+    status_code = 400
+
+
+class Unauthorized(_FixedStatus):
+    status_code = 401
+
+
+class Forbidden(_FixedStatus):
+    status_code = 403
+
+
+class NotFound(_FixedStatus):
+    status_code = 404
+
+
+class Conflict(_FixedStatus):
+    status_code = 409
+
+
+class LengthRequired(_FixedStatus):
+    status_code = 411
+
+
+class TooLarge(_FixedStatus):
+    status_code = 413
+
+
+class UnsupportedType(_FixedStatus):
+    status_code = 415
+
+
+class Unprocessable(_FixedStatus):
+    """Well-formed request, content that cannot be captured (a corrupt file, an empty page)."""
+
+    status_code = 422
+
+
+class Unavailable(_FixedStatus):
+    status_code = 503
+
+
+def not_found(what: str) -> ApiError:
+    return NotFound("not_found", f"{what} not found")
+
+
+def unknown_hub(slug: str) -> ApiError:
+    return NotFound("unknown_hub", f"hub '{slug}' does not exist")
 
 
 _HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "too_large", 400: "bad_request"}
 
 
-async def http_error_handler(request: Request, exc: HTTPException) -> Response:
-    code = _HTTP_CODES.get(exc.status_code, "http_error")
-    return error_response(exc.status_code, code, str(exc.detail))
+def as_api_error(exc: Exception) -> ApiError:
+    """The error as the API reports it; the one mapping of converter and Starlette errors."""
+    if isinstance(exc, ApiError):
+        return exc
+    if isinstance(exc, FormatError):
+        return Unprocessable(exc.code, exc.message)
+    if isinstance(exc, HTTPException):
+        return ApiError(exc.status_code, _HTTP_CODES.get(exc.status_code, "http_error"), str(exc.detail))
+    return ApiError(500, "internal", "internal server error")
 
 
-async def server_error_handler(request: Request, exc: Exception) -> Response:
+def error_response(request: Request, error: ApiError) -> Response:
+    """The one place an error becomes a response."""
+    body = {"error": {"code": error.code, "message": error.message, **error.extra}}
+    return JSONResponse(body, status_code=error.status)
+
+
+async def handle_error(request: Request, exc: Exception) -> Response:
+    """The exception handler for the tree, converter errors and Starlette's HTTP errors."""
+    return error_response(request, as_api_error(exc))
+
+
+async def handle_crash(request: Request, exc: Exception) -> Response:
     log.exception("unhandled error on %s %s", request.method, request.url.path)
-    return error_response(500, "internal", "internal server error")
+    return error_response(request, as_api_error(exc))
 
 
-def not_found(what: str) -> ApiError:
-    return ApiError(404, "not_found", f"{what} not found")
+EXCEPTION_HANDLERS = {
+    ApiError: handle_error,
+    FormatError: handle_error,
+    HTTPException: handle_error,
+    Exception: handle_crash,
+}

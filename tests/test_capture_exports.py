@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from memorywiki.server.capture import (
-    CaptureError,
+from memorywiki.formats import (
+    FormatError,
     count_conversations,
     export_kind,
     iter_chatgpt_export,
     iter_claude_export,
 )
-from memorywiki.server.capture.ziputil import ZipLimits
+from memorywiki.formats.ziputil import ZipLimits
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
 DATA = Path(__file__).parent / "data" / "capture"
@@ -140,7 +140,7 @@ def test_chatgpt_truncated_json_keeps_earlier_conversations(tmp_path):
     full = json.dumps([_chatgpt_conv(1), _chatgpt_conv(2)])
     bare.write_text(full[: len(full) - 200])
     got = []
-    with pytest.raises(CaptureError) as err:
+    with pytest.raises(FormatError) as err:
         for cap in iter_chatgpt_export(bare):
             got.append(cap.external_id)
     assert got == ["chatgpt:conv-00001"]
@@ -196,19 +196,19 @@ def test_corrupt_zip(tmp_path):
     good = _zip(tmp_path / "good.zip", {"conversations.json": json.dumps([_chatgpt_conv(1)])}).read_bytes()
     bad = tmp_path / "bad.zip"
     bad.write_bytes(good[: len(good) // 2])
-    with pytest.raises(CaptureError) as err:
+    with pytest.raises(FormatError) as err:
         list(iter_chatgpt_export(bad))
     assert err.value.code == "bad_archive"
     garbage = tmp_path / "garbage.zip"
     garbage.write_bytes(b"PK\x03\x04" + b"\x00" * 200)
-    with pytest.raises(CaptureError) as err:
+    with pytest.raises(FormatError) as err:
         list(iter_claude_export(garbage))
     assert err.value.code == "bad_archive"
 
 
 def test_zip_without_conversations(tmp_path):
     path = _zip(tmp_path / "x.zip", {"readme.txt": "hi"})
-    with pytest.raises(CaptureError) as err:
+    with pytest.raises(FormatError) as err:
         list(iter_chatgpt_export(path))
     assert err.value.code == "bad_archive" and "conversations.json" in str(err.value)
 
@@ -216,7 +216,7 @@ def test_zip_without_conversations(tmp_path):
 @pytest.mark.parametrize("name", ["../conversations.json", "/etc/conversations.json", "a/../../evil.json", "C:/x.json", "..\\evil.json"])
 def test_zip_path_traversal_refused(tmp_path, name):
     path = _zip(tmp_path / "t.zip", {"conversations.json": json.dumps([_chatgpt_conv(1)]), name: "x"})
-    with pytest.raises(CaptureError) as err:
+    with pytest.raises(FormatError) as err:
         list(iter_chatgpt_export(path))
     assert err.value.code == "bad_archive" and "unsafe entry name" in str(err.value)
 
@@ -227,7 +227,7 @@ def test_zip_bomb_ratio(tmp_path):
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("conversations.json", b"[" + b" " * 30_000_000 + b"]")
     assert path.stat().st_size < 100_000
-    with pytest.raises(CaptureError) as err:
+    with pytest.raises(FormatError) as err:
         list(iter_chatgpt_export(path))
     assert err.value.code == "bad_archive" and "zip bomb" in str(err.value)
 
@@ -235,13 +235,13 @@ def test_zip_bomb_ratio(tmp_path):
 def test_zip_size_and_entry_caps(tmp_path):
     body = json.dumps([_chatgpt_conv(i) for i in range(20)])
     path = _zip(tmp_path / "e.zip", {"conversations.json": body, **{f"f{i}.txt": "x" for i in range(30)}})
-    with pytest.raises(CaptureError) as err:
+    with pytest.raises(FormatError) as err:
         list(iter_chatgpt_export(path, limits=ZipLimits(max_entries=10)))
     assert "entries" in str(err.value)
-    with pytest.raises(CaptureError) as err:
+    with pytest.raises(FormatError) as err:
         list(iter_chatgpt_export(path, limits=ZipLimits(max_entry_bytes=10_000)))
     assert "uncompressed" in str(err.value)
-    with pytest.raises(CaptureError) as err:
+    with pytest.raises(FormatError) as err:
         list(iter_chatgpt_export(path, limits=ZipLimits(max_total_bytes=10_000)))
     assert "total" in str(err.value)
 
@@ -255,7 +255,7 @@ def test_encrypted_zip_entry_refused(tmp_path):
         raw[off] |= 0x1
     enc = tmp_path / "enc.zip"
     enc.write_bytes(bytes(raw))
-    with pytest.raises(CaptureError) as err:
+    with pytest.raises(FormatError) as err:
         list(iter_chatgpt_export(enc))
     assert err.value.code == "bad_archive"
 
@@ -263,12 +263,12 @@ def test_encrypted_zip_entry_refused(tmp_path):
 def test_empty_and_non_json_files(tmp_path):
     empty = tmp_path / "conversations.json"
     empty.write_bytes(b"")
-    with pytest.raises(CaptureError) as err:
+    with pytest.raises(FormatError) as err:
         list(iter_chatgpt_export(empty))
     assert err.value.code == "empty"
     junk = tmp_path / "junk.json"
     junk.write_bytes(b"hello world")
-    with pytest.raises(CaptureError) as err:
+    with pytest.raises(FormatError) as err:
         list(iter_claude_export(junk))
     assert err.value.code == "bad_json"
     assert count_conversations(junk) is None

@@ -6,7 +6,8 @@ import ipaddress
 
 import pytest
 
-from memorywiki.server.capture import CaptureError, fetch_url
+from memorywiki.server.capture import fetch_url
+from memorywiki.server.errors import ApiError
 from memorywiki.server.capture.fetch import address_problem
 from tests.test_capture_support import LocalServer, gzip_bomb, slow_body, streaming_body
 
@@ -61,7 +62,7 @@ async def test_connection_is_pinned_but_host_header_kept(srv):
     ],
 )
 async def test_loopback_refused_without_opt_in(url):
-    with pytest.raises(CaptureError) as err:
+    with pytest.raises(ApiError) as err:
         await fetch_url(url)
     assert err.value.code == "blocked_address"
     assert err.value.status == 403
@@ -85,14 +86,14 @@ async def test_loopback_refused_without_opt_in(url):
     ],
 )
 async def test_private_and_metadata_refused_even_with_opt_in(url):
-    with pytest.raises(CaptureError) as err:
+    with pytest.raises(ApiError) as err:
         await fetch_url(url, allow_loopback=True)
     assert err.value.code == "blocked_address"
 
 
 @pytest.mark.parametrize("url", ["file:///etc/passwd", "ftp://example.org/x", "gopher://x/", "http://", "http://user:pw@example.org/", "not a url"])
 async def test_bad_urls(url):
-    with pytest.raises(CaptureError) as err:
+    with pytest.raises(ApiError) as err:
         await fetch_url(url, allow_loopback=True)
     assert err.value.code == "bad_url"
     assert 400 <= err.value.status < 500
@@ -116,20 +117,20 @@ async def test_redirect_followed_and_rechecked(srv):
 
 @pytest.mark.parametrize("path", ["/to-private", "/to-metadata"])
 async def test_redirect_to_private_address_refused(srv, path):
-    with pytest.raises(CaptureError) as err:
+    with pytest.raises(ApiError) as err:
         await fetch_url(srv.url(path), allow_loopback=True)
     assert err.value.code == "blocked_address"
 
 
 async def test_redirect_to_other_scheme_refused(srv):
-    with pytest.raises(CaptureError) as err:
+    with pytest.raises(ApiError) as err:
         await fetch_url(srv.url("/to-file"), allow_loopback=True)
     assert err.value.code == "bad_url"
 
 
 async def test_redirect_loop_capped(srv):
     before = len(srv.hits)
-    with pytest.raises(CaptureError) as err:
+    with pytest.raises(ApiError) as err:
         await fetch_url(srv.url("/loop"), allow_loopback=True)
     assert err.value.code == "fetch_failed"
     assert "redirects" in str(err.value)
@@ -138,7 +139,7 @@ async def test_redirect_loop_capped(srv):
 
 @pytest.mark.parametrize("path", ["/big-declared", "/big-streamed", "/gzip-bomb"])
 async def test_oversized_body_refused(srv, path):
-    with pytest.raises(CaptureError) as err:
+    with pytest.raises(ApiError) as err:
         await fetch_url(srv.url(path), allow_loopback=True, max_bytes=200_000)
     assert err.value.code == "too_large"
     assert err.value.status == 413
@@ -146,7 +147,7 @@ async def test_oversized_body_refused(srv, path):
 
 @pytest.mark.parametrize("path", ["/image", "/script.js", "/blob"])
 async def test_wrong_content_type_refused(srv, path):
-    with pytest.raises(CaptureError) as err:
+    with pytest.raises(ApiError) as err:
         await fetch_url(srv.url(path), allow_loopback=True)
     assert err.value.code == "unsupported_type"
     assert err.value.status == 415
@@ -158,19 +159,19 @@ async def test_octet_stream_accepted_for_document_path(srv):
 
 
 async def test_timeout(srv):
-    with pytest.raises(CaptureError) as err:
+    with pytest.raises(ApiError) as err:
         await fetch_url(srv.url("/slow"), allow_loopback=True, timeout=0.5)
     assert err.value.code == "fetch_timeout"
 
 
 async def test_http_error_status(srv):
-    with pytest.raises(CaptureError) as err:
+    with pytest.raises(ApiError) as err:
         await fetch_url(srv.url("/missing"), allow_loopback=True)
     assert err.value.code == "fetch_failed"
     assert "404" in str(err.value)
 
 
 async def test_unresolvable_host():
-    with pytest.raises(CaptureError) as err:
+    with pytest.raises(ApiError) as err:
         await fetch_url("http://does-not-exist.invalid/", timeout=5)
     assert err.value.code in ("fetch_failed", "fetch_timeout")

@@ -9,8 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from memorywiki.server.capture import CaptureError, convert_file
-from memorywiki.server.capture.transcript import transcript_markdown
+from memorywiki.formats import FormatError
+from memorywiki.formats.transcript import transcript_markdown
+from memorywiki.server.capture import convert_file
+from memorywiki.server.errors import ApiError
+
+# convert_file refuses with an ApiError (it knows the HTTP status), or lets through the
+# FormatError of a pure converter it calls (a transcript, an Office file's zip)
+CaptureError = (ApiError, FormatError)
 
 DATA = Path(__file__).parent / "data" / "capture"
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"

@@ -8,14 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from memorywiki.server.capture import (
-    CaptureError,
-    capture_url,
-    parse_chatgpt_share,
-    parse_claude_share,
-    share_kind,
-)
-from memorywiki.server.capture.mdutil import demote_headings, strip_citations
+from memorywiki.formats.mdutil import demote_headings, strip_citations
+from memorywiki.server.capture import capture_url, parse_chatgpt_share, parse_claude_share, share_kind
+from memorywiki.server.errors import ApiError
 from memorywiki.server.capture.share import claude_snapshot_api_url
 from memorywiki.server.capture.turbostream import PENDING, decode, decode_html, extract_chunks
 from tests.test_capture_support import LocalServer
@@ -113,7 +108,7 @@ def test_parse_chatgpt_share_legacy_next_data():
 
 
 def test_chatgpt_share_without_data():
-    with pytest.raises(CaptureError) as err:
+    with pytest.raises(ApiError) as err:
         parse_chatgpt_share("<html><body>Just a moment...</body></html>", "https://chatgpt.com/share/x")
     assert err.value.code == "unrecognised_page"
 
@@ -155,7 +150,7 @@ def test_parse_claude_share_embedded_in_html():
 
 
 def test_claude_share_not_found():
-    with pytest.raises(CaptureError) as err:
+    with pytest.raises(ApiError) as err:
         parse_claude_share('{"type":"error","error":{"type":"not_found_error","message":"Not found"}}', "https://claude.ai/share/x")
     assert err.value.code == "unrecognised_page"
 
@@ -229,12 +224,12 @@ async def test_capture_url_pdf_and_text(srv):
 
 
 async def test_capture_url_errors(srv):
-    with pytest.raises(CaptureError) as err:
+    with pytest.raises(ApiError) as err:
         await capture_url(srv.url("/empty.html"), allow_loopback=True)
     assert err.value.code == "empty"
-    with pytest.raises(CaptureError) as err:
+    with pytest.raises(ApiError) as err:
         await capture_url(srv.url("/data.json"), allow_loopback=True)
     assert err.value.code == "unsupported_type"
-    with pytest.raises(CaptureError) as err:
+    with pytest.raises(ApiError) as err:
         await capture_url(srv.url("/blog/rrf"))  # no loopback opt-in
     assert err.value.code == "blocked_address"

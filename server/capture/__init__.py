@@ -1,36 +1,28 @@
-"""Capture: turn share links, web pages, files and chat exports into markdown docs.
+"""Capture on the server: share links and web pages (fetched SSRF-safe) and uploaded files.
 
-Public interface (the HTTP routes and the CLI call these):
+The pure converters (chat exports, transcripts, markdown tidy, `Captured`) live in
+`memorywiki.formats`, which the CLI uses too. Refusals are ApiErrors (server/errors.py).
 
-    from memorywiki.server.capture import (
-        Captured, CaptureError,                      # model
-        fetch_url, FetchedPage,                      # SSRF-safe fetch
-        capture_url, parse_chatgpt_share, parse_claude_share,
-        convert_file,
-        iter_chatgpt_export, iter_claude_export, count_conversations, export_kind,
-    )
+    capture_url      fetch a URL and convert it (url.py)
+    convert_file     an uploaded file -> markdown (files.py: markitdown, transcripts)
+    extract_article  a web page's main text (article.py: trafilatura)
+    parse_chatgpt_share, parse_claude_share, share_kind   share pages (share.py)
+    fetch_url        the SSRF-safe fetch (fetch.py)
 """
 
-from .exports import count_conversations, export_kind, iter_chatgpt_export, iter_claude_export
-from .fetch import FetchedPage, fetch_url, loopback_allowed_from_env
+from .article import extract_article
+from .fetch import FetchedPage, fetch_url
 from .files import convert_file
-from .model import Captured, CaptureError
-from .share import capture_url, extract_article, parse_chatgpt_share, parse_claude_share, share_kind
+from .share import parse_chatgpt_share, parse_claude_share, share_kind
+from .url import capture_url
 
 __all__ = [
-    "Captured",
-    "CaptureError",
     "FetchedPage",
     "fetch_url",
-    "loopback_allowed_from_env",
     "capture_url",
     "extract_article",
     "parse_chatgpt_share",
     "parse_claude_share",
     "share_kind",
     "convert_file",
-    "iter_chatgpt_export",
-    "iter_claude_export",
-    "count_conversations",
-    "export_kind",
 ]

@@ -12,8 +12,9 @@ Every hop (the first URL and each redirect, followed by hand, at most 5) is chec
   the original name as TLS SNI and certificate hostname (httpcore's ``sni_hostname``
   request extension). The name is never resolved a second time, so DNS rebinding between
   the check and the connect cannot send the request elsewhere.
-* ``allow_loopback=True`` (tests; the server reads ``MEMORYWIKI_FETCH_ALLOW_LOOPBACK=1``)
-  admits loopback addresses only; private and metadata addresses stay refused.
+* ``allow_loopback=True`` (tests; the server's ``Settings.fetch_allow_loopback``, from
+  ``MEMORYWIKI_FETCH_ALLOW_LOOPBACK=1``) admits loopback addresses only; private and metadata
+  addresses stay refused.
 
 The body is streamed and cut at ``max_bytes`` (decoded size, so a gzip bomb stops too),
 the whole fetch including redirects runs under one ``timeout`` deadline, and only
@@ -24,14 +25,14 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import os
 import socket
 from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit
 
 import httpx
 
-from .model import CaptureError
+from ..config import Settings
+from ..errors import ApiError, BadRequest, Forbidden, TooLarge, Unprocessable, UnsupportedType
 
 MAX_REDIRECTS = 5
 USER_AGENT = (
@@ -88,10 +89,6 @@ class FetchedPage:
         return self.body.decode("utf-8", errors="replace")
 
 
-def loopback_allowed_from_env() -> bool:
-    return os.environ.get("MEMORYWIKI_FETCH_ALLOW_LOOPBACK", "").strip().lower() in ("1", "true", "yes")
-
-
 def address_problem(ip: ipaddress.IPv4Address | ipaddress.IPv6Address, allow_loopback: bool = False) -> str | None:
     """Why this address may not be fetched, or None when it is public."""
     if isinstance(ip, ipaddress.IPv6Address):
@@ -123,8 +120,8 @@ def address_problem(ip: ipaddress.IPv4Address | ipaddress.IPv6Address, allow_loo
     return None
 
 
-def _blocked(url: str, host: str, why: str) -> CaptureError:
-    return CaptureError("blocked_address", f"Refusing to fetch {url}: {host} is {why}.", 403)
+def _blocked(url: str, host: str, why: str) -> ApiError:
+    return Forbidden("blocked_address", f"Refusing to fetch {url}: {host} is {why}.")
 
 
 async def resolve_checked(url: str, host: str, port: int, allow_loopback: bool) -> list[str]:
@@ -140,7 +137,7 @@ async def resolve_checked(url: str, host: str, port: int, allow_loopback: bool) 
         try:
             res = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except (socket.gaierror, UnicodeError, OSError) as exc:
-            raise CaptureError("fetch_failed", f"Cannot resolve host {host!r} ({exc}).", 422) from exc
+            raise Unprocessable("fetch_failed", f"Cannot resolve host {host!r} ({exc}).") from exc
         infos = []
         for family, _t, _p, _c, sockaddr in res:
             if family in (socket.AF_INET, socket.AF_INET6):
@@ -148,7 +145,7 @@ async def resolve_checked(url: str, host: str, port: int, allow_loopback: bool) 
                 if addr not in infos:
                     infos.append(addr)
         if not infos:
-            raise CaptureError("fetch_failed", f"Host {host!r} has no address.", 422)
+            raise Unprocessable("fetch_failed", f"Host {host!r} has no address.")
     for addr in infos:
         why = address_problem(ipaddress.ip_address(addr), allow_loopback)
         if why:
@@ -160,19 +157,19 @@ def _check_url(url: str) -> tuple[str, str, int]:
     try:
         parts = urlsplit(url)
     except ValueError as exc:
-        raise CaptureError("bad_url", f"Not a valid URL: {url!r}.", 400) from exc
+        raise BadRequest("bad_url", f"Not a valid URL: {url!r}.") from exc
     scheme = (parts.scheme or "").lower()
     if scheme not in ("http", "https"):
-        raise CaptureError("bad_url", f"Only http and https URLs can be captured, not {scheme or 'this'}.", 400)
+        raise BadRequest("bad_url", f"Only http and https URLs can be captured, not {scheme or 'this'}.")
     try:
         host = parts.hostname
         port = parts.port or (443 if scheme == "https" else 80)
     except ValueError as exc:
-        raise CaptureError("bad_url", f"Not a valid URL: {url!r}.", 400) from exc
+        raise BadRequest("bad_url", f"Not a valid URL: {url!r}.") from exc
     if not host:
-        raise CaptureError("bad_url", f"URL has no host: {url!r}.", 400)
+        raise BadRequest("bad_url", f"URL has no host: {url!r}.")
     if parts.username or parts.password:
-        raise CaptureError("bad_url", "URLs with a user name or password are not fetched.", 400)
+        raise BadRequest("bad_url", "URLs with a user name or password are not fetched.")
     return scheme, host.rstrip(".").lower(), port
 
 
@@ -192,17 +189,17 @@ async def fetch_url(
     url: str,
     *,
     allow_loopback: bool = False,
-    max_bytes: int = 10_000_000,
-    timeout: float = 15.0,
+    max_bytes: int = Settings.fetch_max_bytes,
+    timeout: float = Settings.fetch_timeout,
     accept: str = "text/html,application/xhtml+xml,application/json;q=0.9,application/pdf;q=0.8,*/*;q=0.5",
     headers: dict | None = None,
 ) -> FetchedPage:
-    """GET ``url`` safely (see module doc). Raises CaptureError on any refusal or failure."""
+    """GET ``url`` safely (see module doc). Raises ApiError on any refusal or failure."""
     try:
         async with asyncio.timeout(timeout):
             return await _fetch(url, allow_loopback, max_bytes, timeout, accept, headers or {})
     except TimeoutError as exc:
-        raise CaptureError("fetch_timeout", f"Fetching {url} took longer than {timeout:g} s.", 422) from exc
+        raise Unprocessable("fetch_timeout", f"Fetching {url} took longer than {timeout:g} s.") from exc
 
 
 async def _fetch(url: str, allow_loopback: bool, max_bytes: int, timeout: float, accept: str, extra: dict) -> FetchedPage:
@@ -222,13 +219,13 @@ async def _fetch(url: str, allow_loopback: bool, max_bytes: int, timeout: float,
                 current = urljoin(current, location)
                 continue
             if status >= 400:
-                raise CaptureError("fetch_failed", f"{current} answered HTTP {status}.", 422)
+                raise Unprocessable("fetch_failed", f"{current} answered HTTP {status}.")
             if not content_type_ok(mime, current):
-                raise CaptureError(
-                    "unsupported_type", f"{current} is {mime or 'of unknown type'}, not a page or document.", 415
+                raise UnsupportedType(
+                    "unsupported_type", f"{current} is {mime or 'of unknown type'}, not a page or document."
                 )
             return FetchedPage(current, status, mime, body, charset, redirects)
-    raise CaptureError("fetch_failed", f"Too many redirects (more than {MAX_REDIRECTS}) from {url}.", 422)
+    raise Unprocessable("fetch_failed", f"Too many redirects (more than {MAX_REDIRECTS}) from {url}.")
 
 
 async def _get_pinned(client, url, host, port, addrs, accept, extra, max_bytes):
@@ -249,7 +246,7 @@ async def _get_pinned(client, url, host, port, addrs, accept, extra, max_bytes):
             last_exc = exc
             continue
         except httpx.HTTPError as exc:
-            raise CaptureError("fetch_failed", f"Fetching {url} failed: {exc.__class__.__name__}.", 422) from exc
+            raise Unprocessable("fetch_failed", f"Fetching {url} failed: {exc.__class__.__name__}.") from exc
         try:
             status = response.status_code
             location = response.headers.get("location")
@@ -266,17 +263,17 @@ async def _get_pinned(client, url, host, port, addrs, accept, extra, max_bytes):
                 return status, None, mime, charset, b""
             declared = response.headers.get("content-length")
             if declared and declared.isdigit() and int(declared) > max_bytes:
-                raise CaptureError("too_large", f"{url} is larger than {max_bytes:,} bytes.", 413)
+                raise TooLarge("too_large", f"{url} is larger than {max_bytes:,} bytes.")
             chunks, size = [], 0
             try:
                 async for chunk in response.aiter_bytes():
                     size += len(chunk)
                     if size > max_bytes:
-                        raise CaptureError("too_large", f"{url} is larger than {max_bytes:,} bytes.", 413)
+                        raise TooLarge("too_large", f"{url} is larger than {max_bytes:,} bytes.")
                     chunks.append(chunk)
             except httpx.HTTPError as exc:
-                raise CaptureError("fetch_failed", f"Reading {url} failed: {exc.__class__.__name__}.", 422) from exc
+                raise Unprocessable("fetch_failed", f"Reading {url} failed: {exc.__class__.__name__}.") from exc
             return status, None, mime, charset, b"".join(chunks)
         finally:
             await response.aclose()
-    raise CaptureError("fetch_failed", f"Cannot connect to {host}: {last_exc.__class__.__name__ if last_exc else 'no address'}.", 422)
+    raise Unprocessable("fetch_failed", f"Cannot connect to {host}: {last_exc.__class__.__name__ if last_exc else 'no address'}.")

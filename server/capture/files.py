@@ -7,12 +7,14 @@ import re
 import threading
 from pathlib import PurePath
 
-from .model import Captured, CaptureError
-from .mdutil import tidy_blocks
-from .transcript import transcript_markdown
-from .ziputil import check_ooxml
+from memorywiki.formats.mdutil import tidy_blocks
+from memorywiki.formats.model import Captured
+from memorywiki.formats.transcript import transcript_markdown
+from memorywiki.formats.ziputil import check_ooxml
 
-MAX_FILE_BYTES = 50_000_000
+from ..errors import ApiError, TooLarge, Unprocessable, UnsupportedType
+from .article import extract_article
+from .share import looks_like_chatgpt_share, parse_chatgpt_share
 
 _EXT_KIND = {
     ".pdf": "pdf",
@@ -74,12 +76,12 @@ def detect_kind(data: bytes, file_name: str, content_type: str | None) -> str:
     if ext in _EXT_KIND:
         kind = _EXT_KIND[ext]
         if kind in ("docx", "pptx") and not data.startswith(b"PK"):
-            raise CaptureError("corrupt_file", f"{file_name} is not a valid .{kind} file.", 422)
+            raise Unprocessable("corrupt_file", f"{file_name} is not a valid .{kind} file.")
         if kind == "pdf":
-            raise CaptureError("corrupt_file", f"{file_name} is not a valid PDF (no %PDF header).", 422)
+            raise Unprocessable("corrupt_file", f"{file_name} is not a valid PDF (no %PDF header).")
         return kind
     if ext in _KNOWN_UNSUPPORTED:
-        raise CaptureError("unsupported_type", _KNOWN_UNSUPPORTED[ext], 415)
+        raise UnsupportedType("unsupported_type", _KNOWN_UNSUPPORTED[ext])
     mime = (content_type or "").split(";", 1)[0].strip().lower()
     if mime in _MIME_KIND:
         return _MIME_KIND[mime]
@@ -88,7 +90,7 @@ def detect_kind(data: bytes, file_name: str, content_type: str | None) -> str:
             return "docx"
         if b"ppt/" in data[:4096]:
             return "pptx"
-        raise CaptureError("unsupported_type", f"{file_name or 'This file'} is an archive, not a document.", 415)
+        raise UnsupportedType("unsupported_type", f"{file_name or 'This file'} is an archive, not a document.")
     if data.lstrip()[:6].upper() == b"WEBVTT" or data.startswith(b"\xef\xbb\xbfWEBVTT"):
         return "vtt"
     sniff = data[:2048].lstrip().lower()
@@ -109,10 +111,10 @@ def decode_text(data: bytes, file_name: str) -> tuple[str, str]:
             pass
     sample = data[:65536]
     if b"\x00" in sample:
-        raise CaptureError("binary_file", f"{file_name or 'This file'} is binary, not text.", 422)
+        raise Unprocessable("binary_file", f"{file_name or 'This file'} is binary, not text.")
     controls = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13))
     if sample and controls / len(sample) > 0.02:
-        raise CaptureError("binary_file", f"{file_name or 'This file'} is binary, not text.", 422)
+        raise Unprocessable("binary_file", f"{file_name or 'This file'} is binary, not text.")
     try:
         return data.decode("utf-8-sig"), "utf-8"
     except UnicodeDecodeError:
@@ -121,16 +123,15 @@ def decode_text(data: bytes, file_name: str) -> tuple[str, str]:
 
     best = from_bytes(data[:1_000_000]).best()
     if best is None or best.chaos > 0.1:
-        raise CaptureError(
+        raise Unprocessable(
             "bad_encoding",
             f"{file_name or 'This file'} is not UTF-8 text and its encoding could not be recognised. "
-            "Save it as UTF-8 and try again.",
-            422,
+            "Save it as UTF-8 and try again."
         )
     try:
         return data.decode(best.encoding), best.encoding
     except (UnicodeDecodeError, LookupError) as exc:
-        raise CaptureError("bad_encoding", f"{file_name} could not be decoded as {best.encoding}.", 422) from exc
+        raise Unprocessable("bad_encoding", f"{file_name} could not be decoded as {best.encoding}.") from exc
 
 
 def _first_heading(md: str) -> str | None:
@@ -155,18 +156,18 @@ def _pdf_check(data: bytes, name: str) -> dict:
     """Encrypted/corrupt checks with pdfminer; returns PDF metadata (title, pages)."""
     from pdfminer.pdfdocument import PDFDocument, PDFEncryptionError, PDFPasswordIncorrect
     from pdfminer.pdfpage import PDFPage
-    from pdfminer.pdfparser import PDFParser, PDFSyntaxError
+    from pdfminer.pdfparser import PDFParser
 
     try:
         parser = PDFParser(io.BytesIO(data))
         doc = PDFDocument(parser, password="")
         pages = sum(1 for _ in PDFPage.create_pages(doc))
     except (PDFPasswordIncorrect, PDFEncryptionError) as exc:
-        raise CaptureError("encrypted_pdf", f"{name} is password-protected; remove the password and try again.", 422) from exc
+        raise Unprocessable("encrypted_pdf", f"{name} is password-protected; remove the password and try again.") from exc
     except Exception as exc:  # PDFSyntaxError, PSEOF, struct errors...
-        raise CaptureError("corrupt_file", f"{name} is not a readable PDF ({exc.__class__.__name__}).", 422) from exc
+        raise Unprocessable("corrupt_file", f"{name} is not a readable PDF ({exc.__class__.__name__}).") from exc
     if pages == 0:
-        raise CaptureError("corrupt_file", f"{name} has no pages.", 422)
+        raise Unprocessable("corrupt_file", f"{name} has no pages.")
     meta: dict = {"pages": pages}
     try:
         info = doc.info[0] if doc.info else {}
@@ -209,7 +210,7 @@ def _convert_markitdown(data: bytes, kind: str, name: str):
     try:
         return _markitdown().convert_stream(io.BytesIO(data), stream_info=StreamInfo(extension=ext, filename=name))
     except Exception as exc:
-        raise CaptureError("corrupt_file", f"{name} could not be converted ({_short(exc)}).", 422) from exc
+        raise Unprocessable("corrupt_file", f"{name} could not be converted ({_short(exc)}).") from exc
 
 
 def _short(exc: Exception) -> str:
@@ -221,13 +222,11 @@ def _short(exc: Exception) -> str:
 def _html_to_markdown(text: str, name: str) -> tuple[str, str | None]:
     """A saved web page: its main text (trafilatura, as for URLs); an HTML document where
     that finds little: the whole body (markitdown)."""
-    from .share import extract_article
-
     res = _convert_markitdown(text.encode("utf-8"), "html", name)
     full = res.markdown or ""
     try:
         art = extract_article(text, "")
-    except CaptureError:
+    except ApiError:
         art = None
     if art is not None and len(art.markdown) >= 0.25 * len(full.strip()):
         return art.markdown, art.title if art.title != "Untitled page" else ((res.title or "").strip() or None)
@@ -246,15 +245,16 @@ def convert_file(
     content_type: str | None = None,
     title: str | None = None,
     *,
-    max_bytes: int = MAX_FILE_BYTES,
+    max_bytes: int | None = None,
     section_minutes: int = 5,
 ) -> Captured:
-    """Convert an uploaded file to a Captured doc. Raises CaptureError for bad input."""
+    """Convert an uploaded file to a Captured doc. Raises ApiError (or FormatError, for a
+    transcript or an Office file's zip) for bad input. `max_bytes`: the caller's size limit."""
     name = PurePath(file_name or "upload").name or "upload"
-    if len(data) > max_bytes:
-        raise CaptureError("too_large", f"{name} is {len(data):,} bytes (limit {max_bytes:,}).", 413)
+    if max_bytes is not None and len(data) > max_bytes:
+        raise TooLarge("too_large", f"{name} is {len(data):,} bytes (limit {max_bytes:,}).")
     if not data or not data.strip(b" \t\r\n\x00\xef\xbb\xbf"):
-        raise CaptureError("empty", f"{name} is empty.", 422)
+        raise Unprocessable("empty", f"{name} is empty.")
     kind = detect_kind(data, name, content_type)
     stem = PurePath(name).stem or name
     meta: dict = {"file_name": name, "bytes": len(data)}
@@ -265,7 +265,7 @@ def convert_file(
         doc_title = meta.pop("doc_title", None)
         md = _convert_markitdown(data, "pdf", name).markdown or ""
         if not md.strip():
-            raise CaptureError("empty", f"{name} has no extractable text (a scanned PDF needs OCR first).", 422)
+            raise Unprocessable("empty", f"{name} has no extractable text (a scanned PDF needs OCR first).")
     elif kind in ("docx", "pptx"):
         check_ooxml(data)
         res = _convert_markitdown(data, kind, name)
@@ -282,8 +282,6 @@ def convert_file(
         if enc != "utf-8":
             meta["encoding"] = enc
         if kind == "html":
-            from .share import looks_like_chatgpt_share, parse_chatgpt_share
-
             if looks_like_chatgpt_share(text):
                 cap = parse_chatgpt_share(text, meta.get("url") or "")
                 cap.meta.update({"file_name": name})
@@ -300,13 +298,13 @@ def convert_file(
                     if tm:
                         doc_title = tm.group(1).strip()
             elif kind == "text" and not md.strip():
-                raise CaptureError("empty", f"{name} is empty.", 422)
+                raise Unprocessable("empty", f"{name} is empty.")
 
     md = _tidy(md)
     if not md.strip():
-        raise CaptureError("empty", f"{name} has no text.", 422)
+        raise Unprocessable("empty", f"{name} has no text.")
     final_title = (title or "").strip() or doc_title or (_first_heading(md) if kind in ("markdown", "docx", "html", "pdf") else None) or stem
     md = _strip_leading_title(md, final_title)
     if not md.strip():
-        raise CaptureError("empty", f"{name} has no text beyond its title.", 422)
+        raise Unprocessable("empty", f"{name} has no text beyond its title.")
     return Captured(title=final_title, markdown=md, source=kind, meta=meta)

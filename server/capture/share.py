@@ -1,18 +1,17 @@
-"""ChatGPT / Claude share links and web pages -> Captured."""
+"""ChatGPT / Claude share pages (and the JSON they load) -> Captured."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from pathlib import PurePosixPath
 from urllib.parse import urlsplit
 
-from . import chatgpt as _chatgpt
-from . import claude as _claude
-from .fetch import FetchedPage, fetch_url
-from .model import Captured, CaptureError
-from .mdutil import tidy_blocks
+from memorywiki.formats import chatgpt as _chatgpt
+from memorywiki.formats import claude as _claude
+from memorywiki.formats.model import Captured
+
+from ..errors import BadRequest, Unprocessable
 from .turbostream import TurboStreamError, decode_html
 
 CHATGPT_HOSTS = {"chatgpt.com", "www.chatgpt.com", "chat.openai.com"}
@@ -42,7 +41,7 @@ def claude_snapshot_api_url(url: str) -> str:
     """``https://claude.ai/share/<uuid>`` -> the JSON snapshot endpoint the page reads."""
     m = _UUID_RE.search(urlsplit(url).path)
     if not m:
-        raise CaptureError("bad_url", "This claude.ai share link has no share id.", 400)
+        raise BadRequest("bad_url", "This claude.ai share link has no share id.")
     return f"https://claude.ai/api/chat_snapshots/{m.group(0)}?rendering_mode=messages&render_all_tools=true"
 
 
@@ -55,7 +54,7 @@ def looks_like_chatgpt_share(html: str) -> bool:
     )
 
 
-def _find_conversation(obj, depth: int = 0):
+def find_conversation(obj, depth: int = 0):
     """Find a dict with a ``mapping`` (the conversation) inside decoded loader data."""
     if depth > 12:
         return None
@@ -66,12 +65,12 @@ def _find_conversation(obj, depth: int = 0):
         if isinstance(obj.get("mapping"), dict) and ("current_node" in obj or "linear_conversation" in obj):
             return obj, {}
         for v in obj.values():
-            found = _find_conversation(v, depth + 1)
+            found = find_conversation(v, depth + 1)
             if found:
                 return found
     elif isinstance(obj, list):
         for v in obj[:50]:
-            found = _find_conversation(v, depth + 1)
+            found = find_conversation(v, depth + 1)
             if found:
                 return found
     return None
@@ -83,26 +82,25 @@ def parse_chatgpt_share(html: str, url: str) -> Captured:
     found = None
     if "streamController.enqueue(" in html:
         try:
-            found = _find_conversation(decode_html(html))
+            found = find_conversation(decode_html(html))
         except (TurboStreamError, RecursionError):
             found = None
     if not found:
         m = _NEXT_DATA_RE.search(html)
         if m:
             try:
-                found = _find_conversation(json.loads(m.group(1)))
+                found = find_conversation(json.loads(m.group(1)))
             except json.JSONDecodeError:
                 found = None
     if not found:
-        raise CaptureError(
+        raise Unprocessable(
             "unrecognised_page",
-            "This ChatGPT share page has no conversation data (it may be private, deleted, or blocked).",
-            422,
+            "This ChatGPT share page has no conversation data (it may be private, deleted, or blocked)."
         )
     conv, wrapper = found
     title, markdown, meta = _chatgpt.render_conversation(conv)
     if not markdown.strip():
-        raise CaptureError("empty", "This shared conversation has no visible messages.", 422)
+        raise Unprocessable("empty", "This shared conversation has no visible messages.")
     share_id = (wrapper or {}).get("sharedConversationId") or _share_id_from_url(url)
     if url:
         meta["url"] = url
@@ -198,14 +196,13 @@ def parse_claude_share(html_or_json: str, url: str) -> Captured:
     if snap is None:
         snap = _snapshot_from_html(text)
     if snap is None:
-        raise CaptureError(
+        raise Unprocessable(
             "unrecognised_page",
-            "No shared Claude conversation found at this link (it may be private, deleted, or blocked).",
-            422,
+            "No shared Claude conversation found at this link (it may be private, deleted, or blocked)."
         )
     title, markdown, meta = _claude.render_conversation(snap)
     if not markdown.strip():
-        raise CaptureError("empty", "This shared conversation has no visible messages.", 422)
+        raise Unprocessable("empty", "This shared conversation has no visible messages.")
     if snap.get("snapshot_name") and not snap.get("name"):
         title = snap["snapshot_name"]
     creator = snap.get("creator")
@@ -217,134 +214,3 @@ def parse_claude_share(html_or_json: str, url: str) -> Captured:
     if share_id:
         meta["share_id"] = share_id
     return Captured(title, markdown, "claude-share", meta, f"claude-share:{share_id}" if share_id else None)
-
-
-# ---------------------------------------------------------------- articles
-
-
-def extract_article(html: str, url: str, title: str | None = None) -> Captured:
-    """Main text of a web page as markdown (trafilatura), with its title."""
-    import trafilatura
-
-    md = trafilatura.extract(
-        html,
-        url=url or None,
-        output_format="markdown",
-        include_tables=True,
-        include_links=True,
-        include_formatting=True,
-        include_images=False,
-        include_comments=False,
-        favor_recall=True,
-        with_metadata=False,
-    )
-    if not md or len(md.strip()) < 25:
-        raise CaptureError(
-            "empty", "No readable article text was found on this page (it may need JavaScript to show).", 422
-        )
-    meta_obj = trafilatura.extract_metadata(html, default_url=url or None)
-    doc_title = title or (meta_obj.title if meta_obj and meta_obj.title else None)
-    meta = {"url": url} if url else {}
-    if meta_obj:
-        for k in ("author", "date", "sitename", "description"):
-            v = getattr(meta_obj, k, None)
-            if v:
-                meta[k] = v
-    md = tidy_blocks(md).strip()
-    if doc_title:
-        m = re.match(r"#\s+(.+?)\s*\n", md + "\n")
-        if m and m.group(1).strip().lower() == doc_title.strip().lower():
-            md = md[m.end():].lstrip()
-    return Captured(doc_title or _title_from_url(url), md + "\n", "article", meta)
-
-
-def _title_from_url(url: str) -> str:
-    parts = urlsplit(url)
-    name = PurePosixPath(parts.path).name
-    return name.replace("-", " ").replace("_", " ").strip() or parts.hostname or "Untitled page"
-
-
-# ---------------------------------------------------------------- dispatcher
-
-
-def _is_claude_snapshot_json(page: FetchedPage) -> bool:
-    return page.content_type in ("application/json", "text/json") or page.content_type.endswith("+json")
-
-
-async def capture_url(url: str, *, title: str | None = None, allow_loopback: bool = False) -> Captured:
-    """Fetch ``url`` (SSRF-safe) and convert it.
-
-    * chatgpt.com / chat.openai.com ``/share/...`` -> ``parse_chatgpt_share``
-    * claude.ai ``/share/<uuid>`` -> the ``chat_snapshots`` JSON -> ``parse_claude_share``
-    * any other page is sniffed: a ChatGPT share page or a Claude snapshot JSON (mirrors,
-      saved copies) is parsed as such; a PDF/DOCX/PPTX/text body goes through
-      ``convert_file``; HTML goes through article extraction.
-    """
-    url = (url or "").strip()
-    kind = share_kind(url)
-    if kind == "claude":
-        api = claude_snapshot_api_url(url)
-        try:
-            page = await fetch_url(api, allow_loopback=allow_loopback, accept="application/json")
-            cap = parse_claude_share(page.text(), url)
-        except CaptureError as exc:
-            if exc.code in ("bad_url", "blocked_address"):
-                raise
-            page = await fetch_url(url, allow_loopback=allow_loopback)
-            cap = parse_claude_share(page.text(), url)
-        return _with_title(cap, title)
-
-    page = await fetch_url(url, allow_loopback=allow_loopback)
-    final = page.final_url
-    if kind == "chatgpt":
-        cap = parse_chatgpt_share(page.text(), url)
-        return _with_title(cap, title)
-
-    ctype = page.content_type
-    if ctype in ("text/html", "application/xhtml+xml") or (not ctype and page.body.lstrip()[:1] == b"<"):
-        html = page.text()
-        if looks_like_chatgpt_share(html):
-            try:
-                return _with_title(parse_chatgpt_share(html, url), title)
-            except CaptureError:
-                pass
-        if "chat_messages" in html:
-            try:
-                return _with_title(parse_claude_share(html, url), title)
-            except CaptureError:
-                pass
-        cap = await asyncio.to_thread(extract_article, html, final, title)
-        cap.meta["url"] = url
-        if final != url:
-            cap.meta["final_url"] = final
-        return cap
-    if _is_claude_snapshot_json(page):
-        text = page.text()
-        if '"chat_messages"' in text:
-            return _with_title(parse_claude_share(text, url), title)
-        if '"mapping"' in text:
-            try:
-                conv = json.loads(text)
-            except json.JSONDecodeError:
-                conv = None
-            found = _find_conversation(conv) if conv is not None else None
-            if found:
-                t, md, meta = _chatgpt.render_conversation(found[0])
-                meta["url"] = url
-                return _with_title(Captured(t, md, "chatgpt-share", meta), title)
-        raise CaptureError("unsupported_type", f"{url} is JSON that is not a shared conversation.", 415)
-
-    from .files import convert_file
-
-    name = PurePosixPath(urlsplit(final).path).name or "download"
-    cap = await asyncio.to_thread(convert_file, page.body, name, ctype, title)
-    cap.meta["url"] = url
-    if final != url:
-        cap.meta["final_url"] = final
-    return cap
-
-
-def _with_title(cap: Captured, title: str | None) -> Captured:
-    if title and title.strip():
-        cap.title = title.strip()
-    return cap

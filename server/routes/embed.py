@@ -7,7 +7,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..embedders import EmbedderError
-from ..errors import ApiError, not_found
+from ..errors import Conflict, Unavailable, not_found
 from ..indexer import index_bundle, index_docs
 from ..tokens import looks_like_id
 from ..web import app_state
@@ -16,7 +16,7 @@ from ..web import app_state
 def _embedder(request: Request):
     embedder = app_state(request).embedder
     if embedder is None:
-        raise ApiError(409, "embedder_unavailable",
+        raise Conflict("embedder_unavailable",
                        "no embedder is configured (MEMORYWIKI_EMBEDDER); full-text recall still works")
     return embedder
 
@@ -29,7 +29,7 @@ async def embed_doc(request: Request) -> Response:
     try:
         reports = await index_docs(state.db, _embedder(request), [doc_id])
     except EmbedderError as exc:
-        raise ApiError(503, "embedder_failed", f"the embedder failed; the doc stays owed: {exc}") from None
+        raise Unavailable("embedder_failed", f"the embedder failed; the doc stays owed: {exc}") from None
     if reports.get(doc_id) is None:
         raise not_found("doc")
     return JSONResponse(reports[doc_id])
@@ -43,7 +43,7 @@ async def embed_bundle(request: Request) -> Response:
     try:
         report = await index_bundle(state.db, _embedder(request), bundle_id)
     except EmbedderError as exc:
-        raise ApiError(503, "embedder_failed", f"the embedder failed; the bundle stays owed: {exc}") from None
+        raise Unavailable("embedder_failed", f"the embedder failed; the bundle stays owed: {exc}") from None
     if report is None:
         raise not_found("bundle")
     return JSONResponse(report)

@@ -10,14 +10,14 @@ from __future__ import annotations
 import re
 import zipfile
 from contextlib import contextmanager
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Callable, Iterator
 
 import ijson
 
 from . import chatgpt as _chatgpt
 from . import claude as _claude
-from .model import Captured, CaptureError
+from .model import Captured, FormatError
 from .ziputil import EXPORT_LIMITS, LimitedReader, ZipLimits, check_entries, open_zip
 
 _CHATGPT_ENTRY = re.compile(r"^(?:[^/]+/)?conversations(?:-(\d+))?\.json$", re.I)
@@ -34,9 +34,9 @@ def _conversation_streams(path: Path, pattern: re.Pattern, limits: ZipLimits):
     """Yield a list of (name, opener) for the conversation files in ``path`` (zip or JSON)."""
     path = Path(path)
     if not path.exists():
-        raise CaptureError("not_found", f"{path} does not exist.", 404)
+        raise FormatError("not_found", f"{path} does not exist.")
     if path.stat().st_size == 0:
-        raise CaptureError("empty", f"{path.name} is empty.", 422)
+        raise FormatError("empty", f"{path.name} is empty.")
     with open(path, "rb") as fh:
         head = fh.read(4)
     if head.startswith(b"PK"):
@@ -50,8 +50,8 @@ def _conversation_streams(path: Path, pattern: re.Pattern, limits: ZipLimits):
             if any("/" not in i.filename for i in wanted):
                 wanted = [i for i in wanted if "/" not in i.filename]
             if not wanted:
-                raise CaptureError(
-                    "bad_archive", "No conversations.json found in this archive: is it a chat export?", 422
+                raise FormatError(
+                    "bad_archive", "No conversations.json found in this archive: is it a chat export?"
                 )
             check_entries(wanted, limits)
 
@@ -60,7 +60,7 @@ def _conversation_streams(path: Path, pattern: re.Pattern, limits: ZipLimits):
                     try:
                         raw = zf.open(info)
                     except (zipfile.BadZipFile, RuntimeError, NotImplementedError, OSError) as exc:
-                        raise CaptureError("bad_archive", f"Cannot read {info.filename} ({exc}).", 422) from exc
+                        raise FormatError("bad_archive", f"Cannot read {info.filename} ({exc}).") from exc
                     return LimitedReader(raw, info.file_size, info.filename)
 
                 return _open
@@ -85,9 +85,9 @@ def _iter_objects(name: str, open_fn: Callable) -> Iterator[dict]:
                 first = ch
                 break
         if not first:
-            raise CaptureError("empty", f"{name} is empty.", 422)
+            raise FormatError("empty", f"{name} is empty.")
         if first not in (b"[", b"{"):
-            raise CaptureError("bad_json", f"{name} is not JSON.", 422)
+            raise FormatError("bad_json", f"{name} is not JSON.")
         prefix = "item" if first == b"[" else ""
 
         class _Rejoin:
@@ -111,9 +111,9 @@ def _iter_objects(name: str, open_fn: Callable) -> Iterator[dict]:
                 if isinstance(obj, dict):
                     yield obj
         except ijson.common.IncompleteJSONError as exc:
-            raise CaptureError("bad_json", f"{name} is truncated or not valid JSON ({exc}).", 422) from exc
+            raise FormatError("bad_json", f"{name} is truncated or not valid JSON ({exc}).") from exc
         except ijson.common.JSONError as exc:
-            raise CaptureError("bad_json", f"{name} is not valid JSON ({exc}).", 422) from exc
+            raise FormatError("bad_json", f"{name} is not valid JSON ({exc}).") from exc
     finally:
         f.close()
 
@@ -129,7 +129,7 @@ def iter_chatgpt_export(
 
     Conversations with no visible turn are not yielded; they are appended to ``skipped``
     (``{"id", "title", "reason"}``) when a list is given. A corrupt archive raises
-    CaptureError("bad_archive"); malformed JSON raises CaptureError("bad_json") at the point
+    FormatError("bad_archive"); malformed JSON raises FormatError("bad_json") at the point
     it is met (conversations already yielded stay valid).
     """
     with _conversation_streams(path, _CHATGPT_ENTRY, limits) as streams:
@@ -204,7 +204,7 @@ def count_conversations(path, *, limits: ZipLimits = EXPORT_LIMITS) -> int | Non
                 finally:
                     f.close()
         return total
-    except (CaptureError, ijson.common.JSONError, OSError, zipfile.BadZipFile):
+    except (FormatError, ijson.common.JSONError, OSError, zipfile.BadZipFile):
         return None
 
 
@@ -219,6 +219,6 @@ def export_kind(path) -> str | None:
                     if "chat_messages" in conv:
                         return "claude"
                     return None
-    except CaptureError:
+    except FormatError:
         return None
     return None

@@ -13,7 +13,7 @@ import html
 import re
 from dataclasses import dataclass
 
-from .model import CaptureError
+from .model import FormatError
 
 _TS = r"(?:(\d{1,3}):)?(\d{1,2}):(\d{2})(?:[.,](\d{1,3}))?"
 _TIMING_RE = re.compile(rf"^\s*{_TS}\s*-->\s*{_TS}")
@@ -142,14 +142,14 @@ def cues_to_markdown(cues: list[Cue], section_minutes: int = 5) -> str:
 
 
 def transcript_markdown(text: str, kind: str, section_minutes: int = 5) -> tuple[str, dict]:
-    """(markdown, meta) for a .vtt / .srt text. Raises CaptureError when no cue is found."""
+    """(markdown, meta) for a .vtt / .srt text. Raises FormatError when no cue is found."""
     stripped = text.lstrip("\ufeff").lstrip()
     if kind == "vtt" and not stripped.startswith("WEBVTT"):
         # tolerate a missing header, but there must be cues
         pass
     cues = parse_cues(text)
     if not cues:
-        raise CaptureError("empty", f"No subtitle cues found in this .{kind} file.", 422)
+        raise FormatError("empty", f"No subtitle cues found in this .{kind} file.")
     md = cues_to_markdown(cues, section_minutes)
     speakers = []
     for c in cues:

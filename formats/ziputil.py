@@ -7,7 +7,7 @@ import zipfile
 from dataclasses import dataclass
 from typing import IO
 
-from .model import CaptureError
+from .model import FormatError
 
 
 @dataclass(frozen=True)
@@ -22,8 +22,8 @@ EXPORT_LIMITS = ZipLimits()
 OOXML_LIMITS = ZipLimits(max_entries=10_000, max_entry_bytes=256 * 1024**2, max_total_bytes=512 * 1024**2, max_ratio=200.0)
 
 
-def _bad(message: str) -> CaptureError:
-    return CaptureError("bad_archive", message, 422)
+def _bad(message: str) -> FormatError:
+    return FormatError("bad_archive", message)
 
 
 def unsafe_name(name: str) -> bool:

@@ -1,0 +1,32 @@
+"""What every converter returns, and how it refuses input."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Captured:
+    """One captured document: a title and a clean markdown body (no `# title` line).
+
+    `source` names the converter, e.g. "chatgpt-export", "claude-share", "article", "pdf", "vtt".
+    """
+
+    title: str
+    markdown: str
+    source: str
+    meta: dict = field(default_factory=dict)
+    external_id: str | None = None  # stable id for re-import dedupe, e.g. "chatgpt:<id>"
+
+
+class FormatError(ValueError):
+    """Input a converter cannot read. `code` is short snake_case and stable, the message fit
+    to show to a user. No HTTP status here: the server maps these errors in one place."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return f"FormatError({self.code!r}, {self.message!r})"
