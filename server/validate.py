@@ -7,28 +7,39 @@ from typing import Any
 
 from starlette.requests import Request
 
-from .errors import ApiError
+from .errors import ApiError, TooLarge
+from .web import app_state
 
-MAX_BODY_BYTES = 5 * 1024 * 1024
 _MISSING = object()
 
 
-async def read_body(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
-    """The raw body, refusing anything over `limit` before reading it all."""
+def size_text(limit: int) -> str:
+    """A byte limit in words: "5 MB", "64 KB"."""
+    for unit, size in (("MB", 1024 * 1024), ("KB", 1024)):
+        if limit >= size and limit % size == 0:
+            return f"{limit // size} {unit}"
+    return f"{limit:,} bytes"
+
+
+async def read_body(request: Request, limit: int | None = None) -> bytes:
+    """The raw body, refusing anything over `limit` (default: the settings' max_body_bytes)
+    before reading it all."""
+    limit = app_state(request).settings.max_body_bytes if limit is None else limit
+    too_large = TooLarge("too_large", f"request body is over {size_text(limit)}")
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
-        raise ApiError(413, "too_large", f"request body is over {limit // (1024 * 1024)} MB")
+        raise too_large
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
-            raise ApiError(413, "too_large", f"request body is over {limit // (1024 * 1024)} MB")
+            raise too_large
         chunks.append(chunk)
     return b"".join(chunks)
 
 
-async def read_json(request: Request, limit: int = MAX_BODY_BYTES) -> dict[str, Any]:
+async def read_json(request: Request, limit: int | None = None) -> dict[str, Any]:
     body = await read_body(request, limit)
     if not body.strip():
         raise ApiError(400, "invalid_json", "request body must be a JSON object")

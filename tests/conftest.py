@@ -59,15 +59,14 @@ def embedding_server():
 
 
 @pytest.fixture
-def settings(database_url, embedding_server, monkeypatch):
+def settings(database_url, embedding_server):
     """Settings for an app on a fresh database, embedding through the test server."""
     from memorywiki.server.config import Settings
 
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    monkeypatch.setenv("OPENAI_BASE_URL", embedding_server.base_url)
     embedding_server.set_failing(False)
     embedding_server.reset()
     return Settings(database_url=database_url, embedder="openai", openai_model="test-embed",
+                    openai_api_key="test-key", openai_base_url=embedding_server.base_url,
                     embed_timeout=5.0, embed_max_retries=0, public_url="http://testserver")
 
 

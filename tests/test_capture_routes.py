@@ -17,6 +17,12 @@ FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
 
 
 @pytest.fixture
+def client(make_client):
+    """The app with fetches allowed to reach this machine's test web servers."""
+    return make_client(fetch_allow_loopback=True)
+
+
+@pytest.fixture
 def hub(client):
     token = client.post("/api/hubs", json={"slug": "inbox"}).json()["owner_token"]
     return {"Authorization": f"Bearer {token}"}
@@ -26,8 +32,7 @@ def _doc_count(client) -> int:
     return len(client.get("/api/hub/inbox").json()["docs"])
 
 
-def test_chatgpt_share_url_becomes_a_doc_with_one_section_per_turn(client, hub, monkeypatch):
-    monkeypatch.setenv("MEMORYWIKI_FETCH_ALLOW_LOOPBACK", "1")
+def test_chatgpt_share_url_becomes_a_doc_with_one_section_per_turn(client, hub):
     page = (FIXTURES / "chatgpt-share" / "chatgpt-share-modern.html").read_bytes()
     with LocalServer() as site:
         site.routes["/share/abc"] = (200, "text/html; charset=utf-8", page)
@@ -40,8 +45,7 @@ def test_chatgpt_share_url_becomes_a_doc_with_one_section_per_turn(client, hub, 
     assert '"chatgpt-share"' in raw.split("---")[1]  # front matter names the source
 
 
-def test_article_url_capture_and_recall_by_section(client, hub, monkeypatch):
-    monkeypatch.setenv("MEMORYWIKI_FETCH_ALLOW_LOOPBACK", "1")
+def test_article_url_capture_and_recall_by_section(client, hub):
     with LocalServer() as site:
         site.routes["/post"] = (200, "text/html", (DATA / "article.html").read_bytes())
         response = client.post("/api/capture", json={"url": site.url("/post"), "hub": "inbox",
@@ -51,8 +55,10 @@ def test_article_url_capture_and_recall_by_section(client, hub, monkeypatch):
     assert doc["title"] == "Saved article" and doc["source"] == "article" and doc["markdown"].strip()
 
 
-def test_loopback_urls_are_refused_without_the_opt_in(client, hub, monkeypatch):
-    monkeypatch.delenv("MEMORYWIKI_FETCH_ALLOW_LOOPBACK", raising=False)
+def test_loopback_urls_are_refused_without_the_opt_in(make_client):
+    client = make_client()  # the default settings: fetches never reach this machine
+    token = client.post("/api/hubs", json={"slug": "inbox"}).json()["owner_token"]
+    hub = {"Authorization": f"Bearer {token}"}
     with LocalServer() as site:
         site.routes["/x"] = (200, "text/html", b"<p>secret admin page</p>")
         response = client.post("/api/capture", json={"url": site.url("/x"), "hub": "inbox"}, headers=hub)

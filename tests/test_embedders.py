@@ -39,7 +39,8 @@ def server(embedding_server: EmbeddingServer, monkeypatch) -> EmbeddingServer:
 
 
 def openai_embedder(**settings) -> Embedder:
-    embedder = make_embedder(Settings(embedder="openai", **settings), timeout=5, max_retries=0)
+    """Through Settings.from_env, as the server builds it: the key and URL come from the env."""
+    embedder = make_embedder(Settings.from_env(embedder="openai", **settings), timeout=5, max_retries=0)
     assert embedder is not None
     return embedder
 
@@ -110,7 +111,7 @@ async def test_outage_raises_embedder_error_quickly(server):
 
 async def test_outage_with_retries_still_fails_fast(server):
     server.set_failing(True)
-    embedder = make_embedder(Settings(embedder="openai"), timeout=5, max_retries=1)
+    embedder = make_embedder(Settings.from_env(embedder="openai"), timeout=5, max_retries=1)
     started = time.monotonic()
     with pytest.raises(EmbedderError):
         await embedder.embed(["anything"])
@@ -135,7 +136,7 @@ async def test_missing_api_key_raises_embedder_error(server, monkeypatch):
 
 def test_auto_picks_openai_when_key_set(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    embedder = make_embedder(Settings(embedder="auto"))
+    embedder = make_embedder(Settings.from_env(embedder="auto"))
     assert isinstance(embedder, OpenAIEmbedder)
     assert embedder.timeout == 30 and embedder.max_retries == 2
 

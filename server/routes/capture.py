@@ -1,14 +1,14 @@
 """Capture from anywhere: share links and web pages, uploaded files, chat-history exports.
 
-The conversion lives in server/capture/; these routes only move bytes in, turn its
-CaptureError into the API's error shape, and save the result like any other doc.
+The conversion lives in server/capture/ and memorywiki.formats; these routes only move
+bytes in (within the settings' size limits) and save the result like any other doc. Their
+refusals are API errors already (server/errors.py maps the converters' FormatError).
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
-import os
 import tempfile
 from pathlib import Path
 from typing import Any, Iterator
@@ -18,23 +18,18 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from memorywiki.formats import Captured, FormatError, iter_chatgpt_export, iter_claude_export
+
 from ..auth import require_hub_owner
-from ..capture import (Captured, CaptureError, capture_url, convert_file, iter_chatgpt_export,
-                       iter_claude_export, loopback_allowed_from_env)
-from ..errors import ApiError
+from ..capture import capture_url, convert_file
+from ..errors import ApiError, LengthRequired, TooLarge
 from ..store import docs as doc_store
 from ..tokens import hash_token, new_token
-from ..validate import get_bool, get_str, read_json
+from ..validate import get_bool, get_str, read_json, size_text
 from ..web import app_state, doc_url
 
-MAX_FILE_BYTES = int(os.environ.get("MEMORYWIKI_MAX_UPLOAD_BYTES", 50 * 1024 * 1024))
-MAX_EXPORT_BYTES = int(os.environ.get("MEMORYWIKI_MAX_EXPORT_BYTES", 500 * 1024 * 1024))
 IMPORT_BATCH = 50
 EXPORTERS = {"chatgpt": iter_chatgpt_export, "claude": iter_claude_export}
-
-
-def _api_error(exc: CaptureError) -> ApiError:
-    return ApiError(exc.status, exc.code, exc.message)
 
 
 async def save_captured(request: Request, captured: Captured, *, hub_slug: str | None,
@@ -63,10 +58,9 @@ async def capture_from_url(request: Request) -> Response:
     title = get_str(data, "title", max_len=500)
     hub = get_str(data, "hub")
     is_draft = get_bool(data, "is_draft", default=False)
-    try:
-        captured = await capture_url(url, title=title, allow_loopback=loopback_allowed_from_env())
-    except CaptureError as exc:
-        raise _api_error(exc) from None
+    settings = app_state(request).settings
+    captured = await capture_url(url, title=title, allow_loopback=settings.fetch_allow_loopback,
+                                 max_bytes=settings.fetch_max_bytes, timeout=settings.fetch_timeout)
     body = await save_captured(request, captured, hub_slug=hub, title=title, is_draft=is_draft)
     return JSONResponse(body, status_code=201 if body["status"] == "created" else 200)
 
@@ -74,9 +68,9 @@ async def capture_from_url(request: Request) -> Response:
 async def _form(request: Request, limit: int) -> Any:
     length = request.headers.get("content-length")
     if length is None or not length.isdigit():
-        raise ApiError(411, "length_required", "uploads need a Content-Length header")
+        raise LengthRequired("length_required", "uploads need a Content-Length header")
     if int(length) > limit:
-        raise ApiError(413, "too_large", f"upload is over {limit // (1024 * 1024)} MB")
+        raise TooLarge("too_large", f"upload is over {size_text(limit)}")
     if not request.headers.get("content-type", "").startswith("multipart/form-data"):
         raise ApiError(400, "not_multipart", "send the file as multipart/form-data in a field named 'file'")
     try:
@@ -104,15 +98,13 @@ def _form_str(form: Any, key: str) -> str | None:
 
 
 async def capture_file(request: Request) -> Response:
-    form = await _form(request, MAX_FILE_BYTES)
+    limit = app_state(request).settings.max_upload_bytes
+    form = await _form(request, limit)
     upload = _upload(form)
     data = await upload.read()
     title = _form_str(form, "title")
-    try:
-        captured = await asyncio.to_thread(convert_file, data, upload.filename or "upload",
-                                           upload.content_type, title)
-    except CaptureError as exc:
-        raise _api_error(exc) from None
+    captured = await asyncio.to_thread(convert_file, data, upload.filename or "upload",
+                                       upload.content_type, title, max_bytes=limit)
     body = await save_captured(request, captured, hub_slug=_form_str(form, "hub"), title=title,
                                is_draft=_form_bool(form, "is_draft"))
     return JSONResponse(body, status_code=201)
@@ -127,7 +119,7 @@ async def import_export(request: Request) -> Response:
     kind = request.path_params["kind"]
     if kind not in EXPORTERS:
         raise ApiError(404, "unknown_exporter", f"import kind must be one of {', '.join(EXPORTERS)}")
-    form = await _form(request, MAX_EXPORT_BYTES)
+    form = await _form(request, app_state(request).settings.max_export_bytes)
     upload = _upload(form)
     hub = _form_str(form, "hub")
     if not hub:
@@ -150,9 +142,9 @@ async def import_export(request: Request) -> Response:
                     saved = await save_captured(request, captured, hub_slug=hub)
                     counts[saved["status"]] += 1
                     docs.append({k: saved[k] for k in ("id", "url", "title", "status")})
-        except CaptureError as exc:
-            raise ApiError(exc.status, exc.code,
-                           f"{exc.message} ({sum(counts.values())} conversations were saved before this)") from None
+        except FormatError as exc:
+            raise FormatError(exc.code, f"{exc.message} ({sum(counts.values())} conversations were saved "
+                                        "before this)") from None
     return JSONResponse({"hub": hub, "kind": kind, **counts, "skipped": skipped,
                          "docs": docs})
 

@@ -1,0 +1,125 @@
+"""One settings object: read once from the environment, never written back; limits from it."""
+
+from __future__ import annotations
+
+import io
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from memorywiki.server.app import create_app
+from memorywiki.server.config import Settings, SettingsError
+
+ENV = {
+    "DATABASE_URL": "postgresql://db/x",
+    "MEMORYWIKI_DATA_DIR": "/srv/mw",
+    "MEMORYWIKI_PUBLIC_URL": "https://wiki.example",
+    "MEMORYWIKI_EMBEDDER": " OpenAI ",
+    "MEMORYWIKI_OPENAI_MODEL": "text-embedding-3-large",
+    "OPENAI_API_KEY": "sk-test",
+    "OPENAI_BASE_URL": "http://127.0.0.1:11434/v1",
+    "MEMORYWIKI_LOCAL_MODEL": "/models/minilm",
+    "MEMORYWIKI_EMBED_BATCH": "64",
+    "MEMORYWIKI_EMBED_TIMEOUT": "12.5",
+    "MEMORYWIKI_EMBED_RETRIES": "0",
+    "MEMORYWIKI_WORKER": "external",
+    "MEMORYWIKI_MAX_BODY_BYTES": "1000",
+    "MEMORYWIKI_MAX_UPLOAD_BYTES": "2000",
+    "MEMORYWIKI_MAX_EXPORT_BYTES": "3000",
+    "MEMORYWIKI_FETCH_MAX_BYTES": "4000",
+    "MEMORYWIKI_FETCH_TIMEOUT": "2",
+    "MEMORYWIKI_FETCH_ALLOW_LOOPBACK": "yes",
+    "MEMORYWIKI_BM25_K1": "0.9",
+    "MEMORYWIKI_BM25_B": "0.4",
+}
+
+
+def test_every_variable_is_read():
+    s = Settings.from_env(ENV)
+    assert (s.database_url, s.data_dir, s.public_url) == ("postgresql://db/x", Path("/srv/mw"), "https://wiki.example")
+    assert (s.embedder, s.openai_model, s.openai_api_key, s.openai_base_url, s.local_model_dir) == (
+        "openai", "text-embedding-3-large", "sk-test", "http://127.0.0.1:11434/v1", "/models/minilm")
+    assert (s.embed_batch, s.embed_timeout, s.embed_max_retries, s.in_process_worker) == (64, 12.5, 0, False)
+    assert (s.max_body_bytes, s.max_upload_bytes, s.max_export_bytes) == (1000, 2000, 3000)
+    assert (s.fetch_max_bytes, s.fetch_timeout, s.fetch_allow_loopback) == (4000, 2.0, True)
+    assert (s.bm25_k1, s.bm25_b) == (0.9, 0.4)
+    assert "sk-test" not in repr(s)  # the key stays out of logs
+
+
+def test_defaults_and_overrides():
+    s = Settings.from_env({})
+    assert s == Settings(data_dir=s.data_dir)
+    assert not s.fetch_allow_loopback and s.in_process_worker and s.embedder == "auto"
+    assert Settings.from_env(ENV, embedder="none", database_url=None).embedder == "none"
+    assert Settings.from_env(ENV, database_url=None).database_url == "postgresql://db/x"  # None: not an override
+
+
+@pytest.mark.parametrize("name, value, words", [
+    ("MEMORYWIKI_EMBED_BATCH", "lots", "MEMORYWIKI_EMBED_BATCH must be a whole number, not 'lots'"),
+    ("MEMORYWIKI_FETCH_TIMEOUT", "5s", "MEMORYWIKI_FETCH_TIMEOUT must be a number, not '5s'"),
+])
+def test_a_bad_value_is_a_clear_error(name, value, words):
+    with pytest.raises(SettingsError) as err:
+        Settings.from_env({name: value})
+    assert str(err.value) == words
+
+
+def _start_and_stop(settings: Settings) -> None:
+    with TestClient(create_app(settings)) as client:
+        assert client.get("/healthz").status_code == 200
+
+
+def test_startup_leaves_the_environment_alone(settings, tmp_path):
+    """openai and local embedders alike: the server reads os.environ once and never writes it
+    (the local embedder used to set HF_HUB_OFFLINE and friends when loading its model)."""
+    before = dict(os.environ)
+    _start_and_stop(settings)
+    model_dir = tmp_path / "minilm"
+    model_dir.mkdir()
+    local = replace(settings, embedder="local", local_model_dir=str(model_dir), in_process_worker=False)
+    with TestClient(create_app(local)) as client:
+        token = client.post("/api/hubs", json={"slug": "env"}).json()["owner_token"]
+        doc = client.post("/api/docs", json={"title": "t", "markdown": "# t\n\nbody", "hub": "env"},
+                          headers={"Authorization": f"Bearer {token}"}).json()
+        # loading the model fails here (no sentence-transformers in the test env): a clear 503
+        response = client.post(f"/api/embed/{doc['id']}")
+        assert response.status_code == 503 and response.json()["error"]["code"] == "embedder_failed"
+    assert dict(os.environ) == before
+
+
+def test_openai_key_and_url_come_from_settings_not_the_environment(settings, monkeypatch, embedding_server):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens there
+    with TestClient(create_app(settings)) as client:
+        token = client.post("/api/hubs", json={"slug": "s"}).json()["owner_token"]
+        doc = client.post("/api/docs", json={"title": "t", "markdown": "body", "hub": "s"},
+                          headers={"Authorization": f"Bearer {token}"}).json()
+        response = client.post(f"/api/embed/{doc['id']}")
+        assert response.status_code == 200, response.text
+
+
+def test_body_limits_come_from_settings(make_client):
+    client = make_client(max_body_bytes=2000, max_query_bytes=300, max_upload_bytes=1500)
+    token = client.post("/api/hubs", json={"slug": "lim"}).json()["owner_token"]
+    auth = {"Authorization": f"Bearer {token}"}
+    response = client.post("/api/docs", json={"title": "t", "markdown": "x" * 2100}, headers=auth)
+    assert response.status_code == 413
+    assert response.json()["error"] == {"code": "too_large", "message": "request body is over 2,000 bytes"}
+    assert client.post("/api/docs", json={"title": "t", "markdown": "x" * 1500}, headers=auth).status_code == 201
+
+    response = client.post("/api/hub/lim/recall", json={"question": "q" * 400})
+    assert response.status_code == 413 and "300 bytes" in response.json()["error"]["message"]
+
+    files = {"file": ("notes.txt", io.BytesIO(b"words " * 400), "text/plain")}
+    response = client.post("/api/capture/file", data={"hub": "lim"}, files=files, headers=auth)
+    assert response.status_code == 413 and response.json()["error"]["code"] == "too_large"
+
+
+def test_the_default_query_limit_is_said_in_kilobytes(client):
+    """It used to say "over 0 MB" (whole megabytes of a 64 KB limit)."""
+    response = client.post("/api/hub/any/recall", json={"question": "q", "pad": "x" * 70_000})
+    assert response.status_code == 413
+    assert response.json()["error"]["message"] == "request body is over 64 KB"
