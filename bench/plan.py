@@ -49,13 +49,12 @@ async def main_async(url: str, n: int) -> list[list]:
     embedder = make_bench_embedder()
     qvecs = await embedder.embed(questions)
     dim = len(qvecs[0])
-    current = recall.CHUNK_RECALL
+    current = recall.statement("chunk", dim).as_string(None)
     if "FROM top f" in current:  # the fix is in: compare with the statement as it was before
         before, after = without_top(current), current
     else:
         before, after = current, variant_sql(current)
-    shipped = before.format(dim=dim, rrf=recall.RRF_K)
-    variant = after.format(dim=dim, rrf=recall.RRF_K)
+    shipped, variant = before, after
     db = Database(url, min_size=1, max_size=2)
     await db.open()
     rows_out = []

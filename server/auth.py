@@ -7,26 +7,22 @@ from typing import Any
 import psycopg
 from starlette.requests import Request
 
-from .errors import ApiError
+from .errors import Forbidden, Unauthorized, unknown_hub
+from .store import access, hubs
 from .tokens import hash_token, verify_password
 from .web import bearer_token
 
 
-async def hub_by_slug(conn: psycopg.AsyncConnection, slug: str) -> dict[str, Any] | None:
-    return await (await conn.execute(
-        "SELECT id, slug, owner_token_hash FROM hubs WHERE slug = %s", (slug,)
-    )).fetchone()
-
-
 async def require_hub_owner(conn: psycopg.AsyncConnection, request: Request, slug: str) -> dict[str, Any]:
-    hub = await hub_by_slug(conn, slug)
+    """The hub {"id", "slug"}, once the request's bearer token proved it owns it."""
+    hub = await hubs.find_hub(conn, slug)
     if hub is None:
-        raise ApiError(404, "unknown_hub", f"hub '{slug}' does not exist")
+        raise unknown_hub(slug)
     token = bearer_token(request)
     if token is None:
-        raise ApiError(401, "unauthorized", f"writing to hub '{slug}' needs its owner token (Authorization: Bearer ...)")
-    if hash_token(token) != hub["owner_token_hash"]:
-        raise ApiError(403, "forbidden", f"that token does not own hub '{slug}'")
+        raise Unauthorized("unauthorized", f"writing to hub '{slug}' needs its owner token (Authorization: Bearer ...)")
+    if not await hubs.is_owner(conn, hub["id"], hash_token(token)):
+        raise Forbidden("forbidden", f"that token does not own hub '{slug}'")
     return hub
 
 
@@ -43,20 +39,16 @@ async def can_edit(conn: psycopg.AsyncConnection, request: Request, doc: dict[st
         hashed = hash_token(token)
         if hashed == doc["edit_token_hash"]:
             return True
-        if doc["hub_id"] is not None:
-            row = await (await conn.execute(
-                "SELECT 1 FROM hubs WHERE id = %s AND owner_token_hash = %s", (doc["hub_id"], hashed)
-            )).fetchone()
-            if row is not None:
-                return True
+        if doc["hub_id"] is not None and await hubs.is_owner(conn, doc["hub_id"], hashed):
+            return True
     return False
 
 
 async def require_edit(conn: psycopg.AsyncConnection, request: Request, doc: dict[str, Any]) -> None:
     if not _edit_credentials(request):
-        raise ApiError(401, "unauthorized", "editing needs the doc's edit token or its hub's owner token")
+        raise Unauthorized("unauthorized", "editing needs the doc's edit token or its hub's owner token")
     if not await can_edit(conn, request, doc):
-        raise ApiError(403, "forbidden", "that token cannot edit this doc")
+        raise Forbidden("forbidden", "that token cannot edit this doc")
 
 
 async def can_read_private(conn: psycopg.AsyncConnection, request: Request, doc: dict[str, Any],
@@ -73,13 +65,10 @@ async def can_read_private(conn: psycopg.AsyncConnection, request: Request, doc:
         if not password or not verify_password(doc["password_hash"], password):
             return False
     if doc["allowed_emails"]:
-        access = request.headers.get("x-doc-access") or request.query_params.get("access")
-        if not access:
+        token = request.headers.get("x-doc-access") or request.query_params.get("access")
+        if not token:
             return False
-        row = await (await conn.execute(
-            "SELECT email FROM access_tokens WHERE token_hash = %s AND doc_id = %s",
-            (hash_token(access), doc["id"]),
-        )).fetchone()
-        if row is None or row["email"].lower() not in {e.lower() for e in doc["allowed_emails"]}:
+        email = await access.email_for(conn, hash_token(token), doc["id"])
+        if email is None or email.lower() not in {e.lower() for e in doc["allowed_emails"]}:
             return False
     return True

@@ -13,6 +13,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from psycopg import sql
+
 from .embedders import Embedder
 from .store.db import Database
 from .store.space import ensure_space
@@ -26,7 +28,7 @@ LEASE = "5 minutes"
 # lapses when the lease runs out or at once when that session is gone (a crashed or
 # killed worker), so a restart picks the work up immediately.
 CLAIM = """
-UPDATE {table} SET claimed_until = now() + interval '{lease}', claimed_by = %(worker)s
+UPDATE {table} SET claimed_until = now() + {lease}::interval, claimed_by = %(worker)s
 WHERE id IN (
     SELECT id FROM {table} t
     WHERE deleted_at IS NULL
@@ -38,8 +40,8 @@ WHERE id IN (
     FOR UPDATE SKIP LOCKED)
 RETURNING id
 """
-CLAIM_DOCS = CLAIM.format(table="docs", lease=LEASE)
-CLAIM_BUNDLES = CLAIM.format(table="bundles", lease=LEASE)
+CLAIM_DOCS = sql.SQL(CLAIM).format(table=sql.Identifier("docs"), lease=sql.Literal(LEASE))
+CLAIM_BUNDLES = sql.SQL(CLAIM).format(table=sql.Identifier("bundles"), lease=sql.Literal(LEASE))
 
 
 def chunk_text(heading_path: str, markdown: str) -> str:
@@ -226,6 +228,21 @@ async def claim_owed(db: Database, batch: int, worker_pid: int) -> tuple[list[st
         docs = [r["id"] for r in await (await conn.execute(CLAIM_DOCS, params)).fetchall()]
         bundles = [r["id"] for r in await (await conn.execute(CLAIM_BUNDLES, params)).fetchall()]
     return docs, bundles
+
+
+OWED = """
+SELECT (SELECT count(*) FROM docs WHERE deleted_at IS NULL
+          AND source_hash IS DISTINCT FROM embedded_hash) AS docs,
+       (SELECT count(*) FROM bundles WHERE deleted_at IS NULL
+          AND source_hash IS DISTINCT FROM embedded_hash) AS bundles
+"""
+
+
+async def owed_counts(db: Database) -> dict[str, int]:
+    """How many docs and bundles still owe indexing (derived from the data, like the claims)."""
+    async with db.owner.connection() as conn:
+        row = await (await conn.execute(OWED)).fetchone()
+    return {"docs": row["docs"], "bundles": row["bundles"]}
 
 
 async def release_with_error(db: Database, doc_ids: list[str], bundle_ids: list[str],

@@ -7,9 +7,11 @@ Both rankers and the fusion run in one statement, one round trip.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import psycopg
+from psycopg import sql
 
 RRF_K = 60
 
@@ -44,8 +46,7 @@ top AS (
 )
 """
 
-CHUNK_RECALL = FUSED_TOP_K.replace("{table}", "chunks").replace("{fts_id}", "chunk_id").replace(
-    "{fts_function}", "bm25_search") + """
+CHUNK_RECALL = """
 SELECT c.id AS chunk_id, c.doc_id, d.title, c.heading_path, c.markdown, c.ordinal,
        f.rrf_score::float8 AS rrf_score, f.vector_rank, f.fts_rank,
        f.similarity::float8 AS similarity, f.fts_score::float8 AS fts_score
@@ -55,8 +56,7 @@ JOIN docs d ON d.id = c.doc_id
 ORDER BY f.rrf_score DESC, f.vector_rank NULLS LAST, f.fts_rank NULLS LAST
 """
 
-DOC_RECALL = FUSED_TOP_K.replace("{table}", "docs").replace("{fts_id}", "doc_id").replace(
-    "{fts_function}", "bm25_search_docs") + """
+DOC_RECALL = """
 SELECT d.id AS doc_id, d.title, d.markdown, f.similarity::float8 AS similarity,
        f.rrf_score::float8 AS rrf_score, f.vector_rank, f.fts_rank, f.fts_score::float8 AS fts_score
 FROM top f
@@ -90,7 +90,23 @@ LIMIT %(k)s
 """
 
 
-async def _fused(conn: psycopg.AsyncConnection, sql: str, *, hub_id: int, question: str, k: int,
+# level -> (table ranked by vector, the BM25 function's id column, the BM25 function, the final select)
+LEVELS = {
+    "chunk": ("chunks", "chunk_id", "bm25_search", CHUNK_RECALL),
+    "doc": ("docs", "doc_id", "bm25_search_docs", DOC_RECALL),
+}
+
+
+@lru_cache(maxsize=32)
+def statement(level: str, dim: int) -> sql.Composed:
+    """The fused recall statement for chunks or docs, vectors cast to `dim`."""
+    table, fts_id, fts_function, final = LEVELS[level]
+    return sql.SQL(FUSED_TOP_K + final).format(
+        table=sql.Identifier(table), fts_id=sql.Identifier(fts_id), fts_function=sql.Identifier(fts_function),
+        dim=sql.Literal(dim), rrf=sql.Literal(RRF_K))
+
+
+async def _fused(conn: psycopg.AsyncConnection, level: str, *, hub_id: int, question: str, k: int,
                  qvec: list[float] | None, dim: int | None, hybrid: bool,
                  k1: float, b: float) -> list[dict[str, Any]]:
     """Hybrid: each ranker's top k*4, fused. Otherwise vector alone, or full text when
@@ -102,20 +118,21 @@ async def _fused(conn: psycopg.AsyncConnection, sql: str, *, hub_id: int, questi
         "n_vec": (k * 4 if hybrid else k) if use_vec else 0,
         "n_fts": (k * 4 if hybrid or not use_vec else 0),
     }
-    return await (await conn.execute(sql.format(dim=int(dim or 1), rrf=RRF_K), params)).fetchall()
+    return await (await conn.execute(statement(level, int(dim or 1)), params)).fetchall()
 
 
 async def recall_chunks(conn: psycopg.AsyncConnection, **query: Any) -> list[dict[str, Any]]:
-    return await _fused(conn, CHUNK_RECALL, **query)
+    return await _fused(conn, "chunk", **query)
 
 
 async def recall_docs(conn: psycopg.AsyncConnection, **query: Any) -> list[dict[str, Any]]:
-    return await _fused(conn, DOC_RECALL, **query)
+    return await _fused(conn, "doc", **query)
 
 
 async def recall_bundles(conn: psycopg.AsyncConnection, *, hub_id: int, question: str, k: int,
                          qvec: list[float] | None, dim: int | None) -> list[dict[str, Any]]:
     params = {"hub": hub_id, "question": question, "k": k, "qvec": qvec}
     if qvec is not None and dim is not None:
-        return await (await conn.execute(BUNDLE_VECTOR.format(dim=int(dim)), params)).fetchall()
+        query = sql.SQL(BUNDLE_VECTOR).format(dim=sql.Literal(int(dim)))
+        return await (await conn.execute(query, params)).fetchall()
     return await (await conn.execute(BUNDLE_FULLTEXT, params)).fetchall()

@@ -11,30 +11,20 @@ from starlette.routing import Route
 from ..auth import require_hub_owner
 from ..errors import ApiError, not_found
 from ..render import doc_markdown, front_matter, markdown_to_html
+from ..store import bundles as bundle_store
 from ..templating import templates
 from ..tokens import looks_like_id, new_id
 from ..validate import get_str, get_str_list, read_json
 from ..web import app_state, bundle_url, doc_url, wants_markdown
 from .pages import markdown_response
 
-SET_SOURCE_HASH = "UPDATE bundles SET source_hash = bundle_source_hash(id) WHERE id = %s"
-
-
-async def _set_members(conn, bundle_id: str, hub_id: int, doc_ids: list[str]) -> None:
+async def _check_members(conn, hub_id: int, doc_ids: list[str]) -> list[str]:
     if len(set(doc_ids)) != len(doc_ids):
         raise ApiError(400, "invalid_field", "'doc_ids' lists a doc twice")
-    found = await (await conn.execute(
-        "SELECT id FROM docs WHERE id = ANY(%s) AND hub_id = %s AND deleted_at IS NULL", (doc_ids, hub_id)
-    )).fetchall()
-    missing = set(doc_ids) - {r["id"] for r in found}
+    missing = await bundle_store.not_in_hub(conn, hub_id, doc_ids)
     if missing:
         raise ApiError(400, "unknown_doc", f"not a doc of this hub: {', '.join(sorted(missing))}")
-    await conn.execute("DELETE FROM bundle_docs WHERE bundle_id = %s", (bundle_id,))
-    async with conn.cursor() as cur:
-        await cur.executemany(
-            "INSERT INTO bundle_docs (bundle_id, doc_id, position) VALUES (%s, %s, %s)",
-            [(bundle_id, doc_id, i) for i, doc_id in enumerate(doc_ids)],
-        )
+    return doc_ids
 
 
 async def create_bundle(request: Request) -> Response:
@@ -48,12 +38,8 @@ async def create_bundle(request: Request) -> Response:
         async with conn.transaction():
             hub = await require_hub_owner(conn, request, slug)
             bundle_id = new_id()
-            await conn.execute(
-                "INSERT INTO bundles (id, hub_id, title, description) VALUES (%s, %s, %s, %s)",
-                (bundle_id, hub["id"], title, description),
-            )
-            await _set_members(conn, bundle_id, hub["id"], doc_ids)
-            await conn.execute(SET_SOURCE_HASH, (bundle_id,))
+            await bundle_store.insert_bundle(conn, bundle_id, hub["id"], title, description,
+                                             await _check_members(conn, hub["id"], doc_ids))
     state.wake_worker()
     return JSONResponse({"id": bundle_id, "url": bundle_url(request, bundle_id)}, status_code=201)
 
@@ -61,10 +47,7 @@ async def create_bundle(request: Request) -> Response:
 async def _owned_bundle(conn, request: Request, bundle_id: str) -> dict[str, Any]:
     if not looks_like_id(bundle_id):
         raise not_found("bundle")
-    bundle = await (await conn.execute(
-        "SELECT b.id, b.hub_id, h.slug FROM bundles b JOIN hubs h ON h.id = b.hub_id"
-        " WHERE b.id = %s AND b.deleted_at IS NULL FOR UPDATE OF b", (bundle_id,)
-    )).fetchone()
+    bundle = await bundle_store.lock_bundle(conn, bundle_id)
     if bundle is None:
         raise not_found("bundle")
     await require_hub_owner(conn, request, bundle["slug"])
@@ -79,34 +62,17 @@ async def patch_bundle(request: Request) -> Response:
     async with state.db.owner.connection() as conn:
         async with conn.transaction():
             bundle = await _owned_bundle(conn, request, bundle_id)
+            changes = {}
             if "title" in data:
-                title = get_str(data, "title", required=True, max_len=500, allow_empty=False).strip()
-                await conn.execute("UPDATE bundles SET title = %s WHERE id = %s", (title, bundle_id))
+                changes["title"] = get_str(data, "title", required=True, max_len=500, allow_empty=False).strip()
             if "description" in data:
-                description = get_str(data, "description", max_len=5000, default="")
-                await conn.execute("UPDATE bundles SET description = %s WHERE id = %s", (description, bundle_id))
+                changes["description"] = get_str(data, "description", max_len=5000, default="")
+            doc_ids = None
             if "doc_ids" in data:
-                await _set_members(conn, bundle_id, bundle["hub_id"], get_str_list(data, "doc_ids", default=[]))
-            await conn.execute(
-                "UPDATE bundles SET version = version + 1, updated_at = now() WHERE id = %s", (bundle_id,))
-            await conn.execute(SET_SOURCE_HASH, (bundle_id,))
+                doc_ids = await _check_members(conn, bundle["hub_id"], get_str_list(data, "doc_ids", default=[]))
+            await bundle_store.update_bundle(conn, bundle_id, changes, doc_ids)
     state.wake_worker()
     return JSONResponse({"id": bundle_id, "url": bundle_url(request, bundle_id)})
-
-
-BUNDLE = """
-SELECT b.id, b.title, b.description, b.updated_at, h.slug AS hub_slug
-FROM bundles b JOIN hubs h ON h.id = b.hub_id WHERE b.id = %s
-"""
-
-MEMBERS = """
-SELECT d.id AS doc_id, d.id, d.title, d.markdown, d.source, d.meta, d.updated_at, h.slug AS hub_slug
-FROM bundle_docs bd
-JOIN docs d ON d.id = bd.doc_id
-LEFT JOIN hubs h ON h.id = d.hub_id
-WHERE bd.bundle_id = %s
-ORDER BY bd.position
-"""
 
 
 async def load_bundle(request: Request) -> tuple[dict, list[dict]]:
@@ -115,10 +81,9 @@ async def load_bundle(request: Request) -> tuple[dict, list[dict]]:
     if not looks_like_id(bundle_id):
         raise not_found("bundle")
     async with app_state(request).db.public.connection() as conn:
-        bundle = await (await conn.execute(BUNDLE, (bundle_id,))).fetchone()
-        if bundle is None:
-            raise not_found("bundle")
-        members = await (await conn.execute(MEMBERS, (bundle_id,))).fetchall()
+        bundle, members = await bundle_store.public_bundle(conn, bundle_id)
+    if bundle is None:
+        raise not_found("bundle")
     return bundle, members
 
 

@@ -11,7 +11,9 @@ from starlette.routing import Route
 
 from ..auth import can_edit, can_read_private, require_edit, require_hub_owner
 from ..errors import ApiError, not_found
+from ..store import access as access_store
 from ..store import docs as doc_store
+from ..store.hubs import hub_slug
 from ..tokens import hash_password, hash_token, looks_like_id, new_token
 from ..validate import get_bool, get_dict, get_str, get_str_list, read_json
 from ..web import app_state, doc_url
@@ -60,16 +62,9 @@ def doc_json(request: Request, doc: dict[str, Any], hub_slug: str | None, *, own
     return body
 
 
-async def _hub_slug(conn, hub_id: int | None) -> str | None:
-    if hub_id is None:
-        return None
-    row = await (await conn.execute("SELECT slug FROM hubs WHERE id = %s", (hub_id,))).fetchone()
-    return row["slug"] if row else None
-
-
 async def create_doc(request: Request) -> Response:
     state = app_state(request)
-    data = await read_json(request, state.settings.max_body_bytes)
+    data = await read_json(request)
     title = get_str(data, "title", required=True, max_len=MAX_TITLE, allow_empty=False).strip()
     markdown = get_str(data, "markdown", required=True)
     hub_slug = get_str(data, "hub")
@@ -111,14 +106,6 @@ def _doc_id(request: Request) -> str:
     return doc_id
 
 
-PUBLIC_DOC = """
-SELECT d.id, d.hub_id, d.title, d.markdown, d.source, d.meta, d.version, d.created_at, d.updated_at,
-       h.slug AS hub_slug
-FROM docs d LEFT JOIN hubs h ON h.id = d.hub_id
-WHERE d.id = %s
-"""
-
-
 def _has_credentials(request: Request, password: str | None) -> bool:
     headers = request.headers
     return bool(password or request.query_params.get("access") or any(
@@ -139,10 +126,10 @@ async def load_readable_doc(request: Request, doc_id: str,
         async with state.db.owner.connection() as conn:
             doc = await doc_store.find_doc(conn, doc_id)
             if doc is not None and await can_read_private(conn, request, doc, password):
-                doc["hub_slug"] = await _hub_slug(conn, doc["hub_id"])
+                doc["hub_slug"] = await hub_slug(conn, doc["hub_id"])
                 return doc, await can_edit(conn, request, doc)
     async with state.db.public.connection() as conn:
-        doc = await (await conn.execute(PUBLIC_DOC, (doc_id,))).fetchone()
+        doc = await doc_store.public_doc(conn, doc_id)
     if doc is None:
         raise not_found("doc")
     return doc, False
@@ -156,7 +143,7 @@ async def get_doc(request: Request) -> Response:
 async def patch_doc(request: Request) -> Response:
     state = app_state(request)
     doc_id = _doc_id(request)
-    data = await read_json(request, state.settings.max_body_bytes)
+    data = await read_json(request)
     changes: dict[str, Any] = {}
     if "title" in data:
         changes["title"] = get_str(data, "title", required=True, max_len=MAX_TITLE, allow_empty=False).strip()
@@ -190,7 +177,7 @@ async def patch_doc(request: Request) -> Response:
                 raise ApiError(409, "version_conflict",
                                f"the doc is at version {doc['version']}, not {expected}; reload and retry")
             updated = await doc_store.update_doc(conn, doc, changes)
-            slug = await _hub_slug(conn, updated["hub_id"])
+            slug = await hub_slug(conn, updated["hub_id"])
     state.wake_worker()
     return JSONResponse(doc_json(request, updated, slug, owner_view=True))
 
@@ -200,7 +187,7 @@ async def delete_doc(request: Request) -> Response:
     doc_id = _doc_id(request)
     async with state.db.owner.connection() as conn:
         async with conn.transaction():
-            doc = await _lock_for_edit(conn, request, doc_id)
+            await _lock_for_edit(conn, request, doc_id)
             await doc_store.soft_delete(conn, doc_id)
     return JSONResponse({"id": doc_id, "deleted": True})
 
@@ -217,10 +204,7 @@ async def issue_access(request: Request) -> Response:
             if email not in doc["allowed_emails"]:
                 raise ApiError(400, "not_allowed", f"{email} is not in this doc's allowed_emails")
             token = new_token("mwa")
-            await conn.execute(
-                "INSERT INTO access_tokens (token_hash, doc_id, email) VALUES (%s, %s, %s)",
-                (hash_token(token), doc_id, email),
-            )
+            await access_store.issue(conn, hash_token(token), doc_id, email)
     return JSONResponse({"access_token": token, "email": email,
                          "url": f"{doc_url(request, doc_id)}?access={token}"}, status_code=201)
 

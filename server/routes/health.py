@@ -6,18 +6,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ..indexer import owed_counts
 from ..web import app_state
 
 
 async def healthz(request: Request) -> Response:
     state = app_state(request)
-    async with state.db.owner.connection() as conn:
-        row = await (await conn.execute(
-            """SELECT (SELECT count(*) FROM docs WHERE deleted_at IS NULL
-                         AND source_hash IS DISTINCT FROM embedded_hash) AS docs,
-                      (SELECT count(*) FROM bundles WHERE deleted_at IS NULL
-                         AND source_hash IS DISTINCT FROM embedded_hash) AS bundles"""
-        )).fetchone()
+    row = await owed_counts(state.db)
     return JSONResponse({
         "status": "ok",
         "embedder": state.embedder.name if state.embedder else None,

@@ -8,7 +8,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..errors import ApiError
+from ..errors import ApiError, Conflict, unknown_hub
+from ..store import hubs as hub_store
 from ..tokens import hash_token, new_token
 from ..templating import templates
 from ..validate import get_str, read_json
@@ -17,22 +18,6 @@ from .pages import markdown_response
 
 SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
 RESERVED = {"api", "raw", "hub", "b", "healthz", "static", "admin", "new", "login"}
-
-HUB_DOCS = """
-SELECT d.id, d.title, d.updated_at, left(d.markdown, 400) AS head
-FROM docs d
-WHERE d.hub_id = %s
-ORDER BY d.updated_at DESC
-LIMIT 1000
-"""
-
-HUB_BUNDLES = """
-SELECT b.id, b.title, b.description, b.updated_at
-FROM bundles b
-WHERE b.hub_id = %s
-ORDER BY b.updated_at DESC
-"""
-
 
 def summary(markdown_head: str) -> str:
     """One line for an index: the first line of prose, markup stripped."""
@@ -55,12 +40,9 @@ async def create_hub(request: Request) -> Response:
                        "a hub slug is 1-63 lowercase letters, digits or dashes, not starting or ending with a dash")
     token = new_token("mwo")
     async with state.db.owner.connection() as conn:
-        row = await (await conn.execute(
-            "INSERT INTO hubs (slug, owner_token_hash) VALUES (%s, %s) ON CONFLICT (slug) DO NOTHING RETURNING id",
-            (slug, hash_token(token)),
-        )).fetchone()
-    if row is None:
-        raise ApiError(409, "hub_taken", f"hub '{slug}' already exists")
+        hub_id = await hub_store.create_hub(conn, slug, hash_token(token))
+    if hub_id is None:
+        raise Conflict("hub_taken", f"hub '{slug}' already exists")
     return JSONResponse({"slug": slug, "url": hub_url(request, slug), "owner_token": token}, status_code=201)
 
 
@@ -68,11 +50,10 @@ async def load_hub(request: Request) -> dict:
     """The hub's public contents, read as the public role."""
     slug = request.path_params["slug"]
     async with app_state(request).db.public.connection() as conn:
-        hub = await (await conn.execute("SELECT id, slug FROM hubs WHERE slug = %s", (slug,))).fetchone()
+        hub = await hub_store.find_hub(conn, slug)
         if hub is None:
-            raise ApiError(404, "unknown_hub", f"hub '{slug}' does not exist")
-        docs = await (await conn.execute(HUB_DOCS, (hub["id"],))).fetchall()
-        bundles = await (await conn.execute(HUB_BUNDLES, (hub["id"],))).fetchall()
+            raise unknown_hub(slug)
+        docs, bundles = await hub_store.hub_contents(conn, hub["id"])
     return {
         "slug": slug, "url": hub_url(request, slug),
         "docs": [{"id": d["id"], "title": d["title"], "url": doc_url(request, d["id"]),

@@ -8,6 +8,7 @@ from starlette.routing import Route
 
 from ..errors import ApiError
 from ..render import doc_markdown, markdown_to_html
+from ..store.docs import is_password_protected
 from ..templating import templates
 from ..tokens import looks_like_id
 from ..web import app_state, base_url, doc_url, wants_markdown
@@ -31,11 +32,7 @@ async def _password_protected(request: Request, doc_id: str) -> bool:
     if not looks_like_id(doc_id):
         return False
     async with app_state(request).db.owner.connection() as conn:
-        row = await (await conn.execute(
-            "SELECT 1 FROM docs WHERE id = %s AND deleted_at IS NULL AND NOT is_draft"
-            " AND password_hash IS NOT NULL", (doc_id,)
-        )).fetchone()
-    return row is not None
+        return await is_password_protected(conn, doc_id)
 
 
 def _body_without_title(doc: dict) -> str:

@@ -1,4 +1,4 @@
-"""POST /api/hub/{slug}/recall: the public recall endpoint (DESIGN.md, "Recall contract")."""
+"""POST /api/hub/{slug}/recall: the public recall endpoint (chunks, docs or bundles that answer a question)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from starlette.routing import Route
 
 from .. import recall
 from ..embedders import EmbedderError
-from ..errors import ApiError
+from ..errors import ApiError, unknown_hub
+from ..store.hubs import find_hub
 from ..store.space import current_space
 from ..validate import get_bool, get_int, get_str, read_json
 from ..web import app_state, bundle_url, doc_url
@@ -48,7 +49,7 @@ def _round(value: Any) -> Any:
 async def recall_endpoint(request: Request) -> Response:
     state = app_state(request)
     slug = request.path_params["slug"]
-    data = await read_json(request, 64 * 1024)
+    data = await read_json(request, state.settings.max_query_bytes)
     question = get_str(data, "question", required=True, allow_empty=False)
     if len(question) > MAX_QUESTION:
         raise ApiError(400, "question_too_long", f"'question' is longer than {MAX_QUESTION} characters")
@@ -59,9 +60,9 @@ async def recall_endpoint(request: Request) -> Response:
     hybrid = get_bool(data, "hybrid", default=False)
 
     async with state.db.public.connection() as conn:
-        hub = await (await conn.execute("SELECT id FROM hubs WHERE slug = %s", (slug,))).fetchone()
+        hub = await find_hub(conn, slug)
     if hub is None:
-        raise ApiError(404, "unknown_hub", f"hub '{slug}' does not exist")
+        raise unknown_hub(slug)
 
     qvec, dim, why_not = await _query_vector(request, question)
     settings = state.settings

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import psycopg
 from pgvector.psycopg import register_vector_async
+from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
+from ..config import Settings
+from .embedded import EmbeddedPostgres
 from .migrate import migrate
 
 log = logging.getLogger("memorywiki.store")
@@ -38,12 +42,13 @@ async def _configure_public(conn: psycopg.AsyncConnection) -> None:
             "public reads would not be privacy-gated. Run the migrations as a role with CREATEROLE, "
             f"or create it by hand: CREATE ROLE {PUBLIC_ROLE} NOLOGIN; GRANT {PUBLIC_ROLE} TO {conn.info.user};"
         )
-    await conn.execute(f"SET ROLE {PUBLIC_ROLE}")
+    await conn.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(PUBLIC_ROLE)))
     await conn.commit()
 
 
 class Database:
-    """`owner` may touch every table; `public` sees only the privacy-gated views."""
+    """`owner` may touch every table; `public` runs as the restricted role, which row-level
+    security and column grants limit to public rows and columns (migrations/0006_privacy.sql)."""
 
     def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10):
         self.url = url
@@ -69,3 +74,22 @@ class Database:
     async def close(self) -> None:
         await self.public.close()
         await self.owner.close()
+
+
+async def open_database(settings: Settings) -> tuple[Database, EmbeddedPostgres | None]:
+    """DATABASE_URL when set, else the embedded PostgreSQL under the data dir (returned, so the
+    caller stops it)."""
+    embedded = None
+    url = settings.database_url
+    if not url:
+        embedded = EmbeddedPostgres(settings.data_dir)
+        await asyncio.to_thread(embedded.start)
+        url = await asyncio.to_thread(embedded.database_url, "memorywiki")
+    db = Database(url)
+    try:
+        await db.open()
+    except BaseException:
+        if embedded is not None:
+            await asyncio.to_thread(embedded.stop)
+        raise
+    return db, embedded

@@ -5,14 +5,33 @@ from __future__ import annotations
 from typing import Any
 
 import psycopg
+from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from ..tokens import new_id, source_hash
 from .chunks import sync_chunks
 
-DOC_COLUMNS = """id, hub_id, title, markdown, source, meta, external_id, is_draft, deleted_at,
+DOC_COLUMNS = sql.SQL("""id, hub_id, title, markdown, source, meta, external_id, is_draft, deleted_at,
     password_hash, allowed_emails, edit_token_hash, source_hash, embedded_hash, version,
-    created_at, updated_at"""
+    created_at, updated_at""")
+
+INSERT_DOC = sql.SQL("""
+INSERT INTO docs (id, hub_id, title, markdown, source, meta, external_id, is_draft,
+                  password_hash, allowed_emails, edit_token_hash, source_hash)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+ON CONFLICT (id) DO NOTHING
+RETURNING {columns}""").format(columns=DOC_COLUMNS)
+
+LOCK_DOC = sql.SQL(
+    "SELECT {columns} FROM docs WHERE id = %s AND deleted_at IS NULL FOR UPDATE").format(columns=DOC_COLUMNS)
+
+FIND_DOC = sql.SQL(
+    "SELECT {columns} FROM docs WHERE id = %s AND deleted_at IS NULL").format(columns=DOC_COLUMNS)
+
+# deleted ones too: a doc its owner deleted stays deleted on re-import
+LOCK_BY_EXTERNAL_ID = sql.SQL("""
+SELECT {columns} FROM docs
+WHERE hub_id IS NOT DISTINCT FROM %s AND external_id = %s FOR UPDATE""").format(columns=DOC_COLUMNS)
 
 NOTIFY_OWED = "SELECT pg_notify('memorywiki_owed', %s)"
 
@@ -25,11 +44,7 @@ async def insert_doc(conn: psycopg.AsyncConnection, *, hub_id: int | None, title
     for _ in range(5):
         doc_id = new_id()
         row = await (await conn.execute(
-            f"""INSERT INTO docs (id, hub_id, title, markdown, source, meta, external_id, is_draft,
-                                  password_hash, allowed_emails, edit_token_hash, source_hash)
-                VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
-                ON CONFLICT (id) DO NOTHING
-                RETURNING {DOC_COLUMNS}""",
+            INSERT_DOC,
             (doc_id, hub_id, title, markdown, source, Jsonb(meta), external_id, is_draft,
              password_hash, allowed_emails, edit_token_hash, source_hash(title, markdown)),
         )).fetchone()
@@ -41,24 +56,38 @@ async def insert_doc(conn: psycopg.AsyncConnection, *, hub_id: int | None, title
 
 
 async def lock_doc(conn: psycopg.AsyncConnection, doc_id: str) -> dict[str, Any] | None:
-    return await (await conn.execute(
-        f"SELECT {DOC_COLUMNS} FROM docs WHERE id = %s AND deleted_at IS NULL FOR UPDATE", (doc_id,)
-    )).fetchone()
+    return await (await conn.execute(LOCK_DOC, (doc_id,))).fetchone()
 
 
 async def find_doc(conn: psycopg.AsyncConnection, doc_id: str) -> dict[str, Any] | None:
-    return await (await conn.execute(
-        f"SELECT {DOC_COLUMNS} FROM docs WHERE id = %s AND deleted_at IS NULL", (doc_id,)
-    )).fetchone()
+    return await (await conn.execute(FIND_DOC, (doc_id,))).fetchone()
 
 
 async def find_by_external_id(conn: psycopg.AsyncConnection, hub_id: int | None,
                               external_id: str) -> dict[str, Any] | None:
-    return await (await conn.execute(
-        f"""SELECT {DOC_COLUMNS} FROM docs
-            WHERE hub_id IS NOT DISTINCT FROM %s AND external_id = %s FOR UPDATE""",
-        (hub_id, external_id),
+    return await (await conn.execute(LOCK_BY_EXTERNAL_ID, (hub_id, external_id))).fetchone()
+
+
+PUBLIC_DOC = """
+SELECT d.id, d.hub_id, d.title, d.markdown, d.source, d.meta, d.version, d.created_at, d.updated_at,
+       h.slug AS hub_slug
+FROM docs d LEFT JOIN hubs h ON h.id = d.hub_id
+WHERE d.id = %s
+"""
+
+
+async def public_doc(conn: psycopg.AsyncConnection, doc_id: str) -> dict[str, Any] | None:
+    """The doc as the public sees it (run on the public pool: row-level security decides)."""
+    return await (await conn.execute(PUBLIC_DOC, (doc_id,))).fetchone()
+
+
+async def is_password_protected(conn: psycopg.AsyncConnection, doc_id: str) -> bool:
+    """A live, published doc that only its password opens (the browser gets a password form)."""
+    row = await (await conn.execute(
+        "SELECT 1 FROM docs WHERE id = %s AND deleted_at IS NULL AND NOT is_draft"
+        " AND password_hash IS NOT NULL", (doc_id,)
     )).fetchone()
+    return row is not None
 
 
 UPDATABLE = ("hub_id", "title", "markdown", "source", "meta", "is_draft", "password_hash", "allowed_emails")
@@ -74,10 +103,11 @@ async def update_doc(conn: psycopg.AsyncConnection, current: dict[str, Any],
     fields["source_hash"] = source_hash(merged["title"], merged["markdown"])
     if "meta" in fields:
         fields["meta"] = Jsonb(fields["meta"])
-    assignments = ", ".join(f"{name} = %({name})s" for name in fields)
+    assignments = sql.SQL(", ").join(
+        sql.SQL("{} = {}").format(sql.Identifier(name), sql.Placeholder(name)) for name in fields)
     row = await (await conn.execute(
-        f"""UPDATE docs SET {assignments}, version = version + 1, updated_at = now()
-            WHERE id = %(doc_id)s RETURNING {DOC_COLUMNS}""",
+        sql.SQL("""UPDATE docs SET {}, version = version + 1, updated_at = now()
+                   WHERE id = %(doc_id)s RETURNING {}""").format(assignments, DOC_COLUMNS),
         {**fields, "doc_id": current["id"]},
     )).fetchone()
     if {"title", "markdown", "hub_id"} & fields.keys():

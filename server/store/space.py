@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 
 import psycopg
+from psycopg import sql
 
 log = logging.getLogger("memorywiki.store")
 
@@ -17,6 +18,16 @@ log = logging.getLogger("memorywiki.store")
 # building the indexes locks the tables in that same order, so a save running while the
 # first vectors arrive waits instead of deadlocking.
 _INDEXED_TABLES = ("docs", "bundles", "chunks")
+
+DROP_INDEX = "DROP INDEX IF EXISTS {index}"
+CREATE_INDEX = """
+CREATE INDEX IF NOT EXISTS {index} ON {table}
+USING hnsw ((embedding::vector({dim})) vector_cosine_ops)
+"""
+
+
+def _index(table: str) -> sql.Identifier:
+    return sql.Identifier(f"{table}_embedding_hnsw")
 
 
 async def current_space(conn: psycopg.AsyncConnection) -> tuple[str, int] | None:
@@ -34,7 +45,7 @@ async def reset_if_model_changed(conn: psycopg.AsyncConnection, model: str) -> b
     log.warning("embedder changed from %s to %s: re-indexing every doc", space[0], model)
     async with conn.transaction():
         for table in _INDEXED_TABLES:
-            await conn.execute(f"DROP INDEX IF EXISTS {table}_embedding_hnsw")
+            await conn.execute(sql.SQL(DROP_INDEX).format(index=_index(table)))
         await conn.execute("UPDATE chunks SET embedding = NULL WHERE embedding IS NOT NULL")
         await conn.execute(
             "UPDATE docs SET embedding = NULL, embedded_hash = NULL, embedded_chunk_hashes = '{}'"
@@ -54,10 +65,9 @@ async def ensure_space(conn: psycopg.AsyncConnection, model: str, dim: int) -> N
     async with conn.transaction():
         await conn.execute("LOCK TABLE embedding_space IN EXCLUSIVE MODE")
         if await current_space(conn) is None:
-            await conn.execute(f"LOCK TABLE {', '.join(_INDEXED_TABLES)} IN SHARE MODE")
+            await conn.execute(sql.SQL("LOCK TABLE {} IN SHARE MODE").format(
+                sql.SQL(", ").join(map(sql.Identifier, _INDEXED_TABLES))))
             await conn.execute("INSERT INTO embedding_space (model, dim) VALUES (%s, %s)", (model, dim))
             for table in _INDEXED_TABLES:
-                await conn.execute(
-                    f"CREATE INDEX IF NOT EXISTS {table}_embedding_hnsw ON {table} "
-                    f"USING hnsw ((embedding::vector({int(dim)})) vector_cosine_ops)"
-                )
+                await conn.execute(sql.SQL(CREATE_INDEX).format(
+                    index=_index(table), table=sql.Identifier(table), dim=sql.Literal(int(dim))))

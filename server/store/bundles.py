@@ -1,0 +1,88 @@
+"""SQL for bundles: a curated reading order of a hub's docs, embedded as one vector."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+# The hash of what the bundle's vector is made from; the indexer compares it with embedded_hash.
+SET_SOURCE_HASH = "UPDATE bundles SET source_hash = bundle_source_hash(id) WHERE id = %s"
+
+EDITABLE = ("title", "description")
+
+
+async def insert_bundle(conn: psycopg.AsyncConnection, bundle_id: str, hub_id: int, title: str,
+                        description: str, doc_ids: list[str]) -> None:
+    await conn.execute(
+        "INSERT INTO bundles (id, hub_id, title, description) VALUES (%s, %s, %s, %s)",
+        (bundle_id, hub_id, title, description),
+    )
+    await replace_members(conn, bundle_id, doc_ids)
+    await conn.execute(SET_SOURCE_HASH, (bundle_id,))
+
+
+async def not_in_hub(conn: psycopg.AsyncConnection, hub_id: int, doc_ids: list[str]) -> set[str]:
+    """The ids that are not live docs of this hub."""
+    found = await (await conn.execute(
+        "SELECT id FROM docs WHERE id = ANY(%s) AND hub_id = %s AND deleted_at IS NULL", (doc_ids, hub_id)
+    )).fetchall()
+    return set(doc_ids) - {r["id"] for r in found}
+
+
+async def replace_members(conn: psycopg.AsyncConnection, bundle_id: str, doc_ids: list[str]) -> None:
+    await conn.execute("DELETE FROM bundle_docs WHERE bundle_id = %s", (bundle_id,))
+    async with conn.cursor() as cur:
+        await cur.executemany(
+            "INSERT INTO bundle_docs (bundle_id, doc_id, position) VALUES (%s, %s, %s)",
+            [(bundle_id, doc_id, i) for i, doc_id in enumerate(doc_ids)],
+        )
+
+
+async def lock_bundle(conn: psycopg.AsyncConnection, bundle_id: str) -> dict[str, Any] | None:
+    """{"id", "hub_id", "slug"} of a live bundle, row-locked for this transaction."""
+    return await (await conn.execute(
+        "SELECT b.id, b.hub_id, h.slug FROM bundles b JOIN hubs h ON h.id = b.hub_id"
+        " WHERE b.id = %s AND b.deleted_at IS NULL FOR UPDATE OF b", (bundle_id,)
+    )).fetchone()
+
+
+async def update_bundle(conn: psycopg.AsyncConnection, bundle_id: str, changes: dict[str, Any],
+                        doc_ids: list[str] | None) -> None:
+    """Apply title/description changes and, when given, a new member list; bump the version."""
+    fields = {k: v for k, v in changes.items() if k in EDITABLE}
+    assignments = [sql.SQL("{} = {}").format(sql.Identifier(k), sql.Placeholder(k)) for k in fields]
+    assignments.append(sql.SQL("version = version + 1, updated_at = now()"))
+    await conn.execute(
+        sql.SQL("UPDATE bundles SET {} WHERE id = %(bundle_id)s").format(sql.SQL(", ").join(assignments)),
+        {**fields, "bundle_id": bundle_id},
+    )
+    if doc_ids is not None:
+        await replace_members(conn, bundle_id, doc_ids)
+    await conn.execute(SET_SOURCE_HASH, (bundle_id,))
+
+
+BUNDLE = """
+SELECT b.id, b.title, b.description, b.updated_at, h.slug AS hub_slug
+FROM bundles b JOIN hubs h ON h.id = b.hub_id WHERE b.id = %s
+"""
+
+MEMBERS = """
+SELECT d.id AS doc_id, d.id, d.title, d.markdown, d.source, d.meta, d.updated_at, h.slug AS hub_slug
+FROM bundle_docs bd
+JOIN docs d ON d.id = bd.doc_id
+LEFT JOIN hubs h ON h.id = d.hub_id
+WHERE bd.bundle_id = %s
+ORDER BY bd.position
+"""
+
+
+async def public_bundle(conn: psycopg.AsyncConnection, bundle_id: str) -> tuple[dict | None, list[dict]]:
+    """The bundle and its members in reading order. Run on the public pool, row-level
+    security leaves out deleted bundles and private members."""
+    bundle = await (await conn.execute(BUNDLE, (bundle_id,))).fetchone()
+    if bundle is None:
+        return None, []
+    members = await (await conn.execute(MEMBERS, (bundle_id,))).fetchall()
+    return bundle, members
