@@ -59,8 +59,8 @@ def serve(port: int) -> None:
     from memorywiki.server import app as app_module
     from memorywiki.server.config import Settings
 
-    app_module.make_embedder = counting(app_module.make_embedder, "server")
-    app = app_module.create_app(Settings.from_env())
+    app = app_module.create_app(Settings.from_env(),
+                                embedder_factory=counting(app_module.make_embedder, "server"))
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False,
                 lifespan="on")
 
@@ -69,8 +69,7 @@ def worker() -> None:
     from memorywiki.server import embedders
     from memorywiki.server.worker import run_worker
 
-    embedders.make_embedder = counting(embedders.make_embedder, "worker")
-    run_worker()
+    run_worker(embedder_factory=counting(embedders.make_embedder, "worker"))
 
 
 def main() -> None:

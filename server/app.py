@@ -6,17 +6,15 @@ import asyncio
 import contextlib
 import logging
 from pathlib import Path
-from typing import AsyncIterator
+from typing import AsyncIterator, Callable
 
 from starlette.applications import Starlette
-from starlette.exceptions import HTTPException
 
 from .config import Settings
-from .embedders import make_embedder
-from .errors import ApiError, api_error_handler, http_error_handler, server_error_handler
+from .embedders import Embedder, make_embedder
+from .errors import EXCEPTION_HANDLERS
 from .routes import bundles, capture, docs, embed, health, hubs, pages, recall
-from .store.db import Database
-from .store.embedded import EmbeddedPostgres
+from .store.db import open_database
 from .store.space import reset_if_model_changed
 from .web import AppState
 from .worker import Worker
@@ -24,37 +22,27 @@ from .worker import Worker
 log = logging.getLogger("memorywiki.server")
 
 
-async def open_database(settings: Settings) -> tuple[Database, EmbeddedPostgres | None]:
-    """DATABASE_URL when set, else the embedded PostgreSQL under the data dir."""
-    embedded = None
-    url = settings.database_url
-    if not url:
-        embedded = EmbeddedPostgres(settings.data_dir)
-        await asyncio.to_thread(embedded.start)
-        url = await asyncio.to_thread(embedded.database_url, "memorywiki")
-    db = Database(url)
-    await db.open()
-    return db, embedded
-
-
-def create_app(settings: Settings | None = None) -> Starlette:
+def create_app(settings: Settings | None = None, *,
+               embedder_factory: Callable[[Settings], Embedder | None] = make_embedder) -> Starlette:
+    """The app for these settings (read from the environment when not given).
+    `embedder_factory`: the benchmarks pass one that counts embedding calls."""
     settings = settings or Settings.from_env()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        embedder = make_embedder(settings)
+        embedder = embedder_factory(settings)
         db, embedded = await open_database(settings)
-        if embedder is not None:
-            async with db.owner.connection() as conn:
-                await reset_if_model_changed(conn, embedder.name)
         state = AppState(settings=settings, db=db, embedder=embedder)
         task = None
-        if embedder is not None and settings.in_process_worker:
-            state.worker = Worker(db, embedder, batch=max(1, settings.embed_batch // 4))
-            task = asyncio.create_task(state.worker.run())
-        app.state.mw = state
-        log.info("Memory.Wiki ready (embedder: %s)", embedder.name if embedder else "none")
         try:
+            if embedder is not None:
+                async with db.owner.connection() as conn:
+                    await reset_if_model_changed(conn, embedder.name)
+            if embedder is not None and settings.in_process_worker:
+                state.worker = Worker(db, embedder, batch=max(1, settings.embed_batch // 4))
+                task = asyncio.create_task(state.worker.run())
+            app.state.mw = state
+            log.info("Memory.Wiki ready (embedder: %s)", embedder.name if embedder else "none")
             yield
         finally:
             if state.worker is not None:
@@ -70,15 +58,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         *health.routes, *hubs.routes, *docs.routes, *embed.routes, *bundles.routes,
         *recall.routes, *capture.routes, *pages.routes,
     ]
-    return Starlette(
-        routes=routes,
-        lifespan=lifespan,
-        exception_handlers={
-            ApiError: api_error_handler,
-            HTTPException: http_error_handler,
-            Exception: server_error_handler,
-        },
-    )
+    return Starlette(routes=routes, lifespan=lifespan, exception_handlers=EXCEPTION_HANDLERS)
 
 
 def run_server(host: str = "127.0.0.1", port: int = 8000, data_dir: Path | None = None) -> None:

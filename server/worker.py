@@ -6,11 +6,14 @@ import asyncio
 import logging
 import signal
 from pathlib import Path
+from typing import Callable
+
+import psycopg
 
 from .config import Settings
-from .embedders import Embedder, EmbedderError
+from .embedders import Embedder, EmbedderError, make_embedder
 from .indexer import claim_owed, index_bundle, index_docs, release_with_error
-from .store.db import Database
+from .store.db import Database, open_database
 
 log = logging.getLogger("memorywiki.worker")
 
@@ -34,8 +37,6 @@ class Worker:
         self.wake.set()
 
     async def _worker_pid(self) -> int:
-        import psycopg
-
         if self._session is None or self._session.closed:
             self._session = await psycopg.AsyncConnection.connect(self.db.url, autocommit=True)
         return self._session.info.backend_pid
@@ -87,8 +88,6 @@ class Worker:
 
     async def _listen(self) -> None:
         """Wake up as soon as any process commits owed work (NOTIFY memorywiki_owed)."""
-        import psycopg
-
         while not self._stopping:
             try:
                 async with await psycopg.AsyncConnection.connect(self.db.url, autocommit=True) as conn:
@@ -101,13 +100,12 @@ class Worker:
                 await asyncio.sleep(self.retry_seconds)
 
 
-def run_worker(data_dir: Path | None = None) -> None:
-    """Entry point of `memorywiki worker`: index owed work until SIGINT/SIGTERM."""
-    from .app import open_database
-    from .embedders import make_embedder
-
+def run_worker(data_dir: Path | None = None, *,
+               embedder_factory: Callable[[Settings], Embedder | None] = make_embedder) -> None:
+    """Entry point of `memorywiki worker`: index owed work until SIGINT/SIGTERM.
+    `embedder_factory`: the benchmarks pass one that counts embedding calls."""
     settings = Settings.from_env(data_dir=data_dir)
-    embedder = make_embedder(settings)
+    embedder = embedder_factory(settings)
     if embedder is None:
         raise SystemExit("memorywiki worker: no embedder configured (MEMORYWIKI_EMBEDDER), nothing to do")
 
