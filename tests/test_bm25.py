@@ -1,5 +1,5 @@
-"""BM25 inside PostgreSQL (server/store/functions/30_bm25_index.sql, 40_bm25_search.sql),
-against the real embedded server.
+"""BM25 inside PostgreSQL (the bm25 files in server/store/functions/), against the real embedded
+server.
 
 Rows are written with plain SQL, the way the indexer does: the triggers alone must keep the
 postings and the statistics right.

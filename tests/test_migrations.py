@@ -317,7 +317,7 @@ def test_functions_are_reapplied_at_every_start(new_db, store_copy):
     first = catalog(url)
     assert run(migrate(url, store_copy)) == [] and catalog(url) == first  # idempotent
 
-    index = store_copy / "functions" / "30_bm25_index.sql"
+    index = store_copy / "functions" / "30_bm25_postings.sql"
     original = "SELECT coalesce((SELECT heading_weight FROM bm25_config), 2)"
     assert original in index.read_text()
     index.write_text(index.read_text().replace(original, "SELECT 5"))
@@ -358,3 +358,22 @@ async def test_two_servers_starting_at_once(new_db):
             await asyncio.gather(*(db.close() for db in dbs))
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT count(*) FROM hubs").fetchone()[0] == 4
+
+
+def test_a_worker_refuses_with_one_line(new_db):
+    """`memorywiki worker` on a database whose migration was edited: the reason, no traceback."""
+    import os
+    import subprocess
+    import sys
+
+    url = new_db()
+    run(migrate(url))
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("UPDATE schema_migrations SET checksum = repeat('0', 64) WHERE name = '0005_triggers.sql'")
+    env = {**os.environ, "DATABASE_URL": url, "MEMORYWIKI_EMBEDDER": "openai", "OPENAI_API_KEY": "x"}
+    result = subprocess.run([sys.executable, "-c", "from memorywiki.server.worker import run_worker; run_worker()"],
+                            env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith(
+        "memorywiki worker: migration 0005_triggers.sql was edited after it was applied")

@@ -123,3 +123,16 @@ def test_the_default_query_limit_is_said_in_kilobytes(client):
     response = client.post("/api/hub/any/recall", json={"question": "q", "pad": "x" * 70_000})
     assert response.status_code == 413
     assert response.json()["error"]["message"] == "request body is over 64 KB"
+
+
+@pytest.mark.parametrize("entry", ["from memorywiki.server.app import run_server; run_server(port=1)",
+                                   "from memorywiki.server.worker import run_worker; run_worker()"])
+def test_serve_and_worker_refuse_a_bad_setting_in_one_line(entry):
+    import subprocess
+    import sys
+
+    env = {**os.environ, "MEMORYWIKI_FETCH_TIMEOUT": "5s"}
+    result = subprocess.run([sys.executable, "-c", entry], env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1
+    assert result.stderr.strip() in ("memorywiki serve: MEMORYWIKI_FETCH_TIMEOUT must be a number, not '5s'",
+                                     "memorywiki worker: MEMORYWIKI_FETCH_TIMEOUT must be a number, not '5s'")

@@ -1,6 +1,6 @@
 -- BM25 tables: configuration, per-hub counters, forward index, postings, the commit queue.
 -- replaces: 0001_core.sql 0002_bm25.sql
--- How they are kept and read: server/store/functions/30_bm25_index.sql, 40_bm25_search.sql.
+-- How they are kept and read: the bm25 files in server/store/functions/.
 
 CREATE TABLE bm25_config (
     id             boolean PRIMARY KEY DEFAULT true CHECK (id),
