@@ -73,6 +73,7 @@ class Settings:
             embed_max_retries=read.get("MEMORYWIKI_EMBED_RETRIES", int, cls.embed_max_retries),
             in_process_worker=read.text("MEMORYWIKI_WORKER") != "external",
             max_body_bytes=read.get("MEMORYWIKI_MAX_BODY_BYTES", int, cls.max_body_bytes),
+            max_query_bytes=read.get("MEMORYWIKI_MAX_QUERY_BYTES", int, cls.max_query_bytes),
             max_upload_bytes=read.get("MEMORYWIKI_MAX_UPLOAD_BYTES", int, cls.max_upload_bytes),
             max_export_bytes=read.get("MEMORYWIKI_MAX_EXPORT_BYTES", int, cls.max_export_bytes),
             fetch_max_bytes=read.get("MEMORYWIKI_FETCH_MAX_BYTES", int, cls.fetch_max_bytes),

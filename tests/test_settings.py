@@ -27,6 +27,7 @@ ENV = {
     "MEMORYWIKI_EMBED_RETRIES": "0",
     "MEMORYWIKI_WORKER": "external",
     "MEMORYWIKI_MAX_BODY_BYTES": "1000",
+    "MEMORYWIKI_MAX_QUERY_BYTES": "500",
     "MEMORYWIKI_MAX_UPLOAD_BYTES": "2000",
     "MEMORYWIKI_MAX_EXPORT_BYTES": "3000",
     "MEMORYWIKI_FETCH_MAX_BYTES": "4000",
@@ -43,7 +44,7 @@ def test_every_variable_is_read():
     assert (s.embedder, s.openai_model, s.openai_api_key, s.openai_base_url, s.local_model_dir) == (
         "openai", "text-embedding-3-large", "sk-test", "http://127.0.0.1:11434/v1", "/models/minilm")
     assert (s.embed_batch, s.embed_timeout, s.embed_max_retries, s.in_process_worker) == (64, 12.5, 0, False)
-    assert (s.max_body_bytes, s.max_upload_bytes, s.max_export_bytes) == (1000, 2000, 3000)
+    assert (s.max_body_bytes, s.max_query_bytes, s.max_upload_bytes, s.max_export_bytes) == (1000, 500, 2000, 3000)
     assert (s.fetch_max_bytes, s.fetch_timeout, s.fetch_allow_loopback) == (4000, 2.0, True)
     assert (s.bm25_k1, s.bm25_b) == (0.9, 0.4)
     assert "sk-test" not in repr(s)  # the key stays out of logs

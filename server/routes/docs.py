@@ -13,7 +13,7 @@ from ..auth import can_edit, can_read_private, require_edit, require_hub_owner
 from ..errors import ApiError, not_found
 from ..store import access as access_store
 from ..store import docs as doc_store
-from ..store.hubs import hub_slug
+from ..store import hubs as hub_store
 from ..tokens import hash_password, hash_token, looks_like_id, new_token
 from ..validate import get_bool, get_dict, get_str, get_str_list, read_json
 from ..web import app_state, doc_url
@@ -126,7 +126,7 @@ async def load_readable_doc(request: Request, doc_id: str,
         async with state.db.owner.connection() as conn:
             doc = await doc_store.find_doc(conn, doc_id)
             if doc is not None and await can_read_private(conn, request, doc, password):
-                doc["hub_slug"] = await hub_slug(conn, doc["hub_id"])
+                doc["hub_slug"] = await hub_store.hub_slug(conn, doc["hub_id"])
                 return doc, await can_edit(conn, request, doc)
     async with state.db.public.connection() as conn:
         doc = await doc_store.public_doc(conn, doc_id)
@@ -177,7 +177,7 @@ async def patch_doc(request: Request) -> Response:
                 raise ApiError(409, "version_conflict",
                                f"the doc is at version {doc['version']}, not {expected}; reload and retry")
             updated = await doc_store.update_doc(conn, doc, changes)
-            slug = await hub_slug(conn, updated["hub_id"])
+            slug = await hub_store.hub_slug(conn, updated["hub_id"])
     state.wake_worker()
     return JSONResponse(doc_json(request, updated, slug, owner_view=True))
 
