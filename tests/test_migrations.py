@@ -1,6 +1,6 @@
 """Schema migrations (server/store/migrate.py), against the real embedded PostgreSQL.
 
-A data dir made by the schema as released before checksums (tests/data/migrations/, verbatim)
+A data dir made by the schema as released before checksums (0001/0002, kept verbatim in migrations/)
 upgrades with its docs, chunks and BM25 postings intact; it ends with the same schema as a
 fresh database; an edited migration stops the server; functions are re-applied at every start.
 """
@@ -19,7 +19,7 @@ import pytest
 
 from memorywiki.server.store.migrate import RELEASED, MigrationError, migrate
 
-RELEASED_DIR = Path(__file__).parent / "data" / "migrations"
+RELEASED_DIR = Path(str(resources.files("memorywiki.server.store") / "migrations"))
 _names = itertools.count()
 
 
@@ -49,7 +49,7 @@ def legacy_migrate(url: str) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations ("
                      " name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())")
-        for path in sorted(RELEASED_DIR.glob("*.sql")):
+        for path in sorted(RELEASED_DIR / name for name in RELEASED):
             with conn.transaction():
                 conn.execute(path.read_text(encoding="utf-8"))
                 conn.execute("INSERT INTO schema_migrations (name) VALUES (%s)", (path.name,))
@@ -377,3 +377,15 @@ def test_a_worker_refuses_with_one_line(new_db):
     assert "Traceback" not in result.stderr
     assert result.stderr.strip().splitlines()[-1].startswith(
         "memorywiki worker: migration 0005_triggers.sql was edited after it was applied")
+
+
+def test_fresh_database_runs_the_baseline_not_the_superseded_release(new_db):
+    """The released 0001/0002 stay on disk verbatim but a fresh database never runs them."""
+    url = new_db()
+    ran = run(migrate(url))
+    assert "0001_core.sql" not in ran and "0002_bm25.sql" not in ran
+    assert ran[:4] == ["0003_core_tables.sql", "0004_bm25_tables.sql", "0005_triggers.sql", "0006_privacy.sql"]
+    with psycopg.connect(url, autocommit=True) as conn:
+        names = {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
+    assert not names & set(RELEASED)
+    assert run(migrate(url)) == []  # and a restart runs nothing, released files still skipped

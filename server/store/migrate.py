@@ -19,8 +19,9 @@ log = logging.getLogger("memorywiki.store")
 LOCK_ID = 0x6D656D77  # "memw": one migrator at a time across processes
 
 # Released with name-only bookkeeping (before issue 9), and the sha256 of the text they were
-# released with. A database that recorded them gets these checksums and the baseline files
-# that replace them recorded without running. Verbatim copies: tests/data/migrations/.
+# released with. They stay in migrations/ exactly as released (a test holds them to these
+# hashes): a database that recorded them gets these checksums and the baseline files that
+# replace them recorded without running; a fresh database skips them and runs the baseline.
 RELEASED = {
     "0001_core.sql": "5ca17c4005b7f27dc4504a25b911c4feed05f230049f5cc9139858d3620bb741",
     "0002_bm25.sql": "945ab2630e945eb3f70bfe8d0df5c6bdfbcf7b955187c4aee7265233c3f82873",
@@ -126,6 +127,8 @@ def plan(files: list[Migration], recorded: dict[str, str | None]) -> list[Step]:
     for m in files:
         if m.name in recorded:
             continue
+        if m.name in replaced:
+            continue  # superseded: a fresh database runs the baseline that replaces it instead
         have = [name for name in m.replaces if name in recorded]
         if have and len(have) < len(m.replaces):
             missing = [name for name in m.replaces if name not in recorded]
