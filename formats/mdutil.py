@@ -6,8 +6,10 @@ import json
 import re
 
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 _md = MarkdownIt("commonmark").enable("table")
+_SPACES = re.compile(r"\s+")
 
 # ChatGPT private-use markup: U+E200 <kind> (U+E202 <arg>)* U+E201
 _PUA_SPAN = re.compile("\ue200([^\ue200\ue201\ue202]*)((?:\ue202[^\ue200\ue201\ue202]*)*)\ue201")
@@ -45,35 +47,103 @@ def strip_citations(text: str) -> str:
     return text.rstrip()
 
 
+def inline_text(tokens: list[Token]) -> str:
+    """Plain text of inline tokens: markup dropped, code spans, link text and image alt kept."""
+    parts: list[str] = []
+    for tok in tokens:
+        if tok.type in ("text", "code_inline", "text_special"):
+            parts.append(tok.content)
+        elif tok.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+        elif tok.type == "image" and tok.children:
+            parts.append(inline_text(tok.children))
+    return "".join(parts)
+
+
+def same_text(a: str, b: str) -> bool:
+    """Equal up to case and runs of whitespace (how a heading is compared with a title)."""
+    return _SPACES.sub(" ", a).strip().casefold() == _SPACES.sub(" ", b).strip().casefold()
+
+
+def leading_h1(markdown: str) -> tuple[str, str] | None:
+    """(heading text, the rest) when the markdown opens with a level-1 heading (ATX or setext).
+
+    Only the first block is parsed, so a 5 MB body costs no more than a short one; a fence
+    or list that opens the doc is not a heading, whatever it holds.
+    """
+    lines = markdown.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is None:
+        return None
+    end = next((i for i in range(first, len(lines)) if not lines[i].strip()), len(lines))
+    tokens = _md.parse("\n".join(lines[:end]))
+    if not tokens or tokens[0].type != "heading_open" or tokens[0].tag != "h1" or tokens[0].map is None:
+        return None
+    text = _SPACES.sub(" ", inline_text(tokens[1].children or [])).strip()
+    if not text:
+        return None
+    rest = lines[tokens[0].map[1]:]
+    while rest and not rest[0].strip():
+        rest.pop(0)
+    return text, "\n".join(rest)
+
+
+def split_title(title: str | None, markdown: str) -> tuple[str | None, str]:
+    """The one rule for a leading `# Title`, applied on every path a page comes in by.
+
+    The title lives in the title field, never also at the top of the body: a body that opens
+    with an H1 equal to the title loses that H1; with no title given, a leading H1 becomes the
+    title. A leading H1 that differs from a given title is the author's own heading and stays.
+    Renderers call this too, so pages saved before the rule never show their title twice.
+    """
+    title = (title or "").strip() or None
+    found = leading_h1(markdown)
+    if found is None:
+        return title, markdown
+    heading, rest = found
+    if title is None:
+        return heading, rest
+    if same_text(heading, title):
+        return title, rest
+    return title, markdown
+
+
+def shift_headings(text: str, by: int) -> str:
+    """Move every top-level heading `by` levels deeper (capped at 6), setext ones as ATX.
+
+    Headings inside code fences are not touched (markdown-it finds real headings only).
+    """
+    if by <= 0 or ("#" not in text and "\n=" not in text and "\n-" not in text):
+        return text
+    lines = text.split("\n")
+    for tok in reversed(_md.parse(text)):
+        if tok.type != "heading_open" or tok.level != 0 or tok.map is None:
+            continue
+        start, end = tok.map
+        level = min(6, int(tok.tag[1]) + by)
+        if tok.markup.startswith("#"):
+            line = lines[start]
+            stripped = line.lstrip()
+            lines[start] = line[: len(line) - len(stripped)] + "#" * level + stripped[len(tok.markup):]
+        else:  # setext: the text lines, then the underline
+            name = " ".join(line.strip() for line in lines[start:end - 1])
+            lines[start:end] = ["#" * level + " " + name]
+    return "\n".join(lines)
+
+
 def demote_headings(text: str, min_level: int = 3) -> str:
-    """Shift ATX headings inside a turn so the shallowest becomes ``min_level``.
+    """Shift headings inside a turn so the shallowest becomes ``min_level``.
 
     A conversation doc uses ``## User`` / ``## Assistant``; a ``# Title`` inside an answer
-    would otherwise break the doc's heading structure (and its chunk breadcrumbs). Headings
-    inside code fences are not touched (markdown-it finds real headings only).
+    would otherwise break the doc's heading structure (and its chunk breadcrumbs).
     """
     if "#" not in text:
         return text
-    tokens = _md.parse(text)
-    heads = [
-        (t.map[0], int(t.tag[1]))
-        for t in tokens
-        if t.type == "heading_open" and t.markup.startswith("#") and t.map
-    ]
-    if not heads:
+    levels = [int(t.tag[1]) for t in _md.parse(text)
+              if t.type == "heading_open" and t.level == 0 and t.markup.startswith("#")]
+    if not levels:
         return text
-    shallowest = min(level for _, level in heads)
-    shift = max(0, min_level - shallowest)
-    if not shift:
-        return text
-    lines = text.split("\n")
-    for line_no, level in heads:
-        line = lines[line_no]
-        stripped = line.lstrip()
-        indent = line[: len(line) - len(stripped)]
-        new_level = min(6, level + shift)
-        lines[line_no] = indent + "#" * new_level + stripped[level:]
-    return "\n".join(lines)
+    return shift_headings(text, max(0, min_level - min(levels)))
 
 
 def render_turns(turns: list[tuple[str, str]]) -> str:
