@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from markdown_it import MarkdownIt
-from markdown_it.token import Token
+
+from memorywiki.formats.mdutil import inline_text, same_text
 
 __all__ = ["Chunk", "chunk_markdown", "strip_front_matter"]
 
@@ -63,29 +64,12 @@ def strip_front_matter(markdown: str) -> str:
     return text[match.end() :]
 
 
-def _inline_text(tokens: list[Token]) -> str:
-    """Plain text of inline tokens: markup dropped, code spans and image alt text kept."""
-    parts: list[str] = []
-    for tok in tokens:
-        if tok.type in ("text", "code_inline", "text_special"):
-            parts.append(tok.content)
-        elif tok.type in ("softbreak", "hardbreak"):
-            parts.append(" ")
-        elif tok.type == "image" and tok.children:
-            parts.append(_inline_text(tok.children))
-    return "".join(parts)
-
-
 def _heading_text(source: str, env: dict[str, Any]) -> str:
     if not _INLINE_MARKUP.search(source):  # the common case; skips a parser run
         return _SPACES.sub(" ", source).strip()
     inline = _INLINE.parseInline(source, env)
     children = inline[0].children if inline and inline[0].children else []
-    return _SPACES.sub(" ", _inline_text(children)).strip()
-
-
-def _same(a: str, b: str) -> bool:
-    return _SPACES.sub(" ", a).strip().casefold() == _SPACES.sub(" ", b).strip().casefold()
+    return _SPACES.sub(" ", inline_text(children)).strip()
 
 
 def _trim(lines: list[str]) -> str:
@@ -144,8 +128,10 @@ def chunk_markdown(title: str, markdown: str, max_chars: int = 1800) -> list[Chu
     """Split a doc at its level 1-3 headings into chunks carrying a breadcrumb and a hash.
 
     Front matter is dropped and newlines normalised first. Text before the first heading is
-    chunk 0 (skipped when blank). Long sections are cut between top-level blocks, with the
-    heading re-emitted at the top of each piece so every piece says where it came from.
+    chunk 0 (skipped when blank). A heading with no body of its own is no chunk: its name
+    lives on in the breadcrumbs of the sections under it. Long sections are cut between
+    top-level blocks, with the heading re-emitted at the top of each piece so every piece
+    says where it came from.
     """
     if max_chars < 1:
         raise ValueError("max_chars must be at least 1")
@@ -170,7 +156,7 @@ def chunk_markdown(title: str, markdown: str, max_chars: int = 1800) -> list[Chu
             name: str | None = _heading_text(tokens[i + 1].content, env)
             if level == 1 and not title_seen:
                 title_seen = True
-                if _same(name or "", title):
+                if same_text(name or "", title):
                     name = None  # the doc's own title heading: don't say it twice
             stack[level - 1] = name
             for deeper in range(level, 3):
@@ -180,8 +166,16 @@ def chunk_markdown(title: str, markdown: str, max_chars: int = 1800) -> list[Chu
         else:
             sections[-1].blocks.append(start)
 
+    if not any(section.blocks for section in sections):
+        # Headings and nothing else: the outline is all the doc says, so it is one chunk.
+        whole = _trim(lines)
+        return [Chunk(0, title, whole, _hash(title, whole))]
     chunks: list[Chunk] = []
     for n, section in enumerate(sections):
+        if not section.blocks:
+            # A heading with no body is never a chunk of its own (it would win recall with
+            # nothing to say); its text already leads the breadcrumb of the sections below it.
+            continue
         end = sections[n + 1].start if n + 1 < len(sections) else len(lines)
         for piece in _split(lines, section, end, max_chars):
             chunks.append(Chunk(len(chunks), section.path, piece, _hash(section.path, piece)))

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
+from markdown_it import MarkdownIt
 
 from memorywiki.server.chunker import Chunk, chunk_markdown, strip_front_matter
 
@@ -35,10 +36,9 @@ def test_tricky_sample_splits_only_on_real_headings() -> None:
         "Tricky doc",
         "Tricky doc > Install memorywiki with pip",
         "Tricky doc > Setext Section",
-        "Tricky doc > Top Level Again",
-        "Tricky doc > Top Level Again > Leaf under setext",
+        "Tricky doc > Top Level Again > Leaf under setext",  # the bare setext H1 is no chunk
     ]
-    assert [c.ordinal for c in chunks] == list(range(6))
+    assert [c.ordinal for c in chunks] == list(range(5))
     assert chunks[0].markdown == "Some intro before any heading."
     assert chunks[1].markdown == "# Tricky doc\n\nThe doc's own title heading."
     install = chunks[2].markdown
@@ -50,8 +50,7 @@ def test_tricky_sample_splits_only_on_real_headings() -> None:
     assert setext.startswith("Setext *Section*\n----------------\n")
     for inside in ("> # quoted", "- # list item", "#### Deep heading", "| # a | 1   |"):
         assert inside in setext
-    assert chunks[4].markdown == "Top Level Again\n==============="
-    assert chunks[5].markdown == "### Leaf under setext\n\nDone."
+    assert chunks[4].markdown == "### Leaf under setext\n\nDone."
 
 
 @pytest.mark.parametrize("fence", ["```", "~~~", "````"])
@@ -105,9 +104,9 @@ def test_deeper_headings_stay_inside() -> None:
 
 def test_inline_markup_is_stripped_from_heading_text() -> None:
     md = (
-        "# Using `pip` with [the index](https://pypi.org) and *emphasis*\n\n"
-        "## **Bold** _under_ ~~struck~~ ![logo](l.png) &amp; \\#hash <kbd>K</kbd>\n\n"
-        "### Ref [docs][d]\n\n"
+        "# Using `pip` with [the index](https://pypi.org) and *emphasis*\n\none\n\n"
+        "## **Bold** _under_ ~~struck~~ ![logo](l.png) &amp; \\#hash <kbd>K</kbd>\n\ntwo\n\n"
+        "### Ref [docs][d]\n\nthree\n\n"
         "[d]: https://example.com\n"
     )
     chunks = chunk_markdown("T", md)
@@ -191,10 +190,43 @@ def test_blank_preamble_is_skipped() -> None:
     assert chunks[0].ordinal == 0
 
 
-def test_heading_only_doc() -> None:
+def test_heading_only_doc_is_one_chunk_titled_by_the_doc() -> None:
     chunks = chunk_markdown("T", "# Just a heading")
-    pairs = [(c.heading_path, c.markdown) for c in chunks]
-    assert pairs == [("T > Just a heading", "# Just a heading")]
+    assert [(c.heading_path, c.markdown) for c in chunks] == [("T", "# Just a heading")]
+    outline = "# Plan\n\n## Build\n\n## Ship\n"
+    assert [(c.heading_path, c.markdown) for c in chunk_markdown("T", outline)] == [("T", outline.strip())]
+
+
+# --- a heading with no body is never a chunk of its own (issue 9, item 6) ---------------------
+
+
+def test_bare_heading_is_folded_into_the_breadcrumb_below_it() -> None:
+    md = "# Deploy notes\n\n## Steps\n\nRun make deploy.\n\n## Rollback\n\nRun make rollback.\n"
+    chunks = chunk_markdown("Ops handbook", md)
+    assert [(c.heading_path, c.markdown) for c in chunks] == [
+        ("Ops handbook > Deploy notes > Steps", "## Steps\n\nRun make deploy."),
+        ("Ops handbook > Deploy notes > Rollback", "## Rollback\n\nRun make rollback."),
+    ]
+    assert [c.ordinal for c in chunks] == [0, 1]
+
+
+def only_headings(markdown: str) -> bool:
+    """True when every top-level block of `markdown` is a heading (nothing to read under it)."""
+    blocks = [t for t in MarkdownIt("commonmark").parse(markdown) if t.level == 0 and t.nesting >= 0]
+    return all(t.type in ("heading_open", "inline") for t in blocks)
+
+
+@pytest.mark.parametrize("md", [
+    "# A\n## B\n### C\ntext\n",
+    "A\n===\n\nB\n---\n\n### C\n\ntext\n",
+    "# A\n\n## B\n\n### C\n\ntext\n\n## Empty at the end\n\n",
+    "intro\n\n# A\n\n## B\n\n### C\n\ntext\n",
+])
+def test_no_chunk_is_only_a_heading(md: str) -> None:
+    chunks = chunk_markdown("T", md)
+    assert chunks and not any(only_headings(c.markdown) for c in chunks), chunks
+    [body] = [c for c in chunks if "text" in c.markdown]
+    assert body.heading_path == "T > A > B > C" and body.markdown.startswith("### C")
 
 
 def test_reference_definitions_are_kept() -> None:

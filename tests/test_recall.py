@@ -224,3 +224,21 @@ def test_design_example_mcp_server_chunk_comes_first(client):
     assert top["fts_rank"] == 1 and top["vector_rank"] == 1
     assert math.isclose(top["rrf_score"], 2 / 61, abs_tol=1e-6)
     assert all(r["rrf_score"] < top["rrf_score"] for r in body["results"][1:])
+
+
+def test_a_bare_heading_never_answers(client):
+    """Issue 9, item 6: `# Deploy notes` with nothing under it used to win "how do we deploy?"."""
+    r = client.post("/api/hubs", json={"slug": "ops"})
+    h = {"Authorization": f"Bearer {r.json()['owner_token']}"}
+    handbook = ("# Deploy notes\n\n## Steps\n\nWe deploy with make release on the build host, then watch the health page "
+                "until it is green.\n\n## Rollback\n\nRun make rollback with the previous tag.\n")
+    ids = [client.post("/api/docs", json={"title": title, "markdown": markdown, "hub": "ops"}, headers=h).json()["id"]
+           for title, markdown in [("Ops handbook", handbook),
+                                   ("Lunch", "# Lunch\n\nThe canteen opens at noon.\n")]]
+    wait_indexed(client, ids)
+    for hybrid in (True, False):
+        results = recall(client, slug="ops", question="how do we deploy?", hybrid=hybrid)["results"]
+        assert results[0]["doc_id"] == ids[0]
+        assert results[0]["heading_path"] == "Ops handbook > Deploy notes > Steps"
+        assert "make release" in results[0]["markdown"]
+        assert not [r for r in results if r["markdown"].strip() == "# Deploy notes"]
