@@ -3,7 +3,8 @@
 Codes are stable (clients branch on them, never on the message). Raise `ApiError(status,
 code, message)` or a subclass that fixes the status, e.g. `NotFound("unknown_hub", ...)`.
 Converter errors from `memorywiki.formats` carry no HTTP status; `as_api_error` is the one
-place they get one. Every error becomes a response through `error_response`.
+place they get one. Every error becomes a response through `error_response`: JSON for the
+API, an HTML or markdown page for a page URL (negotiate.py).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from memorywiki.formats import FormatError
+
+from . import negotiate
 
 log = logging.getLogger("memorywiki.server")
 
@@ -104,6 +107,9 @@ def as_api_error(exc: Exception) -> ApiError:
 
 def error_response(request: Request, error: ApiError) -> Response:
     """The one place an error becomes a response."""
+    page = negotiate.error_page(request, error.status, error.code, error.message)
+    if page is not None:
+        return page
     body = {"error": {"code": error.code, "message": error.message, **error.extra}}
     return JSONResponse(body, status_code=error.status)
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
 from typing import Any
 
 from markdown_it import MarkdownIt
+
+from memorywiki.formats.mdutil import inline_text, shift_headings, split_title
 
 
 @lru_cache(maxsize=1)
@@ -18,6 +21,50 @@ def _md() -> MarkdownIt:
 
 def markdown_to_html(markdown: str) -> str:
     return _md().render(markdown)
+
+
+# For text only, never rendered to HTML: with html on, raw tags are tokens of their own and
+# drop out of the text instead of showing as `<b>`.
+_TEXT = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+# What an unclosed or cut-off span leaves behind as literal text.
+_LEFTOVER_MARKUP = re.compile(r"\*\*+|__+|`+|~~+")
+SUMMARY_CHARS = 160
+
+
+def summary(markdown: str, limit: int = SUMMARY_CHARS) -> str:
+    """One line for an index: the opening prose as a reader sees it (rendered, then its
+    text), cut on a word boundary with an ellipsis. Headings, code and tables are skipped."""
+    tokens = _TEXT.parse(markdown)
+    parts: list[str] = []
+    size = 0
+    for prev, tok in zip(tokens, tokens[1:]):
+        if tok.type != "inline" or prev.type != "paragraph_open":
+            continue
+        text = " ".join(_LEFTOVER_MARKUP.sub("", inline_text(tok.children or [])).split())
+        if text:
+            parts.append(text)
+            size += len(text) + 1
+        if size > limit:
+            break
+    text = " ".join(parts)
+    if len(text) <= limit:
+        return text
+    cut = text[: limit + 1]
+    space = cut.rfind(" ")
+    cut = cut[:space] if space > limit // 2 else text[:limit]
+    return cut.rstrip(" ,;:.-–—(") + "…"
+
+
+def page_body(doc: dict[str, Any]) -> str:
+    """The body as a page shows it: under its title, which it never repeats (pages saved
+    before the title rule may still open with their `# Title`)."""
+    return split_title(doc["title"], doc["markdown"])[1]
+
+
+def member_body(doc: dict[str, Any]) -> str:
+    """A bundle member's body under its own `## Title`: its headings one level down, so
+    its `#` sections sit beside the member's title, never above the bundle's."""
+    return shift_headings(page_body(doc), 1)
 
 
 def front_matter(fields: dict[str, Any]) -> str:
@@ -43,4 +90,4 @@ def doc_markdown(doc: dict[str, Any], url: str) -> str:
             fields[key] = meta[key]
     if meta.get("url"):
         fields["source_url"] = meta["url"]
-    return front_matter(fields) + doc["markdown"].rstrip() + "\n"
+    return front_matter(fields) + page_body(doc).rstrip() + "\n"

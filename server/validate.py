@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from typing import Any
 
 from starlette.requests import Request
 
-from .errors import ApiError, TooLarge
+from memorywiki.formats.mdutil import split_title
+
+from .errors import ApiError, BadRequest, TooLarge
 from .web import app_state
 
 _MISSING = object()
@@ -39,7 +42,21 @@ async def read_body(request: Request, limit: int | None = None) -> bytes:
     return b"".join(chunks)
 
 
-async def read_json(request: Request, limit: int | None = None) -> dict[str, Any]:
+def reject_unknown(data: dict[str, Any], accepted: Collection[str]) -> None:
+    """Refuse fields the endpoint does not know: a typo (`top_k` for `k`) must not pass
+    silently with the default in its place."""
+    unknown = sorted(key for key in data if key not in accepted)
+    if not unknown:
+        return
+    names = ", ".join(f"'{key}'" for key in unknown)
+    plural = "s" if len(unknown) > 1 else ""
+    raise BadRequest("unknown_field", f"unknown field{plural} {names}; accepted fields: {', '.join(accepted)}",
+                     unknown=unknown, accepted=list(accepted))
+
+
+async def read_json(request: Request, limit: int | None = None, *,
+                    fields: Collection[str]) -> dict[str, Any]:
+    """The body as a JSON object holding only `fields` (each route declares its own once)."""
     body = await read_body(request, limit)
     if not body.strip():
         raise ApiError(400, "invalid_json", "request body must be a JSON object")
@@ -49,6 +66,7 @@ async def read_json(request: Request, limit: int | None = None) -> dict[str, Any
         raise ApiError(400, "invalid_json", f"malformed JSON: {exc}") from None
     if not isinstance(data, dict):
         raise ApiError(400, "invalid_json", "request body must be a JSON object")
+    reject_unknown(data, fields)
     return data
 
 
@@ -108,3 +126,22 @@ def get_dict(data: dict, key: str, default: Any = None) -> Any:
     if not isinstance(value, dict):
         raise ApiError(400, "invalid_field", f"'{key}' must be an object")
     return value
+
+
+def page_content(title: str | None, markdown: str, *, max_title: int,
+                 default_title: str | None = None) -> tuple[str, str]:
+    """A page's title and body as stored, the same for every way a page comes in.
+
+    The title rule (`split_title`) runs first; then a page needs a title and some text:
+    a page with an empty body is refused, whether it is sent to the API or by the CLI.
+    """
+    title, body = split_title(title, markdown)
+    title = title or default_title
+    if not title:
+        raise BadRequest("missing_field", "'title' is required (or open 'markdown' with a `# Title` line)")
+    if len(title) > max_title:
+        raise BadRequest("invalid_field", f"'title' is longer than {max_title} characters")
+    if not body.strip():
+        said = "holds nothing but its title" if markdown.strip() else "is empty"
+        raise BadRequest("empty_markdown", f"'markdown' {said}: a page needs some text")
+    return title, body

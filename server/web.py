@@ -54,12 +54,3 @@ def hub_url(request: Request, slug: str) -> str:
 def bundle_url(request: Request, bundle_id: str) -> str:
     return f"{base_url(request)}/b/{bundle_id}"
 
-
-def wants_markdown(request: Request) -> bool:
-    """An AI fetcher asks for markdown; a browser asks for HTML first."""
-    accept = request.headers.get("accept", "").lower()
-    if "text/markdown" in accept or "text/x-markdown" in accept:
-        return True
-    if "text/html" in accept:
-        return False
-    return "text/plain" in accept

@@ -107,14 +107,14 @@ def test_unknown_hub(client, seeded):
 @pytest.mark.parametrize("doc_id", ["zzzzzzzzzz", "..%2F..%2Fetc%2Fpasswd", "%2e%2e", "a" * 500, "ABCDEFGHJK",
                                     "x'%20OR%201=1--", "%00", "0000000000"])
 def test_unknown_or_odd_doc_ids(client, seeded, doc_id):
-    for method, url, headers in [
-        ("GET", f"/api/docs/{doc_id}", {}),
-        ("PATCH", f"/api/docs/{doc_id}", seeded["edit"]),
-        ("DELETE", f"/api/docs/{doc_id}", seeded["edit"]),
-        ("POST", f"/api/embed/{doc_id}", {}),
-        ("POST", f"/api/docs/{doc_id}/access", seeded["edit"]),
+    for method, url, headers, body in [
+        ("GET", f"/api/docs/{doc_id}", {}, None),
+        ("PATCH", f"/api/docs/{doc_id}", seeded["edit"], {"title": "x"}),
+        ("DELETE", f"/api/docs/{doc_id}", seeded["edit"], None),
+        ("POST", f"/api/embed/{doc_id}", {}, None),
+        ("POST", f"/api/docs/{doc_id}/access", seeded["edit"], {"email": "a@b.co"}),
     ]:
-        r = client.request(method, url, headers=headers, json={"title": "x", "email": "a@b.co"})
+        r = client.request(method, url, headers=headers, json=body)
         assert_json_error(r, 404)
     assert client.get(f"/raw/{doc_id}").status_code == 404
     assert client.get(f"/{doc_id}", headers={"Accept": "text/html"}).status_code == 404

@@ -145,12 +145,14 @@ def test_capture_stdin_and_file_remember_edit_token(env):
     doc = httpx.get(f"{env.url}/api/docs/{data['id']}", headers={"Authorization": f"Bearer {data['edit_token']}"}).json()
     assert doc["title"] == "From a file" and doc["hub"] == s and doc["source"] == "cli"
 
-    assert run("pull", "--body", data["id"]).stdout == "# From a file\n\nfile body\n"
-    assert run("pull", "--body", url).stdout == md  # a full URL works too
+    # the title heading became the title: the body does not repeat it
+    assert run("pull", "--body", data["id"]).stdout == "file body\n"
+    body = "Some **markdown** body.\n"
+    assert run("pull", "--body", url).stdout == body  # a full URL works too
 
     # plain `pull` is /raw: front matter with provenance, then the body
     raw = run("pull", url).stdout
-    assert raw.startswith("---\n") and f'url: "{url}"' in raw and raw.endswith(md)
+    assert raw.startswith("---\n") and f'url: "{url}"' in raw and raw.endswith("---\n\n" + body)
 
 
 def test_pull_edit_update_round_trip(env):
@@ -160,7 +162,7 @@ def test_pull_edit_update_round_trip(env):
     f = env.tmp / "edit.md"
     f.write_text(pulled.replace("first", "second").replace('title: "Round trip"', 'title: "Round trip 2"'))
     run("update", url, str(f))
-    assert run("pull", "--body", url).stdout == "# Round trip\n\nsecond\n"  # no front matter in the body
+    assert run("pull", "--body", url).stdout == "second\n"  # no front matter (nor title heading) in the body
     assert json.loads(run("pull", "--json", url).stdout)["title"] == "Round trip 2"
 
 
@@ -274,6 +276,7 @@ def test_update_section_keeps_the_rest(env):
     assert result.stdout.strip() == url
     pulled = run("pull", "--body", url).stdout
     head, tail = SECTIONED.split("## Use", 1)[0], SECTIONED.split("## Later", 1)[1]
+    head = head.removeprefix("# Guide\n\n")  # the title heading is the title, not part of the body
     assert pulled == head + "## Use\n\nNew usage.\n\n## Later" + tail
 
 

@@ -111,7 +111,7 @@ def test_private_docs_are_invisible_to_every_public_read(client, world):
             assert public_id in text, label
     assert "Everything" in texts["recall bundle hybrid=False"]
     # the bundle lists its public member only, in its reading order
-    assert texts["bundle raw"].count("\n---\n\n---\n") == 1  # one member after the front matter
+    assert texts["bundle raw"].count("\n---\n\n## ") == 1  # one member section after the reading order
     assert f"1. [Public {PUBLIC_WORD}]" in texts["bundle raw"]
 
 

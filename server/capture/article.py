@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import PurePosixPath
 from urllib.parse import urlsplit
 
-from memorywiki.formats.mdutil import tidy_blocks
+from memorywiki.formats.mdutil import split_title, tidy_blocks
 from memorywiki.formats.model import Captured
 
 from ..errors import Unprocessable
@@ -41,10 +40,7 @@ def extract_article(html: str, url: str, title: str | None = None) -> Captured:
             if v:
                 meta[k] = v
     md = tidy_blocks(md).strip()
-    if doc_title:
-        m = re.match(r"#\s+(.+?)\s*\n", md + "\n")
-        if m and m.group(1).strip().lower() == doc_title.strip().lower():
-            md = md[m.end():].lstrip()
+    doc_title, md = split_title(doc_title, md)
     return Captured(doc_title or _title_from_url(url), md + "\n", "article", meta)
 
 

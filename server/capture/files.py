@@ -7,7 +7,7 @@ import re
 import threading
 from pathlib import PurePath
 
-from memorywiki.formats.mdutil import tidy_blocks
+from memorywiki.formats.mdutil import split_title, tidy_blocks
 from memorywiki.formats.model import Captured
 from memorywiki.formats.transcript import transcript_markdown
 from memorywiki.formats.ziputil import check_ooxml
@@ -137,13 +137,6 @@ def decode_text(data: bytes, file_name: str) -> tuple[str, str]:
 def _first_heading(md: str) -> str | None:
     m = re.search(r"^#{1,3}\s+(.+?)\s*#*\s*$", md, re.M)
     return m.group(1).strip() if m else None
-
-
-def _strip_leading_title(md: str, title: str) -> str:
-    m = re.match(r"\s*#\s+(.+?)\s*#*\s*\n", md + "\n")
-    if m and m.group(1).strip().lower() == title.strip().lower():
-        return md[m.end():].lstrip("\n")
-    return md
 
 
 def _tidy(md: str) -> str:
@@ -303,8 +296,9 @@ def convert_file(
     md = _tidy(md)
     if not md.strip():
         raise Unprocessable("empty", f"{name} has no text.")
-    final_title = (title or "").strip() or doc_title or (_first_heading(md) if kind in ("markdown", "docx", "html", "pdf") else None) or stem
-    md = _strip_leading_title(md, final_title)
+    final_title, md = split_title((title or "").strip() or doc_title, md)
+    if not final_title:
+        final_title = (_first_heading(md) if kind in ("markdown", "docx", "html", "pdf") else None) or stem
     if not md.strip():
         raise Unprocessable("empty", f"{name} has no text beyond its title.")
     return Captured(title=final_title, markdown=md, source=kind, meta=meta)

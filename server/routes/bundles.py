@@ -10,13 +10,17 @@ from starlette.routing import Route
 
 from ..auth import require_hub_owner
 from ..errors import ApiError, not_found
-from ..render import doc_markdown, front_matter, markdown_to_html
+from ..negotiate import markdown_response, wants_markdown
+from ..render import front_matter, markdown_to_html, member_body
 from ..store import bundles as bundle_store
 from ..templating import templates
 from ..tokens import looks_like_id, new_id
 from ..validate import get_str, get_str_list, read_json
-from ..web import app_state, bundle_url, doc_url, wants_markdown
-from .pages import markdown_response
+from ..web import app_state, bundle_url, doc_url
+
+CREATE_FIELDS = ("hub", "title", "description", "doc_ids")
+PATCH_FIELDS = ("title", "description", "doc_ids")
+
 
 async def _check_members(conn, hub_id: int, doc_ids: list[str]) -> list[str]:
     if len(set(doc_ids)) != len(doc_ids):
@@ -29,7 +33,7 @@ async def _check_members(conn, hub_id: int, doc_ids: list[str]) -> list[str]:
 
 async def create_bundle(request: Request) -> Response:
     state = app_state(request)
-    data = await read_json(request)
+    data = await read_json(request, fields=CREATE_FIELDS)
     slug = get_str(data, "hub", required=True)
     title = get_str(data, "title", required=True, max_len=500, allow_empty=False).strip()
     description = get_str(data, "description", max_len=5000, default="")
@@ -57,7 +61,7 @@ async def _owned_bundle(conn, request: Request, bundle_id: str) -> dict[str, Any
 async def patch_bundle(request: Request) -> Response:
     """Change title, description or members; the bundle alone is re-embedded."""
     state = app_state(request)
-    data = await read_json(request)
+    data = await read_json(request, fields=PATCH_FIELDS)
     bundle_id = request.path_params["bundle_id"]
     async with state.db.owner.connection() as conn:
         async with conn.transaction():
@@ -97,7 +101,8 @@ def bundle_markdown(request: Request, bundle: dict, members: list[dict]) -> str:
     parts.append("Reading order:\n\n" + "\n".join(
         f"{i}. [{m['title']}]({doc_url(request, m['doc_id'])})" for i, m in enumerate(members, 1)) + "\n")
     for m in members:
-        parts.append(f"\n---\n\n{doc_markdown(m, doc_url(request, m['doc_id']))}")
+        body = member_body(m).strip()
+        parts.append(f"\n---\n\n## {' '.join(m['title'].split())}\n\n<{doc_url(request, m['doc_id'])}>\n\n{body}\n")
     return "\n".join(parts)
 
 
@@ -107,7 +112,7 @@ async def bundle_page(request: Request) -> Response:
         return markdown_response(bundle_markdown(request, bundle, members))
     for m in members:
         m["url"] = doc_url(request, m["doc_id"])
-        m["html"] = markdown_to_html(m["markdown"])
+        m["html"] = markdown_to_html(member_body(m))
     return templates.TemplateResponse(request, "bundle.html", {
         "bundle": bundle, "members": members, "hub_slug": bundle["hub_slug"]}, headers={"Vary": "Accept"})
 

@@ -25,10 +25,12 @@ from ..capture import capture_url, convert_file
 from ..errors import ApiError, LengthRequired, TooLarge
 from ..store import docs as doc_store
 from ..tokens import hash_token, new_token
-from ..validate import get_bool, get_str, read_json, size_text
+from ..validate import get_bool, get_str, page_content, read_json, size_text
 from ..web import app_state, doc_url
 
 IMPORT_BATCH = 50
+MAX_TITLE = 500
+URL_FIELDS = ("url", "title", "hub", "is_draft", "source")
 EXPORTERS = {"chatgpt": iter_chatgpt_export, "claude": iter_claude_export}
 
 
@@ -37,13 +39,14 @@ async def save_captured(request: Request, captured: Captured, *, hub_slug: str |
     """Store one capture (upserting by its external id inside a hub); return the API answer."""
     state = app_state(request)
     edit_token = new_token("mwe")
-    title = (title or captured.title or "Untitled").strip()[:500] or "Untitled"
+    title, markdown = page_content((title or captured.title or "").strip()[:MAX_TITLE], captured.markdown,
+                                   max_title=MAX_TITLE, default_title="Untitled")
     async with state.db.owner.connection() as conn:
         async with conn.transaction():
             hub = await require_hub_owner(conn, request, hub_slug) if hub_slug else None
             row, status = await doc_store.save_doc(
                 conn, hub_id=hub["id"] if hub else None, external_id=captured.external_id, title=title,
-                markdown=captured.markdown, source=captured.source, meta=captured.meta,
+                markdown=markdown, source=captured.source, meta=captured.meta,
                 is_draft=is_draft, password_hash=None, allowed_emails=[],
                 edit_token_hash=hash_token(edit_token))
     state.wake_worker()
@@ -53,14 +56,17 @@ async def save_captured(request: Request, captured: Captured, *, hub_slug: str |
 
 
 async def capture_from_url(request: Request) -> Response:
-    data = await read_json(request)
+    data = await read_json(request, fields=URL_FIELDS)
     url = get_str(data, "url", required=True, allow_empty=False, max_len=4000).strip()
     title = get_str(data, "title", max_len=500)
     hub = get_str(data, "hub")
     is_draft = get_bool(data, "is_draft", default=False)
+    source = get_str(data, "source", max_len=200)
     settings = app_state(request).settings
     captured = await capture_url(url, title=title, allow_loopback=settings.fetch_allow_loopback,
                                  max_bytes=settings.fetch_max_bytes, timeout=settings.fetch_timeout)
+    if source and source.strip():
+        captured.source = source.strip()  # the caller knows better (e.g. `capture --url --source`)
     body = await save_captured(request, captured, hub_slug=hub, title=title, is_draft=is_draft)
     return JSONResponse(body, status_code=201 if body["status"] == "created" else 200)
 
@@ -105,6 +111,9 @@ async def capture_file(request: Request) -> Response:
     title = _form_str(form, "title")
     captured = await asyncio.to_thread(convert_file, data, upload.filename or "upload",
                                        upload.content_type, title, max_bytes=limit)
+    source = _form_str(form, "source")
+    if source:
+        captured.source = source[:200]  # the caller knows better (e.g. `capture FILE --source`)
     body = await save_captured(request, captured, hub_slug=_form_str(form, "hub"), title=title,
                                is_draft=_form_bool(form, "is_draft"))
     return JSONResponse(body, status_code=201)

@@ -9,17 +9,22 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from memorywiki.formats.mdutil import split_title
+
 from ..auth import can_edit, can_read_private, require_edit, require_hub_owner
 from ..errors import ApiError, not_found
 from ..store import access as access_store
 from ..store import docs as doc_store
 from ..store import hubs as hub_store
 from ..tokens import hash_password, hash_token, looks_like_id, new_token
-from ..validate import get_bool, get_dict, get_str, get_str_list, read_json
+from ..validate import get_bool, get_dict, get_str, get_str_list, page_content, read_json
 from ..web import app_state, doc_url
 
 MAX_TITLE = 500
 MAX_SOURCE = 200
+PATCH_FIELDS = ("title", "markdown", "hub", "source", "meta", "is_draft", "password", "allowed_emails")
+CREATE_FIELDS = (*PATCH_FIELDS, "external_id")
+ACCESS_FIELDS = ("email",)
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
@@ -64,9 +69,9 @@ def doc_json(request: Request, doc: dict[str, Any], hub_slug: str | None, *, own
 
 async def create_doc(request: Request) -> Response:
     state = app_state(request)
-    data = await read_json(request)
-    title = get_str(data, "title", required=True, max_len=MAX_TITLE, allow_empty=False).strip()
-    markdown = get_str(data, "markdown", required=True)
+    data = await read_json(request, fields=CREATE_FIELDS)
+    title = get_str(data, "title", max_len=MAX_TITLE, allow_empty=False)
+    title, markdown = page_content(title, get_str(data, "markdown", required=True), max_title=MAX_TITLE)
     hub_slug = get_str(data, "hub")
     source = get_str(data, "source", max_len=MAX_SOURCE)
     meta = get_dict(data, "meta", default={})
@@ -143,7 +148,7 @@ async def get_doc(request: Request) -> Response:
 async def patch_doc(request: Request) -> Response:
     state = app_state(request)
     doc_id = _doc_id(request)
-    data = await read_json(request)
+    data = await read_json(request, fields=PATCH_FIELDS)
     changes: dict[str, Any] = {}
     if "title" in data:
         changes["title"] = get_str(data, "title", required=True, max_len=MAX_TITLE, allow_empty=False).strip()
@@ -176,10 +181,23 @@ async def patch_doc(request: Request) -> Response:
             if expected is not None and expected != doc["version"]:
                 raise ApiError(409, "version_conflict",
                                f"the doc is at version {doc['version']}, not {expected}; reload and retry")
+            _apply_title_rule(doc, changes)
             updated = await doc_store.update_doc(conn, doc, changes)
             slug = await hub_store.hub_slug(conn, updated["hub_id"])
     state.wake_worker()
     return JSONResponse(doc_json(request, updated, slug, owner_view=True))
+
+
+def _apply_title_rule(doc: dict[str, Any], changes: dict[str, Any]) -> None:
+    """The title rule for an edit: a new body is checked like a new page; a rename alone
+    only drops a body heading that now repeats the title (never empties a page)."""
+    if "markdown" in changes:
+        changes["title"], changes["markdown"] = page_content(
+            changes.get("title", doc["title"]), changes["markdown"], max_title=MAX_TITLE)
+    elif "title" in changes:
+        _, body = split_title(changes["title"], doc["markdown"])
+        if body.strip() and body != doc["markdown"]:
+            changes["markdown"] = body
 
 
 async def delete_doc(request: Request) -> Response:
@@ -196,7 +214,7 @@ async def issue_access(request: Request) -> Response:
     """The owner of an email-restricted doc issues a reader an access token."""
     state = app_state(request)
     doc_id = _doc_id(request)
-    data = await read_json(request)
+    data = await read_json(request, fields=ACCESS_FIELDS)
     email = get_str(data, "email", required=True, max_len=320).strip().lower()
     async with state.db.owner.connection() as conn:
         async with conn.transaction():

@@ -9,31 +9,22 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..errors import ApiError, Conflict, unknown_hub
+from ..negotiate import markdown_response, wants_markdown
+from ..render import summary
 from ..store import hubs as hub_store
 from ..tokens import hash_token, new_token
 from ..templating import templates
 from ..validate import get_str, read_json
-from ..web import app_state, bundle_url, doc_url, hub_url, wants_markdown
-from .pages import markdown_response
+from ..web import app_state, bundle_url, doc_url, hub_url
 
 SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
+FIELDS = ("slug",)
 RESERVED = {"api", "raw", "hub", "b", "healthz", "static", "admin", "new", "login"}
-
-def summary(markdown_head: str) -> str:
-    """One line for an index: the first line of prose, markup stripped."""
-    for line in markdown_head.splitlines():
-        stripped = line.strip()
-        if not stripped or stripped.startswith(("#", "```", "~~~", "|", "---", "===")):
-            continue
-        text = stripped.lstrip(">*-+ ").strip()
-        if text:
-            return text[:160]
-    return ""
 
 
 async def create_hub(request: Request) -> Response:
     state = app_state(request)
-    data = await read_json(request)
+    data = await read_json(request, fields=FIELDS)
     slug = get_str(data, "slug", required=True, max_len=63).strip().lower()
     if not SLUG.match(slug) or slug in RESERVED:
         raise ApiError(400, "invalid_slug",

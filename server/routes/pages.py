@@ -3,23 +3,17 @@
 from __future__ import annotations
 
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from ..errors import ApiError
-from ..render import doc_markdown, markdown_to_html
+from ..negotiate import markdown_response, wants_markdown
+from ..render import doc_markdown, markdown_to_html, page_body
 from ..store.docs import is_password_protected
 from ..templating import templates
 from ..tokens import looks_like_id
-from ..web import app_state, base_url, doc_url, wants_markdown
+from ..web import app_state, base_url, doc_url
 from .docs import load_readable_doc
-
-MARKDOWN = "text/markdown; charset=utf-8"
-
-
-def markdown_response(text: str, status: int = 200) -> Response:
-    return PlainTextResponse(text, status_code=status, media_type=MARKDOWN,
-                             headers={"Vary": "Accept"})
 
 
 async def raw_doc(request: Request) -> Response:
@@ -35,18 +29,9 @@ async def _password_protected(request: Request, doc_id: str) -> bool:
         return await is_password_protected(conn, doc_id)
 
 
-def _body_without_title(doc: dict) -> str:
-    """The page shows the title as its heading; a body that opens with the same `# Title` skips it."""
-    markdown = doc["markdown"].lstrip()
-    first, _, rest = markdown.partition("\n")
-    if first.startswith("# ") and first[2:].strip().rstrip("#").strip() == doc["title"].strip():
-        return rest
-    return markdown
-
-
 def _html_page(request: Request, doc: dict) -> Response:
     return templates.TemplateResponse(request, "doc.html", {
-        "doc": doc, "body_html": markdown_to_html(_body_without_title(doc)),
+        "doc": doc, "body_html": markdown_to_html(page_body(doc)),
         "raw_url": f"/raw/{doc['id']}",
     }, headers={"Vary": "Accept"})
 
@@ -58,8 +43,6 @@ async def doc_page(request: Request) -> Response:
     except ApiError as exc:
         if exc.status == 404 and not wants_markdown(request) and await _password_protected(request, doc_id):
             return templates.TemplateResponse(request, "password.html", {"failed": False}, status_code=401)
-        if wants_markdown(request):
-            return markdown_response("# Not found\n", 404)
         raise
     if wants_markdown(request):
         return markdown_response(doc_markdown(doc, doc_url(request, doc_id)))

@@ -21,6 +21,7 @@ log = logging.getLogger("memorywiki.recall")
 
 LEVELS = ("chunk", "doc", "bundle")
 MAX_QUESTION = 4000
+FIELDS = ("question", "k", "level", "hybrid")
 
 
 async def _query_vector(request: Request, question: str) -> tuple[list[float] | None, int | None, str]:
@@ -49,7 +50,7 @@ def _round(value: Any) -> Any:
 async def recall_endpoint(request: Request) -> Response:
     state = app_state(request)
     slug = request.path_params["slug"]
-    data = await read_json(request, state.settings.max_query_bytes)
+    data = await read_json(request, state.settings.max_query_bytes, fields=FIELDS)
     question = get_str(data, "question", required=True, allow_empty=False)
     if len(question) > MAX_QUESTION:
         raise ApiError(400, "question_too_long", f"'question' is longer than {MAX_QUESTION} characters")

@@ -36,7 +36,7 @@ async def hub_slug(conn: psycopg.AsyncConnection, hub_id: int | None) -> str | N
 
 
 HUB_DOCS = """
-SELECT d.id, d.title, d.updated_at, left(d.markdown, 400) AS head
+SELECT d.id, d.title, d.updated_at, left(d.markdown, 2000) AS head
 FROM docs d
 WHERE d.hub_id = %s
 ORDER BY d.updated_at DESC
