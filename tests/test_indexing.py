@@ -167,7 +167,7 @@ def test_worker_indexes_by_itself(client, embedding_server, settings):
     for doc_id in ids:
         assert_vectors_current(settings, doc_id)
     assert client.get(f"/api/docs/{ids[0]}", headers=h).json()["indexed"] is True
-    r = client.post("/api/hub/notes/recall", json={"question": "walruses number 2"})
+    r = client.post("/api/hub/notes/recall", json={"question": "walruses number 2", "hybrid": False})
     body = r.json()
     assert body["vector"] == "ok" and body["mode"] == "vector"
     assert body["results"][0]["doc_id"] == ids[2] and body["results"][0]["vector_rank"] == 1

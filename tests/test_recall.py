@@ -44,7 +44,7 @@ def rrf(*ranks):
 
 
 def test_chunk_results_carry_breadcrumb_and_scores(client, hub):
-    body = recall(client, question="What do walruses use their tusks for?")
+    body = recall(client, question="What do walruses use their tusks for?", hybrid=False)
     assert body["level"] == "chunk" and body["k"] == 5 and body["mode"] == "vector" and body["vector"] == "ok"
     results = body["results"]
     assert len(results) == 5  # k defaults to 5 (there are 7 chunks)

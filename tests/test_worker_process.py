@@ -68,7 +68,8 @@ def test_worker_process_indexes_saved_docs(external, settings, embedding_server)
     worker = _start_worker(settings, embedding_server)
     try:
         _wait(lambda: not _owed(settings.database_url), 30, "the worker to index")
-        result = client.post("/api/hub/ops/recall", json={"question": "restart service number 2"}).json()
+        result = client.post("/api/hub/ops/recall",
+                             json={"question": "restart service number 2", "hybrid": False}).json()
         assert result["mode"] == "vector"
         assert result["results"][0]["title"] == "Runbook 2"
     finally:

@@ -13,7 +13,7 @@ from .. import recall
 from ..embedders import EmbedderError
 from ..errors import ApiError, unknown_hub
 from ..store.hubs import find_hub
-from ..store.space import current_space
+from ..store.space import current_space, vector_backlog
 from ..validate import get_bool, get_int, get_str, read_json
 from ..web import app_state, bundle_url, doc_url
 
@@ -24,22 +24,34 @@ MAX_QUESTION = 4000
 FIELDS = ("question", "k", "level", "hybrid")
 
 
-async def _query_vector(request: Request, question: str) -> tuple[list[float] | None, int | None, str]:
-    """The question's vector, or why there is none (recall then answers from full text)."""
+def _pages(n: int) -> str:
+    return f"{n} page{'' if n == 1 else 's'}"
+
+
+async def _query_vector(request: Request, hub_id: int,
+                        question: str) -> tuple[list[float] | None, int | None, str]:
+    """The question's vector, or why there is none, in words a user understands (recall
+    then answers from full text)."""
     state = app_state(request)
     if state.embedder is None:
-        return None, None, "no embedder configured"
+        return None, None, "no embedder configured: answering from full text"
     async with state.db.public.connection() as conn:
         space = await current_space(conn)
-    if space is None:
-        return None, None, "nothing embedded yet"
-    if space[0] != state.embedder.name:
-        return None, None, f"stored vectors come from {space[0]}, re-indexing"
+    if space is None or space[0] != state.embedder.name:
+        async with state.db.owner.connection() as conn:
+            owed, replaced = await vector_backlog(conn, hub_id)
+        if (replaced or space is not None) and owed:
+            return None, None, f"re-indexing after an embedder change: {_pages(owed)} left"
+        if replaced or space is not None:
+            return None, None, "re-indexing after an embedder change: answering from full text"
+        if owed:
+            return None, None, f"vectors not ready yet: {_pages(owed)} still indexing"
+        return None, None, "vectors not ready yet: answering from full text"
     try:
         [vector] = await state.embedder.embed([question])
     except EmbedderError as exc:
         log.warning("query embedding failed, answering from full text: %s", exc)
-        return None, None, "embedder unreachable"
+        return None, None, "the embedder is unreachable: answering from full text"
     return vector, space[1], ""
 
 
@@ -58,14 +70,14 @@ async def recall_endpoint(request: Request) -> Response:
     level = get_str(data, "level", default="chunk")
     if level not in LEVELS:
         raise ApiError(400, "unknown_level", f"'level' must be one of {', '.join(LEVELS)}")
-    hybrid = get_bool(data, "hybrid", default=False)
+    hybrid = get_bool(data, "hybrid", default=True)  # the API, the CLI and MCP agree
 
     async with state.db.public.connection() as conn:
         hub = await find_hub(conn, slug)
     if hub is None:
         raise unknown_hub(slug)
 
-    qvec, dim, why_not = await _query_vector(request, question)
+    qvec, dim, why_not = await _query_vector(request, hub["id"], question)
     settings = state.settings
     async with state.db.public.connection() as conn:
         if level == "chunk":

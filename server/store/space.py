@@ -51,8 +51,26 @@ async def reset_if_model_changed(conn: psycopg.AsyncConnection, model: str) -> b
             "UPDATE docs SET embedding = NULL, embedded_hash = NULL, embedded_chunk_hashes = '{}'"
         )
         await conn.execute("UPDATE bundles SET embedding = NULL, embedded_hash = NULL")
+        await conn.execute(
+            "INSERT INTO embedding_space_history (model, dim, replaced_by)"
+            " SELECT model, dim, %s FROM embedding_space", (model,))
         await conn.execute("DELETE FROM embedding_space")
     return True
+
+
+# Why a hub's recall has no vectors to use: how many of its public pages still owe indexing,
+# and whether vectors were wiped by an embedder change (rather than never made yet).
+VECTOR_BACKLOG = """
+SELECT (SELECT count(*) FROM docs d
+        WHERE d.hub_id = %s AND doc_is_public(d) AND d.source_hash IS DISTINCT FROM d.embedded_hash) AS owed,
+       EXISTS (SELECT 1 FROM embedding_space_history) AS replaced
+"""
+
+
+async def vector_backlog(conn: psycopg.AsyncConnection, hub_id: int) -> tuple[int, bool]:
+    """(public pages of the hub still owed indexing, whether an embedder change wiped vectors)."""
+    row = await (await conn.execute(VECTOR_BACKLOG, (hub_id,))).fetchone()
+    return (row["owed"], row["replaced"]) if isinstance(row, dict) else (row[0], row[1])
 
 
 async def ensure_space(conn: psycopg.AsyncConnection, model: str, dim: int) -> None:
