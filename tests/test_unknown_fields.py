@@ -29,7 +29,8 @@ def world(client):
 ENDPOINTS = [
     ("POST", "/api/hubs", None, {"slug": "fresh"}, ["slug"]),
     ("POST", "/api/docs", "owner", {"title": "t", "markdown": "x", "hub": "main"},
-     ["title", "markdown", "hub", "source", "meta", "is_draft", "password", "allowed_emails", "external_id"]),
+     ["title", "markdown", "hub", "source", "meta", "is_draft", "password", "allowed_emails", "external_id",
+      "dedupe"]),
     ("PATCH", "/api/docs/{doc}", "edit", {"title": "renamed"},
      ["title", "markdown", "hub", "source", "meta", "is_draft", "password", "allowed_emails"]),
     ("POST", "/api/docs/{loose}/access", "loose", {"email": "a@b.co"}, ["email"]),
@@ -37,7 +38,7 @@ ENDPOINTS = [
     ("PATCH", "/api/bundles/{bundle}", "owner", {"title": "t"}, ["title", "description", "doc_ids"]),
     ("POST", "/api/hub/main/recall", None, {"question": "narwhal"}, ["question", "k", "level", "hybrid"]),
     ("POST", "/api/capture", "owner", {"url": "http://127.0.0.1:9/x", "hub": "main"},
-     ["url", "title", "hub", "is_draft", "source"]),
+     ["url", "title", "hub", "is_draft", "source", "dedupe"]),
 ]
 # Routes that take no JSON body: multipart uploads, the password form, explicit re-embedding.
 NOT_JSON = {("POST", "/api/capture/file"), ("POST", "/api/import/{kind}"), ("POST", "/{doc_id}"),

@@ -27,16 +27,19 @@ from ..store import docs as doc_store
 from ..tokens import hash_token, new_token
 from ..validate import get_bool, get_str, page_content, read_json, size_text
 from ..web import app_state, doc_url
+from .docs import already_captured
 
 IMPORT_BATCH = 50
 MAX_TITLE = 500
-URL_FIELDS = ("url", "title", "hub", "is_draft", "source")
+URL_FIELDS = ("url", "title", "hub", "is_draft", "source", "dedupe")
 EXPORTERS = {"chatgpt": iter_chatgpt_export, "claude": iter_claude_export}
 
 
 async def save_captured(request: Request, captured: Captured, *, hub_slug: str | None,
-                        title: str | None = None, is_draft: bool = False) -> dict[str, Any]:
-    """Store one capture (upserting by its external id inside a hub); return the API answer."""
+                        title: str | None = None, is_draft: bool = False,
+                        dedupe: bool = False) -> dict[str, Any]:
+    """Store one capture (upserting by its external id inside a hub, or with `dedupe`
+    returning the hub's page that already holds this content); return the API answer."""
     state = app_state(request)
     edit_token = new_token("mwe")
     title, markdown = page_content((title or captured.title or "").strip()[:MAX_TITLE], captured.markdown,
@@ -48,11 +51,14 @@ async def save_captured(request: Request, captured: Captured, *, hub_slug: str |
                 conn, hub_id=hub["id"] if hub else None, external_id=captured.external_id, title=title,
                 markdown=markdown, source=captured.source, meta=captured.meta,
                 is_draft=is_draft, password_hash=None, allowed_emails=[],
-                edit_token_hash=hash_token(edit_token))
+                edit_token_hash=hash_token(edit_token), dedupe=dedupe)
     state.wake_worker()
-    return {"id": row["id"], "url": doc_url(request, row["id"]), "title": row["title"],
+    body = {"id": row["id"], "url": doc_url(request, row["id"]), "title": row["title"],
             "source": row["source"], "status": status,
             "edit_token": edit_token if status == "created" else None}
+    if status == "exists":
+        body["message"] = already_captured(request, row["id"])
+    return body
 
 
 async def capture_from_url(request: Request) -> Response:
@@ -62,12 +68,13 @@ async def capture_from_url(request: Request) -> Response:
     hub = get_str(data, "hub")
     is_draft = get_bool(data, "is_draft", default=False)
     source = get_str(data, "source", max_len=200)
+    dedupe = get_bool(data, "dedupe", default=True)
     settings = app_state(request).settings
     captured = await capture_url(url, title=title, allow_loopback=settings.fetch_allow_loopback,
                                  max_bytes=settings.fetch_max_bytes, timeout=settings.fetch_timeout)
     if source and source.strip():
         captured.source = source.strip()  # the caller knows better (e.g. `capture --url --source`)
-    body = await save_captured(request, captured, hub_slug=hub, title=title, is_draft=is_draft)
+    body = await save_captured(request, captured, hub_slug=hub, title=title, is_draft=is_draft, dedupe=dedupe)
     return JSONResponse(body, status_code=201 if body["status"] == "created" else 200)
 
 
@@ -92,8 +99,15 @@ def _upload(form: Any) -> UploadFile:
     return upload
 
 
-def _form_bool(form: Any, key: str) -> bool:
-    return str(form.get(key) or "").strip().lower() in {"1", "true", "yes", "on"}
+def _form_bool(form: Any, key: str, default: bool = False) -> bool:
+    value = str(form.get(key) or "").strip().lower()
+    if not value:
+        return default
+    if value in {"1", "true", "yes", "on"}:
+        return True
+    if value in {"0", "false", "no", "off"}:
+        return False
+    raise ApiError(400, "invalid_field", f"'{key}' must be true or false")
 
 
 def _form_str(form: Any, key: str) -> str | None:
@@ -115,8 +129,8 @@ async def capture_file(request: Request) -> Response:
     if source:
         captured.source = source[:200]  # the caller knows better (e.g. `capture FILE --source`)
     body = await save_captured(request, captured, hub_slug=_form_str(form, "hub"), title=title,
-                               is_draft=_form_bool(form, "is_draft"))
-    return JSONResponse(body, status_code=201)
+                               is_draft=_form_bool(form, "is_draft"), dedupe=_form_bool(form, "dedupe", True))
+    return JSONResponse(body, status_code=201 if body["status"] == "created" else 200)
 
 
 def _next_batch(conversations: Iterator[Captured]) -> list[Captured]:

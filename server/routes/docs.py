@@ -23,7 +23,7 @@ from ..web import app_state, doc_url
 MAX_TITLE = 500
 MAX_SOURCE = 200
 PATCH_FIELDS = ("title", "markdown", "hub", "source", "meta", "is_draft", "password", "allowed_emails")
-CREATE_FIELDS = (*PATCH_FIELDS, "external_id")
+CREATE_FIELDS = (*PATCH_FIELDS, "external_id", "dedupe")
 ACCESS_FIELDS = ("email",)
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
@@ -79,6 +79,7 @@ async def create_doc(request: Request) -> Response:
     _, password_hash = _password(data)
     emails = _emails(data) or []
     external_id = get_str(data, "external_id", max_len=300)
+    dedupe = get_bool(data, "dedupe", default=True)
     if external_id is not None and not hub_slug:
         raise ApiError(400, "missing_field", "'external_id' needs a 'hub': ids are unique per hub")
     edit_token = new_token("mwe")
@@ -88,11 +89,18 @@ async def create_doc(request: Request) -> Response:
             doc, status = await doc_store.save_doc(
                 conn, hub_id=hub["id"] if hub else None, external_id=external_id, title=title,
                 markdown=markdown, source=source, meta=meta, is_draft=is_draft,
-                password_hash=password_hash, allowed_emails=emails, edit_token_hash=hash_token(edit_token))
+                password_hash=password_hash, allowed_emails=emails, edit_token_hash=hash_token(edit_token),
+                dedupe=dedupe)
     state.wake_worker()
     body = {"id": doc["id"], "url": doc_url(request, doc["id"]), "version": doc["version"], "status": status,
             "edit_token": edit_token if status == "created" else None}
+    if status == "exists":
+        body["message"] = already_captured(request, doc["id"])
     return JSONResponse(body, status_code=201 if status == "created" else 200)
+
+
+def already_captured(request: Request, doc_id: str) -> str:
+    return f"already captured as {doc_url(request, doc_id)}; send \"dedupe\": false for a separate page"
 
 
 async def _lock_for_edit(conn, request: Request, doc_id: str) -> dict[str, Any]:

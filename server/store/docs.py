@@ -145,15 +145,43 @@ async def upsert_external(conn: psycopg.AsyncConnection, *, hub_id: int, externa
     return updated, "updated" if updated["version"] != existing["version"] else "unchanged"
 
 
+# One capture of a given content per hub at a time: the second of two identical captures
+# waits here for the first to commit, then finds its doc (two-key form: its own lock space).
+LOCK_CONTENT = "SELECT pg_advisory_xact_lock(%s::integer, hashtext(%s))"
+CONTENT_LOCK_CLASS = 0x6D77  # "mw"
+
+LIVE_BY_CONTENT = sql.SQL("""
+SELECT {columns} FROM docs
+WHERE hub_id = %s AND source_hash = %s AND deleted_at IS NULL
+ORDER BY created_at LIMIT 1""").format(columns=DOC_COLUMNS)
+
+
+async def find_same_content(conn: psycopg.AsyncConnection, hub_id: int, title: str,
+                            markdown: str) -> dict[str, Any] | None:
+    """The hub's live doc with exactly this title and body, holding a transaction lock on
+    that content so a concurrent identical save waits instead of creating a twin."""
+    digest = source_hash(title, markdown)
+    await conn.execute(LOCK_CONTENT, (CONTENT_LOCK_CLASS, f"{hub_id}:{digest}"))
+    return await (await conn.execute(LIVE_BY_CONTENT, (hub_id, digest))).fetchone()
+
+
 async def save_doc(conn: psycopg.AsyncConnection, *, hub_id: int | None, external_id: str | None,
                    title: str, markdown: str, source: str | None, meta: dict, is_draft: bool,
                    password_hash: str | None, allowed_emails: list[str],
-                   edit_token_hash: str) -> tuple[dict[str, Any], str]:
-    """Insert a doc, or upsert it when it carries an importer's external id in a hub."""
+                   edit_token_hash: str, dedupe: bool = False) -> tuple[dict[str, Any], str]:
+    """Insert a doc, or upsert it when it carries an importer's external id in a hub.
+
+    With `dedupe`, a hub that already holds a live doc with the same title and body gets
+    that doc back with the status "exists" (importers and hubless docs never dedupe).
+    """
     if hub_id is not None and external_id:
         return await upsert_external(conn, hub_id=hub_id, external_id=external_id, title=title,
                                      markdown=markdown, source=source, meta=meta, is_draft=is_draft,
                                      edit_token_hash=edit_token_hash)
+    if hub_id is not None and dedupe:
+        existing = await find_same_content(conn, hub_id, title, markdown)
+        if existing is not None:
+            return existing, "exists"
     row = await insert_doc(conn, hub_id=hub_id, title=title, markdown=markdown, source=source, meta=meta,
                            external_id=external_id, is_draft=is_draft, password_hash=password_hash,
                            allowed_emails=allowed_emails, edit_token_hash=edit_token_hash)
