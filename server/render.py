@@ -24,23 +24,42 @@ def markdown_to_html(markdown: str) -> str:
 
 
 # For text only, never rendered to HTML: with html on, raw tags are tokens of their own and
-# drop out of the text instead of showing as `<b>`.
+# drop out of the text instead of showing as `<b>`. Blocks are parsed first, and only the
+# paragraphs a summary reads get their (costly) inline pass.
 _TEXT = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+_TEXT_BLOCKS = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"]).disable("inline")
 # What an unclosed or cut-off span leaves behind as literal text.
 _LEFTOVER_MARKUP = re.compile(r"\*\*+|__+|`+|~~+")
+# A reference link whose definition lies past the part read: keep its text.
+_UNRESOLVED_REF = re.compile(r"\[([^\[\]]*)\]\[[^\[\]]*\]")
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
 SUMMARY_CHARS = 160
 
 
+@lru_cache(maxsize=4096)  # a hub page summarises up to 1000 docs on every request
 def summary(markdown: str, limit: int = SUMMARY_CHARS) -> str:
     """One line for an index: the opening prose as a reader sees it (rendered, then its
-    text), cut on a word boundary with an ellipsis. Headings, code and tables are skipped."""
-    tokens = _TEXT.parse(markdown)
+    text), cut on a word boundary with an ellipsis. Headings, code and tables are skipped.
+
+    Only the source a summary can need is parsed: up to the first block boundary past
+    3 x limit characters, and at most 4 x limit characters of any one paragraph.
+    """
+    boundary = _BLANK_LINE.search(markdown, 3 * limit)
+    env: dict[str, Any] = {}
+    tokens = _TEXT_BLOCKS.parse(markdown[: boundary.start()] if boundary else markdown, env)
     parts: list[str] = []
     size = 0
     for prev, tok in zip(tokens, tokens[1:]):
         if tok.type != "inline" or prev.type != "paragraph_open":
             continue
-        text = " ".join(_LEFTOVER_MARKUP.sub("", inline_text(tok.children or [])).split())
+        source = tok.content
+        if len(source) > 4 * limit:  # cut between words, or hard when there is no space
+            space = source.rfind(" ", 0, 4 * limit)
+            source = source[: space if space > 0 else 4 * limit]
+        inline = _TEXT.parseInline(source, env)  # env holds the link reference definitions
+        children = inline[0].children if inline and inline[0].children else []
+        text = _UNRESOLVED_REF.sub(r"\1", _LEFTOVER_MARKUP.sub("", inline_text(children)))
+        text = " ".join(text.split())
         if text:
             parts.append(text)
             size += len(text) + 1

@@ -23,6 +23,7 @@ MARKUP = re.compile(r"\*\*|__|`|~~|\]\(|<[a-z/]")
     ("Tom &amp; Jerry &lt;3 <b>html</b> <!-- note --> ![logo](l.png) ~~old~~ new", "Tom & Jerry <3 html logo old new"),
     ("Line one\nline two  \nline three", "Line one line two line three"),
     ("**unclosed bold and `unclosed code", "unclosed bold and unclosed code"),
+    ("See [the docs][d] and [more][far].\n\n[d]: https://example.com\n", "See the docs and more."),
     ("", ""),
     ("# Only headings\n\n## More", ""),
 ])
