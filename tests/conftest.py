@@ -5,14 +5,12 @@ from __future__ import annotations
 import itertools
 import os
 import warnings
-from pathlib import Path
 
 import psycopg
 import pytest
 
 warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 _db_counter = itertools.count()
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from memorywiki.adapters.aider import reader
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
-FIXTURE = SHARED / "aider" / "chat-history.excerpt.md"
+FIXTURES = Path(__file__).parent / "data" / "fixtures"
+FIXTURE = FIXTURES / "aider" / "chat-history.excerpt.md"
 
 
 def test_last_session_block():

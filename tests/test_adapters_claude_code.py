@@ -12,12 +12,12 @@ from pathlib import Path
 from memorywiki.adapters.claude_code import reader
 from memorywiki.adapters.common import capture_session
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
+FIXTURES = Path(__file__).parent / "data" / "fixtures"
 DATA = Path(__file__).parent / "data" / "adapters"
 
 
 def test_representative_fixture():
-    t = reader.read_session(SHARED / "claude-code" / "representative_messages.jsonl")
+    t = reader.read_session(FIXTURES / "claude-code" / "representative_messages.jsonl")
     md = t.markdown
     assert t.tool == "claude-code" and t.session_id == "test_session" and t.cwd == "/tmp"
     assert t.started_at == "2025-06-14T10:00:00Z"

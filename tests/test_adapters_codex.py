@@ -9,12 +9,12 @@ from pathlib import Path
 
 from memorywiki.adapters.codex import reader
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
+FIXTURES = Path(__file__).parent / "data" / "fixtures"
 DATA = Path(__file__).parent / "data" / "adapters"
-FIXTURE = SHARED / "codex" / "rollout-2026-01-02T03-04-05-11111111-1111-4111-8111-111111111111.jsonl"
+FIXTURE = FIXTURES / "codex" / "rollout-2026-01-02T03-04-05-11111111-1111-4111-8111-111111111111.jsonl"
 
 
-def test_shared_fixture():
+def test_public_fixture():
     t = reader.read_session(FIXTURE)
     md = t.markdown
     assert t.session_id == "11111111-1111-4111-8111-111111111111"

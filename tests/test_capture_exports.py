@@ -22,10 +22,10 @@ from memorywiki.formats import (
 )
 from memorywiki.formats.ziputil import ZipLimits
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
+FIXTURES = Path(__file__).parent / "data" / "fixtures"
 DATA = Path(__file__).parent / "data" / "capture"
-CHATGPT_CONV = json.loads((SHARED / "chatgpt-export" / "native-conversation-v1.json").read_text())
-CLAUDE_CONV = json.loads((SHARED / "claude-export" / "native-rich-blocks-v1.json").read_text())
+CHATGPT_CONV = json.loads((FIXTURES / "chatgpt-export" / "native-conversation-v1.json").read_text())
+CLAUDE_CONV = json.loads((FIXTURES / "claude-export" / "native-rich-blocks-v1.json").read_text())
 
 
 def _zip(path: Path, entries: dict[str, bytes | str]) -> Path:
@@ -80,7 +80,7 @@ def _chatgpt_conv(i: int, turns: int = 6) -> dict:
 
 
 def test_chatgpt_fixture_active_branch_wins(tmp_path):
-    caps = list(iter_chatgpt_export(SHARED / "chatgpt-export" / "native-conversation-v1.json"))
+    caps = list(iter_chatgpt_export(FIXTURES / "chatgpt-export" / "native-conversation-v1.json"))
     assert len(caps) == 1
     cap = caps[0]
     assert cap.source == "chatgpt-export"
@@ -151,7 +151,7 @@ def test_chatgpt_truncated_json_keeps_earlier_conversations(tmp_path):
 
 
 def test_claude_fixture_rich_blocks():
-    caps = list(iter_claude_export(SHARED / "claude-export" / "native-rich-blocks-v1.json"))
+    caps = list(iter_claude_export(FIXTURES / "claude-export" / "native-rich-blocks-v1.json"))
     assert len(caps) == 1
     cap = caps[0]
     assert cap.source == "claude-export" and cap.external_id == "claude:native-rich-blocks"

@@ -19,7 +19,7 @@ from memorywiki.server.errors import ApiError
 CaptureError = (ApiError, FormatError)
 
 DATA = Path(__file__).parent / "data" / "capture"
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
+FIXTURES = Path(__file__).parent / "data" / "fixtures"
 
 
 def data(name: str) -> bytes:
@@ -64,7 +64,7 @@ def test_html_file_main_text():
 
 
 def test_html_file_that_is_a_chatgpt_share_page():
-    cap = convert_file((SHARED / "chatgpt-share" / "chatgpt-share-modern.html").read_bytes(), "share.html")
+    cap = convert_file((FIXTURES / "chatgpt-share" / "chatgpt-share-modern.html").read_bytes(), "share.html")
     assert cap.source == "chatgpt-share" and cap.title == "今天重大新闻概览"
     assert cap.meta["file_name"] == "share.html"
 

@@ -13,7 +13,7 @@ from tests.conftest import wait_indexed
 from tests.test_capture_support import LocalServer
 
 DATA = Path(__file__).parent / "data" / "capture"
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
+FIXTURES = Path(__file__).parent / "data" / "fixtures"
 
 
 @pytest.fixture

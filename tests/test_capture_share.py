@@ -15,9 +15,9 @@ from memorywiki.server.capture.share import claude_snapshot_api_url
 from memorywiki.server.capture.turbostream import PENDING, decode, decode_html, extract_chunks
 from tests.test_capture_support import LocalServer
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
+FIXTURES = Path(__file__).parent / "data" / "fixtures"
 DATA = Path(__file__).parent / "data" / "capture"
-CHATGPT_SHARE = SHARED / "chatgpt-share" / "chatgpt-share-modern.html"
+CHATGPT_SHARE = FIXTURES / "chatgpt-share" / "chatgpt-share-modern.html"
 SHARE_ID = "69807432-337c-8003-9975-57b27ce55c6f"
 
 
