@@ -1,9 +1,9 @@
-"""The benchmark suite: `python -m memorywiki.bench all|quality|locomo|latency|cost|report`.
+"""The benchmark suite: `python -m bench all|quality|locomo|latency|cost|report`.
 
-    python -m memorywiki.bench all                     # every section, results in bench/results/
-    python -m memorywiki.bench quality --dataset DIR   # any BEIR-layout dataset
-    python -m memorywiki.bench latency --large         # adds the 1M-chunk hub
-    python -m memorywiki.bench all --smoke --dataset tiny --locomo tiny-locomo --out /tmp/r
+    python -m bench all                     # every section, results in bench/results/
+    python -m bench quality --dataset DIR   # any BEIR-layout dataset
+    python -m bench latency --large         # adds the 1M-chunk hub
+    python -m bench all --smoke --dataset tiny --locomo tiny-locomo --out /tmp/r
 
 The embedder comes from MEMORYWIKI_EMBEDDER (default here: `local`, all-MiniLM-L6-v2);
 PostgreSQL from DATABASE_URL (databases bench_* are created and dropped on it), else an
@@ -24,7 +24,7 @@ SECTIONS = ("quality", "locomo", "latency", "cost")
 
 
 def parse(argv: list[str] | None = None) -> tuple[str, Options]:
-    parser = argparse.ArgumentParser(prog="python -m memorywiki.bench", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("section", choices=("all", *SECTIONS, "report"))
     parser.add_argument("--dataset", type=Path, default=SHARED_DATA / "scifact",
@@ -46,7 +46,7 @@ def parse(argv: list[str] | None = None) -> tuple[str, Options]:
                    pg_dir=args.pg_dir, requests=args.requests,
                    sizes=[int(x) for x in args.sizes.split(",")] if args.sizes else None,
                    extra={"build_only": args.build_only, "locomo_window": args.locomo_window},
-                   command="python -m memorywiki.bench " + " ".join(argv if argv is not None else sys.argv[1:]))
+                   command="python -m bench " + " ".join(argv if argv is not None else sys.argv[1:]))
     return args.section, opts
 
 
@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in wanted:
             t0 = time.perf_counter()
             log(f"=== {name} ===")
-            module = __import__(f"memorywiki.bench.{name}", fromlist=["run"])
+            module = __import__(f"bench.{name}", fromlist=["run"])
             module.run(opts, pg)
             timings[name] = time.perf_counter() - t0
             log(f"=== {name} done in {timings[name]:.0f}s ===")

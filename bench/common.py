@@ -165,9 +165,11 @@ class Proc:
         log_dir.mkdir(parents=True, exist_ok=True)
         self.log_path = log_dir / f"{role}-{self.port or 'w'}-{int(time.time() * 1000) % 100000}.log"
         self._log = open(self.log_path, "w")
-        cmd = [sys.executable, "-m", "memorywiki.bench.proc", role]
+        cmd = [sys.executable, "-m", "bench.proc", role]
         if self.port:
             cmd += ["--port", str(self.port)]
+        # bench/ is not installed: the child finds it in the checkout, wherever it was started
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
         self.popen = subprocess.Popen(cmd, env=env, stdout=self._log, stderr=subprocess.STDOUT,
                                       start_new_session=True)
         self.pid = self.popen.pid

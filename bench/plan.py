@@ -1,6 +1,6 @@
 """Plan check: chunk-recall SQL joining every candidate vs taking the top k before the joins.
 
-    python -m memorywiki.bench.plan bench_lat_100000 [--pg-dir bench/.cache/pg-latency] [-n 60]
+    python -m bench.plan bench_lat_100000 [--pg-dir bench/.cache/pg-latency] [-n 60]
 
 Runs on a hub built by the latency section. The shipped statement (server/recall.py,
 CHUNK_RECALL) joins *every* fused candidate to chunks and docs and only then sorts and limits;

@@ -1,7 +1,7 @@
 """Launch the real server or worker for a benchmark, with an embedding-call counter.
 
-    python -m memorywiki.bench.proc serve --port 8123
-    python -m memorywiki.bench.proc worker
+    python -m bench.proc serve --port 8123
+    python -m bench.proc worker
 
 Both read the usual environment (DATABASE_URL, MEMORYWIKI_EMBEDDER, MEMORYWIKI_WORKER, ...)
 and build exactly what `memorywiki serve` / `memorywiki worker` build. The only addition: when

@@ -1,6 +1,6 @@
 """Tiny generated datasets in BEIR and LoCoMo layout, for --smoke runs and CI.
 
-    python -m memorywiki.bench.tiny OUT_DIR     # writes OUT_DIR/beir and OUT_DIR/locomo
+    python -m bench.tiny OUT_DIR     # writes OUT_DIR/beir and OUT_DIR/locomo
 """
 
 from __future__ import annotations

@@ -10,13 +10,16 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).resolve().parents[1]  # bench/ is not installed: it runs from the checkout
 
 
 @pytest.fixture
 def smoke_env(pg_server, embedding_server, tmp_path):
-    from memorywiki.bench.tiny import make_beir, make_locomo
+    from bench.tiny import make_beir, make_locomo
 
     make_beir(tmp_path / "beir")
     make_locomo(tmp_path / "locomo")
@@ -34,9 +37,9 @@ def test_bench_all_smoke(smoke_env, tmp_path):
     out = tmp_path / "results"
     t0 = time.monotonic()
     proc = subprocess.run(
-        [sys.executable, "-m", "memorywiki.bench", "all", "--smoke", "--dataset", str(tmp_path / "beir"),
+        [sys.executable, "-m", "bench", "all", "--smoke", "--dataset", str(tmp_path / "beir"),
          "--locomo", str(tmp_path / "locomo"), "--out", str(out)],
-        env=smoke_env, capture_output=True, text=True, timeout=240,
+        env=smoke_env, capture_output=True, text=True, timeout=240, cwd=ROOT,
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
     for name in ("quality.md", "locomo.md", "latency.md", "cost.md", "README.md", "quality.png", "latency.png"):
@@ -52,5 +55,5 @@ def test_bench_all_smoke(smoke_env, tmp_path):
     assert "MISMATCH" not in cost, cost
     assert "| (b) re-save every doc unchanged (PATCH) | 5 docs | 0 | 0 | 0 | ok |" in cost
     readme = (out / "README.md").read_text()
-    assert "python -m memorywiki.bench" in readme
+    assert "python -m bench" in readme
     print(f"bench smoke: {time.monotonic() - t0:.1f}s")
