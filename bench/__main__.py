@@ -5,6 +5,9 @@
     python -m bench latency --large         # adds the 1M-chunk hub
     python -m bench all --smoke --dataset tiny --locomo tiny-locomo --out /tmp/r
 
+Run from the repository root (bench/ is not part of the installed package). The datasets
+are not in the repository; a section whose data is missing says where to get it and exits 2.
+
 The embedder comes from MEMORYWIKI_EMBEDDER (default here: `local`, all-MiniLM-L6-v2);
 PostgreSQL from DATABASE_URL (databases bench_* are created and dropped on it), else an
 embedded PostgreSQL under bench/.cache/pg (or --pg-dir).
@@ -18,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from .common import CACHE, RESULTS, SHARED_DATA, Options, Postgres, log
+from .common import CACHE, RESULTS, SHARED_DATA, MissingData, Options, Postgres, log, require_beir, require_locomo
 
 SECTIONS = ("quality", "locomo", "latency", "cost")
 
@@ -61,6 +64,18 @@ def main(argv: list[str] | None = None) -> int:
         report.write_readme(opts, {})
         return 0
     wanted = SECTIONS if section == "all" else (section,)
+    # before anything starts: a missing dataset is a message saying where to get it, not a traceback
+    checks = [(require_beir, opts.dataset)] if set(wanted) & {"quality", "latency", "cost"} else []
+    checks += [(require_locomo, opts.locomo)] if "locomo" in wanted else []
+    missing = []
+    for require, folder in checks:
+        try:
+            require(folder)
+        except MissingData as error:
+            missing.append(str(error))
+    if missing:
+        print("\n\n".join(missing), file=sys.stderr)
+        return 2
     pg = Postgres(opts.pg_dir)
     timings: dict[str, float] = {}
     try:

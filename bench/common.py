@@ -21,6 +21,9 @@ import psycopg
 warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
 
 ROOT = Path(__file__).resolve().parents[1]
+# The evaluation data is not in the repository (both sets are licensed for non-commercial
+# research only). It is read from the project's data folder next to the checkout, or from
+# MEMORYWIKI_BENCH_DATA, a folder holding scifact/ and locomo/.
 SHARED_DATA = Path(os.environ.get("MEMORYWIKI_BENCH_DATA", ROOT.parent / "shared" / "data"))
 RESULTS = ROOT / "bench" / "results"
 CACHE = ROOT / "bench" / ".cache"
@@ -40,6 +43,49 @@ class Options:
     sizes: list[int] | None = None
     command: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- missing data
+
+class MissingData(Exception):
+    """A dataset a benchmark needs is not there; the message says where to get it."""
+
+
+SCIFACT_SOURCE = (
+    "BEIR SciFact (Wadden et al., 2020; CC BY-NC 2.0) in BEIR layout: corpus.jsonl, queries.jsonl\n"
+    "(or queries.test.jsonl) and qrels/test.tsv. Get it from the BEIR collection:\n"
+    "  https://public.ukp.informatik.tu-darmstadt.de/thakur/BEIR/datasets/scifact.zip\n"
+    "and unzip it (its scifact/ folder is the one wanted). Any other BEIR-layout dataset works too."
+)
+LOCOMO_SOURCE = (
+    "LoCoMo (Maharana et al., ACL 2024; CC BY-NC 4.0): locomo10.json as released at\n"
+    "  https://github.com/snap-research/locomo (data/locomo10.json)\n"
+    "and locomo10_qa_normalized.jsonl, its QA pairs one a line with the evidence ids cleaned up\n"
+    "(\"D8:6; D9:17\" split, D:11:26 -> D11:26, D30:05 -> D30:5), from the project's data folder."
+)
+WHERE = ("Point the benchmark at the folder with --dataset / --locomo, or set MEMORYWIKI_BENCH_DATA\n"
+         "to a folder holding scifact/ and locomo/ (default: {default}).")
+
+
+def _require(folder: Path, needed: dict[str, bool], name: str, source: str) -> None:
+    missing = [label for label, present in needed.items() if not present]
+    if missing:
+        raise MissingData(f"bench: {name} is not in {folder} (missing {', '.join(missing)}).\n{source}\n"
+                          + WHERE.format(default=ROOT.parent / "shared" / "data"))
+
+
+def require_beir(folder: Path, name: str = "the BEIR dataset") -> None:
+    """Raise MissingData unless `folder` holds a BEIR-layout dataset (see load_beir)."""
+    folder = Path(folder)
+    _require(folder, {"corpus.jsonl": (folder / "corpus.jsonl").is_file(),
+                      "queries*.jsonl": folder.is_dir() and any(folder.glob("queries*.jsonl")),
+                      "qrels/test.tsv": (folder / "qrels" / "test.tsv").is_file()}, name, SCIFACT_SOURCE)
+
+
+def require_locomo(folder: Path) -> None:
+    folder = Path(folder)
+    _require(folder, {name: (folder / name).is_file() for name in ("locomo10.json", "locomo10_qa_normalized.jsonl")},
+             "LoCoMo", LOCOMO_SOURCE)
 
 
 # --------------------------------------------------------------------------- BEIR data

@@ -38,8 +38,10 @@ import psycopg
 
 warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
 
+from .common import SHARED_DATA, MissingData, require_beir
+
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("SCIFACT_DIR", ROOT.parent / "shared" / "data" / "scifact"))
+DATA = Path(os.environ.get("SCIFACT_DIR", SHARED_DATA / "scifact"))
 RESULTS = ROOT / "bench" / "results" / "fulltext.md"
 CACHE = ROOT / "bench" / ".cache"
 
@@ -51,7 +53,8 @@ CACHE = ROOT / "bench" / ".cache"
 def load_scifact(folder: Path = DATA):
     corpus = [json.loads(line) for line in open(folder / "corpus.jsonl", encoding="utf-8")]
     queries = {}
-    for line in open(folder / "queries.test.jsonl", encoding="utf-8"):
+    qfiles = [folder / "queries.test.jsonl", folder / "queries.jsonl", *sorted(folder.glob("queries*.jsonl"))]
+    for line in open(next(p for p in qfiles if p.exists()), encoding="utf-8"):
         q = json.loads(line)
         queries[str(q["_id"])] = q["text"]
     qrels: dict[str, dict[str, int]] = {}
@@ -435,6 +438,11 @@ def main(argv=None) -> None:
     ap.add_argument("--skip-quality", action="store_true")
     args = ap.parse_args(argv)
     sizes = args.sizes or ([10_000, 100_000] + ([1_000_000] if args.large else []))
+    try:
+        require_beir(DATA, "BEIR SciFact")
+    except MissingData as missing:
+        print(f"{missing}\n(this benchmark reads SCIFACT_DIR, default {SHARED_DATA / 'scifact'})", file=sys.stderr)
+        raise SystemExit(2) from None
     corpus, queries, qrels = load_scifact()
     srv = Server()
     try:

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 import time
 
-from .common import CACHE, Postgres, load_beir, make_bench_embedder, pct, SHARED_DATA
+from .common import CACHE, SHARED_DATA, MissingData, Postgres, load_beir, make_bench_embedder, pct, require_beir
 
 TOP = ("\n),\ntop AS (\n    SELECT * FROM fused\n"
        "    ORDER BY rrf_score DESC, vector_rank NULLS LAST, fts_rank NULLS LAST\n    LIMIT %(k)s\n)\n")
@@ -95,6 +96,11 @@ def main() -> None:
     args = parser.parse_args()
     from pathlib import Path
 
+    try:
+        require_beir(SHARED_DATA / "scifact", "BEIR SciFact")
+    except MissingData as missing:
+        print(missing, file=sys.stderr)
+        raise SystemExit(2) from None
     pg = Postgres(Path(args.pg_dir))
     try:
         asyncio.run(main_async(pg.db_url(args.database), args.n))

@@ -75,8 +75,9 @@ class EmbeddingServer:
 
     def __init__(self, dim: int = DIM) -> None:
         self.dim = dim
-        self.calls = 0
-        self.inputs = 0
+        self.calls = 0  # answered embedding requests
+        self.inputs = 0  # texts embedded by them
+        self.requests = 0  # every request received, failed ones too (retries show up here)
         self.base_url = ""
         self._failing = False
         self._delay = 0.0
@@ -89,6 +90,7 @@ class EmbeddingServer:
         with self._lock:
             self.calls = 0
             self.inputs = 0
+            self.requests = 0
 
     def set_failing(self, failing: bool) -> None:
         """While failing, every request gets a 503, as during a provider outage."""
@@ -105,6 +107,7 @@ class EmbeddingServer:
         if not auth.lower().startswith("bearer ") or not auth[7:].strip():
             return _error(401, "You didn't provide an API key.", "invalid_request_error", "invalid_api_key")
         with self._lock:
+            self.requests += 1
             failing, delay = self._failing, self._delay
         if delay:
             await asyncio.sleep(delay)

@@ -1,7 +1,9 @@
-"""The benchmark suite runs end to end (--smoke) on tiny generated data, without torch.
+"""The benchmark suite runs end to end (--smoke) on tiny generated data, without torch, and
+says where to get its data when that is missing.
 
 Benchmarks are not tests: this only checks that every section still runs and writes its
-results, using the test embedding server instead of all-MiniLM-L6-v2.
+results, using the test embedding server instead of all-MiniLM-L6-v2. bench/ is not installed,
+so it runs from the checkout (`python -m bench` in the repository root).
 """
 
 from __future__ import annotations
@@ -9,12 +11,16 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]  # bench/ is not installed: it runs from the checkout
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def bench(*args: str, env: dict[str, str], timeout: float = 240) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=timeout)
 
 
 @pytest.fixture
@@ -33,14 +39,11 @@ def smoke_env(pg_server, embedding_server, tmp_path):
     return env
 
 
+@pytest.mark.slow
 def test_bench_all_smoke(smoke_env, tmp_path):
     out = tmp_path / "results"
-    t0 = time.monotonic()
-    proc = subprocess.run(
-        [sys.executable, "-m", "bench", "all", "--smoke", "--dataset", str(tmp_path / "beir"),
-         "--locomo", str(tmp_path / "locomo"), "--out", str(out)],
-        env=smoke_env, capture_output=True, text=True, timeout=240, cwd=ROOT,
-    )
+    proc = bench("bench", "all", "--smoke", "--dataset", str(tmp_path / "beir"), "--locomo", str(tmp_path / "locomo"),
+                 "--out", str(out), env=smoke_env)
     assert proc.returncode == 0, proc.stderr[-4000:]
     for name in ("quality.md", "locomo.md", "latency.md", "cost.md", "README.md", "quality.png", "latency.png"):
         assert (out / name).exists(), name
@@ -56,4 +59,37 @@ def test_bench_all_smoke(smoke_env, tmp_path):
     assert "| (b) re-save every doc unchanged (PATCH) | 5 docs | 0 | 0 | 0 | ok |" in cost
     readme = (out / "README.md").read_text()
     assert "python -m bench" in readme
-    print(f"bench smoke: {time.monotonic() - t0:.1f}s")
+
+
+@pytest.mark.slow
+def test_bench_micro_smoke(smoke_env):
+    proc = bench("bench.micro", "--smoke", env=smoke_env)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("| ") and not line.startswith("| what")]
+    assert [row.split(" | ")[0] for row in rows] == [
+        "| chunk 500 docs of 1,500 chars",
+        "| convert a 200-conversation ChatGPT export (1.4 MB JSON)",
+        "| insert 200 chunks of 120 words (BM25 postings at commit)",
+    ]
+
+
+@pytest.mark.parametrize("args, missing", [
+    (("bench", "all"), ("scifact.zip", "snap-research/locomo")),
+    (("bench", "quality"), ("scifact.zip",)),
+    (("bench", "locomo"), ("snap-research/locomo",)),
+    (("bench.fulltext",), ("scifact.zip",)),
+    (("bench.plan", "bench_lat_100000"), ("scifact.zip",)),
+])
+def test_bench_without_its_data_says_where_to_get_it(tmp_path, args, missing):
+    """No traceback, nothing started: a message naming the folder and the source, exit 2."""
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    env.update({"MEMORYWIKI_BENCH_DATA": str(tmp_path / "data"), "SCIFACT_DIR": str(tmp_path / "data" / "scifact")})
+    pg_dir = tmp_path / "pg"
+    extra = ("--pg-dir", str(pg_dir)) if args[0] in ("bench", "bench.plan") else ()
+    proc = bench(*args, *extra, env=env, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+    assert f"is not in {tmp_path / 'data'}" in proc.stderr
+    for source in missing:
+        assert source in proc.stderr
+    assert not pg_dir.exists()  # it stopped before starting PostgreSQL

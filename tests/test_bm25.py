@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 import random
 import threading
-import time
 
 import psycopg
 import pytest
@@ -451,9 +450,9 @@ def test_public_role_can_search(database_url):
         hub = add_hub(conn, "h")
         load_corpus(conn, hub)
         owner = search(conn, hub, "cat mat")
+        # the migrations create the role; without it public reads would have no gate to run under
         has_role = conn.execute("SELECT count(*) FROM pg_roles WHERE rolname = 'memorywiki_public'").fetchone()[0]
-        if not has_role:
-            pytest.skip("no memorywiki_public role on this server")
+        assert has_role, "the migrations did not create the memorywiki_public role"
         conn.execute("SET ROLE memorywiki_public")
         assert search(conn, hub, "cat mat") == owner
         assert conn.execute("SELECT count(*) FROM bm25_search_docs(%s, 'cat', 5)", (hub,)).fetchone()[0] > 0
@@ -469,13 +468,14 @@ def test_public_role_can_search(database_url):
             conn.execute("SELECT bm25_rebuild()")
 
 
-def test_bulk_insert_is_fast(database_url):
+def test_bulk_insert_posts_every_chunk(database_url):
+    """One multi-row INSERT of 2,000 chunks: the triggers post every one of them.
+    (How fast: `python -m bench.micro`.)"""
     with connect(database_url) as conn:
         hub = add_hub(conn, "h")
         rng = random.Random(1)
         vocab = [f"word{i}" for i in range(3000)] + ["the", "memory", "wiki", "server", "recall"]
         bodies = [" ".join(rng.choice(vocab) for _ in range(120)) for _ in range(2000)]
-        t0 = time.perf_counter()
         with conn.transaction():
             conn.execute("INSERT INTO docs (id, hub_id, title, markdown, edit_token_hash, source_hash)"
                          " VALUES ('bulk', %s, 'Bulk', '', 'e', 's')", (hub,))
@@ -483,9 +483,8 @@ def test_bulk_insert_is_fast(database_url):
                 "INSERT INTO chunks (doc_id, hub_id, ordinal, heading_path, markdown, hash, tsv)"
                 " SELECT 'bulk', %s, o, 'Bulk > Part', m, md5(m), ''::tsvector"
                 " FROM unnest(%s::text[]) WITH ORDINALITY AS u(m, o)", (hub, bodies))
-        elapsed = time.perf_counter() - t0
         assert conn.execute("SELECT n_chunks FROM bm25_hubs WHERE hub_id = %s", (hub,)).fetchone()[0] == 2000
-        assert elapsed < 10, f"2,000 chunks took {elapsed:.1f}s"
+        assert_consistent(conn)
 
 
 def test_concurrent_saves_keep_counts_exact(database_url):
