@@ -9,6 +9,9 @@ import warnings
 import psycopg
 import pytest
 
+# Tests import the waiting helpers from tests.polling; wait_indexed stays importable from here.
+from tests.polling import wait_indexed, wait_until  # noqa: F401
+
 warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
 
 _db_counter = itertools.count()
@@ -100,7 +103,6 @@ def live_server(settings):
     """A real uvicorn server on 127.0.0.1 and a free port, for CLI and MCP tests."""
     import socket
     import threading
-    import time
     from dataclasses import replace
 
     import httpx
@@ -119,15 +121,14 @@ def live_server(settings):
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
+
+    def healthy() -> bool:
         try:
-            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                break
+            return httpx.get(f"{url}/healthz", timeout=1).status_code == 200
         except httpx.HTTPError:
-            time.sleep(0.05)
-    else:
-        raise RuntimeError("test server did not start")
+            return False
+
+    wait_until(healthy, "the test server to start")
 
     class Live:
         pass
@@ -140,14 +141,3 @@ def live_server(settings):
     thread.join(timeout=15)
     sock.close()
 
-
-def wait_indexed(client, doc_ids=(), timeout: float = 15.0) -> None:
-    """Wait until the background worker owes nothing (so these docs are indexed too)."""
-    import time
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if client.get("/healthz").json()["owed"] == 0:
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"indexing work still owed after {timeout}s: {client.get('/healthz').json()}")

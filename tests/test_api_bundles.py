@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import wait_indexed
+from tests.polling import wait_indexed
 
 
 @pytest.fixture
@@ -110,8 +110,6 @@ def test_bundle_embedding_is_one_input_and_patch_reembeds_only_the_bundle(manual
 
 
 def test_worker_reembeds_a_patched_bundle_by_itself(client, embedding_server):
-    import time
-
     h, ids = setup_hub(client)
     bundle = client.post("/api/bundles", json={"hub": "reading", "title": "Garden", "description": "tulips",
                                                "doc_ids": ids}, headers=h).json()
@@ -120,13 +118,11 @@ def test_worker_reembeds_a_patched_bundle_by_itself(client, embedding_server):
         r = client.post("/api/hub/reading/recall", json={"question": question, "level": "bundle"})
         return r.json()["results"][:1]
 
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline and not top_bundle("tulips"):
-        time.sleep(0.05)
+    wait_indexed(client, ids, bundle_ids=[bundle["id"]])
     assert top_bundle("tulips")[0]["description"] == "tulips"
     client.patch(f"/api/bundles/{bundle['id']}", json={"title": "Orchard", "description": "apples"}, headers=h)
     assert client.get("/healthz").json()["owed_bundles"] == 1  # owed until the worker re-embeds it
-    wait_indexed(client)
+    wait_indexed(client, bundle_ids=[bundle["id"]])
     # the recall answer reflects the new text, and its vector was rebuilt from it
     res = top_bundle("orchard apples")[0]
     assert res["title"] == "Orchard" and res["description"] == "apples" and res["similarity"] > 0.3

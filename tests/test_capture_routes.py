@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import wait_indexed
+from tests.polling import wait_indexed
 from tests.test_capture_support import LocalServer
 
 DATA = Path(__file__).parent / "data" / "capture"

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import math
-import time
 
 import psycopg
 import pytest
 
 from memorywiki.server.indexer import chunk_text, doc_text  # noqa: F401 (doc_text: empty docs)
-from tests.conftest import wait_indexed
 from tests.embedding_server import embed_text
+from tests.polling import wait_indexed, wait_until
 
 THREE_SECTIONS = (
     "# Alpha\n\nAardvarks eat ants in the alpha section.\n\n"
@@ -186,13 +185,8 @@ def test_embedder_outage_loses_nothing_and_work_finishes_after_recovery(client, 
     assert r.status_code == 200
 
     # the worker has tried and failed at least once, and recorded why
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        errors = db_rows(settings, "SELECT count(*) FROM docs WHERE index_error IS NOT NULL")[0][0]
-        if errors:
-            break
-        time.sleep(0.05)
-    assert errors, "the worker never tried the embedder"
+    wait_until(lambda: db_rows(settings, "SELECT count(*) FROM docs WHERE index_error IS NOT NULL")[0][0],
+               "the worker to try the embedder and record why it failed")
     r = client.post(f"/api/embed/{ids[1]}")
     assert r.status_code == 503 and r.json()["error"]["code"] == "embedder_failed"
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import time
 
 import psycopg
 import pytest
 
-from tests.conftest import wait_indexed
+from tests.polling import wait_indexed
 
 SECRETS = {  # kind -> a word that appears only in that doc
     "draft": "aardwolf",
@@ -47,19 +46,8 @@ def world(client):
     assert r.status_code == 201, r.text
     bundle_id = r.json()["id"]
     assert client.delete(f"/api/docs/{docs['deleted']['id']}", headers=owner).status_code == 200
-    wait_indexed(client, [d["id"] for d in docs.values()])
-    wait_bundle_indexed(client, "priv")
+    wait_indexed(client, [d["id"] for d in docs.values()], bundle_ids=[bundle_id])
     return {"owner": owner, "docs": docs, "bundle": bundle_id}
-
-
-def wait_bundle_indexed(client, slug, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        r = client.post(f"/api/hub/{slug}/recall", json={"question": "animals", "level": "bundle"})
-        if r.json()["results"]:
-            return
-        time.sleep(0.05)
-    raise AssertionError("bundle never indexed")
 
 
 def private_ids(world):

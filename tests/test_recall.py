@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from tests.conftest import wait_indexed
+from tests.polling import wait_indexed
 
 ANIMALS = {
     "Walruses": "# Tusks\n\nWalruses use their tusks to haul out onto ice floes.\n\n"
@@ -125,6 +125,7 @@ def test_doc_level(client, hub):
 
 def test_bundle_level(client, hub):
     ids = hub["ids"]
+    bundle_ids = []
     for title, desc, members in [
         ("Polar life", "Animals of the ice", ["Penguins", "Walruses"]),
         ("Music", "Percussion instruments", ["Xylophones"]),
@@ -132,14 +133,9 @@ def test_bundle_level(client, hub):
         r = client.post("/api/bundles", json={"hub": "zoo", "title": title, "description": desc,
                                               "doc_ids": [ids[m] for m in members]}, headers=hub["headers"])
         assert r.status_code == 201, r.text
-    import time
-
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:  # bundles are indexed by the same worker
-        results = recall(client, question="percussion instruments", level="bundle")["results"]
-        if len(results) == 2:
-            break
-        time.sleep(0.05)
+        bundle_ids.append(r.json()["id"])
+    wait_indexed(client, bundle_ids=bundle_ids)  # bundles are indexed by the same worker
+    results = recall(client, question="percussion instruments", level="bundle")["results"]
     assert len(results) == 2
     top = results[0]
     assert set(top) >= {"bundle_id", "bundle_url", "title", "description", "similarity"}

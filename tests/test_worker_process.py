@@ -7,11 +7,14 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import psycopg
 import pytest
+
+from tests.polling import wait_until
+
+pytestmark = pytest.mark.slow  # worker subprocesses
 
 MEMORYWIKI = str(Path(sys.executable).parent / "memorywiki")
 
@@ -37,15 +40,6 @@ def _start_worker(settings, embedding_server) -> subprocess.Popen:
                             stderr=subprocess.STDOUT, text=True)
 
 
-def _wait(predicate, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 @pytest.fixture
 def external(make_client):
     """A server that leaves indexing to a separate worker process."""
@@ -67,7 +61,7 @@ def test_worker_process_indexes_saved_docs(external, settings, embedding_server)
     assert client.get("/healthz").json()["owed"] == len(ids)
     worker = _start_worker(settings, embedding_server)
     try:
-        _wait(lambda: not _owed(settings.database_url), 30, "the worker to index")
+        wait_until(lambda: not _owed(settings.database_url), "the worker to index")
         result = client.post("/api/hub/ops/recall",
                              json={"question": "restart service number 2", "hybrid": False}).json()
         assert result["mode"] == "vector"
@@ -83,8 +77,8 @@ def test_kill_9_mid_index_leaves_work_owed_and_a_restart_finishes_it(external, s
     embedding_server.set_delay(30)
     worker = _start_worker(settings, embedding_server)
     try:
-        _wait(lambda: any(claimed for _, claimed in _owed(settings.database_url)), 30, "a claim")
-        time.sleep(0.3)  # the embedding request is now in flight
+        wait_until(lambda: any(claimed for _, claimed in _owed(settings.database_url)), "a claim")
+        wait_until(lambda: embedding_server.requests, "the embedding request to be in flight")
         worker.send_signal(signal.SIGKILL)
         worker.wait(timeout=10)
     finally:
@@ -99,7 +93,7 @@ def test_kill_9_mid_index_leaves_work_owed_and_a_restart_finishes_it(external, s
     # A new worker picks the claims up at once (the dead session's lease lapses with it).
     restarted = _start_worker(settings, embedding_server)
     try:
-        _wait(lambda: not _owed(settings.database_url), 20, "the restarted worker to finish")
+        wait_until(lambda: not _owed(settings.database_url), "the restarted worker to finish")
     finally:
         restarted.send_signal(signal.SIGTERM)
         restarted.wait(timeout=15)
