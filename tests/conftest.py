@@ -141,3 +141,17 @@ def live_server(settings):
     thread.join(timeout=15)
     sock.close()
 
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """The Chromium binary for browser tests. Outside CI a missing browser skips them with a
+    one-line reason; in CI (CI=1, set by .ci/run) it fails them, so they cannot silently vanish."""
+    import shutil
+
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed, and CI must run the browser tests (.ci/run installs it)",
+                        pytrace=False)
+        pytest.skip("chromium is not installed (Debian: apt-get install chromium)")
+    return path

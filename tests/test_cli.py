@@ -2,7 +2,7 @@
 conftest.py: a running server on 127.0.0.1 with a fresh database and the test embedder).
 
 Every test gets its own config file (MEMORYWIKI_CONFIG in tmp_path) and MEMORYWIKI_URL
-pointing at the live server. Tests skip while the fixture does not exist yet.
+pointing at the live server.
 """
 
 from __future__ import annotations
@@ -25,11 +25,8 @@ runner = CliRunner()
 
 
 @pytest.fixture
-def server(request):
-    try:
-        return request.getfixturevalue("live_server")
-    except pytest.FixtureLookupError:
-        pytest.skip("the live_server fixture is not available yet")
+def server(live_server):
+    return live_server
 
 
 @pytest.fixture
@@ -398,10 +395,7 @@ def test_capture_file_conversion(env, name):
     """Non-markdown files go to POST /api/capture/file (multipart) and come back as a page."""
     make_hub(env)
     path = Path(__file__).parent / "data" / "capture" / name
-    result = run("capture", str(path), "--title", f"From {name}", "--json", ok=False)
-    if "cannot capture this kind of input yet" in result.stderr:
-        pytest.skip("the server has no /api/capture/file route yet")
-    assert result.exit_code == 0, result.output
+    result = run("capture", str(path), "--title", f"From {name}", "--json")
     data = json.loads(result.stdout)
     assert data["url"].startswith(env.url) and data["edit_token"]
     body = run("pull", "--body", data["id"]).stdout

@@ -20,12 +20,12 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
+import mcp
 import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
 
-mcp = pytest.importorskip("mcp")
-from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
-
-from memorywiki.cli.config import Config  # noqa: E402
+from memorywiki.cli.config import Config
+from tests.polling import wait_indexed
 
 TOOLS = {"recall", "capture", "read_doc", "update_doc", "list_docs", "hub_url", "create_bundle"}
 
@@ -87,15 +87,6 @@ async def call(s, name: str, args: dict, ok: bool = True):
     else:
         assert result.is_error, text(result)
     return result
-
-
-def wait_indexed(base_url: str, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if httpx.get(f"{base_url}/healthz", timeout=5).json().get("owed") == 0:
-            return
-        time.sleep(0.05)
-    raise AssertionError("docs still owed")
 
 
 async def test_mcp_stdio_end_to_end(live_server, tmp_path):

@@ -1,8 +1,12 @@
-"""The test suite itself: it runs from the repository alone and waits for exactly what it names."""
+"""The test suite itself: it runs from the repository alone, waits for exactly what it names,
+and cannot quietly skip its browser tests in CI."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -58,3 +62,23 @@ def test_wait_indexed_waits_for_the_ids_it_is_given(make_client, settings):
     with pytest.raises(AssertionError, match="no indexing work"):
         wait_indexed(manual, timeout=0.2)  # no ids: the whole server, which still owes one doc
 
+
+def _browser_tests(ci: bool) -> subprocess.CompletedProcess:
+    """Run the browser tests in a child pytest where no chromium is on PATH."""
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    env["PATH"] = "/nonexistent"
+    if ci:
+        env["CI"] = "1"
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs",
+                           "tests/test_pages_browser.py"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.slow
+def test_browser_tests_skip_without_chromium_but_fail_in_ci():
+    local = _browser_tests(ci=False)
+    assert local.returncode == 0, local.stdout[-3000:]
+    assert "2 skipped" in local.stdout and "chromium is not installed (Debian: apt-get install chromium)" in local.stdout
+    ci = _browser_tests(ci=True)
+    assert ci.returncode == 1, ci.stdout[-3000:]
+    assert "2 errors" in ci.stdout and "CI must run the browser tests" in ci.stdout
