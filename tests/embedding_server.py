@@ -109,6 +109,9 @@ class EmbeddingServer:
         with self._lock:
             self.requests += 1
             failing, delay = self._failing, self._delay
+        # Read the body before any delay, as a real server would: a client killed during the
+        # delay (the kill -9 test) then leaves nothing unread to fail on later.
+        await request.body()
         if delay:
             await asyncio.sleep(delay)
         if failing:
