@@ -98,7 +98,8 @@ class EmbeddingServer:
             self._failing = failing
 
     def set_delay(self, seconds: float) -> None:
-        """Answer slowly, so a test can kill an indexer in the middle of a call."""
+        """Answer slowly, so a test can kill an indexer in the middle of a call. Setting it
+        back to 0 also ends the waits in flight, so no request outlives its test."""
         with self._lock:
             self._delay = seconds
 
@@ -112,8 +113,9 @@ class EmbeddingServer:
         # Read the body before any delay, as a real server would: a client killed during the
         # delay (the kill -9 test) then leaves nothing unread to fail on later.
         await request.body()
-        if delay:
-            await asyncio.sleep(delay)
+        deadline = time.monotonic() + delay
+        while time.monotonic() < deadline and self._delay:
+            await asyncio.sleep(0.05)
         if failing:
             return _error(503, "The server is overloaded or not ready yet.", "server_error", "service_unavailable")
         try:
