@@ -128,6 +128,7 @@ def test_traversal_paths_do_not_escape(client, seeded):
         assert r.status_code == 404 or "root:" not in r.text
 
 
+@pytest.mark.slow  # indexing the 4 MB doc at teardown takes seconds
 def test_body_over_5mb_is_413(client, seeded):
     big = "x" * (5 * 1024 * 1024 + 10)
     r = client.post("/api/docs", json={"title": "big", "markdown": big})
