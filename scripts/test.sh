@@ -6,6 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/install.sh
 mw_venv
-mw_install "dev,bench" "about 130 packages, ~1.1 GB on disk; a few minutes the first time" \
+mw_install "dev,bench" "about 130 packages, ~1.1 GB on disk; a minute or two" \
     "import memorywiki.server, pytest, pytest_asyncio, ranx"
 exec .venv/bin/python -m pytest -q "$@"
