@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow  # two builds and a fresh interpreter
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ("server", "client", "formats", "cli", "skill", "adapters")  # client/, formats/ once they exist
 NOT_SHIPPED = ("tests", "bench")
-NOT_SOURCE = {".venv", "build", "dist", "__pycache__", ".pytest_cache", ".cache"}
+NOT_SOURCE = {"build", "dist", "__pycache__"}  # and hidden folders: .git, .venv, caches, temp dirs
 
 
 def checkout_files() -> list[str]:
@@ -30,8 +30,8 @@ def checkout_files() -> list[str]:
     if git.returncode == 0 and git.stdout:
         return [name for name in git.stdout.split("\0") if name and (ROOT / name).is_file()]
     return [p.relative_to(ROOT).as_posix() for p in ROOT.rglob("*")
-            if p.is_file() and not any(part in NOT_SOURCE or part.endswith(".egg-info")
-                                       for part in p.relative_to(ROOT).parts)]
+            if p.is_file() and not any(part in NOT_SOURCE or part.startswith(".") or part.endswith(".egg-info")
+                                       for part in p.relative_to(ROOT).parts[:-1])]
 
 
 @pytest.fixture(scope="module")
