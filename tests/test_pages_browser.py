@@ -65,8 +65,8 @@ def test_password_form_in_a_real_browser(chromium, live_server, tmp_path):
     assert 'type="password"' in dom and "The plan is" not in dom
 
 
-def test_unknown_pages_are_a_friendly_page_in_a_real_browser(live_server, tmp_path):
+def test_unknown_pages_are_a_friendly_page_in_a_real_browser(chromium, live_server, tmp_path):
     for path in ("/hub/nohub", "/zzzzzzzzzz", "/no/such/page"):
-        dom = _chromium(tmp_path, "--dump-dom", f"{live_server.url}{path}")
+        dom = _chromium(chromium, tmp_path, "--dump-dom", f"{live_server.url}{path}")
         assert "<h1>Page not found</h1>" in dom, path
         assert '<a href="/">Back to Memory.Wiki home</a>' in dom and '"error"' not in dom

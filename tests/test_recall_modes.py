@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import wait_indexed
+from tests.polling import wait_indexed
 
 PAGES = {
     "Walruses": "Walruses haul out onto ice floes with their tusks.\n",
