@@ -24,7 +24,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator
 
 USER = "user"
 ASSISTANT = "assistant"
@@ -352,54 +352,3 @@ def newest_first(paths: Iterable[Path]) -> list[Path]:
             return 0.0
 
     return sorted(paths, key=lambda p: (mtime(p), p.name), reverse=True)
-
-
-# --- registry ----------------------------------------------------------------------------------
-
-TOOLS = ("claude-code", "codex", "cursor", "aider")
-_ALIASES = {
-    "claude": "claude-code", "claude_code": "claude-code", "claudecode": "claude-code",
-    "cc": "claude-code", "codex-cli": "codex", "aider-chat": "aider",
-}
-_MODULES = {
-    "claude-code": "memorywiki.adapters.claude_code.reader",
-    "codex": "memorywiki.adapters.codex.reader",
-    "cursor": "memorywiki.adapters.cursor.reader",
-    "aider": "memorywiki.adapters.aider.reader",
-}
-
-
-def normalize_tool(tool: str) -> str:
-    """Canonical tool name ("claude-code", "codex", "cursor", "aider"); ValueError if unknown."""
-    key = (tool or "").strip().lower()
-    key = _ALIASES.get(key, key)
-    if key not in TOOLS:
-        raise ValueError(f"unknown tool {tool!r}; expected one of: {', '.join(TOOLS)}")
-    return key
-
-
-def get_reader(tool: str):
-    """The reader module for `tool`: it has find_session(session_id, cwd, home, env=None)
-    and read_session(path) -> Transcript."""
-    import importlib
-
-    return importlib.import_module(_MODULES[normalize_tool(tool)])
-
-
-def capture_session(
-    tool: str,
-    session_id: str | None = None,
-    cwd: Path | None = None,
-    home: Path | None = None,
-    env: Mapping[str, str] | None = None,
-) -> Transcript | None:
-    """Find and read the current (or given) session of `tool`; None when nothing is found."""
-    reader = get_reader(tool)
-    cwd = Path(cwd) if cwd else Path.cwd()
-    home = Path(home) if home else Path.home()
-    path = reader.find_session(session_id, cwd, home, env=env)
-    if path is None:
-        return None
-    if normalize_tool(tool) == "aider" and session_id:
-        return reader.read_session(path, session_id)  # a block timestamp
-    return reader.read_session(path)

@@ -113,17 +113,20 @@ def _scores(r: dict) -> str:
     return " · ".join(parts)
 
 
+def recall_mode_line(data: dict) -> str | None:
+    """Which search ran and, when vectors were not used, why (the server says it in words)."""
+    mode = data.get("mode")
+    note = data.get("vector_note")
+    if not mode and not note:
+        return None
+    return f"mode: {mode or '?'}" + (f" ({note})" if note else "")
+
+
 def render_recall(data: dict, level: str) -> None:
     c = console()
     results = data.get("results") or []
-    if data.get("vector") == "unavailable":
-        c.print(
-            Text("note: vector search is unavailable on this server; results come from full text only", style="yellow"),
-            soft_wrap=True,
-        )
     if not results:
         c.print(Text("no results", style="dim"))
-        return
     for i, r in enumerate(results, 1):
         if i > 1:
             c.print()
@@ -148,7 +151,7 @@ def render_recall(data: dict, level: str) -> None:
         if snip:
             c.print(Text(snip))
         _url_line(c, url)
-    mode = data.get("mode")
+    mode = recall_mode_line(data)
     if mode:
         c.print()
-        c.print(Text(f"mode: {mode}", style="dim"), soft_wrap=True)
+        c.print(Text(mode, style="yellow" if data.get("vector_note") else "dim"), soft_wrap=True)

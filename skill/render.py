@@ -6,7 +6,7 @@ of the chosen scope (the project directory, or the user's home); paths starting 
 `.codex/` are relative to $CODEX_HOME's parent layout (the installer maps `.codex/` to
 $CODEX_HOME when it is set).
 
-Per tool (docs/integrations.md):
+Per tool:
 - claude-code: `.claude/commands/memory.wiki.md` (/memory.wiki) and the fallback skill
   `.claude/skills/memory-wiki/SKILL.md` (/memory-wiki; skill names allow [a-z0-9-] only).
   Arguments come in through `$ARGUMENTS` only ($0/$1 indexing changed across versions);
@@ -25,7 +25,8 @@ from __future__ import annotations
 import re
 from importlib import resources
 
-TOOLS = ("claude-code", "cursor", "codex", "aider")
+from memorywiki.adapters.tools import normalize_tool
+
 SKILL_NAME = "memory-wiki"
 COMMAND_NAME = "memory.wiki"
 GENERATED_MARKER = "<!-- memorywiki:generated"
@@ -37,17 +38,6 @@ CURSOR_COMMAND = ".cursor/commands/memory.wiki.md"
 CODEX_SKILL = ".agents/skills/memory-wiki/SKILL.md"
 CODEX_PROMPT = ".codex/prompts/memory.wiki.md"
 AIDER_CONVENTIONS = ".aider.memorywiki.md"
-
-_ALIASES = {"claude": "claude-code", "claude_code": "claude-code", "codex-cli": "codex"}
-
-
-def normalize_tool(tool: str) -> str:
-    key = (tool or "").strip().lower()
-    key = _ALIASES.get(key, key)
-    if key not in TOOLS:
-        raise ValueError(f"unknown tool {tool!r}; expected one of: {', '.join(TOOLS)}")
-    return key
-
 
 def load_source() -> tuple[dict[str, str], str]:
     """(frontmatter fields, body) of skill/SKILL.md."""

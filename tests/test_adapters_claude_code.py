@@ -10,7 +10,7 @@ import tracemalloc
 from pathlib import Path
 
 from memorywiki.adapters.claude_code import reader
-from memorywiki.adapters.common import capture_session
+from memorywiki.adapters.sessions import capture_session
 
 FIXTURES = Path(__file__).parent / "data" / "fixtures"
 DATA = Path(__file__).parent / "data" / "adapters"

@@ -7,15 +7,8 @@ import re
 import pytest
 import yaml
 
-from memorywiki.adapters.common import (
-    code_span,
-    demote_headings,
-    get_reader,
-    normalize_tool,
-    strip_injected,
-    tool_line,
-    transcript_to_markdown,
-)
+from memorywiki.adapters.common import code_span, demote_headings, strip_injected, tool_line, transcript_to_markdown
+from memorywiki.adapters.tools import get_reader, normalize_tool
 from memorywiki.skill.render import parse_version, render
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import stat
-import sys
 import tomllib
 import types
 import uuid
@@ -25,19 +24,14 @@ runner = CliRunner()
 
 
 @pytest.fixture
-def server(live_server):
-    return live_server
-
-
-@pytest.fixture
-def env(server, tmp_path, monkeypatch):
+def env(live_server, tmp_path, monkeypatch):
     for name in ("MEMORYWIKI_TOKEN", "MEMORYWIKI_HUB", "XDG_CONFIG_HOME", "MEMORYWIKI_DEBUG"):
         monkeypatch.delenv(name, raising=False)
     cfg = tmp_path / "config" / "config.toml"
     monkeypatch.setenv("MEMORYWIKI_CONFIG", str(cfg))
-    monkeypatch.setenv("MEMORYWIKI_URL", server.url.rstrip("/"))
+    monkeypatch.setenv("MEMORYWIKI_URL", live_server.url.rstrip("/"))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    return types.SimpleNamespace(url=server.url.rstrip("/"), config=cfg, tmp=tmp_path)
+    return types.SimpleNamespace(url=live_server.url.rstrip("/"), config=cfg, tmp=tmp_path)
 
 
 def run(*args: str, input: str | None = None, ok: bool = True):
@@ -200,43 +194,28 @@ def test_pull_private_doc_uses_remembered_edit_token(env):
     assert result.exit_code == 1 and result.stderr.startswith("error: ")
 
 
-def test_agent_capture_hook_sends_provenance(env, monkeypatch, tmp_path):
+def test_agent_capture_with_the_real_codex_reader_and_an_alias(env, monkeypatch):
+    """`--agent codex-cli` (an alias from the one tool registry) reads the rollout under $CODEX_HOME."""
+    import shutil
+
+    from memorywiki.adapters.codex.reader import read_session
+
     make_hub(env)
-    session_file = tmp_path / "session.jsonl"
-    session_file.write_text("{}\n")
-    seen = {}
+    fixture = Path(__file__).parent / "data" / "adapters" / "codex_rollout_realistic.jsonl"
+    expected = read_session(fixture)
+    assert expected.session_id and not expected.is_empty
+    codex_home = env.tmp / "codex"
+    day = codex_home / "sessions" / "2026" / "04" / "01"
+    day.mkdir(parents=True)
+    shutil.copy(fixture, day / f"rollout-2026-04-01T08-00-00-{expected.session_id}.jsonl")
+    monkeypatch.setenv("CODEX_HOME", str(codex_home))
 
-    reader = types.ModuleType("memorywiki.adapters.faketool.reader")
-
-    def find_session(session_id, cwd, home):
-        seen["args"] = (session_id, cwd, home)
-        return session_file
-
-    def read_session(path):
-        assert path == session_file
-        return types.SimpleNamespace(
-            markdown="## User\n\nhow?\n\n## Assistant\n\nlike this\n",
-            session_id="sess-1234abcd",
-            cwd="/work/project",
-            git_branch="main",
-            tool="faketool",
-            title=None,
-            is_empty=False,
-        )
-
-    reader.find_session = find_session
-    reader.read_session = read_session
-    monkeypatch.setitem(sys.modules, "memorywiki.adapters.faketool", types.ModuleType("memorywiki.adapters.faketool"))
-    monkeypatch.setitem(sys.modules, "memorywiki.adapters.faketool.reader", reader)
-
-    result = run("capture", "--agent", "faketool", "--session", "sess-1234abcd", "--json")
-    data = json.loads(result.stdout)
-    assert seen["args"][0] == "sess-1234abcd" and seen["args"][1] == Path.cwd()
+    data = json.loads(run("capture", "--agent", "codex-cli", "--session", expected.session_id, "--json").stdout)
     doc = httpx.get(f"{env.url}/api/docs/{data['id']}", headers={"Authorization": f"Bearer {data['edit_token']}"}).json()
-    assert doc["source"] == "faketool"
-    assert doc["meta"] == {"tool": "faketool", "session_id": "sess-1234abcd", "cwd": "/work/project", "git_branch": "main"}
-    assert doc["title"] == "faketool session sess-123"
-    assert doc["markdown"].startswith("## User")
+    assert doc["source"] == "codex"
+    assert doc["meta"] == {"tool": "codex", "session_id": expected.session_id, "cwd": expected.cwd,
+                           "git_branch": expected.git_branch}
+    assert doc["markdown"] == expected.markdown
 
 
 # ---- update ---------------------------------------------------------------------------
@@ -288,24 +267,19 @@ def test_update_whole_body_and_title(env):
     assert [d["title"] for d in data["docs"]] == ["Versioned again"]
 
 
-def test_update_conflict_message(env, monkeypatch):
+def test_update_conflict_message(env):
+    """A stale --expect-version (and a section edit racing another edit) is refused, not overwritten."""
     make_hub(env)
     url = capture(env, SECTIONED, "--title", "Guide")
-    run("update", url, "-", input=SECTIONED.replace("Intro.", "Intro v2."))  # version moves on
-
-    from memorywiki.cli.client import Client
-
-    real_get = Client.get_doc
-
-    def stale_get(self, doc_id, token=None, **kw):
-        doc = real_get(self, doc_id, token, **kw)
-        doc["version"] = int(doc["version"]) - 1  # as if read before the other edit
-        return doc
-
-    monkeypatch.setattr(Client, "get_doc", stale_get)
-    result = run("update", url, "--section", "Use", "-", input="mine\n", ok=False)
+    version = json.loads(run("pull", "--json", url).stdout)["version"]
+    run("update", url, "-", input=SECTIONED.replace("Intro.", "Intro v2."))  # someone else's edit: version moves on
+    result = run("update", url, "--section", "Use", "--expect-version", str(version), "-", input="mine\n", ok=False)
     assert result.exit_code == 1
-    assert result.stderr == "error: the doc changed since you read it; pull and retry\n"
+    assert result.stderr == (f"error: the doc changed since you read it; pull it again "
+                             f"(`memorywiki pull {doc_id(url)}`), redo your edit and update\n")
+    assert "mine" not in run("pull", "--body", url).stdout
+    run("update", url, "--section", "Use", "--expect-version", str(version + 1), "-", input="mine\n")
+    assert "## Use\n\nmine\n" in run("pull", "--body", url).stdout
 
 
 def test_update_without_token_is_refused(env, monkeypatch):
@@ -386,7 +360,7 @@ def test_agent_capture_with_the_real_claude_code_reader(env, monkeypatch):
     assert doc["meta"] == {"tool": "claude-code", "session_id": "sess-branch", "cwd": "/work/proj", "git_branch": "feature/x"}
     assert doc["markdown"].startswith("## User")
 
-    missing = run("capture", "--agent", "claude", "--session", "no-such-session", ok=False)
+    missing = run("capture", "--agent", "cc", "--session", "no-such-session", ok=False)
     assert missing.exit_code == 1 and missing.stderr == "error: no claude-code session found with id no-such-session\n"
 
 
@@ -395,8 +369,7 @@ def test_capture_file_conversion(env, name):
     """Non-markdown files go to POST /api/capture/file (multipart) and come back as a page."""
     make_hub(env)
     path = Path(__file__).parent / "data" / "capture" / name
-    result = run("capture", str(path), "--title", f"From {name}", "--json")
-    data = json.loads(result.stdout)
+    data = json.loads(run("capture", str(path), "--title", f"From {name}", "--json").stdout)
     assert data["url"].startswith(env.url) and data["edit_token"]
     body = run("pull", "--body", data["id"]).stdout
     assert body.strip()

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import shlex
 import tomllib
 from pathlib import Path
 
 import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
 from typer.testing import CliRunner
 
-from memorywiki.cli import integrations
+from memorywiki.adapters.install.launch import mcp_server_command
+from memorywiki.adapters.tools import ALIASES
 from memorywiki.cli.main import app
 
-if "install" not in {c.name for c in app.registered_commands}:  # until cli/main.py registers them
-    integrations.register(app)
-
 runner = CliRunner()
+EXE, *ARGS = mcp_server_command()
+ENTRY = {"command": EXE, "args": ARGS}
 
 CLAUDE_CMD = Path(".claude/commands/memory.wiki.md")
 CLAUDE_SKILL = Path(".claude/skills/memory-wiki/SKILL.md")
@@ -53,7 +56,7 @@ def test_install_claude_code_project(dirs):
     assert f"create    {project / CLAUDE_SKILL}" in r.stdout
     assert (project / CLAUDE_CMD).read_text().startswith("---\n")
     # the MCP snippet is shown, not written
-    assert "claude mcp add memorywiki -- memorywiki mcp" in r.stdout
+    assert f"claude mcp add memorywiki -- {shlex.join([EXE, *ARGS])}" in r.stdout
     assert '"mcpServers"' in r.stdout and "--mcp" in r.stdout
     assert not (project / ".mcp.json").exists()
     assert "/memory.wiki capture <title>" in r.stdout
@@ -80,7 +83,8 @@ def test_conflict_exits_1_and_force_overwrites(dirs):
     target.write_text("my own command\n")
     r = run("install", "claude-code", code=1)
     assert "conflict" in r.stdout and str(target) in r.stdout
-    assert "--force" in r.stderr
+    assert "kept, use --force to overwrite" in r.stdout  # the real flag, not "use force"
+    assert "`memorywiki install claude-code --force`" in r.stderr
     assert target.read_text() == "my own command\n"
     r = run("install", "claude-code", "--force")
     assert "update" in r.stdout and "forced" in r.stdout
@@ -104,7 +108,7 @@ def test_mcp_registration_written_and_removed(dirs):
     assert f"update    {mcp_json}" in r.stdout
     assert "claude mcp add" not in r.stdout  # no snippet when it was written
     data = json.loads(mcp_json.read_text())
-    assert data["mcpServers"]["memorywiki"] == {"type": "stdio", "command": "memorywiki", "args": ["mcp"]}
+    assert data["mcpServers"]["memorywiki"] == {"type": "stdio", **ENTRY}
     assert data["mcpServers"]["other"] == {"command": "x"}
     r = run("uninstall", "claude-code")
     assert "remove" in r.stdout
@@ -123,7 +127,7 @@ def test_codex_user_scope_with_mcp_keeps_config(dirs, monkeypatch):
     assert str(home / ".agents/skills/memory-wiki/SKILL.md") in r.stdout
     assert "user scope" in r.stdout and "$memory-wiki capture" in r.stdout
     parsed = tomllib.loads(config.read_text())
-    assert parsed["mcp_servers"]["memorywiki"] == {"command": "memorywiki", "args": ["mcp"]}
+    assert parsed["mcp_servers"]["memorywiki"] == ENTRY
     assert parsed["model"] == "o4" and parsed["mcp_servers"]["other"] == {"command": "other"}
     assert config.read_text().startswith('model = "o4"  # mine\n')
     r = run("install", "--list")
@@ -179,10 +183,12 @@ def test_uninstall_keeps_edited_files_unless_forced(dirs):
     run("install", "cursor")
     target = project / ".cursor/commands/memory.wiki.md"
     target.write_text("edited\n")
-    r = run("uninstall", "cursor", "--dry-run")
+    r = run("uninstall", "cursor", "--dry-run", code=1)
     assert "keep" in r.stdout
-    r = run("uninstall", "cursor")
-    assert "keep" in r.stdout and "--force" in r.stderr
+    r = run("uninstall", "cursor", code=1)  # like install: a file left alone is a failure to finish
+    assert "keep" in r.stdout and "use --force to remove" in r.stdout
+    assert r.stderr == ("error: 1 edited file(s) kept; rerun with --force to remove them too "
+                        "(`memorywiki uninstall cursor --force`)\n")
     assert target.read_text() == "edited\n"
     r = run("uninstall", "cursor", "--force")
     assert "remove" in r.stdout and not target.exists()
@@ -207,3 +213,68 @@ def test_help_lists_the_commands(dirs):
     assert "--user" in r.stdout and "--project" in r.stdout and "--mcp" in r.stdout and "--list" in r.stdout
     r = run("mcp", "--help")
     assert "--http" in r.stdout and "--port" in r.stdout
+
+
+@pytest.mark.parametrize("alias", sorted(ALIASES))
+def test_every_alias_works_for_install_list_and_uninstall(dirs, alias):
+    """One registry: an alias that works for `capture --agent` works here too (e.g. `cc`)."""
+    _, project = dirs
+    tool = ALIASES[alias]
+    r = run("install", alias)
+    assert f"/memory.wiki for {tool} (project scope" in r.stdout
+    r = run("install", "--list", alias)
+    assert r.stdout.splitlines()[1].split()[:3] == [tool, "project", "installed"]
+    r = run("uninstall", alias)
+    assert "remove" in r.stdout
+    r = run("install", "--list")
+    assert "nothing installed" in r.stdout
+
+
+@pytest.mark.parametrize("alias", sorted(ALIASES))
+def test_every_alias_reaches_the_same_session_reader(dirs, alias):
+    """`capture --agent ALIAS` resolves to the tool's own reader: with no session on disk the
+    error names the canonical tool, never "unknown agent"."""
+    r = runner.invoke(app, ["capture", "--agent", alias, "--session", "no-such-session", "--hub", "h"])
+    assert r.exit_code == 1 and "Traceback" not in r.output
+    assert r.stderr == f"error: no {ALIASES[alias]} session found with id no-such-session\n"
+
+
+def _written_commands(home: Path, project: Path) -> dict[str, dict]:
+    """The `memorywiki` entry of every MCP config `install --mcp` wrote."""
+    out = {
+        ".mcp.json": json.loads((project / ".mcp.json").read_text())["mcpServers"]["memorywiki"],
+        "~/.claude.json": json.loads((home / ".claude.json").read_text())["mcpServers"]["memorywiki"],
+        ".cursor/mcp.json": json.loads((project / ".cursor/mcp.json").read_text())["mcpServers"]["memorywiki"],
+        "~/.codex/config.toml": tomllib.loads((home / ".codex/config.toml").read_text())["mcp_servers"]["memorywiki"],
+    }
+    return {where: {"command": e["command"], "args": e["args"]} for where, e in out.items()}
+
+
+async def _initialize(command: str, args: list[str], cwd: Path) -> str:
+    """Start the command as an MCP client would (no PATH, no shell) and do an MCP initialize."""
+    params = StdioServerParameters(command=command, args=args, env={"HOME": str(cwd), "PATH": "/nonexistent"},
+                                   cwd=str(cwd))
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            result = await asyncio.wait_for(session.initialize(), 60)
+            return result.server_info.name
+
+
+async def test_install_mcp_writes_a_command_that_starts_the_server(dirs):
+    home, project = dirs
+    for tool, scope in [("claude-code", "--project"), ("claude-code", "--user"), ("cursor", "--project"),
+                        ("codex", "--user")]:
+        run("install", tool, scope, "--mcp")
+    written = _written_commands(home, project)
+    assert all(entry == ENTRY for entry in written.values()), written
+    assert Path(EXE).is_absolute()
+    # every file carries the same command, so one start proves them all
+    assert await _initialize(EXE, ARGS, project) == "memorywiki"
+
+
+async def test_module_fallback_command_starts_the_server(dirs):
+    """Without a console script the entry is the absolute interpreter with `-m memorywiki.cli mcp`."""
+    import sys
+
+    _, project = dirs
+    assert await _initialize(sys.executable, ["-m", "memorywiki.cli", "mcp"], project) == "memorywiki"

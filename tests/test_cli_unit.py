@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from memorywiki.cli.client import doc_id_from, not_running_message
-from memorywiki.cli.config import DEFAULT_SERVER, Config, config_path
-from memorywiki.cli.errors import CLIError
 from memorywiki.cli.main import app
 from memorywiki.cli.output import breadcrumb, snippet
-from memorywiki.cli.sections import headings, replace_section
+from memorywiki.client import MemoryWikiError, doc_id_from
+from memorywiki.client.config import DEFAULT_SERVER, Config, config_path
+from memorywiki.client.http import not_running_message
+from memorywiki.client.sections import headings, replace_section
 
 runner = CliRunner()
 
@@ -110,7 +110,7 @@ def test_config_invalid_toml_is_a_clear_error(clean_env, monkeypatch):
     bad = clean_env / "bad.toml"
     bad.write_text("server = [unclosed\n")
     monkeypatch.setenv("MEMORYWIKI_CONFIG", str(bad))
-    with pytest.raises(CLIError, match="not valid TOML"):
+    with pytest.raises(MemoryWikiError, match="not valid TOML"):
         Config.load()
     result = runner.invoke(app, ["list", "--hub", "x"])
     assert result.exit_code == 1
@@ -118,7 +118,7 @@ def test_config_invalid_toml_is_a_clear_error(clean_env, monkeypatch):
 
 
 def test_require_hub_message(clean_env):
-    with pytest.raises(CLIError, match="memorywiki hub create"):
+    with pytest.raises(MemoryWikiError, match="memorywiki hub create"):
         Config(clean_env / "c.toml", {}).require_hub(None)
 
 
@@ -142,7 +142,7 @@ def test_doc_id_from(ref, expected):
 
 
 def test_access_from():
-    from memorywiki.cli.client import access_from
+    from memorywiki.client import access_from
 
     assert access_from("http://127.0.0.1:8000/abc123?access=mwa_x") == "mwa_x"
     assert access_from("http://127.0.0.1:8000/abc123") is None
@@ -150,7 +150,7 @@ def test_access_from():
 
 
 def test_doc_id_from_rejects_empty():
-    with pytest.raises(CLIError):
+    with pytest.raises(MemoryWikiError):
         doc_id_from("https://memory.wiki/")
 
 
@@ -234,7 +234,7 @@ def test_replace_section_no_trailing_newline_and_crlf():
 
 def test_hash_inside_fence_is_not_a_section():
     doc = "# Real\n\n```\n# Fake\n```\n\n# Other\n\nx\n"
-    with pytest.raises(CLIError, match="no section 'Fake'.*'Real', 'Other'"):
+    with pytest.raises(MemoryWikiError, match="no section 'Fake'.*'Real', 'Other'"):
         replace_section(doc, "Fake", "y")
     out = replace_section(doc, "Real", "z\n")
     assert out == "# Real\n\nz\n\n# Other\n\nx\n"
@@ -351,7 +351,9 @@ def test_capture_needs_a_title(clean_env):
 
 def test_capture_unknown_agent(clean_env):
     result = runner.invoke(app, ["capture", "--agent", "nosuchtool"])
-    assert result.exit_code == 1 and "no session reader for agent 'nosuchtool'" in result.stderr
+    assert result.exit_code == 1
+    assert result.stderr == ("error: unknown agent 'nosuchtool'; expected claude-code (cc), cursor, "
+                             "codex (codex-cli) or aider (aider-chat)\n")
 
 
 def test_recall_needs_a_hub_and_a_question(clean_env):
@@ -423,7 +425,7 @@ def test_strip_leading_headings():
 
 
 def test_strip_pulled_front_matter():
-    from memorywiki.cli.sections import strip_pulled_front_matter
+    from memorywiki.client.sections import strip_pulled_front_matter
 
     pulled = '---\ntitle: "T: x"\nurl: "http://h:1/abc123"\nhub: "h"\n---\n\n# Body\n\ntext\n'
     assert strip_pulled_front_matter(pulled, "abc123") == ("# Body\n\ntext\n", "T: x")

@@ -10,7 +10,13 @@ import pytest
 import yaml
 
 from memorywiki.adapters import install as inst
+from memorywiki.adapters.install.files import sha
+from memorywiki.adapters.install.launch import mcp_server_command
+from memorywiki.adapters.install.manifest import Manifest
 from memorywiki.skill.render import render
+
+EXE, *ARGS = mcp_server_command()
+ENTRY = {"command": EXE, "args": ARGS}
 
 
 @pytest.fixture
@@ -116,8 +122,8 @@ def test_outdated_but_unedited_file_is_updated(dirs):
     # simulate an older version we wrote: rewrite file and manifest hash together
     old = "old generated text\n"
     p.write_text(old)
-    m = inst.Manifest(home)
-    m.entries[str(p)]["sha256"] = inst._sha(old)
+    m = Manifest(home)
+    m.entries[str(p)]["sha256"] = sha(old)
     m.save()
     assert _ops(inst.install("cursor", "project", project, home, env={})) == ["update"]
     assert p.read_text() == render("cursor")[".cursor/commands/memory.wiki.md"]
@@ -165,15 +171,22 @@ def test_aider_conf_invalid_yaml_left_alone(dirs):
     assert conf.read_text() == "read: [unclosed\n"
 
 
+def test_mcp_command_is_absolute():
+    """An MCP client does not run in the user's shell: a bare `memorywiki` would not start."""
+    exe, *args = mcp_server_command()
+    assert Path(exe).is_absolute() and Path(exe).is_file()
+    assert args[-1] == "mcp"
+
+
 def test_mcp_snippets():
     cc = json.loads(inst.mcp_registration("claude-code"))
-    assert cc["mcpServers"]["memorywiki"]["command"] == "memorywiki"
-    assert cc["mcpServers"]["memorywiki"]["args"] == ["mcp"]
-    assert json.loads(inst.mcp_registration("cursor")) == {"mcpServers": {"memorywiki": {"command": "memorywiki", "args": ["mcp"]}}}
-    assert tomllib.loads(inst.mcp_registration("codex")) == {"mcp_servers": {"memorywiki": {"command": "memorywiki", "args": ["mcp"]}}}
+    assert cc["mcpServers"]["memorywiki"] == {"type": "stdio", **ENTRY}
+    assert json.loads(inst.mcp_registration("cursor")) == {"mcpServers": {"memorywiki": ENTRY}}
+    assert tomllib.loads(inst.mcp_registration("codex")) == {"mcp_servers": {"memorywiki": ENTRY}}
     with pytest.raises(ValueError):
         inst.mcp_registration("aider")
-    assert inst.mcp_command("claude-code") == "claude mcp add memorywiki -- memorywiki mcp"
+    assert inst.mcp_command("claude-code") == f"claude mcp add memorywiki -- {EXE} {' '.join(ARGS)}"
+    assert inst.mcp_command("codex-cli") == f"codex mcp add memorywiki -- {EXE} {' '.join(ARGS)}"
 
 
 def test_write_mcp_json_merges_and_uninstalls(dirs):
@@ -184,7 +197,7 @@ def test_write_mcp_json_merges_and_uninstalls(dirs):
     assert _ops(inst.write_mcp_registration("cursor", "project", project, home, env={})) == ["update"]
     data = json.loads(p.read_text())
     assert data["mcpServers"]["other"] == {"command": "x"} and data["keep"] == 1
-    assert data["mcpServers"]["memorywiki"] == {"command": "memorywiki", "args": ["mcp"]}
+    assert data["mcpServers"]["memorywiki"] == ENTRY
     assert _ops(inst.write_mcp_registration("cursor", "project", project, home, env={})) == ["unchanged"]
     inst.uninstall("cursor", "project", project, home, env={})
     assert json.loads(p.read_text()) == {"mcpServers": {"other": {"command": "x"}}, "keep": 1}
@@ -196,6 +209,17 @@ def test_write_mcp_json_merges_and_uninstalls(dirs):
     p.write_text("{oops")
     assert _ops(inst.write_mcp_registration("cursor", "project", project, home, force=True, env={})) == ["conflict"]
     assert p.read_text() == "{oops"
+
+
+def test_reinstall_replaces_a_bare_command_written_before(dirs):
+    """An entry an older memorywiki wrote (`"command": "memorywiki"`, unusable from a venv) is
+    ours per the manifest, so re-installing rewrites it with the absolute command."""
+    home, project = dirs
+    inst.write_mcp_registration("cursor", "project", project, home, env={}, command=["memorywiki", "mcp"])
+    p = project / ".cursor" / "mcp.json"
+    assert json.loads(p.read_text())["mcpServers"]["memorywiki"] == {"command": "memorywiki", "args": ["mcp"]}
+    assert _ops(inst.write_mcp_registration("cursor", "project", project, home, env={})) == ["update"]
+    assert json.loads(p.read_text())["mcpServers"]["memorywiki"] == ENTRY
 
 
 def test_write_mcp_claude_paths(dirs):
@@ -224,7 +248,7 @@ def test_write_mcp_codex_toml(dirs, tmp_path):
     text = cfg.read_text()
     assert text.startswith(original)
     data = tomllib.loads(text)
-    assert data["mcp_servers"]["memorywiki"] == {"command": "memorywiki", "args": ["mcp"]}
+    assert data["mcp_servers"]["memorywiki"] == ENTRY
     assert data["mcp_servers"]["other"] == {"command": "other"} and data["model"] == "gpt-5"
     assert _ops(inst.write_mcp_registration("codex", "user", project, home, env=env)) == ["unchanged"]
     inst.uninstall("codex", "user", project, home, env=env)

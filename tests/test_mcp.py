@@ -1,30 +1,29 @@
 """The Memory.Wiki MCP server, driven by the SDK's real MCP client.
 
-`python -m memorywiki.adapters.mcp` (and `memorywiki mcp`) runs as a subprocess speaking MCP
-over stdio; its tools call a real Memory.Wiki server (the `live_server` fixture). The
-subprocess gets its own config file (MEMORYWIKI_CONFIG) holding the hub's owner token and
-MEMORYWIKI_URL pointing at the live server. One session covers many steps, to stay fast.
+One `memorywiki mcp` subprocess per module speaks MCP over stdio (the `mcp_stdio` fixture);
+each test gets its own real Memory.Wiki server (`live_server`) and points the MCP server at
+it by rewriting the config file the MCP server reads on every call (MEMORYWIKI_CONFIG) —
+the same file the CLI writes. One test per tool or resource, so one failure hides nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-import shutil
 import socket
 import sys
+import threading
 import time
+import types
 import uuid
-from contextlib import asynccontextmanager
-from pathlib import Path
 
 import httpx
 import mcp
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from memorywiki.cli.config import Config
+from memorywiki.adapters.install.launch import mcp_server_command
+from memorywiki.client import Config
 from tests.polling import wait_indexed
 
 TOOLS = {"recall", "capture", "read_doc", "update_doc", "list_docs", "hub_url", "create_bundle"}
@@ -49,10 +48,76 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _setup(base_url: str, tmp_path: Path, with_hub: bool = True) -> dict:
-    """Claim a hub over HTTP, write a config with its owner token; return the subprocess env."""
-    cfg_path = tmp_path / "config.toml"
-    cfg = Config(cfg_path, {"server": base_url})
+class StdioMcp:
+    """A real MCP server subprocess and one client session to it, usable from sync tests.
+
+    The session lives in a thread with its own event loop: an MCP session's task group must be
+    closed by the task that opened it, which a fixture shared across tests cannot guarantee.
+    """
+
+    def __init__(self, command: str, args: list[str], env: dict[str, str]):
+        self.params = StdioServerParameters(command=command, args=args, env=env)
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=lambda: asyncio.run(self._main()), daemon=True)
+
+    async def _main(self) -> None:
+        try:
+            async with stdio_client(self.params) as (read, write), ClientSession(read, write) as session:
+                self.init = await asyncio.wait_for(session.initialize(), 90)
+                self.session = session
+                self.loop = asyncio.get_running_loop()
+                self._stop = asyncio.Event()
+                self._ready.set()
+                await self._stop.wait()
+        except BaseException as exc:  # noqa: BLE001 - reported to the test that waits for it
+            self._error = exc
+            self._ready.set()
+
+    def start(self) -> "StdioMcp":
+        self._thread.start()
+        self._ready.wait(120)
+        if self._error is not None or not self._ready.is_set():
+            raise RuntimeError(f"the MCP server did not start: {self._error!r}")
+        return self
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(30)
+
+    def run(self, make_coro, timeout: float = 60):
+        return asyncio.run_coroutine_threadsafe(make_coro(self.session), self.loop).result(timeout)
+
+    def call(self, name: str, args: dict, ok: bool = True):
+        result = self.run(lambda s: s.call_tool(name, args))
+        if ok:
+            assert not result.is_error, text(result)
+        else:
+            assert result.is_error, text(result)
+        return result
+
+
+def text(result) -> str:
+    return "\n".join(c.text for c in result.content if getattr(c, "type", None) == "text")
+
+
+@pytest.fixture(scope="module")
+def mcp_stdio(tmp_path_factory):
+    """`memorywiki mcp` over stdio, started the way `install --mcp` registers it."""
+    root = tmp_path_factory.mktemp("mcp")
+    (root / "home").mkdir()
+    config = root / "config.toml"
+    env = {"MEMORYWIKI_CONFIG": str(config), "HOME": str(root / "home"), "PYTHONUNBUFFERED": "1"}
+    command, *args = mcp_server_command()
+    server = StdioMcp(command, args, env).start()
+    server.config = config
+    yield server
+    server.close()
+
+
+def point_at(mcp_stdio: StdioMcp, base_url: str, with_hub: bool = True) -> types.SimpleNamespace:
+    """Write the config the MCP server reads: this server, and (optionally) a fresh hub with its owner token."""
+    cfg = Config(mcp_stdio.config, {"server": base_url})
     slug = None
     if with_hub:
         slug = "mcp" + uuid.uuid4().hex[:8]
@@ -60,211 +125,241 @@ def _setup(base_url: str, tmp_path: Path, with_hub: bool = True) -> dict:
         assert resp.status_code == 201, resp.text
         cfg.remember_hub(slug, resp.json()["owner_token"], resp.json()["url"])
     cfg.save()
-    home = tmp_path / "home"
-    home.mkdir(exist_ok=True)
-    env = {"MEMORYWIKI_URL": base_url, "MEMORYWIKI_CONFIG": str(cfg_path), "HOME": str(home),
-           "PYTHONUNBUFFERED": "1"}
-    return {"env": env, "slug": slug, "config": cfg_path}
+    return types.SimpleNamespace(base=base_url, slug=slug, config=mcp_stdio.config, owner_token=cfg.hub_token(slug))
 
 
-@asynccontextmanager
-async def session(env: dict, command: str = sys.executable, args: list[str] | None = None):
-    params = StdioServerParameters(command=command, args=args or ["-m", "memorywiki.adapters.mcp"], env=env)
-    async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as s:
-            await asyncio.wait_for(s.initialize(), 60)
-            yield s
+@pytest.fixture
+def wiki(live_server, mcp_stdio):
+    return point_at(mcp_stdio, live_server.url.rstrip("/"))
 
 
-def text(result) -> str:
-    return "\n".join(c.text for c in result.content if getattr(c, "type", None) == "text")
+def capture(mcp_stdio, title: str, markdown: str, **extra) -> dict:
+    return mcp_stdio.call("capture", {"title": title, "markdown": markdown, **extra}).structured_content
 
 
-async def call(s, name: str, args: dict, ok: bool = True):
-    result = await asyncio.wait_for(s.call_tool(name, args), 60)
-    if ok:
-        assert not result.is_error, text(result)
-    else:
-        assert result.is_error, text(result)
-    return result
+# ---- the session ----------------------------------------------------------------------
 
 
-async def test_mcp_stdio_end_to_end(live_server, tmp_path):
-    base = live_server.url.rstrip("/")
-    setup = _setup(base, tmp_path)
-    slug = setup["slug"]
-    async with session(setup["env"]) as s:
-        init = s.initialize_result
-        assert init.server_info.name == "memorywiki"
-        assert "recall" in (init.instructions or "")
-
-        # tools and their schemas
-        tools = {t.name: t for t in (await s.list_tools()).tools}
-        assert TOOLS <= set(tools)
-        recall_schema = tools["recall"].input_schema
-        assert recall_schema["required"] == ["question"]
-        assert recall_schema["properties"]["level"]["enum"] == ["chunk", "doc", "bundle"]
-        assert recall_schema["properties"]["hybrid"]["default"] is True
-        assert "doc_url" in tools["recall"].description
-        assert set(tools["capture"].input_schema["required"]) == {"title", "markdown"}
-        assert {"section", "expected_version"} <= set(tools["update_doc"].input_schema["properties"])
-        for t in tools.values():
-            assert t.description and len(t.description) > 40
-            assert all(p.get("description") for p in t.input_schema.get("properties", {}).values()), t.name
-        assert tools["recall"].annotations.read_only_hint is True
-
-        # resources
-        templates = {t.uri_template for t in (await s.list_resource_templates()).resource_templates}
-        assert {"memorywiki://hub/{slug}", "memorywiki://doc/{doc_id}"} <= templates
-
-        # capture two docs
-        r = await call(s, "capture", {"title": "Hybrid recall design", "markdown": NOTES, "source": "test"})
-        first = r.structured_content
-        assert first["url"].startswith(base) and first["hub"] == slug
-        assert first["url"] in text(r)
-        assert "edit_token" not in first and "mwe" not in text(r)
-        doc_id = first["id"]
-        r = await call(s, "capture", {"title": "Grocery list", "markdown": "## Items\n\nApples, pears and oat milk.\n"})
-        second = r.structured_content["id"]
-        # the edit token is remembered in the same config the CLI uses
-        assert Config.load(setup["config"]).doc_entry(doc_id).get("edit_token")
-        await asyncio.to_thread(wait_indexed, base)
-
-        # recall (hybrid by default) cites doc_url
-        r = await call(s, "recall", {"question": "what is the zebra-quokka constant?", "k": 3})
-        data = r.structured_content
-        assert data["mode"] == "hybrid" and data["level"] == "chunk"
-        top = data["results"][0]
-        assert top["doc_id"] == doc_id and "zebra-quokka" in top["markdown"]
-        assert top["doc_url"] in text(r) and "Decision" in text(r)
-        r = await call(s, "recall", {"question": "oat milk", "level": "doc", "hybrid": False, "k": 1})
-        assert r.structured_content["results"][0]["doc_id"] == second
-
-        # read it back (by URL), with its version
-        r = await call(s, "read_doc", {"doc": first["url"]})
-        body = text(r)
-        assert body.startswith("---\n") and '"Hybrid recall design"' in body and NOTES in body
-        version = r.structured_content["version"]
-
-        # replace one section; everything else stays byte-for-byte
-        r = await call(s, "update_doc", {"doc": doc_id, "section": "Decision",
-                                         "markdown": "Use RRF with k = 60 (decided again).",
-                                         "expected_version": version})
-        assert r.structured_content["version"] == version + 1
-        r = await call(s, "read_doc", {"doc": doc_id})
-        new = r.structured_content["markdown"]
-        assert new == NOTES.replace(
-            "Use reciprocal rank fusion of BM25 and cosine similarity; the zebra-quokka constant is 60.",
-            "Use RRF with k = 60 (decided again).")
-
-        # a stale version is refused, not overwritten
-        r = await call(s, "update_doc", {"doc": doc_id, "markdown": "# gone\n", "expected_version": version}, ok=False)
-        assert "version" in text(r).lower()
-        # whole-body update round-trips read_doc's output (its front matter is dropped)
-        r = await call(s, "read_doc", {"doc": doc_id})
-        edited = text(r).replace("Whether to prune", "Whether and when to prune")
-        r = await call(s, "update_doc", {"doc": doc_id, "markdown": edited})
-        r = await call(s, "read_doc", {"doc": doc_id})
-        assert r.structured_content["markdown"].startswith("## Context")
-        assert "Whether and when to prune" in r.structured_content["markdown"]
-        assert r.structured_content["title"] == "Hybrid recall design"
-        # unknown section: an error that lists the sections
-        r = await call(s, "update_doc", {"doc": doc_id, "section": "Nope", "markdown": "x"}, ok=False)
-        assert "Decision" in text(r)
-
-        # list docs, hub url, bundle
-        r = await call(s, "list_docs", {})
-        ids = [d["id"] for d in r.structured_content["docs"]]
-        assert set(ids) == {doc_id, second} and first["url"] in text(r)
-        r = await call(s, "hub_url", {})
-        assert r.structured_content["url"] == f"{base}/hub/{slug}"
-        assert r.structured_content["raw_url"] == f"{base}/raw/hub/{slug}"
-        r = await call(s, "create_bundle", {"title": "Recall design", "doc_ids": [first["url"], second],
-                                            "description": "How recall works"})
-        bundle_url = r.structured_content["url"]
-        assert bundle_url.startswith(base) and bundle_url in text(r)
-
-        # resources: hub index and doc markdown
-        res = await s.read_resource(f"memorywiki://hub/{slug}")
-        index = res.contents[0].text
-        assert f"# {slug}" in index and first["url"] in index and "Recall design" in index
-        res = await s.read_resource(f"memorywiki://doc/{doc_id}")
-        assert "Whether and when to prune" in res.contents[0].text
-        res = await s.read_resource("memorywiki://hub")
-        assert f"# {slug}" in res.contents[0].text
-
-        # errors are tool errors with the server's message, and the session lives on
-        r = await call(s, "read_doc", {"doc": "zzzzzzzzzzzz"}, ok=False)
-        assert "not found" in text(r).lower() and "404" in text(r)
-        r = await call(s, "recall", {"question": "x", "hub": "no-such-hub-" + uuid.uuid4().hex[:6]}, ok=False)
-        assert "does not exist" in text(r)
-        r = await call(s, "recall", {"question": "x", "k": 0}, ok=False)
-        r = await call(s, "create_bundle", {"title": "bad", "doc_ids": ["zzzzzzzzzzzz"]}, ok=False)
-        assert "not a doc of this hub" in text(r)
-        r = await call(s, "capture", {"title": "t", "markdown": "hello", "hub": "someone-elses"}, ok=False)
-        assert "hub" in text(r)
-        with pytest.raises(mcp.MCPError):
-            await s.read_resource("memorywiki://doc/zzzzzzzzzzzz")
-        r = await call(s, "hub_url", {})
-        assert r.structured_content["hub"] == slug
+def test_initialize_names_the_server_and_tells_the_model_when_to_recall(mcp_stdio):
+    assert mcp_stdio.init.server_info.name == "memorywiki"
+    assert "recall" in (mcp_stdio.init.instructions or "")
 
 
-async def test_mcp_server_down_is_a_tool_error(tmp_path):
+def test_tool_schemas_describe_every_parameter(mcp_stdio):
+    tools = {t.name: t for t in mcp_stdio.run(lambda s: s.list_tools()).tools}
+    assert TOOLS <= set(tools)
+    recall_schema = tools["recall"].input_schema
+    assert recall_schema["required"] == ["question"]
+    assert recall_schema["properties"]["level"]["enum"] == ["chunk", "doc", "bundle"]
+    assert recall_schema["properties"]["hybrid"]["default"] is True
+    assert "doc_url" in tools["recall"].description
+    assert set(tools["capture"].input_schema["required"]) == {"title", "markdown"}
+    assert tools["capture"].input_schema["properties"]["new"]["default"] is False
+    assert {"section", "expected_version"} <= set(tools["update_doc"].input_schema["properties"])
+    for t in tools.values():
+        assert t.description and len(t.description) > 40
+        assert all(p.get("description") for p in t.input_schema.get("properties", {}).values()), t.name
+    assert tools["recall"].annotations.read_only_hint is True
+
+
+def test_resource_templates(mcp_stdio):
+    templates = {t.uri_template for t in mcp_stdio.run(lambda s: s.list_resource_templates()).resource_templates}
+    assert {"memorywiki://hub/{slug}", "memorywiki://doc/{doc_id}"} <= templates
+
+
+# ---- tools ----------------------------------------------------------------------------
+
+
+def test_capture_returns_the_url_and_remembers_the_edit_token(wiki, mcp_stdio):
+    r = mcp_stdio.call("capture", {"title": "Hybrid recall design", "markdown": NOTES, "source": "test"})
+    doc = r.structured_content
+    assert doc["url"].startswith(wiki.base) and doc["hub"] == wiki.slug and doc["status"] == "created"
+    assert doc["url"] in text(r)
+    assert "edit_token" not in doc and "mwe" not in text(r)
+    # the edit token is remembered in the same config the CLI uses
+    assert Config.load(wiki.config).doc_entry(doc["id"]).get("edit_token")
+
+
+def test_recall_is_hybrid_by_default_and_cites_doc_url(wiki, mcp_stdio):
+    first = capture(mcp_stdio, "Hybrid recall design", NOTES)
+    second = capture(mcp_stdio, "Grocery list", "## Items\n\nApples, pears and oat milk.\n")
+    wait_indexed(wiki.base)
+    r = mcp_stdio.call("recall", {"question": "what is the zebra-quokka constant?", "k": 3})
+    data = r.structured_content
+    assert data["mode"] == "hybrid" and data["level"] == "chunk"
+    top = data["results"][0]
+    assert top["doc_id"] == first["id"] and "zebra-quokka" in top["markdown"]
+    assert top["doc_url"] in text(r) and "Decision" in text(r)
+    r = mcp_stdio.call("recall", {"question": "oat milk", "level": "doc", "hybrid": False, "k": 1})
+    assert r.structured_content["results"][0]["doc_id"] == second["id"]
+
+
+def test_read_doc_by_url_shows_front_matter_and_version(wiki, mcp_stdio):
+    doc = capture(mcp_stdio, "Hybrid recall design", NOTES)
+    r = mcp_stdio.call("read_doc", {"doc": doc["url"]})
+    body = text(r)
+    assert body.startswith("---\n") and '"Hybrid recall design"' in body and NOTES in body
+    assert r.structured_content["version"] == doc["version"]
+
+
+def test_update_doc_replaces_one_section_and_keeps_the_rest(wiki, mcp_stdio):
+    doc = capture(mcp_stdio, "Hybrid recall design", NOTES)
+    r = mcp_stdio.call("update_doc", {"doc": doc["id"], "section": "Decision",
+                                      "markdown": "Use RRF with k = 60 (decided again).",
+                                      "expected_version": doc["version"]})
+    assert r.structured_content["version"] == doc["version"] + 1
+    new = mcp_stdio.call("read_doc", {"doc": doc["id"]}).structured_content["markdown"]
+    assert new == NOTES.replace(
+        "Use reciprocal rank fusion of BM25 and cosine similarity; the zebra-quokka constant is 60.",
+        "Use RRF with k = 60 (decided again).")
+
+
+def test_update_doc_refuses_a_stale_version(wiki, mcp_stdio):
+    doc = capture(mcp_stdio, "Hybrid recall design", NOTES)
+    mcp_stdio.call("update_doc", {"doc": doc["id"], "title": "Renamed"})  # the version moves on
+    r = mcp_stdio.call("update_doc", {"doc": doc["id"], "markdown": "# gone\n", "expected_version": doc["version"]},
+                       ok=False)
+    assert "version conflict" in text(r)
+    r = mcp_stdio.call("update_doc", {"doc": doc["id"], "section": "Decision", "markdown": "x",
+                                      "expected_version": doc["version"]}, ok=False)
+    assert "version conflict" in text(r)
+    assert mcp_stdio.call("read_doc", {"doc": doc["id"]}).structured_content["markdown"] == NOTES
+
+
+def test_update_doc_round_trips_read_doc_output(wiki, mcp_stdio):
+    doc = capture(mcp_stdio, "Hybrid recall design", NOTES)
+    edited = text(mcp_stdio.call("read_doc", {"doc": doc["id"]})).replace("Whether to prune", "Whether and when to prune")
+    mcp_stdio.call("update_doc", {"doc": doc["id"], "markdown": edited})
+    after = mcp_stdio.call("read_doc", {"doc": doc["id"]}).structured_content
+    assert after["markdown"].startswith("## Context")  # read_doc's front matter is dropped
+    assert "Whether and when to prune" in after["markdown"]
+    assert after["title"] == "Hybrid recall design"
+
+
+def test_update_doc_unknown_section_lists_the_sections(wiki, mcp_stdio):
+    doc = capture(mcp_stdio, "Hybrid recall design", NOTES)
+    r = mcp_stdio.call("update_doc", {"doc": doc["id"], "section": "Nope", "markdown": "x"}, ok=False)
+    assert "Decision" in text(r) and "Open questions" in text(r)
+
+
+def test_update_doc_without_a_token_says_none_is_configured(wiki, mcp_stdio):
+    """A hubless page made elsewhere: the MCP server holds no token for it, and says so."""
+    resp = httpx.post(f"{wiki.base}/api/docs", json={"title": "Loose", "markdown": "loose text"}, timeout=10)
+    doc_id = resp.json()["id"]
+    Config(wiki.config, {"server": wiki.base}).save()  # no hub, no tokens
+    r = mcp_stdio.call("update_doc", {"doc": doc_id, "title": "New"}, ok=False)
+    assert f"no token for doc {doc_id} is configured" in text(r)
+    assert f"memorywiki config --set-token TOKEN --doc {doc_id}" in text(r)
+
+
+def test_list_docs(wiki, mcp_stdio):
+    first = capture(mcp_stdio, "Hybrid recall design", NOTES)
+    second = capture(mcp_stdio, "Grocery list", "## Items\n\nApples.\n")
+    r = mcp_stdio.call("list_docs", {})
+    assert {d["id"] for d in r.structured_content["docs"]} == {first["id"], second["id"]}
+    assert first["url"] in text(r)
+
+
+def test_hub_url(wiki, mcp_stdio):
+    r = mcp_stdio.call("hub_url", {})
+    assert r.structured_content["url"] == f"{wiki.base}/hub/{wiki.slug}"
+    assert r.structured_content["raw_url"] == f"{wiki.base}/raw/hub/{wiki.slug}"
+
+
+def test_create_bundle(wiki, mcp_stdio):
+    first = capture(mcp_stdio, "Hybrid recall design", NOTES)
+    second = capture(mcp_stdio, "Grocery list", "## Items\n\nApples.\n")
+    r = mcp_stdio.call("create_bundle", {"title": "Recall design", "doc_ids": [first["url"], second["id"]],
+                                         "description": "How recall works"})
+    bundle_url = r.structured_content["url"]
+    assert bundle_url.startswith(wiki.base) and bundle_url in text(r)
+    hub = httpx.get(f"{wiki.base}/api/hub/{wiki.slug}", timeout=10).json()
+    assert [b["url"] for b in hub["bundles"]] == [bundle_url]
+
+
+# ---- resources ------------------------------------------------------------------------
+
+
+def test_hub_resource(wiki, mcp_stdio):
+    doc = capture(mcp_stdio, "Hybrid recall design", NOTES)
+    index = mcp_stdio.run(lambda s: s.read_resource(f"memorywiki://hub/{wiki.slug}")).contents[0].text
+    assert f"# {wiki.slug}" in index and doc["url"] in index
+
+
+def test_default_hub_resource(wiki, mcp_stdio):
+    index = mcp_stdio.run(lambda s: s.read_resource("memorywiki://hub")).contents[0].text
+    assert f"# {wiki.slug}" in index
+
+
+def test_doc_resource(wiki, mcp_stdio):
+    doc = capture(mcp_stdio, "Hybrid recall design", NOTES)
+    page = mcp_stdio.run(lambda s: s.read_resource(f"memorywiki://doc/{doc['id']}")).contents[0].text
+    assert page.startswith("---\n") and "Whether to prune" in page
+
+
+def test_unknown_doc_resource_is_an_mcp_error(wiki, mcp_stdio):
+    with pytest.raises(mcp.MCPError):
+        mcp_stdio.run(lambda s: s.read_resource("memorywiki://doc/zzzzzzzzzz"))
+
+
+# ---- errors: tool errors with the server's message, and the session lives on -----------
+
+
+@pytest.mark.parametrize("name,args,words", [
+    ("read_doc", {"doc": "zzzzzzzzzz"}, ["404", "not found"]),
+    ("recall", {"question": "x", "hub": "no-such-hub-x1"}, ["does not exist"]),
+    ("recall", {"question": "x", "k": 0}, []),
+    ("create_bundle", {"title": "bad", "doc_ids": ["zzzzzzzzzz"]}, ["not a doc of this hub"]),
+    ("capture", {"title": "t", "markdown": "hello", "hub": "someone-elses"}, ["hub"]),
+], ids=["unknown-doc", "unknown-hub", "k-out-of-range", "bundle-of-unknown-doc", "foreign-hub"])
+def test_errors_are_tool_errors(wiki, mcp_stdio, name, args, words):
+    r = mcp_stdio.call(name, args, ok=False)
+    for word in words:
+        assert word in text(r).lower() or word in text(r), text(r)
+    assert mcp_stdio.call("hub_url", {}).structured_content["hub"] == wiki.slug  # still alive
+
+
+def test_server_down_is_a_tool_error(mcp_stdio):
     base = f"http://127.0.0.1:{_free_port()}"
-    setup = _setup(base, tmp_path, with_hub=False)
-    setup["env"]["MEMORYWIKI_HUB"] = "somehub"
-    async with session(setup["env"]) as s:
-        for name, args in [("recall", {"question": "anything"}), ("capture", {"title": "t", "markdown": "m"}),
-                           ("read_doc", {"doc": "abcdefabcdef"}), ("list_docs", {})]:
-            r = await call(s, name, args, ok=False)
-            assert "not running" in text(r) and base in text(r), text(r)
-        # still alive
-        assert len((await s.list_tools()).tools) >= len(TOOLS)
+    point_at(mcp_stdio, base, with_hub=False)
+    cfg = Config.load(mcp_stdio.config)
+    cfg.set_default_hub("somehub")
+    cfg.save()
+    for name, args in [("recall", {"question": "anything"}), ("capture", {"title": "t", "markdown": "m"}),
+                       ("read_doc", {"doc": "abcdefabcd"}), ("list_docs", {})]:
+        r = mcp_stdio.call(name, args, ok=False)
+        assert "not running" in text(r) and base in text(r), text(r)
+    assert len(mcp_stdio.run(lambda s: s.list_tools()).tools) >= len(TOOLS)
 
 
-async def test_mcp_without_a_hub_says_how_to_get_one(tmp_path):
-    setup = _setup(f"http://127.0.0.1:{_free_port()}", tmp_path, with_hub=False)
-    async with session(setup["env"]) as s:
-        r = await call(s, "recall", {"question": "anything"}, ok=False)
-        assert "memorywiki hub create" in text(r)
+def test_without_a_hub_says_how_to_get_one(mcp_stdio):
+    point_at(mcp_stdio, f"http://127.0.0.1:{_free_port()}", with_hub=False)
+    r = mcp_stdio.call("recall", {"question": "anything"}, ok=False)
+    assert "memorywiki hub create" in text(r) and "memorywiki hub use" in text(r)
 
 
-def _memorywiki_mcp_command() -> tuple[str, list[str]]:
-    """`memorywiki mcp` when cli/main.py registers it, else the same app with register() applied."""
-    from memorywiki.cli.main import app
-
-    names = {c.name for c in app.registered_commands}
-    exe = shutil.which("memorywiki", path=str(Path(sys.executable).parent)) or shutil.which("memorywiki")
-    if "mcp" in names and exe:
-        return exe, ["mcp"]
-    code = ("import sys; from memorywiki.cli.main import app; from memorywiki.cli import integrations; "
-            "integrations.register(app); sys.argv = ['memorywiki', 'mcp']; app()")
-    return sys.executable, ["-c", code]
-
-
-async def test_memorywiki_mcp_command_over_stdio(live_server, tmp_path):
-    base = live_server.url.rstrip("/")
-    setup = _setup(base, tmp_path)
-    command, args = _memorywiki_mcp_command()
-    async with session(setup["env"], command, args) as s:
-        r = await call(s, "hub_url", {})
-        assert r.structured_content["url"] == f"{base}/hub/{setup['slug']}"
+# ---- streamable HTTP ------------------------------------------------------------------
 
 
 async def test_mcp_streamable_http(live_server, tmp_path):
     from mcp import Client
 
     base = live_server.url.rstrip("/")
-    setup = _setup(base, tmp_path)
+    config = tmp_path / "config.toml"
+    cfg = Config(config, {"server": base})
+    slug = "mcp" + uuid.uuid4().hex[:8]
+    resp = httpx.post(f"{base}/api/hubs", json={"slug": slug}, timeout=10)
+    cfg.remember_hub(slug, resp.json()["owner_token"], resp.json()["url"])
+    cfg.save()
     port = _free_port()
-    env = {**os.environ, **setup["env"]}
-    env.pop("MEMORYWIKI_TOKEN", None)
-    env.pop("MEMORYWIKI_HUB", None)
+    env = {**os.environ, "MEMORYWIKI_CONFIG": str(config), "HOME": str(tmp_path)}
+    for name in ("MEMORYWIKI_TOKEN", "MEMORYWIKI_HUB", "MEMORYWIKI_URL"):
+        env.pop(name, None)
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "memorywiki.adapters.mcp", "--http", "--port", str(port), env=env,
+        sys.executable, "-m", "memorywiki.cli", "mcp", "--http", "--port", str(port), env=env,
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60
         while True:
             try:
                 with socket.create_connection(("127.0.0.1", port), timeout=0.2):
@@ -279,7 +374,7 @@ async def test_mcp_streamable_http(live_server, tmp_path):
             r = await c.call_tool("capture", {"title": "Over HTTP", "markdown": "## A\n\nsent over streamable http\n"})
             assert not r.is_error, text(r)
             assert r.structured_content["url"].startswith(base)
-            r = await c.call_tool("read_doc", {"doc": "zzzzzzzzzzzz"})
+            r = await c.call_tool("read_doc", {"doc": "zzzzzzzzzz"})
             assert r.is_error
         await asyncio.to_thread(wait_indexed, base)  # a clean live_server shutdown
     finally:
@@ -289,3 +384,4 @@ async def test_mcp_streamable_http(live_server, tmp_path):
         except asyncio.TimeoutError:
             proc.kill()
             await proc.wait()
+

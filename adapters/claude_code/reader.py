@@ -1,6 +1,6 @@
 """Read Claude Code session transcripts (~/.claude/projects/<encoded cwd>/<session>.jsonl).
 
-Format notes (docs/integrations.md §1.4): one JSON record per line; `user` / `assistant`
+Format notes: one JSON record per line; `user` / `assistant`
 records carry `uuid` / `parentUuid` (a DAG after rewinds and forks), `sessionId`, `cwd`,
 `gitBranch`, `timestamp`; assistant messages are written one content block per line and
 share `message.id`. Unknown record types are ignored, malformed lines skipped.

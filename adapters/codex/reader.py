@@ -1,6 +1,6 @@
 """Read Codex CLI rollouts ($CODEX_HOME/sessions/YYYY/MM/DD/rollout-<ts>-<uuid>.jsonl).
 
-Format notes (docs/integrations.md §2.4): each line is `{"timestamp", "type", "payload"}`;
+Format notes: each line is `{"timestamp", "type", "payload"}`;
 `session_meta` first (id, cwd, git.branch), then `turn_context`, `response_item`
 (message / reasoning / function_call / custom_tool_call / local_shell_call / …),
 `event_msg` (user_message / agent_message / …) and `compacted`. User and assistant text is

@@ -1,6 +1,6 @@
 """Best-effort reader for Cursor's IDE chat store (state.vscdb SQLite files).
 
-Cursor documents none of this (docs/integrations.md §3.5, reverse-engineered, composer
+Cursor documents none of this (reverse-engineered, composer
 `_v` ~10 / bubble `_v` ~3 as of 2025-12): the workspace DB's ItemTable
 `composer.composerData` lists composers; the global DB's cursorDiskKV holds
 `composerData:<id>` (with `fullConversationHeadersOnly` [{bubbleId, type 1 user | 2 AI}]) and

@@ -1,18 +1,2 @@
-"""Optional MCP server for Memory.Wiki (needs the `mcp` SDK 2.x): `memorywiki mcp`."""
-
-from __future__ import annotations
-
-
-def build_server(*args, **kwargs):
-    from .server import build_server as _build
-
-    return _build(*args, **kwargs)
-
-
-def run(*args, **kwargs) -> None:
-    from .server import run as _run
-
-    _run(*args, **kwargs)
-
-
-__all__ = ["build_server", "run"]
+"""The Memory.Wiki MCP server (server.py), a client of the HTTP contract through
+memorywiki.client; started by `memorywiki mcp` (or `python -m memorywiki.cli mcp`)."""

@@ -25,10 +25,11 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from memorywiki.cli.client import Client, access_from, doc_id_from, seg
-from memorywiki.cli.config import Config
-from memorywiki.cli.errors import APIError, CLIError
-from memorywiki.cli.sections import replace_section, strip_pulled_front_matter
+from memorywiki.client import ApiError, Client, Config, MemoryWikiError, access_from, doc_id_from
+from memorywiki.client.auth import explain_doc_refusal, explain_hub_refusal
+from memorywiki.client.errors import NOT_FOUND, UNKNOWN_HUB, VERSION_CONFLICT
+from memorywiki.client.refs import seg
+from memorywiki.client.sections import replace_section, strip_pulled_front_matter
 
 SERVER_NAME = "memorywiki"
 USER_AGENT = "memorywiki-mcp/0.1"
@@ -67,10 +68,10 @@ def _tool_errors(fn: F) -> F:
             return fn(*args, **kwargs)
         except ToolError:
             raise
-        except APIError as exc:
+        except ApiError as exc:
             code = f" {exc.code}" if exc.code else ""
             raise ToolError(f"HTTP {exc.status}{code}: {exc.message}") from None
-        except CLIError as exc:
+        except MemoryWikiError as exc:
             raise ToolError(exc.message) from None
         except Exception as exc:  # noqa: BLE001 - the model gets the message, the server lives on
             raise ToolError(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__) from None
@@ -110,16 +111,14 @@ class MemoryWiki:
         return (cfg or self.config()).server_url(self._server_flag)
 
     def client(self, cfg: Config) -> Client:
-        client = Client(self.base_url(cfg), timeout=self._timeout)
-        client._http.headers["User-Agent"] = USER_AGENT
-        return client
+        return Client(self.base_url(cfg), timeout=self._timeout, user_agent=USER_AGENT)
 
     def hub(self, cfg: Config, hub: str | None, required: bool = True) -> str | None:
         slug = (hub or "").strip() or self._hub_flag or cfg.default_hub()
         if not slug and required:
-            raise CLIError(
+            raise MemoryWikiError(
                 "no hub: pass `hub`, or have the user run `memorywiki hub create <slug>` "
-                "(or set MEMORYWIKI_HUB)"
+                "(or `memorywiki hub use <slug> --token <owner token>` for a hub they already have)"
             )
         return slug or None
 
@@ -129,25 +128,16 @@ class MemoryWiki:
                 cfg = self.config()
                 cfg.remember_doc(doc_id, edit_token, url, hub)
                 cfg.save()
-            except CLIError:
+            except MemoryWikiError:
                 pass  # the doc is saved; only the local edit token is not remembered
-
-    @staticmethod
-    def auth_hint(exc: APIError, cfg: Config, token: str | None, what: str) -> CLIError:
-        if exc.status in (401, 403) and not token:
-            return CLIError(
-                f"HTTP {exc.status}: {exc.message} (no token for {what} in {cfg.path}; "
-                "set MEMORYWIKI_TOKEN or create the hub with `memorywiki hub create`)"
-            )
-        return exc
 
     def get_hub(self, cfg: Config, slug: str) -> tuple[dict[str, Any], str]:
         """The hub's listing and the server's base URL; an unknown hub is a tool error."""
         with self.client(cfg) as client:
             try:
                 return client.get_hub(slug, token=cfg.hub_token(slug)), client.base_url
-            except APIError as exc:
-                if exc.status == 404:
+            except ApiError as exc:
+                if exc.code == UNKNOWN_HUB:
                     raise ToolError(f"no hub {slug!r} on {client.base_url}") from None
                 raise
 
@@ -156,7 +146,7 @@ class MemoryWiki:
     def raw_hub(self, slug: str) -> str:
         cfg = self.config()
         with self.client(cfg) as client:
-            return client.request("GET", f"/raw/hub/{seg(slug)}", token=cfg.hub_token(slug), accept="text/markdown").text
+            return client.raw_hub(slug, token=cfg.hub_token(slug))
 
     def raw_doc(self, ref: str) -> str:
         cfg = self.config()
@@ -170,11 +160,11 @@ def _resource_errors(fn: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except APIError as exc:
-            if exc.status == 404:
+        except ApiError as exc:
+            if exc.code in (NOT_FOUND, UNKNOWN_HUB):
                 raise ResourceNotFoundError(exc.message) from None
             raise ResourceError(f"HTTP {exc.status}: {exc.message}") from None
-        except CLIError as exc:
+        except MemoryWikiError as exc:
             raise ResourceError(exc.message) from None
 
     return wrapper  # type: ignore[return-value]
@@ -186,7 +176,7 @@ def _format_recall(data: dict[str, Any], level: str) -> str:
     mode = data.get("mode")
     head = f'Recall from hub "{hub}" ({level} level, {mode}, {len(results)} result(s)).'
     if data.get("vector_note"):
-        head += f" Vector search unavailable ({data['vector_note']}); answered from full text."
+        head += f" Vectors were not used: {data['vector_note']}."
     if not results:
         return head + "\nNothing matched. The hub may not hold this yet (or is still indexing); say so rather than guessing."
     lines = [head, "Cite the doc_url of each passage you use.", ""]
@@ -237,7 +227,6 @@ def build_server(server_url: str | None = None, hub: str | None = None, timeout:
         version=version,
         log_level=log_level.upper(),  # type: ignore[arg-type]
     )
-    server.memorywiki = mw  # type: ignore[attr-defined]
 
     # ---- recall --------------------------------------------------------------------------
 
@@ -295,12 +284,17 @@ def build_server(server_url: str | None = None, hub: str | None = None, timeout:
             description="true keeps the page private: drafts never appear in recall or the public hub.")] = False,
         source: Annotated[str | None, Field(
             description="Where the content came from, e.g. 'claude-code', 'cursor', 'chatgpt'.")] = None,
+        new: Annotated[bool, Field(description=(
+            "true saves a new page even when the hub already holds a page with the same title and "
+            "markdown; by default that page is returned instead (status 'exists')."))] = False,
     ) -> CallToolResult:
         """Save markdown as a new page at a permanent URL in the user's Memory.Wiki hub.
 
         Use only when the user asks to save, remember, capture or record something. Returns the
-        new page's `url` (show it to the user), its `id` and `version`. The page is indexed for
-        `recall` in the background within seconds. To change an existing page use update_doc.
+        page's `url` (show it to the user), its `id`, `version` and `status`: "created", or
+        "exists" when the hub already held the same title and markdown (that page is returned;
+        pass new=true only if the user wants a second copy). The page is indexed for `recall` in
+        the background within seconds. To change an existing page use update_doc.
         """
         if not markdown.strip():
             raise ToolError("the markdown is empty: nothing to capture")
@@ -308,18 +302,26 @@ def build_server(server_url: str | None = None, hub: str | None = None, timeout:
             raise ToolError("the title is empty")
         cfg = mw.config()
         slug = mw.hub(cfg, hub, required=False)
-        token = cfg.hub_token(slug) if slug else None
+        cred = cfg.hub_credential(slug)
         body = {"title": title.strip(), "markdown": markdown, "hub": slug, "source": source or "mcp",
                 "is_draft": is_draft}
+        if new:
+            body["dedupe"] = False
         with mw.client(cfg) as client:
             try:
-                data = client.create_doc(body, token)
-            except APIError as exc:
-                raise mw.auth_hint(exc, cfg, token, f"hub {slug!r}") from None
+                data = client.create_doc(body, cred.token)
+            except ApiError as exc:
+                raise explain_hub_refusal(exc, cred, slug) from None
         doc_id = str(data.get("id"))
         mw.remember_doc(doc_id, data.get("edit_token"), data.get("url"), slug)
+        status = data.get("status") or "created"
         out = {"id": doc_id, "url": data.get("url"), "version": data.get("version"), "hub": slug,
-               "is_draft": is_draft}
+               "is_draft": is_draft, "status": status}
+        if status == "exists":
+            text = (f"Already captured: {out['url']}\nid: {doc_id}  version: {out['version']}\n"
+                    "The hub already holds a page with this title and markdown, so no new page was made "
+                    "(call capture with new=true only if the user wants a second copy).")
+            return _result(text, out)
         text = f"Saved: {out['url']}\nid: {doc_id}  version: {out['version']}"
         if slug:
             text += f"  hub: {slug}"
@@ -348,9 +350,12 @@ def build_server(server_url: str | None = None, hub: str | None = None, timeout:
         """
         cfg = mw.config()
         doc_id = doc_id_from(doc)
-        token = cfg.doc_token(doc_id)
+        cred = cfg.doc_credential(doc_id)
         with mw.client(cfg) as client:
-            data = client.get_doc(doc_id, token=token, access=access_from(doc))
+            try:
+                data = client.get_doc(doc_id, token=cred.token, access=access_from(doc))
+            except ApiError as exc:
+                raise explain_doc_refusal(exc, cred, doc_id) from None
         out = {k: data.get(k) for k in ("id", "title", "url", "hub", "version", "updated_at", "source", "markdown")}
         return _result(_doc_text(data), out)
 
@@ -384,7 +389,7 @@ def build_server(server_url: str | None = None, hub: str | None = None, timeout:
         """
         cfg = mw.config()
         doc_id = doc_id_from(doc)
-        token = cfg.doc_token(doc_id)
+        cred = cfg.doc_credential(doc_id)
         if markdown is not None and not markdown.strip() and section is None:
             raise ToolError("the markdown is empty; an update cannot blank a page (omit markdown to only rename)")
         if section is not None and markdown is None:
@@ -398,7 +403,7 @@ def build_server(server_url: str | None = None, hub: str | None = None, timeout:
         with mw.client(cfg) as client:
             try:
                 if section is not None:
-                    current = client.get_doc(doc_id, token=token)
+                    current = client.get_doc(doc_id, token=cred.token)
                     if expected_version is not None and current.get("version") != expected_version:
                         raise ToolError(
                             f"version conflict: the page is at version {current.get('version')}, not "
@@ -415,11 +420,11 @@ def build_server(server_url: str | None = None, hub: str | None = None, timeout:
                         title = pulled_title
                 if title is not None:
                     body["title"] = title.strip()
-                data = client.patch_doc(doc_id, body, token=token, if_match=if_match)
-            except APIError as exc:
-                if exc.status in (409, 412):
+                data = client.patch_doc(doc_id, body, token=cred.token, if_match=if_match)
+            except ApiError as exc:
+                if exc.code == VERSION_CONFLICT:
                     raise ToolError(f"version conflict: {exc.message}") from None
-                raise mw.auth_hint(exc, cfg, token, f"doc {doc_id}") from None
+                raise explain_doc_refusal(exc, cred, doc_id) from None
         out = {"id": data.get("id") or doc_id, "url": data.get("url"), "version": data.get("version"),
                "title": data.get("title"), "section": section}
         what = f"section {section!r}" if section is not None else ("page" if markdown is not None else "title")
@@ -505,13 +510,13 @@ def build_server(server_url: str | None = None, hub: str | None = None, timeout:
         cfg = mw.config()
         slug = mw.hub(cfg, hub)
         ids = [doc_id_from(d) for d in doc_ids]
-        token = cfg.hub_token(slug)
+        cred = cfg.hub_credential(slug)
         body = {"hub": slug, "title": title.strip(), "description": description or "", "doc_ids": ids}
         with mw.client(cfg) as client:
             try:
-                data = client.create_bundle(body, token)
-            except APIError as exc:
-                raise mw.auth_hint(exc, cfg, token, f"hub {slug!r}") from None
+                data = client.create_bundle(body, cred.token)
+            except ApiError as exc:
+                raise explain_hub_refusal(exc, cred, slug) from None
         out = {"id": data.get("id"), "url": data.get("url"), "hub": slug, "doc_ids": ids}
         return _result(f"Bundle created: {out['url']}\nid: {out['id']}  ({len(ids)} page(s))", out)
 

@@ -1,4 +1,5 @@
-"""The CLI's config file: server URL, default hub, owner and edit tokens.
+"""The client config file shared by the CLI and the MCP server: server URL, default hub,
+owner and edit tokens.
 
 Location: ``$MEMORYWIKI_CONFIG`` if set, else ``$XDG_CONFIG_HOME/memorywiki/config.toml``,
 else ``$HOME/.config/memorywiki/config.toml``. Format::
@@ -30,7 +31,7 @@ from typing import Any
 
 import tomli_w
 
-from .errors import CLIError
+from .errors import MemoryWikiError
 
 DEFAULT_SERVER = "http://127.0.0.1:8000"
 
@@ -48,6 +49,22 @@ def config_path() -> Path:
     return base / "memorywiki" / "config.toml"
 
 
+@dataclass(frozen=True)
+class Credential:
+    """A token to send and where it came from, so a refusal can say which token was tried.
+
+    ``guess`` marks the default hub's owner token tried for a doc the config knows nothing
+    about: when the server refuses it, the truth is that no token for that doc is configured.
+    """
+
+    token: str | None
+    origin: str | None = None
+    guess: bool = False
+
+
+NO_CREDENTIAL = Credential(None)
+
+
 @dataclass
 class Config:
     path: Path
@@ -63,11 +80,11 @@ class Config:
         except FileNotFoundError:
             return cls(path, {})
         except OSError as exc:
-            raise CLIError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+            raise MemoryWikiError(f"cannot read config file {path}: {exc.strerror or exc}") from None
         try:
             data = tomllib.loads(raw.decode("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise CLIError(f"config file {path} is not valid TOML: {exc}") from None
+            raise MemoryWikiError(f"config file {path} is not valid TOML: {exc}") from None
         return cls(path, data)
 
     def save(self) -> None:
@@ -88,7 +105,7 @@ class Config:
                 raise
             os.chmod(path, 0o600)
         except OSError as exc:
-            raise CLIError(f"cannot write config file {path}: {exc.strerror or exc}") from None
+            raise MemoryWikiError(f"cannot write config file {path}: {exc.strerror or exc}") from None
 
     # ---- server ------------------------------------------------------------------------
 
@@ -120,24 +137,33 @@ class Config:
     def require_hub(self, flag: str | None) -> str:
         hub = self.resolve_hub(flag)
         if not hub:
-            raise CLIError("no hub given: pass --hub SLUG, or create one with `memorywiki hub create SLUG`")
+            raise MemoryWikiError(
+                "no hub given: pass --hub SLUG, create one with `memorywiki hub create SLUG`, "
+                "or use one you hold the owner token of with `memorywiki hub use SLUG --token TOKEN`"
+            )
         return hub
 
-    def hub_token(self, slug: str | None) -> str | None:
+    def hub_credential(self, slug: str | None) -> Credential:
+        """$MEMORYWIKI_TOKEN, else the owner token stored for hub ``slug``."""
         env = os.environ.get("MEMORYWIKI_TOKEN")
         if env:
-            return env
-        if not slug:
-            return None
-        entry = self.hubs.get(slug)
-        if isinstance(entry, dict):
-            return entry.get("owner_token") or None
-        return None
+            return Credential(env, "$MEMORYWIKI_TOKEN")
+        entry = self.hubs.get(slug) if slug else None
+        if isinstance(entry, dict) and entry.get("owner_token"):
+            return Credential(entry["owner_token"], f"the owner token saved for hub {slug!r} in {self.path}")
+        return NO_CREDENTIAL
 
-    def remember_hub(self, slug: str, owner_token: str, url: str | None) -> bool:
-        """Store a hub's owner token; make it the default hub if there is none. True if it became default."""
+    def hub_token(self, slug: str | None) -> str | None:
+        return self.hub_credential(slug).token
+
+    def remember_hub(self, slug: str, owner_token: str | None, url: str | None) -> bool:
+        """Store a hub (its owner token when given; values not given keep what was stored);
+        make it the default hub if there is none. True if it became the default."""
         hubs = self.data.setdefault("hubs", {})
-        entry = {"owner_token": owner_token}
+        old = hubs.get(slug)
+        entry: dict[str, str] = dict(old) if isinstance(old, dict) else {}
+        if owner_token:
+            entry["owner_token"] = owner_token
         if url:
             entry["url"] = url
         hubs[slug] = entry
@@ -145,6 +171,9 @@ class Config:
             self.data["hub"] = slug
             return True
         return False
+
+    def set_default_hub(self, slug: str) -> None:
+        self.data["hub"] = slug
 
     # ---- docs --------------------------------------------------------------------------
 
@@ -172,13 +201,24 @@ class Config:
         entry = self.docs.get(str(doc_id))
         return entry if isinstance(entry, dict) else {}
 
-    def doc_token(self, doc_id: str) -> str | None:
-        """The token to act on a doc: $MEMORYWIKI_TOKEN, its edit token, or its hub's owner token
-        (the doc's recorded hub, else the default hub)."""
+    def doc_credential(self, doc_id: str) -> Credential:
+        """The token to act on a doc: $MEMORYWIKI_TOKEN, its edit token, its hub's owner token,
+        else (a guess) the default hub's owner token."""
         env = os.environ.get("MEMORYWIKI_TOKEN")
         if env:
-            return env
+            return Credential(env, "$MEMORYWIKI_TOKEN")
         entry = self.doc_entry(doc_id)
         if entry.get("edit_token"):
-            return entry["edit_token"]
-        return self.hub_token(entry.get("hub") or self.default_hub())
+            return Credential(entry["edit_token"], f"the edit token saved for doc {doc_id} in {self.path}")
+        if entry.get("hub"):
+            cred = self.hub_credential(entry["hub"])
+            if cred.token:
+                return cred
+        default = self.default_hub()
+        cred = self.hub_credential(default)
+        if cred.token:
+            return Credential(cred.token, f"the owner token of your default hub {default!r}", guess=True)
+        return NO_CREDENTIAL
+
+    def doc_token(self, doc_id: str) -> str | None:
+        return self.doc_credential(doc_id).token

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
 
-from .errors import CLIError
+from .errors import MemoryWikiError
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
@@ -61,9 +61,9 @@ def find_heading(markdown: str, name: str) -> Heading:
     if loose:
         return loose[0]
     if not hs:
-        raise CLIError(f"no section {name!r}: the doc has no headings")
+        raise MemoryWikiError(f"no section {name!r}: the doc has no headings")
     names = ", ".join(repr(h.text) for h in hs[:12]) + (", ..." if len(hs) > 12 else "")
-    raise CLIError(f"no section {name!r} in the doc; sections: {names}")
+    raise MemoryWikiError(f"no section {name!r} in the doc; sections: {names}")
 
 
 def _is_blank(line: str) -> bool:

@@ -1,0 +1,135 @@
+"""`memorywiki hub create | show | use` and `memorywiki list`."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Optional
+
+import typer
+import typer.core
+
+from memorywiki.client import ApiError, MemoryWikiError
+from memorywiki.client.errors import HUB_TAKEN, UNKNOWN_HUB
+
+from .. import output
+from ..context import CONTEXT, HubOpt, JsonOpt, ServerOpt, State, save_config, state
+
+
+class _DefaultShowGroup(typer.core.TyperGroup):
+    """`memorywiki hub [SLUG]` means `memorywiki hub show [SLUG]`."""
+
+    default_command = "show"
+
+    def parse_args(self, ctx, args):  # type: ignore[override]
+        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h")):
+            args = [self.default_command, *args]
+        return super().parse_args(ctx, args)
+
+
+hub_app = typer.Typer(
+    cls=_DefaultShowGroup,
+    help="Create, show and choose hubs (`memorywiki hub [SLUG]` shows one).",
+    context_settings=CONTEXT,
+    rich_markup_mode=None,
+)
+
+SlugArg = Annotated[str, typer.Argument(metavar="SLUG", help="The hub's slug, as in /hub/<slug>.")]
+
+
+def get_hub(st: State, slug: str | None, server: str | None) -> dict:
+    """The hub's public listing; an unknown hub is a one-line error naming the server."""
+    cfg = st.config
+    hub = cfg.require_hub(slug)
+    with st.client(server) as client:
+        try:
+            return client.get_hub(hub, token=cfg.hub_token(hub))
+        except ApiError as exc:
+            if exc.code == UNKNOWN_HUB:
+                raise MemoryWikiError(f"no hub {hub!r} on {client.base_url}: {exc.message}") from None
+            raise
+
+
+@hub_app.command("create")
+def hub_create(ctx: typer.Context, slug: SlugArg, url: ServerOpt = None, as_json: JsonOpt = False) -> None:
+    """Claim a new hub; its owner token is stored in the config file (it becomes the default hub if there is none)."""
+    st = state(ctx)
+    cfg = st.config
+    with st.client(url) as client:
+        try:
+            data = client.create_hub(slug)
+        except ApiError as exc:
+            if exc.code == HUB_TAKEN:
+                raise MemoryWikiError(
+                    f"hub taken: {slug!r} already exists; if it is yours, "
+                    f"`memorywiki hub use {slug} --token TOKEN` stores the owner token you hold"
+                ) from None
+            raise
+    token = data.get("owner_token")
+    hub_slug = data.get("slug") or slug
+    became_default = False
+    if token:
+        became_default = cfg.remember_hub(hub_slug, token, data.get("url"))
+        save_config(cfg, f"keep this owner token: {token}")
+    if as_json:
+        output.print_json(data)
+    else:
+        sys.stdout.write(f"{data.get('url') or hub_slug}\n")
+        output.note(f"owner token saved in {cfg.path}" + (f"; {hub_slug} is now the default hub" if became_default else ""))
+
+
+@hub_app.command("use")
+def hub_use(
+    ctx: typer.Context,
+    slug: SlugArg,
+    token: Annotated[Optional[str], typer.Option(
+        "--token", metavar="TOKEN", help="The hub's owner token, if you hold it (e.g. from POST /api/hubs).")] = None,
+    url: ServerOpt = None,
+) -> None:
+    """Make an existing hub the default (checked on the server), storing its owner token if you give it."""
+    st = state(ctx)
+    cfg = st.config
+    with st.client(url) as client:
+        try:
+            data = client.get_hub(slug)
+        except ApiError as exc:
+            if exc.code == UNKNOWN_HUB:
+                raise MemoryWikiError(f"no hub {slug!r} on {client.base_url}: {exc.message}") from None
+            raise
+    if token is not None and not token.strip():
+        raise MemoryWikiError("the token is empty")
+    cfg.remember_hub(slug, token.strip() if token else None, data.get("url"))
+    cfg.set_default_hub(slug)
+    cfg.save()
+    sys.stdout.write(f"{data.get('url') or slug}\n")
+    held = "owner token saved" if token else (
+        "owner token already saved" if cfg.hub_token(slug) else "no owner token: reading only (add --token TOKEN to write)")
+    output.note(f"{slug} is now the default hub; {held} ({cfg.path})")
+
+
+@hub_app.command("show")
+def hub_show(
+    ctx: typer.Context,
+    slug: Annotated[Optional[str], typer.Argument(metavar="SLUG", help="Hub slug (default: the config's default hub).")] = None,
+    url: ServerOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show a hub: its URL, docs and bundles."""
+    data = get_hub(state(ctx), slug, url)
+    if as_json:
+        output.print_json(data)
+    else:
+        output.render_hub(data)
+
+
+def list_cmd(ctx: typer.Context, hub: HubOpt = None, url: ServerOpt = None, as_json: JsonOpt = False) -> None:
+    """List a hub's docs, one per line: id, title, url (tab-separated)."""
+    data = get_hub(state(ctx), hub, url)
+    if as_json:
+        output.print_json(data.get("docs") or [])
+    else:
+        output.render_doc_lines(data)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(hub_app, name="hub")
+    app.command("list")(list_cmd)

@@ -1,0 +1,67 @@
+"""What every command shares: the per-invocation state (config, server URL) and common options."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+from typing import Annotated, Optional
+
+import typer
+
+from memorywiki.client import Client, Config, MemoryWikiError
+
+from . import output
+
+CONTEXT = {"help_option_names": ["-h", "--help"]}
+
+
+def package_version() -> str:
+    try:
+        return version("memorywiki")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+@dataclass
+class State:
+    server_flag: str | None = None
+    _config: Config | None = field(default=None, repr=False)
+
+    @property
+    def config(self) -> Config:
+        if self._config is None:
+            self._config = Config.load()
+        return self._config
+
+    def client(self, server: str | None = None) -> Client:
+        return Client(self.config.server_url(server or self.server_flag),
+                      user_agent=f"memorywiki-cli/{package_version()}")
+
+
+def state(ctx: typer.Context) -> State:
+    root = ctx.find_root()
+    if not isinstance(root.obj, State):
+        root.obj = State()
+    return root.obj
+
+
+ServerOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--url",
+        "--server",
+        help="Server URL (default: $MEMORYWIKI_URL, the config file's `server`, or http://127.0.0.1:8000).",
+        show_default=False,
+    ),
+]
+HubOpt = Annotated[Optional[str], typer.Option("--hub", help="Hub slug (default: the config's default hub).")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the raw JSON response.")]
+
+
+def save_config(cfg: Config, what: str) -> None:
+    """Save the config; when that fails the command's work is done, so warn (saying what to
+    keep by hand) instead of failing."""
+    try:
+        cfg.save()
+    except MemoryWikiError as exc:
+        output.note(f"warning: {exc.message}" + (f"; {what}" if what else ""))
