@@ -115,6 +115,78 @@ def test_hub_show_and_list(env):
     assert missing.exit_code == 1 and missing.stderr.startswith("error: ")
 
 
+def test_hub_use_stores_a_token_the_user_already_holds(env):
+    """The README's path: a hub claimed with curl (token in the shell), then used from the CLI."""
+    s = slug()
+    resp = httpx.post(f"{env.url}/api/hubs", json={"slug": s})
+    token = resp.json()["owner_token"]
+
+    taken = run("hub", "create", s, ok=False)
+    assert taken.stderr == (f"error: hub taken: '{s}' already exists; if it is yours, "
+                            f"`memorywiki hub use {s} --token TOKEN` stores the owner token you hold\n")
+
+    result = run("hub", "use", s, "--token", token)
+    assert result.stdout.strip() == f"{env.url}/hub/{s}"
+    assert config(env)["hub"] == s and config(env)["hubs"][s]["owner_token"] == token
+    url = capture(env, "# Deploy notes\n\nRun the migrations first.\n")
+    assert httpx.get(f"{env.url}/api/docs/{doc_id(url)}").json()["hub"] == s
+
+    unknown = run("hub", "use", "nosuch" + uuid.uuid4().hex[:6], "--token", "x", ok=False)
+    assert unknown.exit_code == 1 and unknown.stderr.startswith("error: no hub 'nosuch")
+    assert config(env)["hub"] == s  # unchanged
+
+
+def test_config_set_token_for_a_hub_or_a_doc(env):
+    s = slug()
+    token = httpx.post(f"{env.url}/api/hubs", json={"slug": s}).json()["owner_token"]
+    run("config", "--set-hub", s)
+    out = run("config", "--set-token", token)
+    assert f"hubs with owner tokens: {s}" in out.stdout and f"owner token stored for hub {s}" in out.stderr
+    assert config(env)["hubs"][s]["owner_token"] == token
+
+    loose = httpx.post(f"{env.url}/api/docs", json={"title": "Loose", "markdown": "loose"}).json()
+    run("config", "--set-token", loose["edit_token"], "--doc", loose["url"])
+    assert config(env)["docs"][loose["id"]]["edit_token"] == loose["edit_token"]
+    run("update", loose["id"], "--title", "Tightened")
+    assert httpx.get(f"{env.url}/api/docs/{loose['id']}").json()["title"] == "Tightened"
+
+    bad = run("config", "--doc", "abc", ok=False)
+    assert bad.stderr == "error: --hub and --doc go with --set-token TOKEN\n"
+
+
+def test_update_with_no_token_configured_says_so(env):
+    """Issue 9 item 12: not "that token cannot edit this doc" when no token for it is configured."""
+    # a doc in a hub claimed with curl; the CLI's default hub is another one
+    theirs = slug()
+    token = httpx.post(f"{env.url}/api/hubs", json={"slug": theirs}).json()["owner_token"]
+    doc = httpx.post(f"{env.url}/api/docs", json={"hub": theirs, "title": "T", "markdown": "m"},
+                     headers={"Authorization": f"Bearer {token}"}).json()
+    mine = make_hub(env)
+    hint = (f"store the doc's edit token with `memorywiki config --set-token TOKEN --doc {doc['id']}`, "
+            "or its hub's owner token with `memorywiki hub use SLUG --token TOKEN` (or set MEMORYWIKI_TOKEN)")
+    result = run("update", doc["id"], "--title", "New", ok=False)
+    assert result.exit_code == 1
+    assert result.stderr == (f"error: no token for doc {doc['id']} is configured (the owner token of your "
+                             f"default hub '{mine}' does not cover it); {hint}\n")
+    # a hubless doc with no config at all: the server got no token
+    env.config.unlink()
+    loose = httpx.post(f"{env.url}/api/docs", json={"title": "Loose", "markdown": "loose"}).json()
+    result = run("update", loose["id"], "--title", "New", ok=False)
+    assert result.stderr.startswith(f"error: no token for doc {loose['id']} is configured; store the doc's")
+    # with the hub's owner token stored, the same command works
+    run("hub", "use", theirs, "--token", token)
+    run("update", doc["id"], "--title", "New")
+    assert httpx.get(f"{env.url}/api/docs/{doc['id']}").json()["title"] == "New"
+
+
+def test_a_wrong_stored_token_is_named(env, monkeypatch):
+    make_hub(env)
+    url = capture(env, "mine\n", "--title", "Mine")
+    monkeypatch.setenv("MEMORYWIKI_TOKEN", "mwe_wrong")
+    result = run("update", url, "--title", "Theirs", ok=False)
+    assert result.stderr.startswith("error: ") and result.stderr.endswith(" (sent $MEMORYWIKI_TOKEN)\n")
+
+
 # ---- capture / pull -------------------------------------------------------------------
 
 

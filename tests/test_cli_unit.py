@@ -434,3 +434,36 @@ def test_strip_pulled_front_matter():
     own = "---\nlayout: post\n---\n\nbody\n"
     assert strip_pulled_front_matter(own, "abc123") == (own, None)
     assert strip_pulled_front_matter("no front matter", "abc123") == ("no front matter", None)
+
+
+def test_serve_says_how_to_put_memorywiki_on_path(clean_env):
+    """Issue 9 item 2: started as .venv/bin/memorywiki (as scripts/serve.sh does) with the venv
+    not on PATH, `serve` prints the one line that puts the command on PATH, and that line works."""
+    import os
+    import subprocess
+
+    from memorywiki.adapters.install.launch import memorywiki_executable
+
+    exe = memorywiki_executable()
+    assert exe is not None, "tests run from an install with the memorywiki console script"
+    with socket.socket() as busy:  # a taken port: serve stops right after the hint
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        bare = {**os.environ, "PATH": "/usr/bin:/bin", "HOME": str(clean_env / "home")}
+        bare.pop("VIRTUAL_ENV", None)
+        result = subprocess.run([str(exe), "serve", "--port", str(port)], env=bare, capture_output=True, text=True,
+                                timeout=120)
+        on_path = {**bare, "PATH": f"{exe.parent}:/usr/bin:/bin"}
+        quiet = subprocess.run([str(exe), "serve", "--port", str(port)], env=on_path, capture_output=True,
+                               text=True, timeout=120)
+    assert result.returncode == 1 and "already in use" in result.stderr
+    tip = result.stderr.splitlines()[0]
+    assert tip.startswith("tip: the memorywiki command is not on your PATH; in another shell, run:  ")
+    line = tip.split("run:  ", 1)[1]
+    found = subprocess.run(["bash", "-c", f"{line} && command -v memorywiki && memorywiki --version"],
+                           env=bare, capture_output=True, text=True, timeout=60)
+    assert found.returncode == 0, found.stderr
+    lines = found.stdout.splitlines()
+    assert lines[0] == str(exe) and lines[1].startswith("memorywiki ")
+    assert "tip:" not in quiet.stderr and quiet.returncode == 1  # already on PATH: no tip
