@@ -407,6 +407,26 @@ def test_embed_recall_bundle_delete(env):
     assert gone.exit_code == 1 and gone.stderr.startswith("error: ")
 
 
+def test_recall_says_which_search_ran_and_why_vectors_were_not_used(env, embedding_server):
+    """Issue 9 item 5 (CLI side): the response's mode and vector_note are shown, in the server's words."""
+    make_hub(env)
+    embedding_server.set_failing(True)  # nothing can be embedded: recall answers from full text
+    capture(env, "# Zebra migration\n\nZebras migrate across the Serengeti every year.\n")
+    data = json.loads(run("recall", "zebras migrate", "--json").stdout)
+    assert data["mode"] == "fulltext" and data["vector_note"]
+    shown = run("recall", "zebras migrate").stdout
+    assert "Zebra migration" in shown
+    assert shown.rstrip().splitlines()[-1] == f"mode: fulltext ({data['vector_note']})"
+
+
+def test_recall_shows_the_mode_when_vectors_were_used(env):
+    make_hub(env)
+    url = capture(env, "# Kettle descaling\n\nVinegar removes limescale from a kettle.\n")
+    run("embed", doc_id(url))
+    shown = run("recall", "limescale").stdout
+    assert shown.rstrip().splitlines()[-1] == "mode: hybrid"
+
+
 def test_recall_errors_are_one_line(env):
     make_hub(env)
     result = run("recall", "anything", "--hub", "nosuch" + uuid.uuid4().hex[:6], ok=False)

@@ -180,6 +180,17 @@ def test_capture_returns_the_url_and_remembers_the_edit_token(wiki, mcp_stdio):
     assert Config.load(wiki.config).doc_entry(doc["id"]).get("edit_token")
 
 
+def test_recall_says_why_vectors_were_not_used(wiki, mcp_stdio, embedding_server):
+    """Issue 9 item 5 (MCP side): the mode and the server's vector_note reach the model."""
+    embedding_server.set_failing(True)
+    capture(mcp_stdio, "Hybrid recall design", NOTES)
+    r = mcp_stdio.call("recall", {"question": "zebra-quokka constant"})
+    data = r.structured_content
+    assert data["mode"] == "fulltext" and data["vector_note"]
+    assert "fulltext" in text(r) and data["vector_note"] in text(r)
+    assert data["results"] and "zebra-quokka" in data["results"][0]["markdown"]
+
+
 def test_recall_is_hybrid_by_default_and_cites_doc_url(wiki, mcp_stdio):
     first = capture(mcp_stdio, "Hybrid recall design", NOTES)
     second = capture(mcp_stdio, "Grocery list", "## Items\n\nApples, pears and oat milk.\n")
