@@ -486,3 +486,39 @@ def test_import_claude_export(env):
     bad = run("import", "gemini", str(export), ok=False)
     assert bad.exit_code == 2
 
+
+
+def test_serve_runs_the_server_until_interrupted(database_url, tmp_path):
+    """`memorywiki serve` as a user runs it: a real process on a free port, stopped by Ctrl-C."""
+    import os
+    import signal
+    import socket
+    import subprocess
+    import time
+
+    from memorywiki.adapters.install.launch import memorywiki_executable
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "DATABASE_URL": database_url, "MEMORYWIKI_EMBEDDER": "none", "HOME": str(tmp_path)}
+    proc = subprocess.Popen([str(memorywiki_executable()), "serve", "--port", str(port)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, proc.stdout.read()
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "memorywiki serve did not answer"
+            time.sleep(0.1)
+        resp = httpx.post(f"http://127.0.0.1:{port}/api/hubs", json={"slug": slug()})
+        assert resp.status_code == 201
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out = proc.communicate(timeout=60)[0]
+    assert proc.returncode == 0, out
+    assert "Traceback" not in out

@@ -6,7 +6,6 @@ from __future__ import annotations
 import socket
 import stat
 import tomllib
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -389,32 +388,14 @@ def test_config_command(clean_env, monkeypatch):
     assert tomllib.loads(path.read_text()) == {"server": "http://example.test:8123", "hub": "mine"}
 
 
-def test_serve_and_worker_call_the_server_lazily(clean_env, monkeypatch):
-    import sys
-    import types
-
-    calls = []
-    app_mod = types.ModuleType("memorywiki.server.app")
-    app_mod.run_server = lambda host, port, data_dir: calls.append(("serve", host, port, data_dir))
-    worker_mod = types.ModuleType("memorywiki.server.worker")
-    worker_mod.run_worker = lambda data_dir: calls.append(("worker", data_dir))
-    monkeypatch.setitem(sys.modules, "memorywiki.server.app", app_mod)
-    monkeypatch.setitem(sys.modules, "memorywiki.server.worker", worker_mod)
-    port = closed_port()
-    result = runner.invoke(app, ["serve", "--port", str(port), "--data-dir", str(clean_env / "d")])
-    assert result.exit_code == 0, result.output
-    result = runner.invoke(app, ["worker"])
-    assert result.exit_code == 0, result.output
-    assert calls == [("serve", "127.0.0.1", port, Path(clean_env / "d")), ("worker", None)]
-
-    # a taken port fails fast, before the server (and its PostgreSQL) starts
+def test_serve_fails_fast_on_a_taken_port(clean_env):
+    """Before the server (and its PostgreSQL) starts."""
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         taken = busy.getsockname()[1]
         result = runner.invoke(app, ["serve", "--port", str(taken)])
     assert result.exit_code == 1 and f"port {taken} on 127.0.0.1 is already in use" in result.stderr
-    assert len(calls) == 2
 
 
 def test_strip_leading_headings():
