@@ -450,3 +450,18 @@ def test_serve_says_how_to_put_memorywiki_on_path(clean_env):
     lines = found.stdout.splitlines()
     assert lines[0] == str(exe) and lines[1].startswith("memorywiki ")
     assert "tip:" not in quiet.stderr and quiet.returncode == 1  # already on PATH: no tip
+
+
+def test_clients_never_import_the_server():
+    """The CLI (but serve/worker), the client package and the MCP server speak only HTTP: importing
+    them, and running a command, loads nothing of memorywiki.server."""
+    import subprocess
+    import sys
+
+    code = ("import sys, memorywiki.client, memorywiki.cli.main, memorywiki.adapters.mcp.server\n"
+            "from typer.testing import CliRunner\n"
+            "CliRunner().invoke(memorywiki.cli.main.app, ['capture', '--help'])\n"
+            "print(sorted(m for m in sys.modules if m.startswith('memorywiki.server')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
