@@ -452,7 +452,7 @@ def test_serve_says_how_to_put_memorywiki_on_path(clean_env):
     assert "tip:" not in quiet.stderr and quiet.returncode == 1  # already on PATH: no tip
 
 
-def test_clients_never_import_the_server():
+def test_running_the_cli_loads_no_server_module():
     """The CLI (but serve/worker), the client package and the MCP server speak only HTTP: importing
     them, and running a command, loads nothing of memorywiki.server."""
     import subprocess
