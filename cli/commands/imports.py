@@ -13,24 +13,18 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from memorywiki.client import ApiError, Client, MemoryWikiError
 from memorywiki.client.auth import explain_hub_refusal
 from memorywiki.client.config import Credential
+from memorywiki.formats import FormatError, count_conversations, iter_chatgpt_export, iter_claude_export
 
 from .. import output
 from ..context import HubOpt, JsonOpt, ServerOpt, state
 
 
+READERS = {"chatgpt": iter_chatgpt_export, "claude": iter_claude_export}  # the export parsers, shared with the server
+
+
 class ExportKind(str, Enum):
     chatgpt = "chatgpt"
     claude = "claude"
-
-
-def _load_export_readers():
-    """The export parsers; imported only when importing (they are not needed to start the CLI).
-
-    The ONE place the CLI reaches the export parsers.
-    """
-    from memorywiki.server.capture import CaptureError, count_conversations, iter_chatgpt_export, iter_claude_export
-
-    return CaptureError, count_conversations, {"chatgpt": iter_chatgpt_export, "claude": iter_claude_export}
 
 
 def import_export(client: Client, kind: str, path: Path, slug: str, cred: Credential, *, quiet: bool) -> dict[str, Any]:
@@ -40,7 +34,6 @@ def import_export(client: Client, kind: str, path: Path, slug: str, cred: Creden
     keyed by the conversation's id so a re-import updates instead of duplicating, and the
     progress bar counts conversations.
     """
-    capture_error, count_conversations, readers = _load_export_readers()
     skipped: list = []
     counts: dict[str, Any] = {"created": 0, "updated": 0, "unchanged": 0, "deleted": 0}
     try:
@@ -50,7 +43,7 @@ def import_export(client: Client, kind: str, path: Path, slug: str, cred: Creden
             console=output.err_console(), disable=quiet, transient=True,
         ) as progress:
             task = progress.add_task("import", total=total)
-            for captured in readers[kind](path, skipped=skipped):
+            for captured in READERS[kind](path, skipped=skipped):
                 body = {"hub": slug, "title": (captured.title or "Untitled")[:500], "markdown": captured.markdown,
                         "source": captured.source, "meta": captured.meta, "external_id": captured.external_id}
                 try:
@@ -60,7 +53,7 @@ def import_export(client: Client, kind: str, path: Path, slug: str, cred: Creden
                 status = saved.get("status") or "created"
                 counts[status] = counts.get(status, 0) + 1
                 progress.advance(task)
-    except capture_error as exc:
+    except FormatError as exc:
         done = sum(counts.values())
         raise MemoryWikiError(f"{exc.message} ({done} conversation{'s' if done != 1 else ''} were saved before this)") from None
     counts["skipped"] = skipped
