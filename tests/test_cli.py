@@ -290,6 +290,26 @@ def test_agent_capture_with_the_real_codex_reader_and_an_alias(env, monkeypatch)
     assert doc["markdown"] == expected.markdown
 
 
+def test_capturing_the_same_page_twice_returns_the_first(env):
+    """Issue 9 item 13 (CLI side): the hub already holds it, so say so; --new makes a second page."""
+    make_hub(env)
+    page = "# Deploy notes\n\nRun the migrations first.\n"
+    first = capture(env, page)
+    again = run("capture", "-", input=page)
+    assert again.stdout.strip() == first  # stdout is still just the URL
+    assert again.stderr.startswith(f"already captured: {first} ") and "--new" in again.stderr
+    second = run("capture", "--new", "-", input=page)
+    assert second.stdout.strip() != first and "already captured" not in second.stderr
+    hub = json.loads(run("hub", "show", "--json").stdout)
+    assert len(hub["docs"]) == 2
+
+    vtt = Path(__file__).parent / "data" / "capture" / "meeting.vtt"
+    one = run("capture", str(vtt)).stdout.strip()
+    twice = run("capture", str(vtt))
+    assert twice.stdout.strip() == one and twice.stderr.startswith(f"already captured: {one}")
+    assert run("capture", "--new", str(vtt)).stdout.strip() != one
+
+
 # ---- update ---------------------------------------------------------------------------
 
 SECTIONED = """# Guide
