@@ -130,7 +130,9 @@ def point_at(mcp_stdio: StdioMcp, base_url: str, with_hub: bool = True) -> types
 
 @pytest.fixture
 def wiki(live_server, mcp_stdio):
-    return point_at(mcp_stdio, live_server.url.rstrip("/"))
+    wiki = point_at(mcp_stdio, live_server.url.rstrip("/"))
+    wiki.live = live_server
+    return wiki
 
 
 def capture(mcp_stdio, title: str, markdown: str, **extra) -> dict:
@@ -204,7 +206,7 @@ def test_recall_says_why_vectors_were_not_used(wiki, mcp_stdio, embedding_server
 def test_recall_is_hybrid_by_default_and_cites_doc_url(wiki, mcp_stdio):
     first = capture(mcp_stdio, "Hybrid recall design", NOTES)
     second = capture(mcp_stdio, "Grocery list", "## Items\n\nApples, pears and oat milk.\n")
-    wait_indexed(wiki.base)
+    wait_indexed(wiki.live, [first["id"], second["id"]])
     r = mcp_stdio.call("recall", {"question": "what is the zebra-quokka constant?", "k": 3})
     data = r.structured_content
     assert data["mode"] == "hybrid" and data["level"] == "chunk"
