@@ -1,0 +1,126 @@
+"""A scripted model on loopback for the real coding tools (Claude Code, Codex CLI, Aider).
+
+The tools are pointed at this server instead of their vendor's API. Every request is parsed
+into a `Turn` (tests/agents/wire.py), handed to the scripted model (a callable, see
+skill_model.py) and its `Reply` is sent back in the request's own format, streamed when the
+tool asked to stream. Every exchange is recorded so a test can assert what the tool really
+sent; any request the server does not know is recorded too and answered 404, so a tool that
+phones somewhere unexpected shows up in `unknown` instead of hanging.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Callable
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, StreamingResponse
+from starlette.routing import Route
+
+from tests.agents.wire import WIRES, Reply, Turn
+
+Model = Callable[[Turn], Reply]
+
+_PATHS = {
+    "anthropic": ("/v1/messages", "/messages"),
+    "responses": ("/v1/responses", "/responses"),
+    "chat": ("/v1/chat/completions", "/chat/completions"),
+}
+
+
+@dataclass
+class Exchange:
+    """One request the tool sent and what the scripted model answered."""
+
+    turn: Turn
+    reply: Reply | None
+    path: str
+    headers: dict[str, str]
+
+
+class ModelServer:
+    """Starlette + uvicorn on 127.0.0.1 and a free port, in a background thread."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        self.exchanges: list[Exchange] = []
+        self.unknown: list[str] = []  # "METHOD /path" of requests nobody handles
+        self.errors: list[str] = []  # tracebacks of the scripted model (a test bug, or a finding)
+        self.base_url = ""
+        self._lock = threading.Lock()
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        routes = [Route(path, self._handler(wire), methods=["POST"])
+                  for wire, paths in _PATHS.items() for path in paths]
+        routes.append(Route("/{rest:path}", self._unknown, methods=["GET", "POST", "PUT", "DELETE", "HEAD"]))
+        self.app = Starlette(routes=routes)
+
+    def turns(self, wire: str | None = None) -> list[Turn]:
+        with self._lock:
+            return [e.turn for e in self.exchanges if wire is None or e.turn.wire == wire]
+
+    def _handler(self, wire: str):
+        parse, events, as_json = WIRES[wire]
+
+        async def handle(request: Request):
+            try:
+                body = await request.json()
+            except ValueError:
+                return JSONResponse({"error": {"type": "invalid_request_error", "message": "not JSON"}},
+                                    status_code=400)
+            turn = parse(body)
+            try:
+                reply = self.model(turn)
+            except Exception:  # noqa: BLE001 - reported to the test, and to the tool as an API error
+                tb = traceback.format_exc()
+                with self._lock:
+                    self.errors.append(tb)
+                    self.exchanges.append(Exchange(turn, None, request.url.path, dict(request.headers)))
+                return JSONResponse({"error": {"type": "invalid_request_error",
+                                               "message": "scripted model failed: " + tb.splitlines()[-1]}},
+                                    status_code=400)
+            with self._lock:
+                self.exchanges.append(Exchange(turn, reply, request.url.path, dict(request.headers)))
+            if not turn.stream:
+                return JSONResponse(as_json(reply, turn))
+            return StreamingResponse(events(reply, turn), media_type="text/event-stream",
+                                     headers={"cache-control": "no-cache"})
+
+        return handle
+
+    async def _unknown(self, request: Request) -> JSONResponse:
+        with self._lock:
+            self.unknown.append(f"{request.method} {request.url.path}")
+        return JSONResponse({"error": {"type": "not_found_error", "message": "unknown path"}}, status_code=404)
+
+    def start(self) -> "ModelServer":
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+        config = uvicorn.Config(self.app, log_level="warning", access_log=False, lifespan="off")
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
+                                        name="model-server", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("model server did not start")
+            time.sleep(0.01)
+        self.base_url = f"http://127.0.0.1:{port}"
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self._server = self._thread = None
