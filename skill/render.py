@@ -18,6 +18,10 @@ Per tool:
   for codex-cli older than 0.117, where custom prompts still exist.
 - aider: `.aider.memorywiki.md`, a read-only conventions file loaded through `read:` in
   `.aider.conf.yml` (aider has no custom slash commands; commands go through `/run`).
+
+Multi-line markdown reaches the CLI through a quoted heredoc, except in aider: aider 0.86.2
+runs each line of a suggested ```bash block as a command of its own and ends the block at
+any line starting with ```, so there the page goes on one line (`printf '%s\n' 'line' ... |`).
 """
 
 from __future__ import annotations
@@ -87,12 +91,12 @@ _RUN_NOTES = {
     "aider": (
         "You are running inside aider, which has no custom slash commands and does not run "
         "commands by itself. The user triggers this by starting a message with `memory.wiki` "
-        "(or `/memory.wiki`, which aider may reject: then they type it without the slash). "
-        "Put each `memorywiki` command in its own ```bash block, exactly as it must run; aider "
-        "offers to run suggested shell commands and the user confirms. When a step needs a "
-        "command's output (recall, pull, list, bundle), tell the user to run it with "
-        "`/run <command>` and to answer yes when aider asks to add the output to the chat; "
-        "then continue from that output."
+        "(aider rejects `/memory.wiki` as an invalid command). Put each `memorywiki` command "
+        "on one line, alone in its own ```bash block, exactly as it must run: aider asks the "
+        "user before it runs a suggested command and before it adds the output to the chat. "
+        "When a step needs a command's output (recall, pull, list, bundle), stop after "
+        "suggesting the command; the output reaches you in the chat (the user may also run it "
+        "with `/run <command>` and answer yes to adding the output). Then continue from it."
     ),
 }
 _TRANSCRIPT_NOTES = {
@@ -107,6 +111,63 @@ _TRANSCRIPT_NOTES = {
         "This reads the last session in `.aider.chat.history.md` at the repository root. The "
         "user can also run it directly: `/run memorywiki capture --agent aider --title '<title>'`."
     ),
+}
+
+
+# How multi-line markdown is handed to `memorywiki`: the rule in "Quoting rules", then the
+# capture and update steps. Keys: "heredoc" (every tool with a real shell tool) and
+# "one-line" (aider, see the module docstring).
+_MULTILINE = {
+    "heredoc": {
+        "MULTILINE_RULE": """- Send multi-line markdown through a **quoted heredoc**, so nothing inside is expanded:
+
+  ```bash
+  memorywiki capture --title 'The title' - <<'MEMORYWIKI_EOF'
+  ...markdown...
+  MEMORYWIKI_EOF
+  ```
+
+  The delimiter must be quoted (`<<'MEMORYWIKI_EOF'`) and must never appear alone on a line
+  inside the body.""",
+        "CAPTURE_STEP": """3. Pipe it to the CLI with a quoted heredoc:
+
+   ```bash
+   memorywiki capture --title '<title>' - <<'MEMORYWIKI_EOF'
+   ## Question
+   ...
+   MEMORYWIKI_EOF
+   ```""",
+        "UPDATE_STEP": """4. Run:
+
+   ```bash
+   memorywiki update '<id>' --section '<heading text, without the #>' - <<'MEMORYWIKI_EOF'
+   ...new section body...
+   MEMORYWIKI_EOF
+   ```""",
+    },
+    "one-line": {
+        "MULTILINE_RULE": """- Aider runs every line of a suggested shell block as a separate command, so a heredoc
+  breaks there. Send multi-line markdown on **one line**: `printf '%s\\n'` with each markdown
+  line as its own single-quoted argument (an empty line is `''`), piped to the command:
+
+  ```bash
+  printf '%s\\n' '## Question' '' 'What we wanted.' | memorywiki capture --title 'The title' -
+  ```
+
+  Never break that command over several lines.""",
+        "CAPTURE_STEP": """3. Pipe it to the CLI on one line, each markdown line its own single-quoted argument in
+   place of `<lines>`:
+
+   ```bash
+   printf '%s\\n' <lines> | memorywiki capture --title '<title>' -
+   ```""",
+        "UPDATE_STEP": """4. Run, on one line, each line of the new body its own single-quoted argument in place of
+   `<lines>`:
+
+   ```bash
+   printf '%s\\n' <lines> | memorywiki update '<id>' --section '<heading text, without the #>' -
+   ```""",
+    },
 }
 
 
@@ -155,6 +216,7 @@ def render_body(tool: str, variant: str = "command") -> str:
     values = _values(tool, variant)
     values["RUN_NOTE"] = _RUN_NOTES[tool]
     values["TRANSCRIPT_NOTE"] = _TRANSCRIPT_NOTES[tool]
+    values.update(_MULTILINE["one-line" if tool == "aider" else "heredoc"])
     out = re.sub(r"\{\{([A-Z_]+)\}\}", lambda m: values[m.group(1)], body)
     return out.rstrip() + "\n\n" + GENERATED_MARKER + " from skill/SKILL.md by `memorywiki install` -->\n"
 

@@ -45,7 +45,14 @@ def test_render_all_tools(tool):
     assert files
     for rel, content in files.items():
         assert "{{" not in content and "}}" not in content
-        assert "memorywiki capture --title '<title>' - <<'MEMORYWIKI_EOF'" in content
+        if tool == "aider":
+            # aider runs each line of a suggested shell block on its own: no heredocs there.
+            assert "<<" not in content
+            assert "printf '%s\\n' <lines> | memorywiki capture --title '<title>' -" in content
+            assert "printf '%s\\n' <lines> | memorywiki update '<id>'" in content
+        else:
+            assert "memorywiki capture --title '<title>' - <<'MEMORYWIKI_EOF'" in content
+            assert "memorywiki update '<id>' --section" in content and "printf" not in content
         assert "memorywiki recall '<question>' --hybrid --json" in content
         assert f"--agent {tool}" in content
         assert not re.search(r"\$[0-9]", content)  # Claude Code would substitute $0/$1
