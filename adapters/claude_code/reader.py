@@ -271,7 +271,8 @@ def read_session(path: Path) -> Transcript:
         tool=TOOL,
         session_id=meta["session_id"] or path.stem,
         cwd=meta["cwd"],
-        git_branch=meta["git_branch"] or None,
+        # Outside a git repo (or on a detached HEAD) Claude Code records gitBranch "HEAD".
+        git_branch=None if meta["git_branch"] in (None, "", "HEAD") else meta["git_branch"],
         started_at=meta["started_at"],
         title=title or summary_title,
         path=str(path),

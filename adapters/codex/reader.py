@@ -4,8 +4,9 @@ Format notes: each line is `{"timestamp", "type", "payload"}`;
 `session_meta` first (id, cwd, git.branch), then `turn_context`, `response_item`
 (message / reasoning / function_call / custom_tool_call / local_shell_call / …),
 `event_msg` (user_message / agent_message / …) and `compacted`. User and assistant text is
-written twice (event_msg and response_item), so it is de-duplicated. AGENTS.md and
-<environment_context> injections arrive as role "user" messages and are dropped. Unknown
+written twice (event_msg and response_item) by older versions, so it is de-duplicated;
+0.171 writes event_msg item_completed instead. AGENTS.md, <environment_context> and the
+<skill> text attached for `$skill-name` arrive as role "user" messages and are dropped. Unknown
 variants are ignored, malformed lines skipped; the file is streamed line by line.
 """
 
@@ -99,9 +100,11 @@ def _texts(content: Any) -> list[str]:
 
 
 def _clean_user(text: str) -> str:
-    stripped = text.lstrip()
+    stripped = text.strip()
     if stripped.startswith("# AGENTS.md instructions for"):
         return ""
+    if stripped.startswith("<skill>") and stripped.endswith("</skill>"):
+        return ""  # a skill's SKILL.md, attached when the user typed $name (codex 0.171)
     return strip_injected(text)
 
 
