@@ -69,6 +69,8 @@ def test_capture_and_recall(workspace, model_server, aider):
     ])
     urls = re.findall(r"^(http://\S+)$", output, re.MULTILINE)
     assert len(urls) == 2, output[-3000:]
+    # No price-list download was tried (aider caches "{}" after a failed one).
+    assert not (workspace.home / ".aider" / "caches" / "model_prices_and_context_window.json").exists()
     steps = {s.action: s for s in model.steps}
 
     # The conventions file reached the model, whole, as a read-only file.

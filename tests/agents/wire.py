@@ -6,8 +6,8 @@ Claude Code sends Anthropic Messages requests, Codex CLI OpenAI Responses reques
 tool the same way; each renderer turns the model's `Reply` back into the event stream the
 tool expects (or one JSON body when the tool did not ask to stream).
 
-Only what these tools send and read is covered, and the shapes follow what the pinned
-versions were seen to send (tests/agents/README.md).
+Only what these tools send and read is covered: the shapes follow what the pinned versions
+(scripts/agent-tools.env) were seen to send and accept.
 """
 
 from __future__ import annotations
