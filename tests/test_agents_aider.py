@@ -98,7 +98,7 @@ def test_capture_and_recall(workspace, model_server, aider):
 
     # memory.wiki recall, in a later session: the model suggests the command, the user lets it
     # run and add its output, and the answer cites a page that exists.
-    workspace.wait_indexed()
+    workspace.wait_indexed(record["id"], page["id"])
     output = run_aider(workspace, model_server, aider, [
         "memory.wiki recall why did the HNSW index build deadlock?",
         "y",  # Run shell command?

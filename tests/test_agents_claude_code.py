@@ -94,7 +94,7 @@ def test_capture_and_recall_through_the_command_and_the_skill(workspace, model_s
     assert read_session(transcript).markdown.startswith(page["markdown"].rstrip())
 
     # /memory.wiki recall: the answer cites a page that exists.
-    workspace.wait_indexed()
+    workspace.wait_indexed(record["id"], page["id"])
     result = run_claude(workspace, model_server, claude,
                         "/memory.wiki recall why did the HNSW index build deadlock?", "--resume", sid)
     step = model.steps[-1]
@@ -124,7 +124,7 @@ def test_mcp_recall(workspace, model_server, claude, scope):
     workspace.memorywiki("install", "claude-code", scope, "--mcp")
     url = workspace.memorywiki("capture", "--title", "HNSW deadlock fix", "-",
                                stdin=f"## Answer\n\n{ANSWER}\n").stdout.strip()
-    workspace.wait_indexed()
+    workspace.wait_indexed(url.rsplit("/", 1)[-1])
     # `claude -p` does not wait for MCP servers unless told to (the first request would go out
     # before the tools are listed), and asks before an MCP tool runs: grant recall.
     result = run_claude(workspace, model_server, claude,

@@ -105,7 +105,7 @@ def test_capture_and_recall_through_the_skill(workspace, model_server, codex):
     assert read_session(rollout(workspace, thread)).markdown.startswith(page["markdown"].rstrip())
 
     # $memory-wiki recall: the answer cites a page that exists.
-    workspace.wait_indexed()
+    workspace.wait_indexed(record["id"], page["id"])
     _, answer = run_codex(workspace, codex, "$memory-wiki recall why did the HNSW index build deadlock?", thread)
     step = model.steps[-1]
     assert step.command == "memorywiki recall 'why did the HNSW index build deadlock?' --hybrid --json"

@@ -15,6 +15,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,6 +31,7 @@ class Workspace:
     project: Path
     server_url: str
     hub: str
+    live: Any  # the live_server fixture (its app, for waiting on the indexer)
     env: dict[str, str] = field(default_factory=dict)
 
     def run(self, argv: list[str], *, stdin: str | None = None, env: dict[str, str] | None = None,
@@ -63,14 +65,11 @@ class Workspace:
         return cfg["hubs"][self.hub]["owner_token"]
 
 
-    def wait_indexed(self) -> None:
+    def wait_indexed(self, *doc_ids: str) -> None:
         """Recall finds a page only once the background worker has indexed it."""
-        import httpx
+        from tests.polling import wait_indexed
 
-        from tests.conftest import wait_indexed
-
-        with httpx.Client(base_url=self.server_url) as client:
-            wait_indexed(client)
+        wait_indexed(self.live, doc_ids=doc_ids)
 
     def page_exists(self, url: str) -> bool:
         """`url` is a page of this server that a browser can open."""
@@ -81,7 +80,7 @@ class Workspace:
         return httpx.get(url, headers={"Accept": "text/html"}).status_code == 200
 
 
-def make_workspace(tmp_path: Path, server_url: str, hub: str = "agents") -> Workspace:
+def make_workspace(tmp_path: Path, live, hub: str = "agents") -> Workspace:
     home = tmp_path / "home"
     project = tmp_path / "project"
     home.mkdir()
@@ -101,8 +100,8 @@ def make_workspace(tmp_path: Path, server_url: str, hub: str = "agents") -> Work
     # Codex runs commands in a login shell (bash -lc), which resets PATH from /etc/profile;
     # like a user's own ~/.profile, this one keeps `memorywiki` on it.
     (home / ".profile").write_text(f'export PATH="{VENV_BIN}:$PATH"\n', encoding="utf-8")
-    ws = Workspace(home, project, server_url, hub, env)
-    ws.memorywiki("config", "--set-server", server_url)
+    ws = Workspace(home, project, live.url, hub, live, env)
+    ws.memorywiki("config", "--set-server", live.url)
     ws.memorywiki("hub", "create", hub)
     return ws
 
@@ -117,7 +116,7 @@ def git_init(directory: Path, branch: str = "main") -> None:
 
 @pytest.fixture
 def workspace(live_server, tmp_path) -> Workspace:
-    return make_workspace(tmp_path, live_server.url)
+    return make_workspace(tmp_path, live_server)
 
 
 @pytest.fixture
