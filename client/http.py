@@ -7,7 +7,8 @@ the server's ``{"error": {"code", "message"}}``.
 
 from __future__ import annotations
 
-from typing import Any
+import os
+from typing import Any, Mapping
 
 import httpx
 
@@ -17,7 +18,14 @@ from .refs import seg
 DEFAULT_USER_AGENT = "memorywiki-client/0.1"
 
 
-def not_running_message(base_url: str) -> str:
+def not_running_message(base_url: str, env: Mapping[str, str] = os.environ) -> str:
+    """Why a connection was refused. Inside Codex's sandbox (it sets
+    CODEX_SANDBOX_NETWORK_DISABLED=1) the server is usually fine and the sandbox is the cause:
+    "start the server" would send the user the wrong way."""
+    if env.get("CODEX_SANDBOX_NETWORK_DISABLED") == "1":
+        return (f"cannot reach the Memory.Wiki server at {base_url}: Codex's sandbox blocks network "
+                "access; allow it (network_access = true under [sandbox_workspace_write] in "
+                "~/.codex/config.toml) or approve running memorywiki outside the sandbox")
     return f"Memory.Wiki server is not running at {base_url} — start it with `memorywiki serve`"
 
 

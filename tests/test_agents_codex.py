@@ -45,14 +45,16 @@ wire_api = "responses"
 ''', encoding="utf-8")
 
 
-def run_codex(ws: Workspace, exe: str, prompt: str, thread: str | None = None) -> tuple[str, str]:
+def run_codex(ws: Workspace, exe: str, prompt: str, thread: str | None = None,
+              network: bool = True) -> tuple[str, str]:
     """One `codex exec` turn: (thread id, the agent's last message).
 
     workspace-write is the sandbox users run in; it blocks the network, even to 127.0.0.1,
     unless network access is allowed, and memorywiki has to reach its server.
     """
-    argv = [exe, "exec", "--json", "--skip-git-repo-check", "--sandbox", "workspace-write",
-            "-c", "sandbox_workspace_write.network_access=true"]
+    argv = [exe, "exec", "--json", "--skip-git-repo-check", "--sandbox", "workspace-write"]
+    if network:
+        argv += ["-c", "sandbox_workspace_write.network_access=true"]
     argv += ["resume", thread, prompt] if thread else [prompt]
     out = ws.run(argv, env={"SCRIPTED_MODEL_KEY": "not-a-real-key"})
     assert out.returncode == 0, f"codex exited {out.returncode}:\n{out.stdout[-2000:]}\n{out.stderr[-2000:]}"
@@ -125,3 +127,24 @@ def test_user_scope_install_is_found(workspace, model_server, codex):
     page = workspace.doc(step.output.strip().splitlines()[-1])
     assert page["meta"]["session_id"] == thread
     assert_model_clean(model_server)
+
+
+def test_sandbox_without_network_says_so(workspace, model_server, codex):
+    """By default the sandbox blocks the network; memorywiki must name the sandbox as the
+    cause, not tell the user to start a server that is running (the skill has the model relay
+    the error verbatim)."""
+    workspace.memorywiki("install", "codex")
+    configure(workspace, model_server)
+    _, answer = run_codex(workspace, codex, "$memory-wiki capture --transcript Offline", network=False)
+    assert "Codex's sandbox blocks network access" in answer and "network_access = true" in answer
+    assert "memorywiki serve" not in answer
+    assert model_server.model.problems and not model_server.errors  # the capture printed no URL
+
+
+def test_not_running_message_names_the_codex_sandbox():
+    from memorywiki.client.http import not_running_message
+
+    url = "http://127.0.0.1:8000"
+    assert "start it with `memorywiki serve`" in not_running_message(url, env={})
+    sandboxed = not_running_message(url, env={"CODEX_SANDBOX_NETWORK_DISABLED": "1"})
+    assert url in sandboxed and "sandbox blocks network access" in sandboxed and "memorywiki serve" not in sandboxed
