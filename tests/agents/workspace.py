@@ -9,7 +9,6 @@ tool under test.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -125,10 +124,6 @@ def model_server():
     server = ModelServer(SkillModel()).start()
     yield server
     server.stop()
-
-
-def dump(obj) -> str:
-    return json.dumps(obj, indent=2, default=str)[:4000]
 
 
 def assert_model_clean(server: ModelServer) -> None:
