@@ -1,0 +1,378 @@
+"""Enrichment with no model: every line is the doc's own words, and nothing is invented.
+
+- Summary: the most central sentences, in the doc's order. Centrality comes from the doc's
+  own chunk vectors (cosine of a chunk to the doc's mean vector, no extra embedding call);
+  without vectors, from BM25 of each sentence against the doc's keyphrases.
+- Themes and concepts: YAKE keyphrases (unsupervised, single-document, no model download),
+  code identifiers and "Long Name (ABBR)" definitions; each concept's gloss is the first
+  sentence that uses it.
+- Takeaways, insights, open questions: sentences that carry the cue words of a decision, a
+  cause or contrast, or a question, and the items under headings that say so.
+- Relations: none. Inferring them needs a model; extractive mode says so instead.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Sequence
+
+from markdown_it import MarkdownIt
+
+MAX_TEXT_CHARS = 60_000  # keyphrases of a very long doc come from its first ~10k words
+SUMMARY_WORDS = 90
+SUMMARY_SENTENCES = 3
+
+_md = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+_WORDS = re.compile(r"[A-Za-z][A-Za-z0-9'+#.-]*[A-Za-z0-9+#]|[A-Za-z]")
+_SPACES = re.compile(r"\s+")
+_ABBREVIATION = re.compile(r"\b((?:[A-Z][\w-]*|[a-z][\w-]*)(?:[ -][\w-]+){1,5})\s+\(([A-Z][A-Za-z0-9]{1,9}s?)\)")
+_CODE_IDENTIFIER = re.compile(r"^[A-Za-z_][\w.:/-]{2,40}$")
+
+_TAKEAWAY_CUES = re.compile(
+    r"\b(should|must|need to|needs to|recommend\w*|decided|decision|we chose|chose|prefer\w*|always|never|"
+    r"best|important|key|remember|the fix|fixed by|solution|make sure|use|using|avoid|plan to|will)\b", re.I)
+_INSIGHT_CUES = re.compile(
+    r"\b(because|however|but|instead|although|though|trade-?off|since|so that|which means|turns out|"
+    r"surprising\w*|unlike|rather than|the reason|due to|whereas|otherwise|caus\w+)\b", re.I)
+_CUE_HEADINGS = {
+    "takeaways": re.compile(r"takeaway|decision|conclusion|summary|key point|answer|result|lesson|recommend", re.I),
+    "open_questions": re.compile(r"open question|question|todo|to do|next step|unresolved|follow.?up|gap|risk", re.I),
+}
+# Section names that chat captures and templates use: never a theme or concept.
+_GENERIC = frozenset(
+    "user assistant question answer summary notes note decisions decision code open questions "
+    "overview introduction conclusion context background details update updates misc other "
+    "speaker session turn turns chat transcript".split()
+)
+_VERBS = frozenset(
+    "is are was were be been being am has have had do does did make makes made use uses used keep keeps "
+    "kept get gets got take takes took give gives gave go goes went need needs want wants know knows "
+    "think thinks see sees look looks work works help helps let lets try tries run runs find finds "
+    "say says said tell tells feel feels seem seems become becomes show shows call calls provide "
+    "provides allow allows like likes love loves going getting doing making trying thinking feeling "
+    "really also just very much many lot lots thing things stuff way ways good great nice sure "
+    "yeah yes okay ok hey hi thanks thank glad happy awesome amazing cool wow yesterday today tomorrow "
+    "tonight now then soon later recently lately hard easy hear heard mean means meant sounds sound "
+    "big small new old bit little best better right wrong true real fun tough lot able".split()
+)
+_CALENDAR = frozenset(
+    "january february march april may june july august september october november december monday "
+    "tuesday wednesday thursday friday saturday sunday".split()
+)
+
+
+def _noun_like(word: str) -> bool:
+    """A single word worth naming as a concept: not a verb form, adverb, date or filler."""
+    low = word.lower()
+    if low in _VERBS or low in _CALENDAR:
+        return False
+    return not (low.endswith(("ed", "ly")) and word[:1].islower())
+
+
+@dataclass
+class Unit:
+    """A paragraph or list item of the doc, in reading order."""
+
+    text: str
+    heading: str
+    chunk: int
+    is_item: bool
+
+
+def _inline_text(token: Any) -> tuple[str, list[str]]:
+    """Plain text of an inline token and the code spans in it."""
+    parts, code = [], []
+    for child in token.children or []:
+        if child.type == "code_inline":
+            code.append(child.content)
+            parts.append(child.content)
+        elif child.type in ("text", "html_inline"):
+            parts.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+        elif child.type == "image":
+            parts.append(child.content or "")
+    return _SPACES.sub(" ", "".join(parts)).strip(), code
+
+
+def _units(chunks: Sequence[str]) -> tuple[list[Unit], list[str], list[str]]:
+    """Paragraphs and list items (code, tables and raw HTML skipped), headings, code spans."""
+    units: list[Unit] = []
+    headings: list[str] = []
+    code_spans: list[str] = []
+    for index, markdown in enumerate(chunks):
+        heading = ""
+        tokens = _md.parse(markdown)
+        in_item = 0
+        in_heading = False
+        for token in tokens:
+            if token.type == "heading_open":
+                in_heading = True
+            elif token.type == "heading_close":
+                in_heading = False
+            elif token.type == "list_item_open":
+                in_item += 1
+            elif token.type == "list_item_close":
+                in_item -= 1
+            elif token.type == "inline":
+                text, code = _inline_text(token)
+                code_spans.extend(code)
+                if in_heading:
+                    heading = text
+                    headings.append(text)
+                elif text:
+                    units.append(Unit(text=text, heading=heading, chunk=index, is_item=in_item > 0))
+    return units, headings, code_spans
+
+
+@lru_cache(maxsize=1)
+def _segmenter():
+    from segtok.segmenter import split_single
+
+    return split_single
+
+
+def _sentences(units: list[Unit]) -> list[tuple[str, Unit]]:
+    split = _segmenter()
+    out = []
+    for unit in units:
+        for sentence in split(unit.text):
+            sentence = sentence.strip()
+            if sentence:
+                out.append((sentence, unit))
+    return out
+
+
+def _words(text: str) -> list[str]:
+    return [w.lower() for w in _WORDS.findall(text)]
+
+
+def _good_sentence(sentence: str) -> bool:
+    words = _words(sentence)
+    if not 5 <= len(words) <= 60:
+        return False
+    letters = sum(ch.isalpha() for ch in sentence)
+    return letters >= 0.6 * len(sentence) and not sentence.rstrip().endswith(":")
+
+
+def keyphrases(text: str, top: int = 24) -> list[str]:
+    """YAKE keyphrases (best first), without verb-led fragments and chat filler."""
+    import yake
+
+    extractor = yake.KeywordExtractor(lan="en", n=3, dedup_lim=0.7, top=top * 2)
+    phrases = []
+    for phrase, _score in extractor.extract_keywords(text[:MAX_TEXT_CHARS]):
+        words = phrase.split()
+        low = [w.lower() for w in words]
+        if low[0] in _VERBS or low[-1] in _VERBS or all(w in _GENERIC for w in low):
+            continue
+        if len(words) > 1 and sum(w in _VERBS for w in low) > 0:
+            continue
+        if not any(ch.isalpha() for ch in phrase) or len(phrase) < 3:
+            continue
+        phrases.append(phrase)
+        if len(phrases) >= top:
+            break
+    return phrases
+
+
+def _bm25_scores(sentences: list[list[str]], query: list[str], k1: float = 1.2, b: float = 0.75) -> list[float]:
+    """BM25 of each sentence (as a document) for the query terms."""
+    n = len(sentences)
+    if not n:
+        return []
+    avg = sum(len(s) for s in sentences) / n or 1.0
+    df = Counter(term for s in sentences for term in set(s))
+    scores = []
+    for s in sentences:
+        tf = Counter(s)
+        score = 0.0
+        for term in set(query):
+            if tf[term]:
+                idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
+                score += idf * tf[term] * (k1 + 1) / (tf[term] + k1 * (1 - b + b * len(s) / avg))
+        scores.append(score)
+    return scores
+
+
+def _chunk_centrality(vectors: Sequence[Sequence[float] | None]) -> list[float] | None:
+    """Cosine of each chunk vector to the doc's mean vector (None without >= 2 vectors)."""
+    present = [v for v in vectors if v is not None]
+    if len(present) < 2:
+        return None
+    import numpy as np
+
+    matrix = np.asarray(present, dtype=float)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True).clip(min=1e-12)
+    centroid = matrix.mean(axis=0)
+    centroid /= np.linalg.norm(centroid) or 1.0
+    sims = iter((matrix @ centroid).tolist())
+    return [next(sims) if v is not None else 0.0 for v in vectors]
+
+
+def _overlap(a: str, b: str) -> float:
+    wa, wb = set(_words(a)), set(_words(b))
+    return len(wa & wb) / (min(len(wa), len(wb)) or 1)
+
+
+def _pick(ranked: list[tuple[float, int, str]], exclude: list[str], limit: int, max_overlap: float = 0.6) -> list[str]:
+    """The best sentences, skipping near-duplicates of what is already chosen."""
+    chosen: list[tuple[int, str]] = []
+    for _score, position, sentence in ranked:
+        if any(_overlap(sentence, other) > max_overlap for other in exclude + [s for _, s in chosen]):
+            continue
+        chosen.append((position, sentence))
+        if len(chosen) >= limit:
+            break
+    return [s for _, s in chosen]
+
+
+def _distinct(phrases: list[str]) -> list[str]:
+    """Phrases in rank order, skipping any that shares half its words with a better one
+    ("support group" keeps out "LGBTQ support group", "support" and "group")."""
+    chosen: list[tuple[str, set[str]]] = []
+    for phrase in phrases:
+        words = set(_words(phrase))
+        if words and not any(len(words & other) / min(len(words), len(other)) >= 0.5 for _, other in chosen):
+            chosen.append((phrase, words))
+    return [p for p, _ in chosen]
+
+
+def _gloss(name: str, sentences: list[str]) -> str:
+    pattern = re.compile(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", re.I)
+    for sentence in sentences:
+        if pattern.search(sentence):
+            words = sentence.split()
+            return " ".join(words[:28]) + (" …" if len(words) > 28 else "")
+    return ""
+
+
+def _kind(name: str, code_spans: set[str]) -> str:
+    words = name.split()
+    if name in code_spans or any(any(ch.isupper() for ch in w[1:]) or any(ch.isdigit() for ch in w) for w in words):
+        return "entity"
+    if all(w[:1].isupper() for w in words):
+        return "entity"
+    return "tag" if len(words) == 1 else "concept"
+
+
+def _display(phrase: str) -> str:
+    return phrase if any(ch.isupper() for ch in phrase) else phrase[:1].upper() + phrase[1:]
+
+
+def extract(title: str, chunks: Sequence[str], vectors: Sequence[Sequence[float] | None] | None = None) -> dict[str, Any]:
+    """The enrichment fields (summary, themes, takeaways, insights, open_questions, concepts,
+    relations) drawn from the doc's own chunks; `vectors` are the chunk vectors, if any."""
+    units, headings, code_spans = _units(chunks)
+    # Headings that repeat (speakers of a transcript: "## Caroline", "## User") name who said
+    # a sentence; they are kept as its attribution, not read as topics.
+    heading_counts = Counter(h for h in headings)
+    speakers = {h for h, n in heading_counts.items() if n >= 2 and len(h.split()) <= 3}
+    pairs = _sentences(units)
+    sentences = [s for s, _ in pairs]
+    topic_headings = [h for h in dict.fromkeys(headings) if h not in speakers and h.lower() not in _GENERIC]
+    text = "\n".join([f"{title}.", *(f"{h}." for h in topic_headings), *(u.text for u in units)])
+    counts = Counter(_words(text))
+    phrases = keyphrases(text)
+    phrase_terms = [t for p in phrases[:10] for t in _words(p)]
+    lexical = _bm25_scores([_words(s) for s in sentences], phrase_terms)
+    top_lexical = max(lexical, default=0.0) or 1.0
+    centrality = _chunk_centrality(list(vectors)) if vectors is not None and len(vectors) == len(chunks) else None
+
+    scored: list[tuple[float, int, str]] = []
+    for position, (sentence, unit) in enumerate(pairs):
+        if not _good_sentence(sentence):
+            continue
+        score = lexical[position] / top_lexical
+        if centrality is not None:
+            score = 0.6 * centrality[unit.chunk] + 0.4 * score
+        scored.append((score, position, sentence))
+    ranked = sorted(scored, key=lambda t: (-t[0], t[1]))
+
+    summary_sentences: list[tuple[int, str]] = []
+    words = 0
+    for score, position, sentence in ranked:
+        if any(_overlap(sentence, s) > 0.6 for _, s in summary_sentences):
+            continue
+        n = len(sentence.split())
+        if summary_sentences and words + n > SUMMARY_WORDS:
+            continue
+        summary_sentences.append((position, sentence))
+        words += n
+        if len(summary_sentences) >= SUMMARY_SENTENCES or words >= SUMMARY_WORDS:
+            break
+    def said(position: int, sentence: str) -> str:
+        speaker = pairs[position][1].heading
+        return f"{speaker}: {sentence}" if speaker in speakers else sentence
+
+    summary = " ".join(said(p, s) for p, s in sorted(summary_sentences))
+    if not summary:  # a doc of lists, code or one-liners: say what it holds
+        summary = f"{title}: " + ", ".join(headings[:5] or [u.text[:80] for u in units[:3]] or ["(no prose)"])
+    used = [s for _, s in summary_sentences]
+
+    def cue_list(cue: re.Pattern[str], heading_key: str | None, limit: int) -> list[str]:
+        under = [(1.0, i, u.text) for i, u in enumerate(units)
+                 if heading_key and _CUE_HEADINGS[heading_key].search(u.heading or "") and _good_sentence(u.text)
+                 and (u.is_item or heading_key == "open_questions")]
+        cued = [(score, position, sentence) for score, position, sentence in ranked if cue.search(sentence)]
+        return _pick(under + cued, used, limit)
+
+    takeaways = cue_list(_TAKEAWAY_CUES, "takeaways", 3) or _pick(ranked, used, 2)
+    insights = _pick([t for t in ranked if _INSIGHT_CUES.search(t[2])], used + takeaways, 3)
+    topic_terms = set(phrase_terms)
+    questions = [(1.0, p, s) for p, (s, u) in enumerate(pairs)
+                 if s.endswith("?") and len(_words(s)) >= 5 and topic_terms & set(_words(s))] + \
+                [(0.5, i, u.text) for i, u in enumerate(units) if _CUE_HEADINGS["open_questions"].search(u.heading or "")
+                 and u.is_item]
+    open_questions = _pick(questions, [], 4, max_overlap=0.8)
+
+    code = set(code_spans)
+    aliases: dict[str, str] = {}
+    for long, short in _ABBREVIATION.findall(text):
+        initials = "".join(w[0] for w in re.split(r"[ -]", long) if w).upper()
+        if initials.endswith(short.rstrip("s").upper()):
+            long_words = long.split()[-len(short.rstrip("s")):]
+            aliases[" ".join(long_words).lower()] = short
+    # Multi-word phrases first; a single word only when it recurs or names something, and
+    # never when a chosen phrase already contains it.
+    multi = [p for p in phrases if len(p.split()) > 1]
+    single = [p for p in phrases if len(p.split()) == 1 and _noun_like(p)
+              and (counts[p.lower()] >= 2 or _kind(p, code) == "entity") and p not in speakers]
+    candidates = sorted(_distinct(multi[:10] + single[:8]), key=phrases.index)
+    candidates += [c for c in dict.fromkeys(code_spans) if _CODE_IDENTIFIER.match(c)][:4]
+    candidates += sorted(speakers)
+    concepts: list[dict[str, Any]] = []
+    chosen: list[str] = []
+    for phrase in candidates:
+        key = phrase.lower()
+        if key in _GENERIC or key in chosen:
+            continue
+        chosen.append(key)
+        alias = aliases.get(key)
+        if phrase in speakers:
+            gloss = f"A participant: {heading_counts[phrase]} turns in this conversation."
+        else:
+            gloss = _gloss(phrase, sentences) or f"Named in the {'code' if phrase in code else 'text'} of this document."
+        concepts.append({"name": _display(phrase), "kind": _kind(phrase, code), "gloss": gloss,
+                         "aliases": [alias] if alias else []})
+        if len(concepts) >= 12:
+            break
+    themes = [_display(p) for p in _distinct([p for p in phrases if len(p.split()) >= 2])][:5]
+    for concept in concepts:  # few phrases (short docs, chats): fill up to three from concepts
+        if len(themes) >= 3:
+            break
+        if concept["name"] not in themes and concept["name"] not in speakers:
+            themes.append(concept["name"])
+    return {
+        "summary": summary,
+        "themes": themes,
+        "takeaways": takeaways,
+        "insights": insights,
+        "open_questions": open_questions,
+        "concepts": concepts,
+        "relations": [],
+    }

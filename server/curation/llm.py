@@ -1,0 +1,129 @@
+"""The chat model, through the official `openai` client (any OpenAI-compatible server).
+
+One call asks for one JSON object. Structured output (`json_schema`) is tried first; a
+server that refuses it with HTTP 400 is asked again in plain JSON mode (`json_object`,
+with the field guide in the prompt) and remembered, so Ollama, vLLM or LM Studio work
+whatever they support. An outage (connection error, timeout, 429, 5xx) raises
+ModelUnavailable so the worker leaves the work owed and backs off; any other refusal
+raises ModelRefused. Token counts come from the server's `usage` when it reports them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from .contract import describe_schema, wire_schema
+
+
+class ModelError(Exception):
+    """The chat model could not give an answer."""
+
+
+class ModelUnavailable(ModelError):
+    """Unreachable, overloaded or rate limited: try again later, keep the work owed."""
+
+
+class ModelRefused(ModelError):
+    """The server answered with a client error (bad model name, context too long, ...)."""
+
+
+def estimate_tokens(text: str) -> int:
+    """~4 characters per token for English prose: close enough to plan a budget without a
+    tokenizer (tiktoken would download its encodings at run time)."""
+    return math.ceil(len(text) / 4)
+
+
+@dataclass
+class Answer:
+    text: str
+    finish_reason: str | None
+    prompt_tokens: int
+    completion_tokens: int
+
+    @property
+    def truncated(self) -> bool:
+        return self.finish_reason == "length"
+
+
+class ChatModel:
+    """A named model on an OpenAI-compatible /v1/chat/completions endpoint."""
+
+    def __init__(self, model: str, *, base_url: str | None = None, timeout: float = 60.0,
+                 max_retries: int = 1, max_output_tokens: int = 1500) -> None:
+        self.model = model
+        self.name = f"openai:{model}"
+        self.base_url = base_url
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.max_output_tokens = max_output_tokens
+        self.json_schema_supported = True
+        self._client: Any = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    def _get_client(self) -> Any:
+        import openai
+
+        from ..embedders import _http_client
+
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            try:
+                self._client = openai.AsyncOpenAI(base_url=self.base_url, timeout=self.timeout,
+                                                  max_retries=self.max_retries,
+                                                  http_client=_http_client(self.timeout))
+            except openai.OpenAIError as exc:  # e.g. OPENAI_API_KEY not set
+                raise ModelUnavailable(f"chat model is not configured: {exc}") from exc
+            self._client_loop = loop
+        return self._client
+
+    async def ask_json(self, system: str, user: str, *, schema_name: str, schema: dict[str, Any],
+                       max_tokens: int | None = None) -> Answer:
+        """One chat call that should answer with a JSON object matching `schema`."""
+        import openai
+
+        client = self._get_client()
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        limit = max_tokens or self.max_output_tokens
+        try:
+            if self.json_schema_supported:
+                try:
+                    response = await client.chat.completions.create(
+                        model=self.model, messages=messages, max_tokens=limit, temperature=0.2,
+                        response_format={"type": "json_schema", "json_schema": {
+                            "name": schema_name, "schema": wire_schema(schema), "strict": True}})
+                    return _answer(response, messages)
+                except openai.BadRequestError as exc:
+                    if "response_format" not in str(exc) and "json_schema" not in str(exc):
+                        raise
+                    self.json_schema_supported = False
+            guide = f"Answer with one JSON object with exactly these fields:\n{describe_schema(schema)}"
+            messages[0] = {"role": "system", "content": f"{system}\n\n{guide}"}
+            response = await client.chat.completions.create(
+                model=self.model, messages=messages, max_tokens=limit, temperature=0.2,
+                response_format={"type": "json_object"})
+            return _answer(response, messages)
+        except openai.APIStatusError as exc:
+            if exc.status_code == 429 or exc.status_code >= 500:
+                raise ModelUnavailable(f"chat model at {client.base_url} answered HTTP {exc.status_code}: "
+                                       f"{exc.message}") from exc
+            raise ModelRefused(f"chat model at {client.base_url} refused the request "
+                               f"(HTTP {exc.status_code}): {exc.message}") from exc
+        except openai.APIConnectionError as exc:  # includes timeouts
+            raise ModelUnavailable(f"chat model at {client.base_url} unreachable: {exc}") from exc
+        except openai.OpenAIError as exc:
+            raise ModelUnavailable(f"chat request failed: {exc}") from exc
+
+
+def _answer(response: Any, messages: list[dict[str, str]]) -> Answer:
+    choice = response.choices[0] if response.choices else None
+    text = (choice.message.content or "") if choice is not None and choice.message else ""
+    usage = getattr(response, "usage", None)
+    prompt = getattr(usage, "prompt_tokens", None)
+    completion = getattr(usage, "completion_tokens", None)
+    return Answer(text=text, finish_reason=choice.finish_reason if choice is not None else None,
+                  prompt_tokens=int(prompt) if prompt is not None else estimate_tokens(
+                      "".join(m["content"] for m in messages)),
+                  completion_tokens=int(completion) if completion is not None else estimate_tokens(text))
