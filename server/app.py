@@ -12,8 +12,9 @@ from starlette.applications import Starlette
 
 from .config import Settings, SettingsError
 from .embedders import Embedder, make_embedder
+from .curation.worker import curation_mode, make_curator, start_curator
 from .errors import EXCEPTION_HANDLERS
-from .routes import bundles, capture, docs, embed, health, hubs, pages, recall
+from .routes import bundles, capture, curation, docs, embed, health, hubs, pages, recall
 from .store.db import PrivacyRoleMissing, open_database
 from .store.migrate import MigrationError
 from .store.space import reset_if_model_changed
@@ -38,7 +39,7 @@ def create_app(settings: Settings | None = None, *,
             log.error("the server will not start: %s", exc)  # the one line to read in the traceback below
             raise
         state = AppState(settings=settings, db=db, embedder=embedder)
-        task = None
+        task = curation_task = None
         try:
             if embedder is not None:
                 async with db.owner.connection() as conn:
@@ -46,22 +47,31 @@ def create_app(settings: Settings | None = None, *,
             if embedder is not None and settings.in_process_worker:
                 state.worker = Worker(db, embedder, batch=max(1, settings.embed_batch // 4))
                 task = asyncio.create_task(state.worker.run())
+            state.curator = make_curator(settings, db, have_embedder=embedder is not None)
+            if state.curator is not None:
+                await start_curator(state.curator)
+                if settings.in_process_worker:
+                    curation_task = asyncio.create_task(state.curator.run())
             app.state.mw = state
-            log.info("Memory.Wiki ready (embedder: %s)", embedder.name if embedder else "none")
+            log.info("Memory.Wiki ready (embedder: %s, curation: %s)", embedder.name if embedder else "none",
+                     curation_mode(state.curator))
             yield
         finally:
             if state.worker is not None:
                 state.worker.stop()
-            if task is not None:
-                with contextlib.suppress(asyncio.CancelledError):
-                    await asyncio.wait_for(task, 10)
+            if state.curator is not None:
+                state.curator.stop()
+            for running in (task, curation_task):
+                if running is not None:
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await asyncio.wait_for(running, 10)
             await db.close()
             if embedded is not None:
                 await asyncio.to_thread(embedded.stop)
 
     routes = [
         *health.routes, *hubs.routes, *docs.routes, *embed.routes, *bundles.routes,
-        *recall.routes, *capture.routes, *pages.routes,
+        *recall.routes, *capture.routes, *curation.routes, *pages.routes,
     ]
     return Starlette(routes=routes, lifespan=lifespan, exception_handlers=EXCEPTION_HANDLERS)
 

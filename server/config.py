@@ -53,6 +53,20 @@ class Settings:
     # BM25
     bm25_k1: float = 1.2
     bm25_b: float = 0.75
+    # Curation (server/curation/). No chat model: enrichment is extractive.
+    curation: bool = True  # MEMORYWIKI_CURATION=off: no enrichment, digest or suggestions work
+    llm_model: str | None = None  # a chat model on OPENAI_BASE_URL (or llm_base_url)
+    llm_base_url: str | None = None
+    llm_timeout: float = 120.0
+    llm_max_retries: int = 1
+    llm_window_tokens: int = 3000  # doc text per model call; longer docs are map-reduced
+    llm_doc_tokens: int = 12000  # doc text sent per doc at most, over all its calls
+    llm_output_tokens: int = 1500  # answer tokens per call
+    curation_vector_grace: float = 120.0  # seconds enrichment waits for a doc's vectors
+    suggest_debounce: float = 5.0  # seconds a hub is left to settle before regrouping
+    suggest_neighbors: int = 5
+    suggest_min_similarity: float = 0.35
+    digest_compact_tokens: int = 2000
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> "Settings":
@@ -81,6 +95,19 @@ class Settings:
             fetch_allow_loopback=read.flag("MEMORYWIKI_FETCH_ALLOW_LOOPBACK"),
             bm25_k1=read.get("MEMORYWIKI_BM25_K1", float, cls.bm25_k1),
             bm25_b=read.get("MEMORYWIKI_BM25_B", float, cls.bm25_b),
+            curation=read.text("MEMORYWIKI_CURATION") is None or read.flag("MEMORYWIKI_CURATION"),
+            llm_model=(read.text("MEMORYWIKI_LLM_MODEL") or "").strip() or None,
+            llm_base_url=(read.text("MEMORYWIKI_LLM_BASE_URL") or "").strip() or None,
+            llm_timeout=read.get("MEMORYWIKI_LLM_TIMEOUT", float, cls.llm_timeout),
+            llm_max_retries=read.get("MEMORYWIKI_LLM_RETRIES", int, cls.llm_max_retries),
+            llm_window_tokens=read.get("MEMORYWIKI_LLM_WINDOW_TOKENS", int, cls.llm_window_tokens),
+            llm_doc_tokens=read.get("MEMORYWIKI_LLM_DOC_TOKENS", int, cls.llm_doc_tokens),
+            llm_output_tokens=read.get("MEMORYWIKI_LLM_OUTPUT_TOKENS", int, cls.llm_output_tokens),
+            curation_vector_grace=read.get("MEMORYWIKI_CURATION_VECTOR_GRACE", float, cls.curation_vector_grace),
+            suggest_debounce=read.get("MEMORYWIKI_SUGGEST_DEBOUNCE", float, cls.suggest_debounce),
+            suggest_neighbors=read.get("MEMORYWIKI_SUGGEST_NEIGHBORS", int, cls.suggest_neighbors),
+            suggest_min_similarity=read.get("MEMORYWIKI_SUGGEST_MIN_SIMILARITY", float, cls.suggest_min_similarity),
+            digest_compact_tokens=read.get("MEMORYWIKI_DIGEST_COMPACT_TOKENS", int, cls.digest_compact_tokens),
         )
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)

@@ -97,7 +97,8 @@ def front_matter(fields: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n\n"
 
 
-def doc_markdown(doc: dict[str, Any], url: str) -> str:
+def doc_markdown(doc: dict[str, Any], url: str, extra: dict[str, Any] | None = None, appendix: str = "") -> str:
+    """Front matter (plus `extra` fields), the body, then `appendix` (the curation block)."""
     fields = {
         "title": doc["title"], "url": url,
         "updated": doc["updated_at"].isoformat(),
@@ -109,4 +110,5 @@ def doc_markdown(doc: dict[str, Any], url: str) -> str:
             fields[key] = meta[key]
     if meta.get("url"):
         fields["source_url"] = meta["url"]
-    return front_matter(fields) + page_body(doc).rstrip() + "\n"
+    fields.update(extra or {})
+    return front_matter(fields) + page_body(doc).rstrip() + "\n" + appendix

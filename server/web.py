@@ -18,6 +18,7 @@ class AppState:
     db: Database
     embedder: Embedder | None
     worker: Any = None  # the in-process Worker, when running
+    curator: Any = None  # the Curator (server/curation/worker.py), None when curation is off
 
     def wake_worker(self) -> None:
         if self.worker is not None:

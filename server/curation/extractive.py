@@ -199,7 +199,7 @@ def _bm25_scores(sentences: list[list[str]], query: list[str], k1: float = 1.2, 
     return scores
 
 
-def _chunk_centrality(vectors: Sequence[Sequence[float] | None]) -> list[float] | None:
+def chunk_centrality(vectors: Sequence[Sequence[float] | None]) -> list[float] | None:
     """Cosine of each chunk vector to the doc's mean vector (None without >= 2 vectors)."""
     present = [v for v in vectors if v is not None]
     if len(present) < 2:
@@ -281,7 +281,7 @@ def extract(title: str, chunks: Sequence[str], vectors: Sequence[Sequence[float]
     phrase_terms = [t for p in phrases[:10] for t in _words(p)]
     lexical = _bm25_scores([_words(s) for s in sentences], phrase_terms)
     top_lexical = max(lexical, default=0.0) or 1.0
-    centrality = _chunk_centrality(list(vectors)) if vectors is not None and len(vectors) == len(chunks) else None
+    centrality = chunk_centrality(list(vectors)) if vectors is not None and len(vectors) == len(chunks) else None
 
     scored: list[tuple[float, int, str]] = []
     for position, (sentence, unit) in enumerate(pairs):

@@ -127,3 +127,49 @@ def _answer(response: Any, messages: list[dict[str, str]]) -> Answer:
                   prompt_tokens=int(prompt) if prompt is not None else estimate_tokens(
                       "".join(m["content"] for m in messages)),
                   completion_tokens=int(completion) if completion is not None else estimate_tokens(text))
+
+
+RETRY_NOTE = ("Your previous answer could not be used ({problems}). Answer again with one complete "
+              "JSON object containing every field, shorter if needed.")
+
+
+@dataclass
+class Validated:
+    """The fields that validated (from the first answer, filled in by the retry), the ones
+    that never did, and what the calls cost."""
+
+    valid: dict[str, Any]
+    missing: list[str]
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+async def ask_validated(model: ChatModel, system: str, user: str, *, schema_name: str, schema: dict[str, Any],
+                        max_tokens: int | None = None) -> Validated:
+    """Ask for a JSON object; when the answer is malformed, truncated or fails the schema,
+    ask once more, saying what was wrong. Whatever validated in either answer is kept."""
+    from .contract import check_fields, parse_object
+
+    names = list(schema["properties"])
+    out = Validated(valid={}, missing=names)
+    problems: list[str] = []
+    for attempt in range(2):
+        prompt = user if attempt == 0 else f"{user}\n\n{RETRY_NOTE.format(problems='; '.join(problems)[:600])}"
+        answer = await model.ask_json(system, prompt, schema_name=schema_name, schema=schema, max_tokens=max_tokens)
+        out.calls += 1
+        out.prompt_tokens += answer.prompt_tokens
+        out.completion_tokens += answer.completion_tokens
+        fields, complete = parse_object(answer.text)
+        checked = check_fields(fields, schema)
+        for name, value in checked.valid.items():
+            out.valid.setdefault(name, value)
+        out.missing = [n for n in names if n not in out.valid]
+        if not out.missing:
+            break
+        problems = [p for p in checked.problems if p.split(":")[0] in out.missing]
+        if answer.truncated:
+            problems.insert(0, "the answer was cut off at the token limit")
+        elif not complete:
+            problems.insert(0, "the answer was not valid JSON")
+    return out

@@ -9,6 +9,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..auth import require_hub_owner
+from ..curation import reads as curation_reads
+from ..curation.markdown import analysis_markdown
 from ..errors import ApiError, not_found
 from ..negotiate import markdown_response, wants_markdown
 from ..render import front_matter, markdown_to_html, member_body
@@ -91,7 +93,7 @@ async def load_bundle(request: Request) -> tuple[dict, list[dict]]:
     return bundle, members
 
 
-def bundle_markdown(request: Request, bundle: dict, members: list[dict]) -> str:
+def bundle_markdown(request: Request, bundle: dict, members: list[dict], analysis: dict | None = None) -> str:
     head = front_matter({"title": bundle["title"], "url": bundle_url(request, bundle["id"]),
                          "hub": bundle["hub_slug"], "updated": bundle["updated_at"].isoformat(),
                          "docs": len(members)})
@@ -100,6 +102,8 @@ def bundle_markdown(request: Request, bundle: dict, members: list[dict]) -> str:
         parts.append(bundle["description"].strip() + "\n")
     parts.append("Reading order:\n\n" + "\n".join(
         f"{i}. [{m['title']}]({doc_url(request, m['doc_id'])})" for i, m in enumerate(members, 1)) + "\n")
+    if analysis:
+        parts.append(analysis_markdown(analysis))
     for m in members:
         body = member_body(m).strip()
         parts.append(f"\n---\n\n## {' '.join(m['title'].split())}\n\n<{doc_url(request, m['doc_id'])}>\n\n{body}\n")
@@ -109,7 +113,8 @@ def bundle_markdown(request: Request, bundle: dict, members: list[dict]) -> str:
 async def bundle_page(request: Request) -> Response:
     bundle, members = await load_bundle(request)
     if wants_markdown(request):
-        return markdown_response(bundle_markdown(request, bundle, members))
+        analysis = await curation_reads.bundle_analysis(app_state(request).db, bundle["id"])
+        return markdown_response(bundle_markdown(request, bundle, members, analysis))
     for m in members:
         m["url"] = doc_url(request, m["doc_id"])
         m["html"] = markdown_to_html(member_body(m))
@@ -119,7 +124,8 @@ async def bundle_page(request: Request) -> Response:
 
 async def bundle_raw(request: Request) -> Response:
     bundle, members = await load_bundle(request)
-    return markdown_response(bundle_markdown(request, bundle, members))
+    analysis = await curation_reads.bundle_analysis(app_state(request).db, bundle["id"])
+    return markdown_response(bundle_markdown(request, bundle, members, analysis))
 
 
 routes = [

@@ -6,13 +6,20 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ..curation.worker import curation_mode
 from ..indexer import owed_counts
+from ..store import analyses as analysis_store
+from ..store import enrichments as enrichment_store
 from ..web import app_state
 
 
 async def healthz(request: Request) -> Response:
     state = app_state(request)
     row = await owed_counts(state.db)
+    async with state.db.owner.connection() as conn:
+        curation = await enrichment_store.totals(conn)
+        curation["owed_analyses"] = await analysis_store.owed_count(conn)
+        usage = await enrichment_store.usage_by_job(conn)
     return JSONResponse({
         "status": "ok",
         "embedder": state.embedder.name if state.embedder else None,
@@ -20,6 +27,19 @@ async def healthz(request: Request) -> Response:
         "owed_docs": row["docs"],
         "owed_bundles": row["bundles"],
         "worker": "in-process" if state.worker is not None else "external",
+        # AI curation (server/curation/): owed work, how docs were enriched, model use.
+        "curation": {
+            "mode": curation_mode(state.curator),
+            "owed_enrichments": curation["owed"],
+            "owed_suggestions": curation["owed_suggestions"],
+            "owed_analyses": curation["owed_analyses"],
+            "enriched_by_model": curation["by_model"],
+            "enriched_extractively": curation["extractive"],
+            "model_calls": curation["calls"],
+            "prompt_tokens": curation["prompt_tokens"],
+            "completion_tokens": curation["completion_tokens"],
+            "by_job": usage,
+        },
     })
 
 

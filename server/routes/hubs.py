@@ -71,14 +71,46 @@ async def hub_api(request: Request) -> Response:
     return JSONResponse(await load_hub(request))
 
 
+def _wants_digest(request: Request) -> bool:
+    return request.query_params.get("digest") in ("1", "true", "yes")
+
+
+async def _digest_response(request: Request) -> Response:
+    """?digest=1: the hub's concept digest; &compact=1: the one that fits 2,000 tokens."""
+    from .curation import digest_text, hub_digest
+
+    hub, concepts, count = await hub_digest(request, request.path_params["slug"])
+    compact = request.query_params.get("compact") in ("1", "true", "yes")
+    return markdown_response(digest_text(request, hub, concepts, count, compact))
+
+
 async def hub_page(request: Request) -> Response:
+    if wants_markdown(request) and _wants_digest(request):
+        return await _digest_response(request)
     hub = await load_hub(request)
     if wants_markdown(request):
         return markdown_response(hub_markdown(hub))
+    if app_state(request).settings.curation:
+        from ..curation import reads
+        from .curation import hub_digest
+
+        _, concepts, _ = await hub_digest(request, hub["slug"])
+        hub_id = await _hub_id(request, hub["slug"])
+        hub["concepts"] = [reads.concept_json(c) for c in concepts[:60]]
+        hub["suggestions"] = await reads.open_suggestions(app_state(request).db, hub_id,
+                                                          doc_url=lambda i: doc_url(request, i))
     return templates.TemplateResponse(request, "hub.html", hub, headers={"Vary": "Accept"})
 
 
+async def _hub_id(request: Request, slug: str) -> int:
+    async with app_state(request).db.public.connection() as conn:
+        row = await (await conn.execute("SELECT id FROM hubs WHERE slug = %s", (slug,))).fetchone()
+    return row["id"]
+
+
 async def hub_raw(request: Request) -> Response:
+    if _wants_digest(request):
+        return await _digest_response(request)
     return markdown_response(hub_markdown(await load_hub(request)))
 
 

@@ -6,6 +6,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from ..curation import reads as curation_reads
 from ..errors import ApiError
 from ..negotiate import markdown_response, wants_markdown
 from ..render import doc_markdown, markdown_to_html, page_body
@@ -16,10 +17,26 @@ from ..web import app_state, base_url, doc_url
 from .docs import load_readable_doc
 
 
+async def curation_view(request: Request, doc: dict) -> dict | None:
+    """The doc's enrichment block, bundles and front matter fields (None with curation off)."""
+    state = app_state(request)
+    if not state.settings.curation:
+        return None
+    return await curation_reads.doc_curation(state.db, doc, doc_url=lambda i: doc_url(request, i),
+                                             base=base_url(request))
+
+
+async def curated_doc_markdown(request: Request, doc: dict) -> str:
+    """/raw/{id} and the .md twin: front matter, body, then the enrichment block."""
+    view = await curation_view(request, doc)
+    return doc_markdown(doc, doc_url(request, doc["id"]), extra=view["fields"] if view else None,
+                        appendix=view["markdown"] if view else "")
+
+
 async def raw_doc(request: Request) -> Response:
     doc_id = request.path_params["doc_id"]
     doc, _ = await load_readable_doc(request, doc_id)
-    return markdown_response(doc_markdown(doc, doc_url(request, doc_id)))
+    return markdown_response(await curated_doc_markdown(request, doc))
 
 
 async def _password_protected(request: Request, doc_id: str) -> bool:
@@ -29,10 +46,14 @@ async def _password_protected(request: Request, doc_id: str) -> bool:
         return await is_password_protected(conn, doc_id)
 
 
-def _html_page(request: Request, doc: dict) -> Response:
+async def _html_page(request: Request, doc: dict) -> Response:
+    state = app_state(request)
+    curation = await curation_view(request, doc)
+    related = (await curation_reads.related(state.db, doc["id"], 5, doc_url=lambda i: doc_url(request, i))
+               if curation is not None else [])
     return templates.TemplateResponse(request, "doc.html", {
         "doc": doc, "body_html": markdown_to_html(page_body(doc)),
-        "raw_url": f"/raw/{doc['id']}",
+        "raw_url": f"/raw/{doc['id']}", "curation": curation, "related": related,
     }, headers={"Vary": "Accept"})
 
 
@@ -45,8 +66,8 @@ async def doc_page(request: Request) -> Response:
             return templates.TemplateResponse(request, "password.html", {"failed": False}, status_code=401)
         raise
     if wants_markdown(request):
-        return markdown_response(doc_markdown(doc, doc_url(request, doc_id)))
-    return _html_page(request, doc)
+        return markdown_response(await curated_doc_markdown(request, doc))
+    return await _html_page(request, doc)
 
 
 async def doc_password_form(request: Request) -> Response:
@@ -60,7 +81,7 @@ async def doc_password_form(request: Request) -> Response:
         if await _password_protected(request, doc_id):
             return templates.TemplateResponse(request, "password.html", {"failed": True}, status_code=401)
         raise
-    return _html_page(request, doc)
+    return await _html_page(request, doc)
 
 
 async def home(request: Request) -> Response:

@@ -1,0 +1,159 @@
+"""Curation as markdown: the enrichment appended to /raw/{id}, the hub concept digest and
+a bundle's cross-doc analysis. Routes call these; the HTML partials render the same data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .concepts import Concept
+from .llm import estimate_tokens
+
+SECTIONS = (
+    ("summary", "Summary"),
+    ("themes", "Themes"),
+    ("takeaways", "Key takeaways"),
+    ("insights", "Insights"),
+    ("open_questions", "Open questions / gaps"),
+    ("concepts", "Concepts in this document"),
+    ("relations", "Concept relations (within this doc's concepts)"),
+)
+MISSING = "_Missing: the model's answer for this section did not validate; it is retried when the page changes._"
+NONE_MODEL = "_None._"
+NONE_EXTRACTIVE = "_None found in the text._"
+NO_RELATIONS_EXTRACTIVE = "_None inferred: extractive mode does not invent relations (configure a chat model for them)._"
+NOT_BUNDLED = "_Not in any bundle yet._"
+
+
+def _one_line(text: str) -> str:
+    return " ".join((text or "").split())
+
+
+def enrichment_fields(enrichment: dict[str, Any] | None, bundles: list[dict[str, Any]]) -> dict[str, Any]:
+    """Front matter fields: how the doc was enriched, and its bundle and concept counts."""
+    if enrichment is None:
+        return {"enrichment": "pending", "bundle_count": len(bundles), "concept_count": 0}
+    fields = {"enrichment": enrichment["mode"], "bundle_count": len(bundles),
+              "concept_count": len(enrichment["data"].get("concepts") or [])}
+    if enrichment.get("model"):
+        fields["enrichment_model"] = enrichment["model"]
+    if enrichment.get("missing"):
+        fields["enrichment_missing"] = list(enrichment["missing"])
+    return fields
+
+
+def _section_body(name: str, enrichment: dict[str, Any]) -> str:
+    data, extractive = enrichment["data"], enrichment["mode"] == "extractive"
+    if name in (enrichment.get("missing") or []) or name not in data:
+        return MISSING
+    value = data[name]
+    if name == "summary":
+        return _one_line(value)
+    if name == "concepts":
+        lines = []
+        for c in value:
+            lines.append(f"- **{_one_line(c['name'])}** _({c['kind']})_")
+            gloss = _one_line(c.get("gloss", ""))
+            if c.get("aliases"):
+                gloss = f"{gloss} (also: {', '.join(_one_line(a) for a in c['aliases'])})".strip()
+            if gloss:
+                lines.append(f"  {gloss}")
+        return "\n".join(lines) or (NONE_EXTRACTIVE if extractive else NONE_MODEL)
+    if name == "relations":
+        if extractive:
+            return NO_RELATIONS_EXTRACTIVE
+        return "\n".join(f"- **{_one_line(r['subject'])}** {_one_line(r['relation'])} **{_one_line(r['object'])}**"
+                         for r in value) or NONE_MODEL
+    return "\n".join(f"- {_one_line(item)}" for item in value) or (NONE_EXTRACTIVE if extractive else NONE_MODEL)
+
+
+def enrichment_markdown(enrichment: dict[str, Any] | None, bundles: list[dict[str, Any]],
+                        hub_url: str | None, digest_url: str | None) -> str:
+    """The block appended after a doc's body on /raw/{id} and the .md twin.
+
+    `enrichment`: {"mode", "model", "data", "missing"} or None while it is owed; `bundles`:
+    the public bundles holding the doc ({"title", "url", "description"}).
+    """
+    parts = []
+    if enrichment is not None:
+        for name, heading in SECTIONS:
+            parts.append(f"## {heading}\n\n{_section_body(name, enrichment)}")
+    bundle_lines = []
+    for b in bundles:
+        bundle_lines.append(f"- [{_one_line(b['title'])}]({b['url']})")
+        if _one_line(b.get("description") or ""):
+            bundle_lines.append(f"  > {_one_line(b['description'])}")
+    parts.append("## Bundles containing this document\n\n" + ("\n".join(bundle_lines) or NOT_BUNDLED))
+    links = []
+    if hub_url:
+        links.append(f"_Hub canonical:_ {hub_url}")
+    if digest_url:
+        links.append(f"_Concept digest:_ {digest_url}")
+    if links:
+        parts.append("\n\n".join(links))
+    return "\n---\n\n" + "\n\n".join(parts) + "\n"
+
+
+# ---------------------------------------------------------------- hub digest
+
+def digest_markdown(hub: dict[str, Any], concepts: list[Concept], doc_count: int, *, compact: bool,
+                    budget_tokens: int = 2000, full_url: str | None = None) -> str:
+    """The hub's concept digest. Full: every concept with kind, gloss, aliases and its docs
+    with URLs. Compact: the most widely shared concepts, glosses cut short and docs as ids,
+    until the token budget is spent (2,000 tokens by default)."""
+    head = [f"# {hub['slug']}: concept digest{' (compact)' if compact else ''}", ""]
+    if not compact:
+        head += [f"{len(concepts)} concepts across {doc_count} public pages of {hub['url']}. "
+                 "Each concept: its kind, what it is, and the pages that discuss it.", ""]
+        lines = head
+        for c in concepts:
+            lines.append(f"- **{_one_line(c.name)}** _({c.kind})_: {_one_line(c.gloss)}".rstrip(": "))
+            if c.aliases:
+                lines.append(f"  Also: {', '.join(_one_line(a) for a in c.aliases)}")
+            lines.append("  Docs: " + ", ".join(f"[{_one_line(d['title'])}]({d['url']})" for d in c.docs))
+        if not concepts:
+            lines.append("_No concepts yet: pages are enriched in the background._")
+        return "\n".join(lines).rstrip() + "\n"
+    base = hub["url"].rsplit("/hub/", 1)[0]
+    head = [f"# {hub['slug']}: concepts (compact)",
+            f"{len(concepts)} concepts, {doc_count} pages. Page URL = {base}/<id>. "
+            f"Format: name (kind): gloss [page ids].", ""]
+    lines = list(head)
+    used = estimate_tokens("\n".join(lines))
+    shown = 0
+    tail_reserve = 40
+    for c in concepts:
+        gloss = " ".join(_one_line(c.gloss).split()[:12])
+        ids = ", ".join(d["id"] for d in c.docs[:8]) + (f", +{len(c.docs) - 8}" if len(c.docs) > 8 else "")
+        line = f"- {_one_line(c.name)} ({c.kind}): {gloss} [{ids}]"
+        cost = estimate_tokens(line) + 1
+        if used + cost > budget_tokens - tail_reserve:
+            break
+        lines.append(line)
+        used += cost
+        shown += 1
+    if shown < len(concepts):
+        lines.append(f"… {len(concepts) - shown} more concepts in the full digest"
+                     + (f": {full_url}" if full_url else "."))
+    if not concepts:
+        lines.append("No concepts yet: pages are enriched in the background.")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+# ---------------------------------------------------------------- bundle analysis
+
+ANALYSIS_SECTIONS = (("themes", "Themes"), ("insights", "Insights"), ("gaps", "Gaps"), ("connections", "Connections"))
+
+
+def analysis_markdown(analysis: dict[str, Any] | None) -> str:
+    """A bundle's cross-doc analysis, placed after its reading order."""
+    if analysis is None:
+        return ""
+    data = analysis["data"]
+    parts = ["## Across these documents", ""]
+    if analysis["mode"] == "extractive":
+        parts += ["_Extractive: drawn from the members' own enrichments, no model._", ""]
+    for name, heading in ANALYSIS_SECTIONS:
+        items = data.get(name)
+        body = MISSING if items is None else ("\n".join(f"- {_one_line(i)}" for i in items) or NONE_MODEL)
+        parts += [f"### {heading}", "", body, ""]
+    return "\n".join(parts).rstrip() + "\n"

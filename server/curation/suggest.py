@@ -1,0 +1,157 @@
+"""Suggested bundles: groups of related public docs that are not bundled together yet.
+
+Docs are nodes of a k-nearest-neighbour graph over their vectors (edges weighted by cosine
+similarity, weak ones dropped); without vectors the graph joins docs that share concepts
+(Jaccard of their folded concept keys). Groups are Louvain communities of that graph
+(networkx, seeded so the same hub gives the same groups). networkx rather than scikit-learn:
+communities need no cluster count up front and leave loners out, and networkx is pure
+Python and already installed with YAKE, where scikit-learn would add scipy (~100 MB).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from typing import Any, Iterable, Sequence
+
+import networkx as nx
+
+MIN_SIZE = 3
+MAX_SIZE = 12
+SEED = 7
+
+
+def vector_graph(vectors: dict[str, Sequence[float]], k: int = 5, min_similarity: float = 0.35) -> nx.Graph:
+    """Each doc joined to its k most similar docs at or above `min_similarity`."""
+    import numpy as np
+
+    ids = sorted(vectors)
+    graph = nx.Graph()
+    graph.add_nodes_from(ids)
+    if len(ids) < 2:
+        return graph
+    matrix = np.asarray([vectors[i] for i in ids], dtype=float)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True).clip(min=1e-12)
+    sims = matrix @ matrix.T
+    np.fill_diagonal(sims, -1.0)
+    for row, doc in enumerate(ids):
+        for col in np.argsort(-sims[row])[:k]:
+            similarity = float(sims[row, col])
+            if similarity >= min_similarity:
+                graph.add_edge(doc, ids[col], weight=similarity)
+    return graph
+
+
+def concept_graph(concepts: dict[str, set[str]], min_jaccard: float = 0.12, min_shared: int = 2) -> nx.Graph:
+    """Docs joined when they share at least `min_shared` concepts (weight: Jaccard)."""
+    ids = sorted(concepts)
+    graph = nx.Graph()
+    graph.add_nodes_from(ids)
+    for i, a in enumerate(ids):
+        for b in ids[i + 1:]:
+            shared = concepts[a] & concepts[b]
+            if len(shared) >= min_shared:
+                jaccard = len(shared) / len(concepts[a] | concepts[b])
+                if jaccard >= min_jaccard:
+                    graph.add_edge(a, b, weight=jaccard)
+    return graph
+
+
+def _split(graph: nx.Graph, nodes: set[str], resolution: float, depth: int = 0) -> list[list[str]]:
+    """Louvain communities of `nodes`; oversized ones split again at a finer resolution, or
+    trimmed to their most connected members."""
+    sub = graph.subgraph(nodes)
+    out: list[list[str]] = []
+    for community in nx.community.louvain_communities(sub, weight="weight", resolution=resolution, seed=SEED):
+        if len(community) < MIN_SIZE:
+            continue
+        if len(community) > MAX_SIZE:
+            if depth < 2:
+                finer = _split(graph, set(community), resolution * 1.6, depth + 1)
+                if finer:
+                    out.extend(finer)
+                    continue
+            strength = graph.subgraph(community).degree(weight="weight")
+            community = {n for n, _ in sorted(strength, key=lambda t: (-t[1], t[0]))[:MAX_SIZE]}
+        out.append(sorted(community))
+    return out
+
+
+def groups(graph: nx.Graph) -> list[list[str]]:
+    """Communities of at least three docs, the most tightly knit first."""
+    connected = {n for n in graph.nodes if graph.degree(n) > 0}
+    found = _split(graph, connected, 1.0) if len(connected) >= MIN_SIZE else []
+
+    def cohesion(members: list[str]) -> float:
+        sub = graph.subgraph(members)
+        return sub.size(weight="weight") / max(1, len(members))
+
+    return sorted(found, key=lambda g: (-cohesion(g), g))
+
+
+def not_yet_bundled(candidates: Iterable[list[str]], bundles: Iterable[set[str]]) -> list[list[str]]:
+    """Drop groups an existing bundle already holds (all members, or all but one of a
+    group whose other members it holds)."""
+    bundles = [b for b in bundles if b]
+    out = []
+    for group in candidates:
+        members = set(group)
+        if any(len(members - b) <= (1 if len(members) > MIN_SIZE else 0) for b in bundles):
+            continue
+        out.append(group)
+    return out
+
+
+def signature(members: Iterable[str]) -> str:
+    """A group's identity: the same docs give the same suggestion id across recomputations."""
+    return hashlib.sha256("\n".join(sorted(members)).encode()).hexdigest()[:32]
+
+
+def name_extractively(members: list[dict[str, Any]]) -> tuple[str, str]:
+    """A title from the concepts most members share; a one-line description naming them.
+
+    members: {"title", "concepts": [names]}.
+    """
+    from .concepts import concept_key
+
+    counts: Counter[str] = Counter()
+    display: dict[str, str] = {}
+    for m in members:
+        for name in dict.fromkeys(m.get("concepts") or []):
+            key = concept_key(name)
+            counts[key] += 1
+            display.setdefault(key, name)
+    shared = [k for k, n in counts.most_common() if n >= 2]
+    top = [display[k] for k in shared[:3]] or [display[k] for k, _ in counts.most_common(2)]
+    if top:
+        title = " and ".join(top[:2])
+        title = title[:1].upper() + title[1:]
+        description = f"{len(members)} pages that share " + (
+            ", ".join(top[:-1]) + f" and {top[-1]}" if len(top) > 1 else top[0]) + "."
+    else:
+        title = members[0]["title"]
+        description = f"{len(members)} pages close in meaning to “{members[0]['title']}”."
+    return title[:120], description[:300]
+
+
+def reading_order(ids: list[str], vectors: dict[str, Sequence[float]]) -> list[str]:
+    """Overview first (the doc nearest the group's centre), then each next doc the one most
+    similar to the last, so neighbours in the list are neighbours in meaning. Docs without a
+    vector keep their given order at the end."""
+    import numpy as np
+
+    with_vec = [i for i in ids if i in vectors]
+    rest = [i for i in ids if i not in vectors]
+    if len(with_vec) < 3:
+        return with_vec + rest
+    matrix = np.asarray([vectors[i] for i in with_vec], dtype=float)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True).clip(min=1e-12)
+    centre = matrix.mean(axis=0)
+    current = int(np.argmax(matrix @ centre))
+    order, left = [current], set(range(len(with_vec))) - {current}
+    while left:
+        sims = matrix[sorted(left)] @ matrix[current]
+        current = sorted(left)[int(np.argmax(sims))]
+        order.append(current)
+        left.discard(current)
+    return [with_vec[i] for i in order] + rest

@@ -1,0 +1,170 @@
+"""Curation over HTTP: related docs, the concept digest, suggested bundles (and accepting
+one), a topic's reading list, and a doc's enrichment as JSON."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ..auth import require_hub_owner
+from ..curation import reads
+from ..curation.markdown import digest_markdown
+from ..errors import ApiError, not_found
+from ..tokens import looks_like_id, new_id
+from ..validate import get_int, get_str, read_json
+from ..web import app_state, base_url, bundle_url, doc_url, hub_url
+from .docs import load_readable_doc
+from .pages import markdown_response
+
+MAX_INTENT = 500
+
+
+def _k(request: Request, default: int = 5, high: int = 50) -> int:
+    raw = request.query_params.get("k")
+    if raw is None:
+        return default
+    if not raw.isdigit() or not 1 <= int(raw) <= high:
+        raise ApiError(400, "invalid_field", f"'k' must be an integer from 1 to {high}")
+    return int(raw)
+
+
+async def _public_hub(request: Request, slug: str) -> dict:
+    async with app_state(request).db.public.connection() as conn:
+        hub = await (await conn.execute("SELECT id, slug FROM hubs WHERE slug = %s", (slug,))).fetchone()
+    if hub is None:
+        raise ApiError(404, "unknown_hub", f"hub '{slug}' does not exist")
+    return {"id": hub["id"], "slug": slug, "url": hub_url(request, slug)}
+
+
+async def related_endpoint(request: Request) -> Response:
+    k = _k(request)
+    doc, _ = await load_readable_doc(request, request.path_params["doc_id"])
+    results = await reads.related(app_state(request).db, doc["id"], k, doc_url=lambda i: doc_url(request, i))
+    return JSONResponse({"id": doc["id"], "k": k, "results": results})
+
+
+async def enrichment_endpoint(request: Request) -> Response:
+    doc, _ = await load_readable_doc(request, request.path_params["doc_id"])
+    view = await reads.doc_curation(app_state(request).db, doc, doc_url=lambda i: doc_url(request, i),
+                                    base=base_url(request))
+    e = view["enrichment"]
+    return JSONResponse({
+        "id": doc["id"], "status": e["mode"] if e else "pending",
+        "model": e["model"] if e else None, "missing": list(e["missing"]) if e else [],
+        "data": e["data"] if e else None, "bundles": view["bundles"],
+        "calls": e["calls"] if e else 0,
+        "tokens": (e["prompt_tokens"] + e["completion_tokens"]) if e else 0,
+    })
+
+
+async def hub_digest(request: Request, slug: str) -> tuple[dict, list, int]:
+    hub = await _public_hub(request, slug)
+    concepts, count = await reads.hub_concepts(app_state(request).db, hub["id"],
+                                               doc_url=lambda i: doc_url(request, i))
+    return hub, concepts, count
+
+
+def digest_text(request: Request, hub: dict, concepts: list, count: int, compact: bool) -> str:
+    settings = app_state(request).settings
+    return digest_markdown(hub, concepts, count, compact=compact, budget_tokens=settings.digest_compact_tokens,
+                           full_url=f"{base_url(request)}/raw/hub/{hub['slug']}?digest=1")
+
+
+async def digest_endpoint(request: Request) -> Response:
+    """JSON digest; `?format=markdown` (or Accept: text/markdown) gives the markdown one."""
+    hub, concepts, count = await hub_digest(request, request.path_params["slug"])
+    compact = request.query_params.get("compact") in ("1", "true", "yes")
+    if request.query_params.get("format") == "markdown":
+        return markdown_response(digest_text(request, hub, concepts, count, compact))
+    return JSONResponse({"hub": hub["slug"], "url": hub["url"], "docs": count,
+                         "concepts": [reads.concept_json(c) for c in concepts]})
+
+
+async def suggestions_endpoint(request: Request) -> Response:
+    hub = await _public_hub(request, request.path_params["slug"])
+    items = await reads.open_suggestions(app_state(request).db, hub["id"], doc_url=lambda i: doc_url(request, i))
+    return JSONResponse({"hub": hub["slug"], "suggestions": items})
+
+
+async def _owned_suggestion(conn, request: Request) -> tuple[dict, dict]:
+    from ..store import suggestions as suggestion_store
+
+    hub = await require_hub_owner(conn, request, request.path_params["slug"])
+    suggestion_id = request.path_params["suggestion_id"]
+    suggestion = await suggestion_store.lock_open(conn, hub["id"], suggestion_id) if looks_like_id(suggestion_id) else None
+    if suggestion is None:
+        raise not_found("suggestion")
+    if suggestion["status"] != "open":
+        raise ApiError(409, "suggestion_closed", f"this suggestion was already {suggestion['status']}")
+    return hub, suggestion
+
+
+async def accept_endpoint(request: Request) -> Response:
+    """Owner only: turn a suggestion into a bundle (title/description may be overridden)."""
+    from ..store import suggestions as suggestion_store
+    from .bundles import SET_SOURCE_HASH, _set_members
+
+    state = app_state(request)
+    data = await read_json(request) if (await request.body()).strip() else {}
+    async with state.db.owner.connection() as conn:
+        async with conn.transaction():
+            hub, suggestion = await _owned_suggestion(conn, request)
+            title = (get_str(data, "title", max_len=500) or suggestion["title"]).strip()
+            description = get_str(data, "description", max_len=5000) or suggestion["description"]
+            doc_ids = [r["id"] for r in await (await conn.execute(
+                "SELECT id FROM unnest(%s::text[]) WITH ORDINALITY AS m(id, n) JOIN docs d USING (id)"
+                " WHERE doc_is_public(d) AND d.hub_id = %s ORDER BY n", (suggestion["doc_ids"], hub["id"]))).fetchall()]
+            if len(doc_ids) < 2:
+                raise ApiError(409, "suggestion_stale", "the suggested pages are no longer public in this hub")
+            bundle_id = new_id()
+            await conn.execute("INSERT INTO bundles (id, hub_id, title, description) VALUES (%s, %s, %s, %s)",
+                               (bundle_id, hub["id"], title, description))
+            await _set_members(conn, bundle_id, hub["id"], doc_ids)
+            await conn.execute(SET_SOURCE_HASH, (bundle_id,))
+            await suggestion_store.mark_accepted(conn, suggestion["id"], bundle_id)
+    state.wake_worker()
+    return JSONResponse({"id": bundle_id, "url": bundle_url(request, bundle_id), "title": title,
+                         "doc_ids": doc_ids, "suggestion": suggestion["id"]}, status_code=201)
+
+
+async def dismiss_endpoint(request: Request) -> Response:
+    """Owner only: never offer this group again."""
+    from ..store import suggestions as suggestion_store
+
+    async with app_state(request).db.owner.connection() as conn:
+        async with conn.transaction():
+            _, suggestion = await _owned_suggestion(conn, request)
+            await suggestion_store.mark_dismissed(conn, suggestion["id"])
+    return JSONResponse({"id": suggestion["id"], "status": "dismissed"})
+
+
+async def topic_endpoint(request: Request) -> Response:
+    """POST /api/bundles/suggest {"hub", "intent", "k"}: a reading list for a topic."""
+    from .recall import _query_vector
+
+    state = app_state(request)
+    data = await read_json(request, 64 * 1024)
+    slug = get_str(data, "hub", required=True, allow_empty=False)
+    intent = get_str(data, "intent", required=True, allow_empty=False, max_len=MAX_INTENT).strip()
+    k = get_int(data, "k", default=8, low=2, high=20)
+    hub = await _public_hub(request, slug)
+    qvec, dim, why_not = await _query_vector(request, intent)
+    docs = await reads.topic_reading_list(state.db, hub["id"], intent, k, qvec=qvec, dim=dim,
+                                          k1=state.settings.bm25_k1, b=state.settings.bm25_b,
+                                          doc_url=lambda i: doc_url(request, i))
+    body = {"hub": slug, "intent": intent, "mode": "hybrid" if qvec is not None else "fulltext", "docs": docs}
+    if why_not:
+        body["vector_note"] = why_not
+    return JSONResponse(body)
+
+
+routes = [
+    Route("/api/docs/{doc_id}/related", related_endpoint, methods=["GET"]),
+    Route("/api/docs/{doc_id}/enrichment", enrichment_endpoint, methods=["GET"]),
+    Route("/api/hub/{slug}/digest", digest_endpoint, methods=["GET"]),
+    Route("/api/hub/{slug}/suggestions", suggestions_endpoint, methods=["GET"]),
+    Route("/api/hub/{slug}/suggestions/{suggestion_id}/accept", accept_endpoint, methods=["POST"]),
+    Route("/api/hub/{slug}/suggestions/{suggestion_id}/dismiss", dismiss_endpoint, methods=["POST"]),
+    Route("/api/bundles/suggest", topic_endpoint, methods=["POST"]),
+]

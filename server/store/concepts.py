@@ -1,0 +1,106 @@
+"""SQL for concepts and related docs. Public surfaces call these on the public pool, where
+row-level security keeps every private doc (and what was derived from it) out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+# Newest docs first, so each concept lists its freshest pages first.
+HUB_MENTIONS = """
+SELECT c.doc_id, d.title, c.name, c.kind, c.gloss, c.aliases
+FROM doc_concepts c JOIN docs d ON d.id = c.doc_id
+WHERE c.hub_id = %s
+ORDER BY d.updated_at DESC, c.doc_id, c.position
+"""
+
+
+async def hub_mentions(conn: psycopg.AsyncConnection, hub_id: int) -> list[dict[str, Any]]:
+    return await (await conn.execute(HUB_MENTIONS, (hub_id,))).fetchall()
+
+
+async def hub_doc_count(conn: psycopg.AsyncConnection, hub_id: int) -> int:
+    row = await (await conn.execute("SELECT count(*) AS n FROM docs WHERE hub_id = %s", (hub_id,))).fetchone()
+    return int(row["n"])
+
+
+async def doc_concepts(conn: psycopg.AsyncConnection, doc_id: str) -> list[dict[str, Any]]:
+    return await (await conn.execute(
+        "SELECT key, name, kind, gloss, aliases FROM doc_concepts WHERE doc_id = %s ORDER BY position", (doc_id,)
+    )).fetchall()
+
+
+async def doc_vector(conn: psycopg.AsyncConnection, doc_id: str) -> tuple[Any, int | None, int | None]:
+    """(the doc's vector or None, its dimension, its hub)."""
+    row = await (await conn.execute(
+        "SELECT embedding, vector_dims(embedding) AS dim, hub_id FROM docs WHERE id = %s", (doc_id,)
+    )).fetchone()
+    if row is None:
+        return None, None, None
+    return row["embedding"], row["dim"], row["hub_id"]
+
+
+# Nearest public docs of the same hub by cosine distance (HNSW on docs.embedding).
+NEAREST = """
+SELECT d.id, d.title, (1 - (d.embedding::vector({dim}) <=> %(vec)s::vector({dim})))::float8 AS similarity
+FROM docs d
+WHERE d.hub_id = %(hub)s AND d.id <> %(doc)s AND d.embedding IS NOT NULL
+ORDER BY d.embedding::vector({dim}) <=> %(vec)s::vector({dim})
+LIMIT %(k)s
+"""
+
+
+async def nearest(conn: psycopg.AsyncConnection, *, doc_id: str, hub_id: int, vector: Any, dim: int,
+                  k: int) -> list[dict[str, Any]]:
+    return await (await conn.execute(NEAREST.format(dim=int(dim)),
+                                     {"vec": vector, "hub": hub_id, "doc": doc_id, "k": k})).fetchall()
+
+
+# Docs of the hub that name the most of the given concept keys.
+SHARING = """
+SELECT d.id, d.title, count(DISTINCT c.key) AS shared, array_agg(DISTINCT c.name) AS names
+FROM doc_concepts c JOIN docs d ON d.id = c.doc_id
+WHERE c.hub_id = %(hub)s AND c.doc_id <> %(doc)s AND c.key = ANY(%(keys)s)
+GROUP BY d.id, d.title
+ORDER BY shared DESC, max(d.updated_at) DESC
+LIMIT %(k)s
+"""
+
+
+async def sharing_concepts(conn: psycopg.AsyncConnection, *, doc_id: str, hub_id: int, keys: list[str],
+                           k: int) -> list[dict[str, Any]]:
+    if not keys:
+        return []
+    return await (await conn.execute(SHARING, {"hub": hub_id, "doc": doc_id, "keys": keys, "k": k})).fetchall()
+
+
+async def hub_vectors(conn: psycopg.AsyncConnection, hub_id: int) -> list[dict[str, Any]]:
+    """Every public doc of the hub with its title and vector (None when not embedded)."""
+    return await (await conn.execute(
+        "SELECT id, title, embedding FROM docs WHERE hub_id = %s ORDER BY id", (hub_id,))).fetchall()
+
+
+async def doc_titles(conn: psycopg.AsyncConnection, doc_ids: list[str]) -> dict[str, str]:
+    rows = await (await conn.execute("SELECT id, title FROM docs WHERE id = ANY(%s)", (doc_ids,))).fetchall()
+    return {r["id"]: r["title"] for r in rows}
+
+
+async def bundles_of_doc(conn: psycopg.AsyncConnection, doc_id: str) -> list[dict[str, Any]]:
+    return await (await conn.execute(
+        """SELECT b.id, b.title, b.description FROM bundle_docs bd JOIN bundles b ON b.id = bd.bundle_id
+           WHERE bd.doc_id = %s ORDER BY b.updated_at DESC""", (doc_id,))).fetchall()
+
+
+async def hub_bundle_members(conn: psycopg.AsyncConnection, hub_id: int) -> list[set[str]]:
+    rows = await (await conn.execute(
+        """SELECT array_agg(bd.doc_id) AS ids FROM bundles b JOIN bundle_docs bd ON bd.bundle_id = b.id
+           WHERE b.hub_id = %s GROUP BY b.id""", (hub_id,))).fetchall()
+    return [set(r["ids"]) for r in rows]
+
+
+async def enrichments_of(conn: psycopg.AsyncConnection, doc_ids: list[str]) -> dict[str, dict[str, Any]]:
+    """Stored enrichments visible on this connection (the public pool: public docs only)."""
+    rows = await (await conn.execute(
+        "SELECT doc_id, mode, data FROM enrichments WHERE doc_id = ANY(%s)", (doc_ids,))).fetchall()
+    return {r["doc_id"]: r for r in rows}

@@ -1,0 +1,195 @@
+-- Curation: per-doc enrichment (keyed by the doc's source hash, owed like embeddings),
+-- the concepts it names, suggested bundles, bundle analyses and model usage totals.
+-- Everything here is exactly as private as its docs: the policies below make a row
+-- visible to memorywiki_public only while every doc it derives from is public, so a doc
+-- made private leaves the digest, suggestions, related lists and analyses at once.
+
+-- Owed enrichment is derived from the data, as for embeddings: a live doc whose
+-- enriched_hash differs from its source_hash. Claims are leases of their own, so the
+-- indexer and the curator never wait on each other.
+ALTER TABLE docs
+    ADD COLUMN enriched_hash        text,
+    ADD COLUMN enrich_claimed_until timestamptz,
+    ADD COLUMN enrich_claimed_by    integer,
+    ADD COLUMN enrich_error         text;
+CREATE INDEX docs_enrich_owed ON docs (updated_at)
+    WHERE deleted_at IS NULL AND source_hash IS DISTINCT FROM enriched_hash;
+
+CREATE TABLE enrichments (
+    doc_id            text PRIMARY KEY REFERENCES docs(id) ON DELETE CASCADE,
+    hub_id            bigint,
+    source_hash       text NOT NULL,
+    mode              text NOT NULL CHECK (mode IN ('model', 'extractive')),
+    model             text,
+    data              jsonb NOT NULL,
+    missing           text[] NOT NULL DEFAULT '{}',  -- fields whose model output did not validate
+    note              text,
+    calls             integer NOT NULL DEFAULT 0,    -- model calls this enrichment took
+    prompt_tokens     integer NOT NULL DEFAULT 0,
+    completion_tokens integer NOT NULL DEFAULT 0,
+    created_at        timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX enrichments_hub ON enrichments (hub_id);
+
+-- The concepts of a doc's current enrichment, one row each; `key` is the case-folded name
+-- (plural and alias folding happen when a hub's concepts are merged).
+CREATE TABLE doc_concepts (
+    doc_id   text NOT NULL REFERENCES docs(id) ON DELETE CASCADE,
+    hub_id   bigint,
+    position integer NOT NULL,
+    key      text NOT NULL,
+    name     text NOT NULL,
+    kind     text NOT NULL,
+    gloss    text NOT NULL DEFAULT '',
+    aliases  text[] NOT NULL DEFAULT '{}',
+    PRIMARY KEY (doc_id, position)
+);
+CREATE INDEX doc_concepts_hub_key ON doc_concepts (hub_id, key);
+
+-- Running totals of model use per job (enrich, suggest, analysis), for /healthz.
+CREATE TABLE curation_usage (
+    job               text PRIMARY KEY,
+    calls             bigint NOT NULL DEFAULT 0,
+    prompt_tokens     bigint NOT NULL DEFAULT 0,
+    completion_tokens bigint NOT NULL DEFAULT 0
+);
+
+-- Suggested bundles. A hub's suggestions are owed when suggest_version (bumped by every
+-- change that can move a group: enrichment, privacy, hub, bundle membership) passes
+-- suggested_version. The same docs keep the same suggestion (signature), so a recompute
+-- never renames an offered group nor re-offers a dismissed one.
+ALTER TABLE hubs
+    ADD COLUMN suggest_version       bigint NOT NULL DEFAULT 1,
+    ADD COLUMN suggested_version     bigint NOT NULL DEFAULT 0,
+    ADD COLUMN suggest_marked_at     timestamptz NOT NULL DEFAULT now(),
+    ADD COLUMN suggest_claimed_until timestamptz,
+    ADD COLUMN suggest_claimed_by    integer;
+
+CREATE TABLE bundle_suggestions (
+    id          text PRIMARY KEY,
+    hub_id      bigint NOT NULL REFERENCES hubs(id) ON DELETE CASCADE,
+    signature   text NOT NULL,
+    title       text NOT NULL,
+    description text NOT NULL DEFAULT '',
+    doc_ids     text[] NOT NULL,
+    mode        text NOT NULL,
+    status      text NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'accepted', 'dismissed')),
+    bundle_id   text REFERENCES bundles(id),
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    updated_at  timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (hub_id, signature)
+);
+
+-- A bundle's cross-doc analysis, computed from its public members' enrichments;
+-- input_hash says from which (see bundle_analysis_hash), member_ids from whom.
+CREATE TABLE bundle_analyses (
+    bundle_id         text PRIMARY KEY REFERENCES bundles(id) ON DELETE CASCADE,
+    input_hash        text NOT NULL,
+    member_ids        text[] NOT NULL,
+    mode              text NOT NULL,
+    model             text,
+    data              jsonb NOT NULL,
+    missing           text[] NOT NULL DEFAULT '{}',
+    calls             integer NOT NULL DEFAULT 0,
+    prompt_tokens     integer NOT NULL DEFAULT 0,
+    completion_tokens integer NOT NULL DEFAULT 0,
+    updated_at        timestamptz NOT NULL DEFAULT now()
+);
+ALTER TABLE bundles
+    ADD COLUMN analysis_claimed_until timestamptz,
+    ADD COLUMN analysis_claimed_by    integer;
+
+-- ---------------------------------------------------------------------------
+-- Keeping derived rows true to their doc.
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION curation_mark_hub(p_hub bigint) RETURNS void
+LANGUAGE sql AS $$
+    UPDATE hubs SET suggest_version = suggest_version + 1, suggest_marked_at = now() WHERE id = p_hub
+$$;
+
+-- An edited doc's enrichment describes text that may be gone (a pasted secret, removed):
+-- it is dropped in the same transaction, and the doc is owed a new one. A doc moved to
+-- another hub takes its concepts along. Privacy changes re-suggest both hubs' bundles.
+CREATE FUNCTION curation_doc_changed() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.source_hash IS DISTINCT FROM OLD.source_hash THEN
+        DELETE FROM doc_concepts WHERE doc_id = NEW.id;
+        DELETE FROM enrichments WHERE doc_id = NEW.id;
+    END IF;
+    IF NEW.hub_id IS DISTINCT FROM OLD.hub_id THEN
+        UPDATE doc_concepts SET hub_id = NEW.hub_id WHERE doc_id = NEW.id;
+        UPDATE enrichments SET hub_id = NEW.hub_id WHERE doc_id = NEW.id;
+    END IF;
+    IF NEW.hub_id IS DISTINCT FROM OLD.hub_id
+       OR doc_is_public(NEW) IS DISTINCT FROM doc_is_public(OLD) THEN
+        PERFORM curation_mark_hub(h) FROM unnest(ARRAY[OLD.hub_id, NEW.hub_id]) AS h WHERE h IS NOT NULL;
+    END IF;
+    RETURN NEW;
+END
+$$;
+CREATE TRIGGER docs_curation AFTER UPDATE OF source_hash, hub_id, is_draft, deleted_at, password_hash, allowed_emails
+    ON docs FOR EACH ROW EXECUTE FUNCTION curation_doc_changed();
+
+CREATE FUNCTION curation_bundle_docs_changed() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM curation_mark_hub(b.hub_id) FROM bundles b
+    WHERE b.id = (CASE WHEN TG_OP = 'DELETE' THEN OLD.bundle_id ELSE NEW.bundle_id END);
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER bundle_docs_curation AFTER INSERT OR DELETE ON bundle_docs
+    FOR EACH ROW EXECUTE FUNCTION curation_bundle_docs_changed();
+
+-- What a bundle's analysis is computed from: its title, description and, in reading
+-- order, each public member with the hash of its current enrichment.
+CREATE FUNCTION bundle_analysis_hash(p_bundle text) RETURNS text
+LANGUAGE sql STABLE AS $$
+    SELECT encode(sha256(convert_to(
+        b.title || E'\n' || b.description || E'\n' || coalesce((
+            SELECT string_agg(d.id || ':' || coalesce(d.enriched_hash, ''), E'\n' ORDER BY bd.position)
+            FROM bundle_docs bd JOIN docs d ON d.id = bd.doc_id
+            WHERE bd.bundle_id = b.id AND doc_is_public(d)), ''),
+        'UTF8')), 'hex')
+    FROM bundles b WHERE b.id = p_bundle
+$$;
+
+-- ---------------------------------------------------------------------------
+-- Privacy: public reads see a derived row only while its docs are public.
+-- (Inside a policy, docs is itself filtered by docs_public for this role.)
+-- ---------------------------------------------------------------------------
+
+ALTER TABLE enrichments ENABLE ROW LEVEL SECURITY;
+ALTER TABLE doc_concepts ENABLE ROW LEVEL SECURITY;
+ALTER TABLE bundle_suggestions ENABLE ROW LEVEL SECURITY;
+ALTER TABLE bundle_analyses ENABLE ROW LEVEL SECURITY;
+ALTER TABLE curation_usage ENABLE ROW LEVEL SECURITY;
+
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'memorywiki_public') THEN
+        CREATE POLICY enrichments_public ON enrichments FOR SELECT TO memorywiki_public
+            USING (EXISTS (SELECT 1 FROM docs d WHERE d.id = enrichments.doc_id));
+        CREATE POLICY doc_concepts_public ON doc_concepts FOR SELECT TO memorywiki_public
+            USING (EXISTS (SELECT 1 FROM docs d WHERE d.id = doc_concepts.doc_id));
+        CREATE POLICY bundle_suggestions_public ON bundle_suggestions FOR SELECT TO memorywiki_public
+            USING (NOT EXISTS (SELECT 1 FROM unnest(bundle_suggestions.doc_ids) AS m(id)
+                               WHERE NOT EXISTS (SELECT 1 FROM docs d WHERE d.id = m.id)));
+        CREATE POLICY bundle_analyses_public ON bundle_analyses FOR SELECT TO memorywiki_public
+            USING (EXISTS (SELECT 1 FROM bundles b WHERE b.id = bundle_analyses.bundle_id)
+                   AND NOT EXISTS (SELECT 1 FROM unnest(bundle_analyses.member_ids) AS m(id)
+                                   WHERE NOT EXISTS (SELECT 1 FROM docs d WHERE d.id = m.id)));
+
+        REVOKE ALL ON enrichments, doc_concepts, bundle_suggestions, bundle_analyses, curation_usage
+            FROM memorywiki_public;
+        GRANT SELECT (doc_id, hub_id, mode, model, data, missing, created_at) ON enrichments TO memorywiki_public;
+        GRANT SELECT ON doc_concepts TO memorywiki_public;
+        GRANT SELECT (id, hub_id, title, description, doc_ids, mode, status, bundle_id, created_at, updated_at)
+            ON bundle_suggestions TO memorywiki_public;
+        GRANT SELECT (bundle_id, member_ids, mode, model, data, missing, updated_at)
+            ON bundle_analyses TO memorywiki_public;
+    END IF;
+END
+$$;
