@@ -59,6 +59,7 @@ _VERBS = frozenset(
     "tonight now then soon later recently lately hard easy hear heard mean means meant sounds sound "
     "big small new old bit little best better right wrong true real fun tough lot able".split()
 )
+_FUNCTION_WORDS = frozenset("a an the and or but to for with by at in on into from as than that".split())
 _CALENDAR = frozenset(
     "january february march april may june july august september october november december monday "
     "tuesday wednesday thursday friday saturday sunday".split()
@@ -251,11 +252,13 @@ def _gloss(name: str, sentences: list[str]) -> str:
     return ""
 
 
-def _kind(name: str, code_spans: set[str]) -> str:
+def _kind(name: str, code_spans: set[str], text: str = "") -> str:
+    """entity: code, CamelCase, ALLCAPS, digits, or capitalised mid-sentence (a name, not
+    a sentence start); tag: one plain word; concept: several."""
     words = name.split()
     if name in code_spans or any(any(ch.isupper() for ch in w[1:]) or any(ch.isdigit() for ch in w) for w in words):
         return "entity"
-    if all(w[:1].isupper() for w in words):
+    if all(w[:1].isupper() for w in words) and re.search(r"[a-z0-9,;:)]\s+" + re.escape(name) + r"\b", text):
         return "entity"
     return "tag" if len(words) == 1 else "concept"
 
@@ -339,12 +342,30 @@ def extract(title: str, chunks: Sequence[str], vectors: Sequence[Sequence[float]
             aliases[" ".join(long_words).lower()] = short
     # Multi-word phrases first; a single word only when it recurs or names something, and
     # never when a chosen phrase already contains it.
-    multi = [p for p in phrases if len(p.split()) > 1]
+    # A multi-word phrase met once in running text is usually a clause fragment ("PostgreSQL
+    # builds"); it counts when it recurs, is a heading or title, or is a proper name.
+    lowered = text.lower()
+    named = {h.lower() for h in [title, *topic_headings]}
+    multi = [p for p in phrases if len(p.split()) > 1
+             and not set(_words(p)) & _FUNCTION_WORDS
+             and (lowered.count(p.lower()) >= 2 or p.lower() in named or all(w[:1].isupper() for w in p.split()))]
     single = [p for p in phrases if len(p.split()) == 1 and _noun_like(p)
-              and (counts[p.lower()] >= 2 or _kind(p, code) == "entity") and p not in speakers]
+              and (counts[p.lower()] >= 2 or _kind(p, code, text) == "entity") and p not in speakers]
     candidates = sorted(_distinct(multi[:10] + single[:8]), key=phrases.index)
     candidates += [c for c in dict.fromkeys(code_spans) if _CODE_IDENTIFIER.match(c)][:4]
     candidates += sorted(speakers)
+    # "Large Language Models (LLM)": one concept, the long form, with the short one as alias.
+    long_forms = {}
+    for long_key, short in aliases.items():
+        long_forms[short.lower()] = long_key
+        long_forms[long_key] = long_key
+    display_long = {k: next((m for m in re.findall(re.escape(k), text, re.I)), k) for k in aliases}
+    resolved = []
+    for phrase in candidates:
+        key = phrase.lower()
+        long_key = long_forms.get(key) or next((k for k in aliases if k.endswith(" " + key)), None)
+        resolved.append(display_long[long_key] if long_key else phrase)
+    candidates = list(dict.fromkeys(resolved))
     concepts: list[dict[str, Any]] = []
     chosen: list[str] = []
     for phrase in candidates:
@@ -356,12 +377,17 @@ def extract(title: str, chunks: Sequence[str], vectors: Sequence[Sequence[float]
         if phrase in speakers:
             gloss = f"A participant: {heading_counts[phrase]} turns in this conversation."
         else:
-            gloss = _gloss(phrase, sentences) or f"Named in the {'code' if phrase in code else 'text'} of this document."
-        concepts.append({"name": _display(phrase), "kind": _kind(phrase, code), "gloss": gloss,
+            heading = next((h for h in topic_headings if phrase.lower() in h.lower()), None)
+            gloss = _gloss(phrase, sentences) or (
+                "Named in the code of this document." if phrase in code else
+                "The subject of this document's title." if phrase.lower() in title.lower() else
+                f"Named in the section “{heading}”." if heading else "Named in this document.")
+        kind = "entity" if phrase in speakers else _kind(phrase, code, text)
+        concepts.append({"name": _display(phrase), "kind": kind, "gloss": gloss,
                          "aliases": [alias] if alias else []})
         if len(concepts) >= 12:
             break
-    themes = [_display(p) for p in _distinct([p for p in phrases if len(p.split()) >= 2])][:5]
+    themes = [_display(p) for p in _distinct(multi)][:5]
     for concept in concepts:  # few phrases (short docs, chats): fill up to three from concepts
         if len(themes) >= 3:
             break

@@ -113,15 +113,20 @@ async def topic_reading_list(db: Database, hub_id: int, intent: str, k: int, *, 
     ordered overview-first by their vectors (suggest.reading_order)."""
     from .. import recall
     from . import suggest
+    from .suggest import as_list
 
     async with db.public.connection() as conn:
         rows = await recall.recall_chunks(conn, hub_id=hub_id, question=intent, k=min(50, k * 4), qvec=qvec, dim=dim,
                                           hybrid=True, k1=k1, b=b)
+        # A doc belongs when the topic's words are in it (BM25 found it) or it is about as
+        # close in meaning as the best match; in a small hub the vector list reaches everything.
+        top_similarity = max((r["similarity"] or 0.0 for r in rows), default=0.0)
         best: dict[str, dict[str, Any]] = {}
         for r in rows:
-            best.setdefault(r["doc_id"], r)
+            if r["fts_rank"] is not None or (r["similarity"] or 0.0) >= 0.75 * top_similarity:
+                best.setdefault(r["doc_id"], r)
         chosen = list(best)[:k]
-        vectors = {d["id"]: list(d["embedding"]) for d in await concept_store.hub_vectors(conn, hub_id)
+        vectors = {d["id"]: as_list(d["embedding"]) for d in await concept_store.hub_vectors(conn, hub_id)
                    if d["id"] in chosen and d["embedding"] is not None}
         enriched = await concept_store.enrichments_of(conn, chosen)
     out = []

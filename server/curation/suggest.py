@@ -155,3 +155,12 @@ def reading_order(ids: list[str], vectors: dict[str, Sequence[float]]) -> list[s
         order.append(current)
         left.discard(current)
     return [with_vec[i] for i in order] + rest
+
+
+def as_list(vector: Any) -> list[float] | None:
+    """A stored vector (pgvector's Vector, a numpy array or a list) as a list of floats."""
+    if vector is None:
+        return None
+    if hasattr(vector, "to_list"):
+        return vector.to_list()
+    return [float(x) for x in vector]

@@ -23,6 +23,7 @@ from ..store import suggestions as suggestion_store
 from ..store.db import Database
 from ..tokens import new_id
 from . import suggest
+from .suggest import as_list
 from .analysis import analyse_extractively, analyse_with_model
 from .concepts import concept_key
 from .contract import BUNDLE_NAME_SCHEMA
@@ -88,7 +89,7 @@ class Curator:
         if doc is None:
             return False
         chunks = [ChunkText(c["heading_path"], c["markdown"],
-                            list(c["embedding"]) if c["embedding"] is not None else None) for c in doc["chunks"]]
+                            as_list(c["embedding"])) for c in doc["chunks"]]
         result = await enrich(self.model, doc["title"], chunks, self.config.budget)
         rows = [(concept_key(c["name"]), c["name"], c["kind"], c.get("gloss", ""), c.get("aliases", []))
                 for c in result.data.get("concepts", [])]
@@ -177,7 +178,7 @@ class Curator:
             mentions = await concept_store.hub_mentions(conn, hub["id"])
             bundled = await concept_store.hub_bundle_members(conn, hub["id"])
             enriched = await concept_store.enrichments_of(conn, [d["id"] for d in docs])
-        vectors = {d["id"]: list(d["embedding"]) for d in docs if d["embedding"] is not None}
+        vectors = {d["id"]: as_list(d["embedding"]) for d in docs if d["embedding"] is not None}
         concepts: dict[str, list[str]] = {}
         for m in mentions:
             concepts.setdefault(m["doc_id"], []).append(m["name"])
