@@ -63,6 +63,7 @@ class Settings:
     llm_doc_tokens: int = 12000  # doc text sent per doc at most, over all its calls
     llm_output_tokens: int = 1500  # answer tokens per call
     curation_vector_grace: float = 120.0  # seconds enrichment waits for a doc's vectors
+    curation_retry_seconds: float = 5.0  # first back-off after a model outage (doubles, max 5 min)
     suggest_debounce: float = 5.0  # seconds a hub is left to settle before regrouping
     suggest_neighbors: int = 5
     suggest_min_similarity: float = 0.35
@@ -108,6 +109,7 @@ class Settings:
             suggest_neighbors=read.get("MEMORYWIKI_SUGGEST_NEIGHBORS", int, cls.suggest_neighbors),
             suggest_min_similarity=read.get("MEMORYWIKI_SUGGEST_MIN_SIMILARITY", float, cls.suggest_min_similarity),
             digest_compact_tokens=read.get("MEMORYWIKI_DIGEST_COMPACT_TOKENS", int, cls.digest_compact_tokens),
+            curation_retry_seconds=read.get("MEMORYWIKI_CURATION_RETRY", float, cls.curation_retry_seconds),
         )
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)

@@ -161,3 +161,21 @@ def chromium() -> str:
                         pytrace=False)
         pytest.skip("chromium is not installed (Debian: apt-get install chromium)")
     return path
+
+
+@pytest.fixture(scope="session")
+def chat_server_session():
+    """The local OpenAI-compatible chat server (tests/chat_server.py) for curation tests."""
+    from tests.chat_server import start_chat_server
+
+    server = start_chat_server()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def chat_server(chat_server_session):
+    """The chat server, its script, counters and outage flag reset for this test."""
+    chat_server_session.reset()
+    yield chat_server_session
+    chat_server_session.reset()

@@ -93,3 +93,23 @@ def wait_indexed(target: Any, doc_ids: Iterable = (), bundle_ids: Iterable = (),
     except AssertionError as error:
         raise AssertionError(f"{error}; still owed (id, last index error): {owed}") from None
 
+
+
+def _curated(health: dict) -> bool:
+    c = health["curation"]
+    indexed = health["owed"] == 0 or health["embedder"] is None  # with no embedder nothing gets indexed
+    return indexed and not (c["owed_enrichments"] or c["owed_suggestions"] or c["owed_analyses"])
+
+
+def wait_curated(target: Any, timeout: float = DEFAULT_TIMEOUT) -> dict:
+    """Wait until the server owes nothing: indexing, enrichment, bundle analyses, suggestions
+    (server/curation/). `target`: a TestClient, a live server or a base URL. Returns /healthz."""
+    def health() -> dict:
+        if isinstance(target, str):
+            return httpx.get(f"{target}/healthz", timeout=10).json()
+        if hasattr(target, "get"):
+            return target.get("/healthz").json()
+        return httpx.get(f"{target.url}/healthz", timeout=10).json()
+
+    return wait_until(lambda: (lambda h: h if _curated(h) else None)(health()), "the server to owe no curation work",
+                      timeout)

@@ -72,9 +72,13 @@ class Enrichment:
 
 def _section(chunk: ChunkText, limit_tokens: int) -> str:
     text = f"{chunk.heading_path}\n\n{chunk.markdown}".strip()
-    if estimate_tokens(text) > limit_tokens:
-        text = text[: limit_tokens * 4].rstrip() + "\n[…]"
-    return text
+    if estimate_tokens(text) <= limit_tokens:
+        return text
+    marker = "\n[…]"  # a section larger than a window is cut, and says so
+    room = max(1, limit_tokens - estimate_tokens(marker))
+    while estimate_tokens(text) > room and len(text) > 1:
+        text = text[: int(len(text) * 0.9)]
+    return text.rstrip() + marker
 
 
 def select_sections(chunks: Sequence[ChunkText], budget: Budget) -> tuple[list[str], int]:

@@ -59,11 +59,25 @@ _VERBS = frozenset(
     "tonight now then soon later recently lately hard easy hear heard mean means meant sounds sound "
     "big small new old bit little best better right wrong true real fun tough lot able".split()
 )
-_FUNCTION_WORDS = frozenset("a an the and or but to for with by at in on into from as than that".split())
+_FUNCTION_WORDS = frozenset(
+    "a an the and or but to for with by at in on into from as than that until while when after before "
+    "because if so then".split())
 _CALENDAR = frozenset(
     "january february march april may june july august september october november december monday "
     "tuesday wednesday thursday friday saturday sunday".split()
 )
+
+
+def _verb_like(phrase: str) -> bool:
+    """A phrase that reads like a clause fragment: an inner lowercase word in -s ("vacuum
+    reclaims dead") or a name followed by a word in -s ("PostgreSQL builds")."""
+    words = phrase.split()
+    def third_person(w: str) -> bool:
+        return w.islower() and w.endswith("s") and not w.endswith(("ss", "us", "is"))
+    if any(third_person(w) for w in words[:-1]):
+        return True
+    head = words[0]
+    return len(words) == 2 and third_person(words[-1]) and (any(c.isupper() for c in head[1:]) or head.isupper())
 
 
 def _noun_like(word: str) -> bool:
@@ -342,16 +356,18 @@ def extract(title: str, chunks: Sequence[str], vectors: Sequence[Sequence[float]
             aliases[" ".join(long_words).lower()] = short
     # Multi-word phrases first; a single word only when it recurs or names something, and
     # never when a chosen phrase already contains it.
-    # A multi-word phrase met once in running text is usually a clause fragment ("PostgreSQL
-    # builds"); it counts when it recurs, is a heading or title, or is a proper name.
-    lowered = text.lower()
+    # Multi-word phrases that read like clause fragments ("PostgreSQL builds", "indexes until
+    # vacuum") are left out, unless they are a heading, the title or a proper name.
     named = {h.lower() for h in [title, *topic_headings]}
     multi = [p for p in phrases if len(p.split()) > 1
              and not set(_words(p)) & _FUNCTION_WORDS
-             and (lowered.count(p.lower()) >= 2 or p.lower() in named or all(w[:1].isupper() for w in p.split()))]
+             and (p.lower() in named or all(w[:1].isupper() for w in p.split()) or not _verb_like(p))]
     single = [p for p in phrases if len(p.split()) == 1 and _noun_like(p)
               and (counts[p.lower()] >= 2 or _kind(p, code, text) == "entity") and p not in speakers]
-    candidates = sorted(_distinct(multi[:10] + single[:8]), key=phrases.index)
+    # Names ("PostgreSQL") stay concepts of their own even inside a longer phrase: they are
+    # what docs share.
+    names = [p for p in single[:8] if _kind(p, code, text) == "entity"]
+    candidates = sorted(_distinct(multi[:10] + [p for p in single[:8] if p not in names]) + names, key=phrases.index)
     candidates += [c for c in dict.fromkeys(code_spans) if _CODE_IDENTIFIER.match(c)][:4]
     candidates += sorted(speakers)
     # "Large Language Models (LLM)": one concept, the long form, with the short one as alias.

@@ -108,10 +108,8 @@ def signature(members: Iterable[str]) -> str:
 
 
 def name_extractively(members: list[dict[str, Any]]) -> tuple[str, str]:
-    """A title from the concepts most members share; a one-line description naming them.
-
-    members: {"title", "concepts": [names]}.
-    """
+    """A title from the concepts most members share (those in their titles first); a
+    one-line description naming them. members: {"title", "concepts": [names]}."""
     from .concepts import concept_key
 
     counts: Counter[str] = Counter()
@@ -121,7 +119,13 @@ def name_extractively(members: list[dict[str, Any]]) -> tuple[str, str]:
             key = concept_key(name)
             counts[key] += 1
             display.setdefault(key, name)
-    shared = [k for k, n in counts.most_common() if n >= 2]
+    titles = [m["title"].lower() for m in members]
+
+    def score(key: str) -> float:
+        in_titles = sum(key in t for t in titles) / len(titles)
+        return counts[key] + 2 * in_titles
+
+    shared = sorted((k for k, n in counts.items() if n >= 2), key=lambda k: (-score(k), k))
     top = [display[k] for k in shared[:3]] or [display[k] for k, _ in counts.most_common(2)]
     if top:
         title = " and ".join(top[:2])

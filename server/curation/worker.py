@@ -269,7 +269,8 @@ def make_curator(settings: Any, db: Database, *, have_embedder: bool) -> Curator
                       output_tokens=settings.llm_output_tokens),
         wait_for_vectors=have_embedder, vector_grace=settings.curation_vector_grace,
         suggest_debounce=settings.suggest_debounce, suggest_neighbors=settings.suggest_neighbors,
-        suggest_min_similarity=settings.suggest_min_similarity)
+        suggest_min_similarity=settings.suggest_min_similarity, retry_seconds=settings.curation_retry_seconds,
+        idle_seconds=min(1.0, settings.curation_retry_seconds))
     return Curator(db, model, config)
 
 
