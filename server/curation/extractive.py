@@ -124,8 +124,15 @@ def _units(chunks: Sequence[str]) -> tuple[list[Unit], list[str], list[str]]:
         tokens = _md.parse(markdown)
         in_item = 0
         in_heading = False
+        in_table = 0
         for token in tokens:
-            if token.type == "heading_open":
+            if token.type == "table_open":
+                in_table += 1
+            elif token.type == "table_close":
+                in_table -= 1
+            elif in_table:
+                continue
+            elif token.type == "heading_open":
                 in_heading = True
             elif token.type == "heading_close":
                 in_heading = False
@@ -292,7 +299,8 @@ def extract(title: str, chunks: Sequence[str], vectors: Sequence[Sequence[float]
     pairs = _sentences(units)
     sentences = [s for s, _ in pairs]
     topic_headings = [h for h in dict.fromkeys(headings) if h not in speakers and h.lower() not in _GENERIC]
-    text = "\n".join([f"{title}.", *(f"{h}." for h in topic_headings), *(u.text for u in units)])
+    # Every unit ends a sentence, so keyphrases never run from one paragraph into the next.
+    text = "\n".join(t if t[-1:] in ".!?:;" else f"{t}." for t in [title, *topic_headings, *(u.text for u in units)])
     counts = Counter(_words(text))
     phrases = keyphrases(text)
     phrase_terms = [t for p in phrases[:10] for t in _words(p)]
@@ -307,6 +315,8 @@ def extract(title: str, chunks: Sequence[str], vectors: Sequence[Sequence[float]
         score = lexical[position] / top_lexical
         if centrality is not None:
             score = 0.6 * centrality[unit.chunk] + 0.4 * score
+        if sentence.endswith("?"):  # a summary says what the doc holds, not what it asks
+            score *= 0.5
         scored.append((score, position, sentence))
     ranked = sorted(scored, key=lambda t: (-t[0], t[1]))
 
@@ -345,7 +355,7 @@ def extract(title: str, chunks: Sequence[str], vectors: Sequence[Sequence[float]
                  if s.endswith("?") and len(_words(s)) >= 5 and topic_terms & set(_words(s))] + \
                 [(0.5, i, u.text) for i, u in enumerate(units) if _CUE_HEADINGS["open_questions"].search(u.heading or "")
                  and u.is_item]
-    open_questions = _pick(questions, [], 4, max_overlap=0.8)
+    open_questions = _pick(questions, used, 4, max_overlap=0.8)
 
     code = set(code_spans)
     aliases: dict[str, str] = {}
