@@ -1,4 +1,4 @@
-"""The benchmark suite: `python -m bench all|quality|locomo|latency|cost|report`.
+"""The benchmark suite: `python -m bench all|quality|locomo|latency|cost|curation|report`.
 
     python -m bench all                     # every section, results in bench/results/
     python -m bench quality --dataset DIR   # any BEIR-layout dataset
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .common import CACHE, RESULTS, SHARED_DATA, MissingData, Options, Postgres, log, require_beir, require_locomo
 
-SECTIONS = ("quality", "locomo", "latency", "cost")
+SECTIONS = ("quality", "locomo", "latency", "cost", "curation")
 
 
 def parse(argv: list[str] | None = None) -> tuple[str, Options]:
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     wanted = SECTIONS if section == "all" else (section,)
     # before anything starts: a missing dataset is a message saying where to get it, not a traceback
     checks = [(require_beir, opts.dataset)] if set(wanted) & {"quality", "latency", "cost"} else []
-    checks += [(require_locomo, opts.locomo)] if "locomo" in wanted else []
+    checks += [(require_locomo, opts.locomo)] if set(wanted) & {"locomo", "curation"} else []
     missing = []
     for require, folder in checks:
         try:

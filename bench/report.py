@@ -8,7 +8,7 @@ import time
 from .common import Options, machine
 
 ORDER = [("findings.md", None), ("quality.md", "quality"), ("locomo.md", "locomo"), ("latency.md", "latency"), ("cost.md", "cost"),
-         ("fulltext.md", None)]
+         ("curation.md", "curation"), ("fulltext.md", None)]
 
 
 def write_readme(opts: Options, timings: dict[str, float]) -> None:
@@ -37,7 +37,7 @@ def write_readme(opts: Options, timings: dict[str, float]) -> None:
         "",
         "```",
         "pip install -e '.[local,bench]'",
-        "python -m bench all            # quality + locomo + latency + cost",
+        "python -m bench all            # quality + locomo + latency + cost + curation",
         "python -m bench latency --large # adds the 1M-chunk hub",
         "```",
         "",

@@ -45,7 +45,8 @@ def test_bench_all_smoke(smoke_env, tmp_path):
     proc = bench("bench", "all", "--smoke", "--dataset", str(tmp_path / "beir"), "--locomo", str(tmp_path / "locomo"),
                  "--out", str(out), env=smoke_env)
     assert proc.returncode == 0, proc.stderr[-4000:]
-    for name in ("quality.md", "locomo.md", "latency.md", "cost.md", "README.md", "quality.png", "latency.png"):
+    for name in ("quality.md", "locomo.md", "latency.md", "cost.md", "curation.md", "curation-sample-extractive.md",
+                 "README.md", "quality.png", "latency.png"):
         assert (out / name).exists(), name
     quality = (out / "quality.md").read_text()
     assert "hybrid RRF" in quality and "nDCG@10" in quality
@@ -57,6 +58,12 @@ def test_bench_all_smoke(smoke_env, tmp_path):
     # the embedding-cost contract: nothing for unchanged saves, exactly the edit otherwise
     assert "MISMATCH" not in cost, cost
     assert "| (b) re-save every doc unchanged (PATCH) | 5 docs | 0 | 0 | 0 | ok |" in cost
+    curation = (out / "curation.md").read_text()
+    # idempotency: a re-import of the same captures costs no model call
+    assert "| extractive | extractive |" in curation and "| model | openai:stand-in |" in curation, curation
+    model_row = next(line for line in curation.splitlines() if line.startswith("| model |"))
+    assert "| 0 (unchanged) |" in model_row, model_row
+    assert "enrichment: \"extractive\"" in (out / "curation-sample-extractive.md").read_text()
     readme = (out / "README.md").read_text()
     assert "python -m bench" in readme
 

@@ -37,7 +37,8 @@ _TAKEAWAY_CUES = re.compile(
     r"best|important|key|remember|the fix|fixed by|solution|make sure|use|using|avoid|plan to|will)\b", re.I)
 _INSIGHT_CUES = re.compile(
     r"\b(because|however|but|instead|although|though|trade-?off|since|so that|which means|turns out|"
-    r"surprising\w*|unlike|rather than|the reason|due to|whereas|otherwise|caus\w+)\b", re.I)
+    r"surprising\w*|unlike|rather than|the reason|due to|whereas|otherwise|caus\w+|lesson|learned|only helps|"
+    r"only works|the catch|in practice)\b", re.I)
 _CUE_HEADINGS = {
     "takeaways": re.compile(r"takeaway|decision|conclusion|summary|key point|answer|result|lesson|recommend", re.I),
     "open_questions": re.compile(r"open question|question|todo|to do|next step|unresolved|follow.?up|gap|risk", re.I),
@@ -66,6 +67,11 @@ _CALENDAR = frozenset(
     "january february march april may june july august september october november december monday "
     "tuesday wednesday thursday friday saturday sunday".split()
 )
+
+
+def _speaker(heading: str) -> str:
+    """A turn heading without its turn id: "Caroline (D1:3)" -> "Caroline"."""
+    return re.sub(r"\s*\([^)]*\)\s*$", "", heading).strip()
 
 
 def _verb_like(phrase: str) -> bool:
@@ -264,11 +270,14 @@ def _distinct(phrases: list[str]) -> list[str]:
     return [p for p, _ in chosen]
 
 
+_TIMESTAMP = re.compile(r"^\[?\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?\]?\s*")
+
+
 def _gloss(name: str, sentences: list[str]) -> str:
     pattern = re.compile(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", re.I)
     for sentence in sentences:
-        if pattern.search(sentence):
-            words = sentence.split()
+        if pattern.search(sentence) and _good_sentence(sentence):
+            words = _TIMESTAMP.sub("", sentence).split()
             return " ".join(words[:28]) + (" …" if len(words) > 28 else "")
     return ""
 
@@ -279,7 +288,7 @@ def _kind(name: str, code_spans: set[str], text: str = "") -> str:
     words = name.split()
     if name in code_spans or any(any(ch.isupper() for ch in w[1:]) or any(ch.isdigit() for ch in w) for w in words):
         return "entity"
-    if all(w[:1].isupper() for w in words) and re.search(r"[a-z0-9,;:)]\s+" + re.escape(name) + r"\b", text):
+    if all(w[:1].isupper() for w in words) and re.search(r"[a-z0-9,;:)\]]\s+" + re.escape(name) + r"\b", text):
         return "entity"
     return "tag" if len(words) == 1 else "concept"
 
@@ -294,11 +303,11 @@ def extract(title: str, chunks: Sequence[str], vectors: Sequence[Sequence[float]
     units, headings, code_spans = _units(chunks)
     # Headings that repeat (speakers of a transcript: "## Caroline", "## User") name who said
     # a sentence; they are kept as its attribution, not read as topics.
-    heading_counts = Counter(h for h in headings)
+    heading_counts = Counter(_speaker(h) for h in headings)
     speakers = {h for h, n in heading_counts.items() if n >= 2 and len(h.split()) <= 3}
     pairs = _sentences(units)
     sentences = [s for s, _ in pairs]
-    topic_headings = [h for h in dict.fromkeys(headings) if h not in speakers and h.lower() not in _GENERIC]
+    topic_headings = [h for h in dict.fromkeys(headings) if _speaker(h) not in speakers and h.lower() not in _GENERIC]
     # Every unit ends a sentence, so keyphrases never run from one paragraph into the next.
     text = "\n".join(t if t[-1:] in ".!?:;" else f"{t}." for t in [title, *topic_headings, *(u.text for u in units)])
     counts = Counter(_words(text))
@@ -333,7 +342,7 @@ def extract(title: str, chunks: Sequence[str], vectors: Sequence[Sequence[float]
         if len(summary_sentences) >= SUMMARY_SENTENCES or words >= SUMMARY_WORDS:
             break
     def said(position: int, sentence: str) -> str:
-        speaker = pairs[position][1].heading
+        speaker = _speaker(pairs[position][1].heading)
         return f"{speaker}: {sentence}" if speaker in speakers else sentence
 
     summary = " ".join(said(p, s) for p, s in sorted(summary_sentences))
