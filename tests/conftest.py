@@ -74,7 +74,8 @@ def settings(database_url, embedding_server):
     embedding_server.reset()
     return Settings(database_url=database_url, embedder="openai", openai_model="test-embed",
                     openai_api_key="test-key", openai_base_url=embedding_server.base_url,
-                    embed_timeout=5.0, embed_max_retries=0, public_url="http://testserver")
+                    embed_timeout=5.0, embed_max_retries=0, public_url="http://testserver",
+                    suggest_debounce=0.0)
 
 
 @pytest.fixture
