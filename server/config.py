@@ -67,6 +67,7 @@ class Settings:
     suggest_debounce: float = 5.0  # seconds a hub is left to settle before regrouping
     suggest_neighbors: int = 5
     suggest_min_similarity: float = 0.35
+    suggest_max_docs: int = 2000  # suggestions group a hub's newest docs (similarities are n x n)
     digest_compact_tokens: int = 2000
 
     @classmethod
@@ -110,6 +111,7 @@ class Settings:
             suggest_min_similarity=read.get("MEMORYWIKI_SUGGEST_MIN_SIMILARITY", float, cls.suggest_min_similarity),
             digest_compact_tokens=read.get("MEMORYWIKI_DIGEST_COMPACT_TOKENS", int, cls.digest_compact_tokens),
             curation_retry_seconds=read.get("MEMORYWIKI_CURATION_RETRY", float, cls.curation_retry_seconds),
+            suggest_max_docs=read.get("MEMORYWIKI_SUGGEST_MAX_DOCS", int, cls.suggest_max_docs),
         )
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)

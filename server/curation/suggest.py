@@ -22,7 +22,8 @@ SEED = 7
 
 
 def vector_graph(vectors: dict[str, Sequence[float]], k: int = 5, min_similarity: float = 0.35) -> nx.Graph:
-    """Each doc joined to its k most similar docs at or above `min_similarity`."""
+    """Each doc joined to its k most similar docs at or above `min_similarity`. Similarities
+    are computed a block of rows at a time (float32), so memory stays ~n x 1000 floats."""
     import numpy as np
 
     ids = sorted(vectors)
@@ -30,15 +31,19 @@ def vector_graph(vectors: dict[str, Sequence[float]], k: int = 5, min_similarity
     graph.add_nodes_from(ids)
     if len(ids) < 2:
         return graph
-    matrix = np.asarray([vectors[i] for i in ids], dtype=float)
+    matrix = np.asarray([vectors[i] for i in ids], dtype=np.float32)
     matrix /= np.linalg.norm(matrix, axis=1, keepdims=True).clip(min=1e-12)
-    sims = matrix @ matrix.T
-    np.fill_diagonal(sims, -1.0)
-    for row, doc in enumerate(ids):
-        for col in np.argsort(-sims[row])[:k]:
-            similarity = float(sims[row, col])
-            if similarity >= min_similarity:
-                graph.add_edge(doc, ids[col], weight=similarity)
+    take = min(k, len(ids) - 1)
+    for start in range(0, len(ids), 1000):
+        sims = matrix[start:start + 1000] @ matrix.T
+        for offset in range(sims.shape[0]):
+            sims[offset, start + offset] = -1.0
+        nearest = np.argpartition(-sims, take - 1, axis=1)[:, :take]
+        for offset, row in enumerate(nearest):
+            for col in row:
+                similarity = float(sims[offset, col])
+                if similarity >= min_similarity:
+                    graph.add_edge(ids[start + offset], ids[col], weight=similarity)
     return graph
 
 

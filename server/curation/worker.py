@@ -47,6 +47,7 @@ class CurationConfig:
     suggest_debounce: float = 5.0
     suggest_neighbors: int = 5
     suggest_min_similarity: float = 0.35
+    suggest_max_docs: int = 2000
     batch: int = 4
     idle_seconds: float = 1.0
     retry_seconds: float = 5.0
@@ -174,7 +175,7 @@ class Curator:
 
     async def suggest_for_hub(self, hub: dict[str, Any]) -> None:
         async with self.db.public.connection() as conn:  # public docs only, by construction
-            docs = await concept_store.hub_vectors(conn, hub["id"])
+            docs = await concept_store.hub_vectors(conn, hub["id"], self.config.suggest_max_docs)
             mentions = await concept_store.hub_mentions(conn, hub["id"])
             bundled = await concept_store.hub_bundle_members(conn, hub["id"])
             enriched = await concept_store.enrichments_of(conn, [d["id"] for d in docs])
@@ -182,11 +183,18 @@ class Curator:
         concepts: dict[str, list[str]] = {}
         for m in mentions:
             concepts.setdefault(m["doc_id"], []).append(m["name"])
-        if len(vectors) >= suggest.MIN_SIZE:
-            graph = suggest.vector_graph(vectors, self.config.suggest_neighbors, self.config.suggest_min_similarity)
-        else:
-            graph = suggest.concept_graph({d: {concept_key(n) for n in names} for d, names in concepts.items()})
-        candidates = suggest.not_yet_bundled(suggest.groups(graph), bundled)
+        newest = {d["id"] for d in docs}
+        concepts = {d: names for d, names in concepts.items() if d in newest}
+
+        def grouped() -> list[list[str]]:  # CPU work: off the event loop
+            if len(vectors) >= suggest.MIN_SIZE:
+                graph = suggest.vector_graph(vectors, self.config.suggest_neighbors,
+                                             self.config.suggest_min_similarity)
+            else:
+                graph = suggest.concept_graph({d: {concept_key(n) for n in names} for d, names in concepts.items()})
+            return suggest.not_yet_bundled(suggest.groups(graph), bundled)
+
+        candidates = await asyncio.to_thread(grouped)
         titles = {d["id"]: d["title"] for d in docs}
         async with self.db.owner.connection() as conn:
             known = await suggestion_store.known(conn, hub["id"])
@@ -269,7 +277,8 @@ def make_curator(settings: Any, db: Database, *, have_embedder: bool) -> Curator
                       output_tokens=settings.llm_output_tokens),
         wait_for_vectors=have_embedder, vector_grace=settings.curation_vector_grace,
         suggest_debounce=settings.suggest_debounce, suggest_neighbors=settings.suggest_neighbors,
-        suggest_min_similarity=settings.suggest_min_similarity, retry_seconds=settings.curation_retry_seconds,
+        suggest_min_similarity=settings.suggest_min_similarity, suggest_max_docs=settings.suggest_max_docs,
+        retry_seconds=settings.curation_retry_seconds,
         idle_seconds=min(1.0, settings.curation_retry_seconds))
     return Curator(db, model, config)
 

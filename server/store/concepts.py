@@ -75,10 +75,12 @@ async def sharing_concepts(conn: psycopg.AsyncConnection, *, doc_id: str, hub_id
     return await (await conn.execute(SHARING, {"hub": hub_id, "doc": doc_id, "keys": keys, "k": k})).fetchall()
 
 
-async def hub_vectors(conn: psycopg.AsyncConnection, hub_id: int) -> list[dict[str, Any]]:
-    """Every public doc of the hub with its title and vector (None when not embedded)."""
+async def hub_vectors(conn: psycopg.AsyncConnection, hub_id: int, limit: int = 100_000) -> list[dict[str, Any]]:
+    """The hub's newest `limit` public docs with their titles and vectors (None when not
+    embedded)."""
     return await (await conn.execute(
-        "SELECT id, title, embedding FROM docs WHERE hub_id = %s ORDER BY id", (hub_id,))).fetchall()
+        "SELECT id, title, embedding FROM docs WHERE hub_id = %s ORDER BY updated_at DESC, id LIMIT %s",
+        (hub_id, limit))).fetchall()
 
 
 async def doc_titles(conn: psycopg.AsyncConnection, doc_ids: list[str]) -> dict[str, str]:
