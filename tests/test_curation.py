@@ -411,3 +411,24 @@ def test_topic_reading_list(make_client):
     assert client.post("/api/bundles/suggest", json={"hub": "cur"}).json()["error"]["code"] == "missing_field"
     assert client.post("/api/bundles/suggest", json={"hub": "nope", "intent": "x"}).status_code == 404
     assert client.post("/api/bundles/suggest", json={"hub": "cur", "intent": "x", "k": 99}).status_code == 400
+
+
+def test_a_model_names_the_suggested_groups(model_client, chat_server):
+    client = model_client()
+    owner = new_hub(client)
+    ids = _topic_hub(client, owner)
+    wait_curated(client)
+    suggestions = client.get("/api/hub/cur/suggestions").json()["suggestions"]
+    pg = next(s for s in suggestions if {d["id"] for d in s["docs"]} == {ids[f"pg{i}"] for i in range(4)})
+    assert pg["mode"] == "model" and pg["title"].startswith("This covers") and "(title 1)" in pg["title"]
+    naming = [r for r in chat_server.requests if r["response_format"]["json_schema"]["name"] == "bundle_name"]
+    assert naming and "PostgreSQL index bloat" in next(r for r in naming if "PostgreSQL" in r["messages"][-1]["content"])["messages"][-1]["content"]
+    usage = client.get("/healthz").json()["curation"]["by_job"]
+    assert usage["suggest"]["calls"] == len(naming) and usage["enrich"]["calls"] == 7
+    # a recompute (another doc edited) keeps an offered group, its id and its name
+    calls = chat_server.calls
+    client.patch(f"/api/docs/{ids['bread0']}", json={"title": "Sourdough starter feeding, again"}, headers=owner)
+    wait_curated(client)
+    assert chat_server.calls > calls, "the edited doc was enriched again"
+    assert any(s["id"] == pg["id"] and s["title"] == pg["title"]
+               for s in client.get("/api/hub/cur/suggestions").json()["suggestions"])

@@ -162,3 +162,11 @@ def test_compact_digest_of_a_100_doc_hub_fits_2000_tokens():
     full = digest_markdown(hub, concepts, 100, compact=False)
     assert full.count("](http://h/") == sum(len(c.docs) for c in concepts)
     assert json.dumps(full)  # plain text
+
+
+def test_wire_schema_keeps_a_property_named_description():
+    from memorywiki.server.curation.contract import BUNDLE_NAME_SCHEMA, wire_schema
+
+    wire = wire_schema(BUNDLE_NAME_SCHEMA)
+    assert set(wire["properties"]) == {"title", "description"} and wire["required"] == ["title", "description"]
+    assert "minLength" not in json.dumps(wire) and "description" not in wire["properties"]["title"]

@@ -110,10 +110,17 @@ _WIRE_DROP = {"minLength", "maxLength", "minItems", "maxItems", "description"}
 
 
 def wire_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """The schema as sent to the model: structure and enums only."""
+    """The schema as sent to the model: structure and enums only (a property may itself
+    be called "description": only keywords are dropped, never property names)."""
     def strip(node: Any) -> Any:
         if isinstance(node, dict):
-            return {k: strip(v) for k, v in node.items() if k not in _WIRE_DROP}
+            out = {}
+            for key, value in node.items():
+                if key == "properties":
+                    out[key] = {name: strip(sub) for name, sub in value.items()}
+                elif key not in _WIRE_DROP:
+                    out[key] = strip(value)
+            return out
         if isinstance(node, list):
             return [strip(v) for v in node]
         return node

@@ -112,9 +112,12 @@ def signature(members: Iterable[str]) -> str:
     return hashlib.sha256("\n".join(sorted(members)).encode()).hexdigest()[:32]
 
 
-def name_extractively(members: list[dict[str, Any]]) -> tuple[str, str]:
-    """A title from the concepts most members share (those in their titles first); a
-    one-line description naming them. members: {"title", "concepts": [names]}."""
+def name_extractively(members: list[dict[str, Any]], hub_counts: Counter[str] | None = None,
+                      hub_size: int = 0) -> tuple[str, str]:
+    """A title from the concepts most members share (those in their titles first), then the
+    one that sets the group apart from the rest of the hub; a one-line description naming
+    them. members: {"title", "concepts": [names]}; hub_counts: docs per concept key in the
+    whole hub (hub_size docs)."""
     from .concepts import concept_key
 
     counts: Counter[str] = Counter()
@@ -131,12 +134,22 @@ def name_extractively(members: list[dict[str, Any]]) -> tuple[str, str]:
         return counts[key] + 2 * in_titles
 
     shared = sorted((k for k, n in counts.items() if n >= 2), key=lambda k: (-score(k), k))
-    top = [display[k] for k in shared[:3]] or [display[k] for k, _ in counts.most_common(2)]
+    top = [display[k] for k in shared[:2]] or [display[k] for k, _ in counts.most_common(2)]
+    distinct = None
+    outside = hub_size - len(members)
+    if hub_counts is not None and outside > 0:
+        def lift(key: str) -> float:  # share of the group minus share of the rest of the hub
+            return counts[key] / len(members) - (hub_counts[key] - counts[key]) / outside
+        rest = [k for k in shared if display[k] not in top and lift(k) > 0]
+        distinct = display[max(rest, key=lambda k: (lift(k), counts[k], k))] if rest else None
     if top:
-        title = " and ".join(top[:2])
+        title = " and ".join(top)
         title = title[:1].upper() + title[1:]
+        named = top + ([distinct] if distinct else [])
+        if distinct:
+            title += f": {distinct}"
         description = f"{len(members)} pages that share " + (
-            ", ".join(top[:-1]) + f" and {top[-1]}" if len(top) > 1 else top[0]) + "."
+            ", ".join(named[:-1]) + f" and {named[-1]}" if len(named) > 1 else named[0]) + "."
     else:
         title = members[0]["title"]
         description = f"{len(members)} pages close in meaning to “{members[0]['title']}”."

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -155,7 +156,8 @@ class Curator:
 
     # ---- 3. suggested bundles -------------------------------------------------------------
 
-    async def _name(self, members: list[dict[str, Any]]) -> tuple[str, str, str]:
+    async def _name(self, members: list[dict[str, Any]], hub_counts: Any = None,
+                    hub_size: int = 0) -> tuple[str, str, str]:
         """(title, description, mode) of a new group: by the model when there is one."""
         if self.model is not None:
             brief = "\n".join(f"- {m['title']}: {m.get('summary') or ''}" for m in members)
@@ -164,13 +166,13 @@ class Curator:
                                           schema_name="bundle_name", schema=BUNDLE_NAME_SCHEMA, max_tokens=300)
             except ModelRefused as exc:
                 log.warning("chat model refused to name a group, using keyphrases: %s", exc)
-                title, description = suggest.name_extractively(members)
+                title, description = suggest.name_extractively(members, hub_counts, hub_size)
                 return title, description, "extractive"
             async with self.db.owner.connection() as conn:
                 await enrichment_store.add_usage(conn, "suggest", got.calls, got.prompt_tokens, got.completion_tokens)
             if not got.missing:
                 return " ".join(got.valid["title"].split()), " ".join(got.valid["description"].split()), "model"
-        title, description = suggest.name_extractively(members)
+        title, description = suggest.name_extractively(members, hub_counts, hub_size)
         return title, description, "extractive"
 
     async def suggest_for_hub(self, hub: dict[str, Any]) -> None:
@@ -185,6 +187,7 @@ class Curator:
             concepts.setdefault(m["doc_id"], []).append(m["name"])
         newest = {d["id"] for d in docs}
         concepts = {d: names for d, names in concepts.items() if d in newest}
+        hub_counts = Counter(key for names in concepts.values() for key in {concept_key(n) for n in names})
 
         def grouped() -> list[list[str]]:  # CPU work: off the event loop
             if len(vectors) >= suggest.MIN_SIZE:
@@ -210,7 +213,7 @@ class Curator:
             else:
                 members = [{"title": titles[d], "concepts": concepts.get(d, []),
                             "summary": ((enriched.get(d) or {}).get("data") or {}).get("summary")} for d in ordered]
-                title, description, mode = await self._name(members)
+                title, description, mode = await self._name(members, hub_counts, len(newest))
                 sid = new_id()
             offered.append({"id": sid, "signature": sig, "title": title, "description": description,
                             "doc_ids": ordered, "mode": mode})
