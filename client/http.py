@@ -144,9 +144,13 @@ class Client:
     def recall(self, slug: str, body: dict, token: str | None = None) -> dict:
         return self.json("POST", f"/api/hub/{seg(slug)}/recall", json=body, token=token)
 
-    def raw(self, doc_id: str, token: str | None = None, access: str | None = None) -> str:
+    def raw(self, doc_id: str, token: str | None = None, access: str | None = None,
+            curation: bool = False) -> str:
+        """The doc as markdown; without `curation`, as saved (no appended enrichment), so a
+        pulled page can be edited and pushed back."""
         headers = {"X-Doc-Access": access} if access else None
-        resp = self.request("GET", f"/raw/{seg(doc_id)}", token=token, accept="text/markdown", headers=headers)
+        path = f"/raw/{seg(doc_id)}" + ("" if curation else "?curation=0")
+        resp = self.request("GET", path, token=token, accept="text/markdown", headers=headers)
         return resp.text
 
     def get_doc(self, doc_id: str, token: str | None = None, access: str | None = None) -> dict:

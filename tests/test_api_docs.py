@@ -246,7 +246,11 @@ def test_raw_view_has_front_matter_then_body(client):
     assert meta["hub"] == "notes"
     assert meta["source"] == "chatgpt"
     assert meta["updated"]
+    body, _, curation = body.partition("\n---\n\n")  # the body, then the curation block (issue 12)
     assert body.strip() == "# Heading\n\nBody text."
+    assert "## Bundles containing this document" in curation
+    bare = client.get(f"/raw/{doc['id']}?curation=0").text
+    assert bare.split("\n---\n", 1)[1].strip() == "# Heading\n\nBody text.", "?curation=0: the doc as saved"
 
 
 def test_doc_page_is_html_and_markdown_on_accept(client):

@@ -152,7 +152,7 @@ class MemoryWiki:
         cfg = self.config()
         doc_id = doc_id_from(ref)
         with self.client(cfg) as client:
-            return client.raw(doc_id, token=cfg.doc_token(doc_id), access=access_from(ref))
+            return client.raw(doc_id, token=cfg.doc_token(doc_id), access=access_from(ref), curation=True)
 
 
 def _resource_errors(fn: F) -> F:

@@ -27,8 +27,10 @@ async def curation_view(request: Request, doc: dict) -> dict | None:
 
 
 async def curated_doc_markdown(request: Request, doc: dict) -> str:
-    """/raw/{id} and the .md twin: front matter, body, then the enrichment block."""
-    view = await curation_view(request, doc)
+    """/raw/{id} and the .md twin: front matter, body, then the enrichment block.
+    `?curation=0` leaves the block out: the doc as saved, for a client that edits it."""
+    bare = request.query_params.get("curation", "").lower() in ("0", "off", "false", "no")
+    view = None if bare else await curation_view(request, doc)
     return doc_markdown(doc, doc_url(request, doc["id"]), extra=view["fields"] if view else None,
                         appendix=view["markdown"] if view else "")
 
