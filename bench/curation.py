@@ -39,7 +39,9 @@ SMOKE_SESSIONS = 6
 
 def fixture_docs() -> list[dict]:
     """The capture fixtures, converted by the server's converters (the encrypted PDF is refused)."""
-    from memorywiki.server.capture import CaptureError, convert_file, parse_claude_share
+    from memorywiki.server.capture import convert_file, parse_claude_share
+    from memorywiki.formats import FormatError
+    from memorywiki.server.errors import ApiError
 
     docs = []
     for path in sorted(FIXTURES.iterdir()):
@@ -50,7 +52,7 @@ def fixture_docs() -> list[dict]:
                 cap = parse_claude_share(path.read_text(), "https://claude.ai/share/bench")
             else:
                 cap = convert_file(path.read_bytes(), path.name)
-        except CaptureError:
+        except (ApiError, FormatError):  # refused, as by the API (e.g. the encrypted PDF)
             continue
         docs.append({"title": cap.title, "markdown": cap.markdown, "source": cap.source,
                      "external_id": f"fixture:{path.name}"})
@@ -63,7 +65,7 @@ def fixture_docs() -> list[dict]:
 
 
 def locomo_docs(folder: Path, conversations: int, limit: int | None) -> list[dict]:
-    from memorywiki.server.capture.mdutil import render_turns
+    from memorywiki.formats.mdutil import render_turns
 
     path = folder / "locomo10.json"  # bench/__main__.py checked it is there (require_locomo)
     docs = []

@@ -11,6 +11,7 @@ from typing import Callable
 import psycopg
 
 from .config import Settings, SettingsError
+from .curation.worker import make_curator, start_curator
 from .embedders import Embedder, EmbedderError, make_embedder
 from .indexer import claim_owed, index_bundle, index_docs, release_with_error
 from .store.db import Database, PrivacyRoleMissing, open_database
@@ -103,24 +104,35 @@ class Worker:
 
 def run_worker(data_dir: Path | None = None, *,
                embedder_factory: Callable[[Settings], Embedder | None] = make_embedder) -> None:
-    """Entry point of `memorywiki worker`: index owed work until SIGINT/SIGTERM.
+    """Entry point of `memorywiki worker`: index and curate owed work until SIGINT/SIGTERM.
     `embedder_factory`: the benchmarks pass one that counts embedding calls."""
     try:
         settings = Settings.from_env(data_dir=data_dir)
     except SettingsError as exc:
         raise SystemExit(f"memorywiki worker: {exc}") from None
     embedder = embedder_factory(settings)
-    if embedder is None:
-        raise SystemExit("memorywiki worker: no embedder configured (MEMORYWIKI_EMBEDDER), nothing to do")
+    if embedder is None and not settings.curation:
+        raise SystemExit("memorywiki worker: no embedder configured (MEMORYWIKI_EMBEDDER) and curation is off, "
+                         "nothing to do")
 
     async def main() -> None:
         db, embedded = await open_database(settings)
-        worker = Worker(db, embedder, batch=settings.embed_batch // 4 or 1)
+        loops = []
+        if embedder is not None:
+            loops.append(Worker(db, embedder, batch=settings.embed_batch // 4 or 1))
+        curator = make_curator(settings, db, have_embedder=embedder is not None)
+        if curator is not None:
+            await start_curator(curator)
+            loops.append(curator)
+        def stop() -> None:
+            for running in loops:
+                running.stop()
+
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, worker.stop)
+            loop.add_signal_handler(sig, stop)
         try:
-            await worker.run()
+            await asyncio.gather(*(running.run() for running in loops))
         finally:
             await db.close()
             if embedded is not None:

@@ -131,6 +131,16 @@ def snapshot(url: str, hubs: dict[str, int]) -> dict:
     return state
 
 
+def assert_kept(before: dict, after: dict) -> None:
+    """Every row keeps every value it had (later migrations may append columns)."""
+    for part, rows in before.items():
+        new = after[part]
+        if isinstance(rows, list) and rows and isinstance(rows[0], tuple):
+            assert len(new) == len(rows) and [row[:len(old)] for row, old in zip(new, rows)] == rows, part
+        else:
+            assert new == rows, part
+
+
 # ---------------------------------------------------------------- the schema, from the catalogs
 
 CATALOG = {
@@ -196,7 +206,7 @@ def test_upgrade_keeps_docs_chunks_and_postings_searchable(new_db):
     assert before["bm25_postings"] and before["search"][("alpha", "how do we deploy?")][0]
 
     assert run(migrate(url)) == LATER  # the baseline replaces what is there; only newer files run
-    assert snapshot(url, hubs) == before
+    assert_kept(before, snapshot(url, hubs))  # later files may append columns, never change a value
 
     with psycopg.connect(url, autocommit=True) as conn:
         rows = conn.execute("SELECT name, checksum, ran FROM schema_migrations ORDER BY name").fetchall()
@@ -250,7 +260,7 @@ def test_fresh_and_upgraded_databases_have_the_same_schema(new_db):
     run(migrate(upgraded))
     a, b = catalog(fresh), catalog(upgraded)
     # not two empty lists: the comparison covers the real schema
-    assert len(a["policies"]) == 5 and len(a["triggers"]) == 9
+    assert len(a["policies"]) >= 5 and len(a["triggers"]) >= 9
     assert {"bm25_search", "doc_is_public", "bundle_source_hash"} <= {f[0] for f in a["functions"]}
     for part in CATALOG:
         assert a[part] == b[part], part

@@ -66,6 +66,9 @@ def test_worker_process_indexes_saved_docs(external, settings, embedding_server)
                              json={"question": "restart service number 2", "hybrid": False}).json()
         assert result["mode"] == "vector"
         assert result["results"][0]["title"] == "Runbook 2"
+        # the worker process curates too (issue 12): every doc is enriched, extractively here
+        _wait(lambda: client.get("/healthz").json()["curation"]["owed_enrichments"] == 0, 30, "enrichment")
+        assert client.get(f"/api/docs/{ids[0]}/enrichment").json()["status"] == "extractive"
     finally:
         worker.send_signal(signal.SIGTERM)
         assert worker.wait(timeout=15) == 0, worker.stdout.read()

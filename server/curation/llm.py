@@ -1,5 +1,8 @@
 """The chat model, through the official `openai` client (any OpenAI-compatible server).
 
+Key and URL come from Settings (OPENAI_API_KEY; MEMORYWIKI_LLM_BASE_URL, else
+OPENAI_BASE_URL), never from the environment at call time.
+
 One call asks for one JSON object. Structured output (`json_schema`) is tried first; a
 server that refuses it with HTTP 400 is asked again in plain JSON mode (`json_object`,
 with the field guide in the prompt) and remembered, so Ollama, vLLM or LM Studio work
@@ -56,10 +59,11 @@ class Answer:
 class ChatModel:
     """A named model on an OpenAI-compatible /v1/chat/completions endpoint."""
 
-    def __init__(self, model: str, *, base_url: str | None = None, timeout: float = 60.0,
-                 max_retries: int = 1, max_output_tokens: int = 1500) -> None:
+    def __init__(self, model: str, *, api_key: str | None = None, base_url: str | None = None,
+                 timeout: float = 60.0, max_retries: int = 1, max_output_tokens: int = 1500) -> None:
         self.model = model
         self.name = f"openai:{model}"
+        self.api_key = api_key
         self.base_url = base_url
         self.timeout = timeout
         self.max_retries = max_retries
@@ -75,12 +79,10 @@ class ChatModel:
 
         loop = asyncio.get_running_loop()
         if self._client is None or self._client_loop is not loop:
-            try:
-                self._client = openai.AsyncOpenAI(base_url=self.base_url, timeout=self.timeout,
-                                                  max_retries=self.max_retries,
-                                                  http_client=_http_client(self.timeout))
-            except openai.OpenAIError as exc:  # e.g. OPENAI_API_KEY not set
-                raise ModelUnavailable(f"chat model is not configured: {exc}") from exc
+            if not self.api_key:
+                raise ModelUnavailable("chat model is not configured: OPENAI_API_KEY is not set")
+            self._client = openai.AsyncOpenAI(api_key=self.api_key, base_url=self.base_url, timeout=self.timeout,
+                                              max_retries=self.max_retries, http_client=_http_client(self.timeout))
             self._client_loop = loop
         return self._client
 

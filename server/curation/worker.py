@@ -273,7 +273,8 @@ def make_curator(settings: Any, db: Database, *, have_embedder: bool) -> Curator
         return None
     model = None
     if settings.llm_model:
-        model = ChatModel(settings.llm_model, base_url=settings.llm_base_url, timeout=settings.llm_timeout,
+        model = ChatModel(settings.llm_model, api_key=settings.openai_api_key,
+                          base_url=settings.llm_base_url or settings.openai_base_url, timeout=settings.llm_timeout,
                           max_retries=settings.llm_max_retries, max_output_tokens=settings.llm_output_tokens)
     config = CurationConfig(
         budget=Budget(window_tokens=settings.llm_window_tokens, doc_tokens=settings.llm_doc_tokens,

@@ -10,7 +10,10 @@ from starlette.routing import Route
 from ..auth import require_hub_owner
 from ..curation import reads
 from ..curation.markdown import digest_markdown
-from ..errors import ApiError, not_found
+from ..errors import BadRequest, Conflict, not_found, unknown_hub
+from ..store import bundles as bundle_store
+from ..store import hubs as hub_store
+from ..store import suggestions as suggestion_store
 from ..tokens import looks_like_id, new_id
 from ..validate import get_int, get_str, read_json
 from ..web import app_state, base_url, bundle_url, doc_url, hub_url
@@ -25,15 +28,15 @@ def _k(request: Request, default: int = 5, high: int = 50) -> int:
     if raw is None:
         return default
     if not raw.isdigit() or not 1 <= int(raw) <= high:
-        raise ApiError(400, "invalid_field", f"'k' must be an integer from 1 to {high}")
+        raise BadRequest("invalid_field", f"'k' must be an integer from 1 to {high}")
     return int(raw)
 
 
 async def _public_hub(request: Request, slug: str) -> dict:
     async with app_state(request).db.public.connection() as conn:
-        hub = await (await conn.execute("SELECT id, slug FROM hubs WHERE slug = %s", (slug,))).fetchone()
+        hub = await hub_store.find_hub(conn, slug)
     if hub is None:
-        raise ApiError(404, "unknown_hub", f"hub '{slug}' does not exist")
+        raise unknown_hub(slug)
     return {"id": hub["id"], "slug": slug, "url": hub_url(request, slug)}
 
 
@@ -88,23 +91,18 @@ async def suggestions_endpoint(request: Request) -> Response:
 
 
 async def _owned_suggestion(conn, request: Request) -> tuple[dict, dict]:
-    from ..store import suggestions as suggestion_store
-
     hub = await require_hub_owner(conn, request, request.path_params["slug"])
     suggestion_id = request.path_params["suggestion_id"]
     suggestion = await suggestion_store.lock_open(conn, hub["id"], suggestion_id) if looks_like_id(suggestion_id) else None
     if suggestion is None:
         raise not_found("suggestion")
     if suggestion["status"] != "open":
-        raise ApiError(409, "suggestion_closed", f"this suggestion was already {suggestion['status']}")
+        raise Conflict("suggestion_closed", f"this suggestion was already {suggestion['status']}")
     return hub, suggestion
 
 
 async def accept_endpoint(request: Request) -> Response:
     """Owner only: turn a suggestion into a bundle (title/description may be overridden)."""
-    from ..store import suggestions as suggestion_store
-    from .bundles import SET_SOURCE_HASH, _set_members
-
     state = app_state(request)
     data = await read_json(request) if (await request.body()).strip() else {}
     async with state.db.owner.connection() as conn:
@@ -112,16 +110,11 @@ async def accept_endpoint(request: Request) -> Response:
             hub, suggestion = await _owned_suggestion(conn, request)
             title = (get_str(data, "title", max_len=500) or suggestion["title"]).strip()
             description = get_str(data, "description", max_len=5000) or suggestion["description"]
-            doc_ids = [r["id"] for r in await (await conn.execute(
-                "SELECT id FROM unnest(%s::text[]) WITH ORDINALITY AS m(id, n) JOIN docs d USING (id)"
-                " WHERE doc_is_public(d) AND d.hub_id = %s ORDER BY n", (suggestion["doc_ids"], hub["id"]))).fetchall()]
+            doc_ids = await suggestion_store.public_members(conn, hub["id"], suggestion["doc_ids"])
             if len(doc_ids) < 2:
-                raise ApiError(409, "suggestion_stale", "the suggested pages are no longer public in this hub")
+                raise Conflict("suggestion_stale", "the suggested pages are no longer public in this hub")
             bundle_id = new_id()
-            await conn.execute("INSERT INTO bundles (id, hub_id, title, description) VALUES (%s, %s, %s, %s)",
-                               (bundle_id, hub["id"], title, description))
-            await _set_members(conn, bundle_id, hub["id"], doc_ids)
-            await conn.execute(SET_SOURCE_HASH, (bundle_id,))
+            await bundle_store.insert_bundle(conn, bundle_id, hub["id"], title, description, doc_ids)
             await suggestion_store.mark_accepted(conn, suggestion["id"], bundle_id)
     state.wake_worker()
     return JSONResponse({"id": bundle_id, "url": bundle_url(request, bundle_id), "title": title,
@@ -130,8 +123,6 @@ async def accept_endpoint(request: Request) -> Response:
 
 async def dismiss_endpoint(request: Request) -> Response:
     """Owner only: never offer this group again."""
-    from ..store import suggestions as suggestion_store
-
     async with app_state(request).db.owner.connection() as conn:
         async with conn.transaction():
             _, suggestion = await _owned_suggestion(conn, request)

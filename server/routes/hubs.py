@@ -104,8 +104,7 @@ async def hub_page(request: Request) -> Response:
 
 async def _hub_id(request: Request, slug: str) -> int:
     async with app_state(request).db.public.connection() as conn:
-        row = await (await conn.execute("SELECT id FROM hubs WHERE slug = %s", (slug,))).fetchone()
-    return row["id"]
+        return (await hub_store.find_hub(conn, slug))["id"]
 
 
 async def hub_raw(request: Request) -> Response:

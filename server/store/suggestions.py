@@ -86,6 +86,14 @@ async def lock_open(conn: psycopg.AsyncConnection, hub_id: int, suggestion_id: s
            WHERE id = %s AND hub_id = %s FOR UPDATE""", (suggestion_id, hub_id))).fetchone()
 
 
+async def public_members(conn: psycopg.AsyncConnection, hub_id: int, doc_ids: list[str]) -> list[str]:
+    """The suggested docs that are still live, public and in the hub, in the suggested order."""
+    rows = await (await conn.execute(
+        """SELECT m.id FROM unnest(%s::text[]) WITH ORDINALITY AS m(id, n) JOIN docs d ON d.id = m.id
+           WHERE doc_is_public(d) AND d.hub_id = %s ORDER BY m.n""", (doc_ids, hub_id))).fetchall()
+    return [r["id"] for r in rows]
+
+
 async def mark_accepted(conn: psycopg.AsyncConnection, suggestion_id: str, bundle_id: str) -> None:
     await conn.execute(
         "UPDATE bundle_suggestions SET status = 'accepted', bundle_id = %s, updated_at = now() WHERE id = %s",

@@ -1,5 +1,7 @@
 -- Curation: per-doc enrichment (keyed by the doc's source hash, owed like embeddings),
 -- the concepts it names, suggested bundles, bundle analyses and model usage totals.
+-- Tables and privacy here; the triggers that keep them true to their docs in 0041, their
+-- functions in ../functions/50_curation.sql.
 -- Everything here is exactly as private as its docs: the policies below make a row
 -- visible to memorywiki_public only while every doc it derives from is public, so a doc
 -- made private leaves the digest, suggestions, related lists and analyses at once.
@@ -98,63 +100,6 @@ CREATE TABLE bundle_analyses (
 ALTER TABLE bundles
     ADD COLUMN analysis_claimed_until timestamptz,
     ADD COLUMN analysis_claimed_by    integer;
-
--- ---------------------------------------------------------------------------
--- Keeping derived rows true to their doc.
--- ---------------------------------------------------------------------------
-
-CREATE FUNCTION curation_mark_hub(p_hub bigint) RETURNS void
-LANGUAGE sql AS $$
-    UPDATE hubs SET suggest_version = suggest_version + 1, suggest_marked_at = now() WHERE id = p_hub
-$$;
-
--- An edited doc's enrichment describes text that may be gone (a pasted secret, removed):
--- it is dropped in the same transaction, and the doc is owed a new one. A doc moved to
--- another hub takes its concepts along. Privacy changes re-suggest both hubs' bundles.
-CREATE FUNCTION curation_doc_changed() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-    IF NEW.source_hash IS DISTINCT FROM OLD.source_hash THEN
-        DELETE FROM doc_concepts WHERE doc_id = NEW.id;
-        DELETE FROM enrichments WHERE doc_id = NEW.id;
-    END IF;
-    IF NEW.hub_id IS DISTINCT FROM OLD.hub_id THEN
-        UPDATE doc_concepts SET hub_id = NEW.hub_id WHERE doc_id = NEW.id;
-        UPDATE enrichments SET hub_id = NEW.hub_id WHERE doc_id = NEW.id;
-    END IF;
-    IF NEW.hub_id IS DISTINCT FROM OLD.hub_id
-       OR doc_is_public(NEW) IS DISTINCT FROM doc_is_public(OLD) THEN
-        PERFORM curation_mark_hub(h) FROM unnest(ARRAY[OLD.hub_id, NEW.hub_id]) AS h WHERE h IS NOT NULL;
-    END IF;
-    RETURN NEW;
-END
-$$;
-CREATE TRIGGER docs_curation AFTER UPDATE OF source_hash, hub_id, is_draft, deleted_at, password_hash, allowed_emails
-    ON docs FOR EACH ROW EXECUTE FUNCTION curation_doc_changed();
-
-CREATE FUNCTION curation_bundle_docs_changed() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-    PERFORM curation_mark_hub(b.hub_id) FROM bundles b
-    WHERE b.id = (CASE WHEN TG_OP = 'DELETE' THEN OLD.bundle_id ELSE NEW.bundle_id END);
-    RETURN NULL;
-END
-$$;
-CREATE TRIGGER bundle_docs_curation AFTER INSERT OR DELETE ON bundle_docs
-    FOR EACH ROW EXECUTE FUNCTION curation_bundle_docs_changed();
-
--- What a bundle's analysis is computed from: its title, description and, in reading
--- order, each public member with the hash of its current enrichment.
-CREATE FUNCTION bundle_analysis_hash(p_bundle text) RETURNS text
-LANGUAGE sql STABLE AS $$
-    SELECT encode(sha256(convert_to(
-        b.title || E'\n' || b.description || E'\n' || coalesce((
-            SELECT string_agg(d.id || ':' || coalesce(d.enriched_hash, ''), E'\n' ORDER BY bd.position)
-            FROM bundle_docs bd JOIN docs d ON d.id = bd.doc_id
-            WHERE bd.bundle_id = b.id AND doc_is_public(d)), ''),
-        'UTF8')), 'hex')
-    FROM bundles b WHERE b.id = p_bundle
-$$;
 
 -- ---------------------------------------------------------------------------
 -- Privacy: public reads see a derived row only while its docs are public.
