@@ -432,3 +432,37 @@ def test_a_model_names_the_suggested_groups(model_client, chat_server):
     assert chat_server.calls > calls, "the edited doc was enriched again"
     assert any(s["id"] == pg["id"] and s["title"] == pg["title"]
                for s in client.get("/api/hub/cur/suggestions").json()["suggestions"])
+
+
+async def test_an_enrichment_write_never_deadlocks_with_a_bundle_insert(make_client, database_url):
+    """A bundle insert locks its members for its foreign keys, one by one, and marks the hub;
+    an enrichment write locks its doc and marks the hub too. Marks are insert-only and the
+    doc lock leaves foreign-key checks alone, so neither ever waits on the other (a counter
+    on the hub row deadlocked them)."""
+    import asyncio
+
+    import psycopg
+    from psycopg.rows import dict_row
+
+    from memorywiki.server.curation.enrich import Enrichment
+    from memorywiki.server.store import enrichments as enrichment_store
+
+    client = make_client(curation=False)
+    owner = new_hub(client)
+    first = capture(client, owner, "First", "One.")
+    second = capture(client, owner, "Second", "Two.")
+    async with await psycopg.AsyncConnection.connect(database_url, row_factory=dict_row) as a, \
+            await psycopg.AsyncConnection.connect(database_url, row_factory=dict_row, autocommit=True) as b:
+        await b.execute("SET lock_timeout = '3s'")
+        await a.execute("SET lock_timeout = '3s'")
+        hub = (await (await a.execute("SELECT hub_id, source_hash FROM docs WHERE id = %s", (second,))).fetchone())
+        await a.execute("INSERT INTO bundles (id, hub_id, title) VALUES ('bundle0001', %s, 'B')", (hub["hub_id"],))
+        await a.execute("INSERT INTO bundle_docs VALUES ('bundle0001', %s, 0)", (first,))  # marks the hub
+        enrichment = Enrichment(mode="extractive", model=None, data={"summary": "Two."})
+        written = await asyncio.wait_for(enrichment_store.write(b, second, hub["source_hash"], enrichment, []), 10)
+        assert written
+        await a.execute("INSERT INTO bundle_docs VALUES ('bundle0001', %s, 1)", (second,))
+        await a.commit()
+        marks = (await (await b.execute("SELECT count(*) AS n FROM curation_marks WHERE hub_id = %s",
+                                        (hub["hub_id"],))).fetchone())["n"]
+        assert marks >= 3, "both the bundle and the enrichment marked the hub for regrouping"

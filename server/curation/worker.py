@@ -218,7 +218,7 @@ class Curator:
             offered.append({"id": sid, "signature": sig, "title": title, "description": description,
                             "doc_ids": ordered, "mode": mode})
         async with self.db.owner.connection() as conn:
-            await suggestion_store.replace_open(conn, hub["id"], hub["suggest_version"], offered)
+            await suggestion_store.replace_open(conn, hub["id"], hub["mark"], offered)
 
     async def suggest_owed(self) -> int:
         async with self.db.owner.connection() as conn:

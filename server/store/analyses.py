@@ -27,7 +27,7 @@ WHERE id IN (
            OR NOT EXISTS (SELECT 1 FROM pg_stat_activity s WHERE s.pid = b.analysis_claimed_by))
     ORDER BY b.updated_at
     LIMIT %(limit)s
-    FOR UPDATE OF b SKIP LOCKED)
+    FOR NO KEY UPDATE OF b SKIP LOCKED)
 RETURNING id
 """
 
@@ -61,7 +61,7 @@ async def write(conn: psycopg.AsyncConnection, bundle_id: str, input_hash: str, 
     """Store the analysis if the bundle's input is still what it was computed from."""
     async with conn.transaction():
         row = await (await conn.execute(
-            "SELECT bundle_analysis_hash(id) AS h FROM bundles WHERE id = %s FOR UPDATE", (bundle_id,))).fetchone()
+            "SELECT bundle_analysis_hash(id) AS h FROM bundles WHERE id = %s FOR NO KEY UPDATE", (bundle_id,))).fetchone()
         await conn.execute(
             "UPDATE bundles SET analysis_claimed_until = NULL, analysis_claimed_by = NULL WHERE id = %s", (bundle_id,))
         if row is None or row["h"] != input_hash:

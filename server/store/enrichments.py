@@ -12,6 +12,8 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
+from . import suggestions as suggestion_store
+
 LEASE = "30 minutes"  # a long doc is several model calls; a dead worker's claim lapses at once anyway
 
 # With an embedder, a doc is enriched after its vectors exist (extractive centrality and the
@@ -28,7 +30,7 @@ WHERE id IN (
            OR NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = t.enrich_claimed_by))
     ORDER BY updated_at
     LIMIT %(limit)s
-    FOR UPDATE SKIP LOCKED)
+    FOR NO KEY UPDATE SKIP LOCKED)
 RETURNING id
 """
 
@@ -85,7 +87,8 @@ async def write(conn: psycopg.AsyncConnection, doc_id: str, source_hash: str, en
     gloss, aliases)."""
     async with conn.transaction():
         doc = await (await conn.execute(
-            "SELECT source_hash, hub_id FROM docs WHERE id = %s AND deleted_at IS NULL FOR UPDATE", (doc_id,)
+            # NO KEY UPDATE: a bundle insert's foreign-key check (KEY SHARE) never waits on it
+            "SELECT source_hash, hub_id FROM docs WHERE id = %s AND deleted_at IS NULL FOR NO KEY UPDATE", (doc_id,)
         )).fetchone()
         if doc is None or doc["source_hash"] != source_hash:
             await conn.execute("UPDATE docs SET enrich_claimed_until = NULL, enrich_claimed_by = NULL WHERE id = %s",
@@ -144,12 +147,13 @@ async def totals(conn: psycopg.AsyncConnection) -> dict[str, Any]:
                      AND source_hash IS DISTINCT FROM enriched_hash) AS owed,
                   (SELECT count(*) FROM enrichments WHERE mode = 'model') AS by_model,
                   (SELECT count(*) FROM enrichments WHERE mode = 'extractive') AS extractive,
-                  (SELECT count(*) FROM hubs WHERE suggest_version > suggested_version) AS owed_suggestions,
                   (SELECT coalesce(sum(calls), 0) FROM curation_usage) AS calls,
                   (SELECT coalesce(sum(prompt_tokens), 0) FROM curation_usage) AS prompt_tokens,
                   (SELECT coalesce(sum(completion_tokens), 0) FROM curation_usage) AS completion_tokens"""
     )).fetchone()
-    return {k: int(v) for k, v in row.items()}
+    totals = {k: int(v) for k, v in row.items()}
+    totals["owed_suggestions"] = await suggestion_store.owed_count(conn)
+    return totals
 
 
 async def usage_by_job(conn: psycopg.AsyncConnection) -> dict[str, dict[str, int]]:

@@ -8,18 +8,20 @@ import psycopg
 
 LEASE = "10 minutes"
 
+# Owed: marks past suggested_mark, the newest older than the debounce (the hub has settled).
 CLAIM = f"""
 UPDATE hubs SET suggest_claimed_until = now() + interval '{LEASE}', suggest_claimed_by = %(worker)s
 WHERE id IN (
-    SELECT id FROM hubs t
-    WHERE suggest_version > suggested_version
-      AND suggest_marked_at <= now() - make_interval(secs => %(debounce)s)
-      AND (suggest_claimed_until IS NULL OR suggest_claimed_until < now()
+    SELECT t.id FROM hubs t
+    JOIN (SELECT hub_id, max(marked_at) AS last FROM curation_marks GROUP BY hub_id) m ON m.hub_id = t.id
+    WHERE EXISTS (SELECT 1 FROM curation_marks c WHERE c.hub_id = t.id AND c.id > t.suggested_mark)
+      AND m.last <= now() - make_interval(secs => %(debounce)s)
+      AND (t.suggest_claimed_until IS NULL OR t.suggest_claimed_until < now()
            OR NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = t.suggest_claimed_by))
-    ORDER BY suggest_marked_at
+    ORDER BY m.last
     LIMIT %(limit)s
-    FOR UPDATE SKIP LOCKED)
-RETURNING id, slug, suggest_version
+    FOR NO KEY UPDATE OF t SKIP LOCKED)
+RETURNING id, slug, (SELECT max(id) FROM curation_marks WHERE hub_id = hubs.id) AS mark
 """
 
 
@@ -40,7 +42,7 @@ async def known(conn: psycopg.AsyncConnection, hub_id: int) -> dict[str, dict[st
     return {r["signature"]: r for r in rows}
 
 
-async def replace_open(conn: psycopg.AsyncConnection, hub_id: int, version: int,
+async def replace_open(conn: psycopg.AsyncConnection, hub_id: int, mark: int,
                        groups: list[dict[str, Any]]) -> None:
     """Make the hub's open suggestions exactly `groups` (each: id, signature, title,
     description, doc_ids, mode); accepted and dismissed ones are kept as history."""
@@ -57,9 +59,11 @@ async def replace_open(conn: psycopg.AsyncConnection, hub_id: int, version: int,
                        updated_at = CASE WHEN bundle_suggestions.doc_ids = EXCLUDED.doc_ids
                                          THEN bundle_suggestions.updated_at ELSE now() END""",
                 [{**g, "hub": hub_id} for g in groups])
+        # Marks made while this ran are past `mark`: the hub stays owed for them.
         await conn.execute(
-            """UPDATE hubs SET suggested_version = %s, suggest_claimed_until = NULL, suggest_claimed_by = NULL
-               WHERE id = %s""", (version, hub_id))
+            """UPDATE hubs SET suggested_mark = %s, suggest_claimed_until = NULL, suggest_claimed_by = NULL
+               WHERE id = %s""", (mark, hub_id))
+        await conn.execute("DELETE FROM curation_marks WHERE hub_id = %s AND id <= %s", (hub_id, mark))
 
 
 # Open suggestions whose docs are still not bundled together (a bundle made since holds
@@ -105,7 +109,12 @@ async def mark_dismissed(conn: psycopg.AsyncConnection, suggestion_id: str) -> N
         "UPDATE bundle_suggestions SET status = 'dismissed', updated_at = now() WHERE id = %s", (suggestion_id,))
 
 
+OWED_COUNT = """
+SELECT count(*) AS n FROM hubs h
+WHERE EXISTS (SELECT 1 FROM curation_marks c WHERE c.hub_id = h.id AND c.id > h.suggested_mark)
+"""
+
+
 async def owed_count(conn: psycopg.AsyncConnection) -> int:
-    row = await (await conn.execute(
-        "SELECT count(*) AS n FROM hubs WHERE suggest_version > suggested_version")).fetchone()
+    row = await (await conn.execute(OWED_COUNT)).fetchone()
     return int(row["n"])

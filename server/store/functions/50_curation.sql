@@ -1,11 +1,11 @@
 -- Curation (issue 12): keeping enrichments, concepts and suggestions true to their docs.
 -- Triggers in migrations/0041_curation_triggers.sql.
 
--- Every change that can move a suggested group bumps the hub's suggest_version; the
--- curator regroups the hub once it has settled (see store/suggestions.py).
+-- Every change that can move a suggested group marks the hub (insert-only: never waits on
+-- another transaction); the curator regroups the hub once it has settled (store/suggestions.py).
 CREATE OR REPLACE FUNCTION curation_mark_hub(p_hub bigint) RETURNS void
 LANGUAGE sql AS $$
-    UPDATE hubs SET suggest_version = suggest_version + 1, suggest_marked_at = now() WHERE id = p_hub
+    INSERT INTO curation_marks (hub_id) VALUES (p_hub)
 $$;
 
 -- An edited doc's enrichment describes text that may be gone (a pasted secret, removed):

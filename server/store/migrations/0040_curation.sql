@@ -56,14 +56,21 @@ CREATE TABLE curation_usage (
     completion_tokens bigint NOT NULL DEFAULT 0
 );
 
--- Suggested bundles. A hub's suggestions are owed when suggest_version (bumped by every
--- change that can move a group: enrichment, privacy, hub, bundle membership) passes
--- suggested_version. The same docs keep the same suggestion (signature), so a recompute
--- never renames an offered group nor re-offers a dismissed one.
+-- Suggested bundles. Every change that can move a group (an enrichment, a privacy or hub
+-- change, a bundle membership change) appends a mark for its hub; the hub's suggestions are
+-- owed while it has marks past suggested_mark. Marks are insert-only, so the transactions
+-- that make them never wait on one another (a counter on the hub row deadlocked a bundle
+-- insert's foreign-key locks against an enrichment write). The same docs keep the same
+-- suggestion (signature), so a recompute never renames an offered group nor re-offers a
+-- dismissed one.
+CREATE TABLE curation_marks (
+    id        bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    hub_id    bigint NOT NULL,
+    marked_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX curation_marks_hub ON curation_marks (hub_id, id);
 ALTER TABLE hubs
-    ADD COLUMN suggest_version       bigint NOT NULL DEFAULT 1,
-    ADD COLUMN suggested_version     bigint NOT NULL DEFAULT 0,
-    ADD COLUMN suggest_marked_at     timestamptz NOT NULL DEFAULT now(),
+    ADD COLUMN suggested_mark        bigint NOT NULL DEFAULT 0,
     ADD COLUMN suggest_claimed_until timestamptz,
     ADD COLUMN suggest_claimed_by    integer;
 
@@ -111,6 +118,7 @@ ALTER TABLE doc_concepts ENABLE ROW LEVEL SECURITY;
 ALTER TABLE bundle_suggestions ENABLE ROW LEVEL SECURITY;
 ALTER TABLE bundle_analyses ENABLE ROW LEVEL SECURITY;
 ALTER TABLE curation_usage ENABLE ROW LEVEL SECURITY;
+ALTER TABLE curation_marks ENABLE ROW LEVEL SECURITY;
 
 DO $$
 BEGIN
@@ -127,8 +135,8 @@ BEGIN
                    AND NOT EXISTS (SELECT 1 FROM unnest(bundle_analyses.member_ids) AS m(id)
                                    WHERE NOT EXISTS (SELECT 1 FROM docs d WHERE d.id = m.id)));
 
-        REVOKE ALL ON enrichments, doc_concepts, bundle_suggestions, bundle_analyses, curation_usage
-            FROM memorywiki_public;
+        REVOKE ALL ON enrichments, doc_concepts, bundle_suggestions, bundle_analyses, curation_usage,
+            curation_marks FROM memorywiki_public;
         GRANT SELECT (doc_id, hub_id, mode, model, data, missing, created_at) ON enrichments TO memorywiki_public;
         GRANT SELECT ON doc_concepts TO memorywiki_public;
         GRANT SELECT (id, hub_id, title, description, doc_ids, mode, status, bundle_id, created_at, updated_at)
