@@ -58,7 +58,8 @@ _VERBS = frozenset(
     "really also just very much many lot lots thing things stuff way ways good great nice sure "
     "yeah yes okay ok hey hi thanks thank glad happy awesome amazing cool wow yesterday today tomorrow "
     "tonight now then soon later recently lately hard easy hear heard mean means meant sounds sound "
-    "big small new old bit little best better right wrong true real fun tough lot able".split()
+    "big small new old bit little best better right wrong true real fun tough lot able wait waiting "
+    "check checking totally definitely probably maybe".split()
 )
 _FUNCTION_WORDS = frozenset(
     "a an the and or but to for with by at in on into from as than that until while when after before "
@@ -357,8 +358,10 @@ def extract(title: str, chunks: Sequence[str], vectors: Sequence[Sequence[float]
         cued = [(score, position, sentence) for score, position, sentence in ranked if cue.search(sentence)]
         return _pick(under + cued, used, limit)
 
-    takeaways = cue_list(_TAKEAWAY_CUES, "takeaways", 3) or _pick(ranked, used, 2)
-    insights = _pick([t for t in ranked if _INSIGHT_CUES.search(t[2])], used + takeaways, 3)
+    statements = [t for t in ranked if not t[2].endswith("?")]  # a question is no takeaway or insight
+    takeaways = cue_list(_TAKEAWAY_CUES, "takeaways", 3) or _pick(statements, used, 2)
+    takeaways = [t for t in takeaways if not t.endswith("?")]
+    insights = _pick([t for t in statements if _INSIGHT_CUES.search(t[2])], used + takeaways, 3)
     topic_terms = set(phrase_terms)
     questions = [(1.0, p, s) for p, (s, u) in enumerate(pairs)
                  if s.endswith("?") and len(_words(s)) >= 5 and topic_terms & set(_words(s))] + \
@@ -423,7 +426,8 @@ def extract(title: str, chunks: Sequence[str], vectors: Sequence[Sequence[float]
         if len(concepts) >= 12:
             break
     themes = [_display(p) for p in _distinct(multi)][:5]
-    for concept in concepts:  # few phrases (short docs, chats): fill up to three from concepts
+    # few phrases (short docs, chats): fill up to three from the concepts, names last
+    for concept in sorted(concepts, key=lambda c: c["kind"] == "entity"):
         if len(themes) >= 3:
             break
         if concept["name"] not in themes and concept["name"] not in speakers:
