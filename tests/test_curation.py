@@ -364,6 +364,7 @@ def test_suggested_bundles_and_accepting_one(make_client):
     accept = f"/api/hub/cur/suggestions/{chosen['id']}/accept"
     assert client.post(accept).status_code == 401
     assert client.post(accept, headers={"Authorization": "Bearer nope"}).status_code == 403
+    assert client.post(accept, json={"titel": "x"}, headers=owner).json()["error"]["code"] == "unknown_field"
     r = client.post(accept, headers=owner)
     assert r.status_code == 201, r.text
     bundle = r.json()
@@ -411,6 +412,8 @@ def test_topic_reading_list(make_client):
     assert client.post("/api/bundles/suggest", json={"hub": "cur"}).json()["error"]["code"] == "missing_field"
     assert client.post("/api/bundles/suggest", json={"hub": "nope", "intent": "x"}).status_code == 404
     assert client.post("/api/bundles/suggest", json={"hub": "cur", "intent": "x", "k": 99}).status_code == 400
+    typo = client.post("/api/bundles/suggest", json={"hub": "cur", "intent": "x", "top_k": 3}).json()["error"]
+    assert typo["code"] == "unknown_field" and typo["unknown"] == ["top_k"]
 
 
 def test_a_model_names_the_suggested_groups(model_client, chat_server):

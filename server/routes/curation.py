@@ -17,10 +17,12 @@ from ..store import suggestions as suggestion_store
 from ..tokens import looks_like_id, new_id
 from ..validate import get_int, get_str, read_json
 from ..web import app_state, base_url, bundle_url, doc_url, hub_url
+from ..negotiate import markdown_response
 from .docs import load_readable_doc
-from .pages import markdown_response
 
 MAX_INTENT = 500
+ACCEPT_FIELDS = ("title", "description")
+TOPIC_FIELDS = ("hub", "intent", "k")
 
 
 def _k(request: Request, default: int = 5, high: int = 50) -> int:
@@ -104,7 +106,8 @@ async def _owned_suggestion(conn, request: Request) -> tuple[dict, dict]:
 async def accept_endpoint(request: Request) -> Response:
     """Owner only: turn a suggestion into a bundle (title/description may be overridden)."""
     state = app_state(request)
-    data = await read_json(request) if (await request.body()).strip() else {}
+    # an empty body accepts the suggestion as offered
+    data = await read_json(request, fields=ACCEPT_FIELDS) if (await request.body()).strip() else {}
     async with state.db.owner.connection() as conn:
         async with conn.transaction():
             hub, suggestion = await _owned_suggestion(conn, request)
@@ -135,12 +138,12 @@ async def topic_endpoint(request: Request) -> Response:
     from .recall import _query_vector
 
     state = app_state(request)
-    data = await read_json(request, 64 * 1024)
+    data = await read_json(request, state.settings.max_query_bytes, fields=TOPIC_FIELDS)
     slug = get_str(data, "hub", required=True, allow_empty=False)
     intent = get_str(data, "intent", required=True, allow_empty=False, max_len=MAX_INTENT).strip()
     k = get_int(data, "k", default=8, low=2, high=20)
     hub = await _public_hub(request, slug)
-    qvec, dim, why_not = await _query_vector(request, intent)
+    qvec, dim, why_not = await _query_vector(request, hub["id"], intent)
     docs = await reads.topic_reading_list(state.db, hub["id"], intent, k, qvec=qvec, dim=dim,
                                           k1=state.settings.bm25_k1, b=state.settings.bm25_b,
                                           doc_url=lambda i: doc_url(request, i))
