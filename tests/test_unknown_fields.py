@@ -39,14 +39,18 @@ ENDPOINTS = [
     ("POST", "/api/hub/main/recall", None, {"question": "narwhal"}, ["question", "k", "level", "hybrid"]),
     ("POST", "/api/capture", "owner", {"url": "http://127.0.0.1:9/x", "hub": "main"},
      ["url", "title", "hub", "is_draft", "source", "dedupe"]),
+    ("POST", "/api/hub/main/suggestions/{suggestion}/accept", "owner", {"title": "t"}, ["title", "description"]),
+    ("POST", "/api/bundles/suggest", None, {"hub": "main", "intent": "narwhal"}, ["hub", "intent", "k"]),
 ]
 # Routes that take no JSON body: multipart uploads, the password form, explicit re-embedding.
 NOT_JSON = {("POST", "/api/capture/file"), ("POST", "/api/import/{kind}"), ("POST", "/{doc_id}"),
-            ("POST", "/api/embed/{doc_id}"), ("POST", "/api/embed/bundle/{bundle_id}")}
+            ("POST", "/api/embed/{doc_id}"), ("POST", "/api/embed/bundle/{bundle_id}"),
+            ("POST", "/api/hub/{slug}/suggestions/{suggestion_id}/dismiss")}
 
 
 def request(client, world, method, path, credentials, body):
-    path = path.format(doc=world["doc"]["id"], loose=world["loose"]["id"], bundle=world["bundle"]["id"])
+    path = path.format(doc=world["doc"]["id"], loose=world["loose"]["id"], bundle=world["bundle"]["id"],
+                       suggestion="zzzzzzzzzz")
     headers = {}
     if credentials == "loose":
         headers = {"Authorization": f"Bearer {world['loose']['edit_token']}"}
@@ -59,7 +63,8 @@ def test_every_json_endpoint_is_covered_here():
     routes = {(method, route.path) for route in create_app().routes if isinstance(route, Route)
               for method in (route.methods or ()) if method in ("POST", "PATCH", "PUT")}
     covered = {(method, path.replace("{doc}", "{doc_id}").replace("{loose}", "{doc_id}")
-                .replace("{bundle}", "{bundle_id}").replace("/main/", "/{slug}/"))
+                .replace("{bundle}", "{bundle_id}").replace("{suggestion}", "{suggestion_id}")
+                .replace("/main/", "/{slug}/"))
                for method, path, *_ in ENDPOINTS}
     assert routes - NOT_JSON == covered
 
