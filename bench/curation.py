@@ -252,7 +252,7 @@ async def _main(opts: Options, pg: Postgres) -> None:
     write_result(opts, "curation.md", _report(opts, docs, passes, server is not None))
     sample = passes[0]
     write_result(opts, "curation-sample-extractive.md",
-                 "<!-- GET /raw/{id} of a captured Claude share, extractive mode (python -m memorywiki.bench "
+                 "<!-- GET /raw/{id} of a captured Claude share, extractive mode (python -m bench "
                  "curation) -->\n" + sample["sample"]
                  + "\n<!-- and a LoCoMo session rendered as a chat import -->\n" + sample["sample_locomo"])
 
