@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from tests.polling import wait_curated
+from tests.polling import wait_curated, wait_indexed
 
 DOC = """We moved recall to PostgreSQL with pgvector. The HNSW index answers a question in a few
 milliseconds, and BM25 covers exact names.
@@ -454,6 +454,7 @@ async def test_an_enrichment_write_never_deadlocks_with_a_bundle_insert(make_cli
     owner = new_hub(client)
     first = capture(client, owner, "First", "One.")
     second = capture(client, owner, "Second", "Two.")
+    wait_indexed(client, [first, second])  # only the two transactions below touch these rows
     async with await psycopg.AsyncConnection.connect(database_url, row_factory=dict_row) as a, \
             await psycopg.AsyncConnection.connect(database_url, row_factory=dict_row, autocommit=True) as b:
         await b.execute("SET lock_timeout = '3s'")

@@ -67,7 +67,8 @@ def test_worker_process_indexes_saved_docs(external, settings, embedding_server)
         assert result["mode"] == "vector"
         assert result["results"][0]["title"] == "Runbook 2"
         # the worker process curates too (issue 12): every doc is enriched, extractively here
-        _wait(lambda: client.get("/healthz").json()["curation"]["owed_enrichments"] == 0, 30, "enrichment")
+        wait_until(lambda: client.get("/healthz").json()["curation"]["owed_enrichments"] == 0,
+                   "the worker to enrich")
         assert client.get(f"/api/docs/{ids[0]}/enrichment").json()["status"] == "extractive"
     finally:
         worker.send_signal(signal.SIGTERM)
