@@ -172,3 +172,29 @@ class Client:
 
     def create_bundle(self, body: dict, token: str | None) -> dict:
         return self.json("POST", "/api/bundles", json=body, token=token)
+
+    # ---- curation (issue 12) ------------------------------------------------------------
+
+    def related(self, doc_id: str, k: int = 5, token: str | None = None) -> dict:
+        return self.json("GET", f"/api/docs/{seg(doc_id)}/related?k={int(k)}", token=token)
+
+    def digest(self, slug: str, token: str | None = None) -> dict:
+        return self.json("GET", f"/api/hub/{seg(slug)}/digest", token=token)
+
+    def digest_markdown(self, slug: str, compact: bool = False, token: str | None = None) -> str:
+        query = "?digest=1" + ("&compact=1" if compact else "")
+        return self.request("GET", f"/raw/hub/{seg(slug)}{query}", token=token, accept="text/markdown").text
+
+    def suggestions(self, slug: str, token: str | None = None) -> dict:
+        return self.json("GET", f"/api/hub/{seg(slug)}/suggestions", token=token)
+
+    def accept_suggestion(self, slug: str, suggestion_id: str, body: dict, token: str | None) -> dict:
+        return self.json("POST", f"/api/hub/{seg(slug)}/suggestions/{seg(suggestion_id)}/accept", json=body,
+                         token=token)
+
+    def dismiss_suggestion(self, slug: str, suggestion_id: str, token: str | None) -> dict:
+        return self.json("POST", f"/api/hub/{seg(slug)}/suggestions/{seg(suggestion_id)}/dismiss", json={},
+                         token=token)
+
+    def suggest_topic(self, slug: str, intent: str, k: int = 8, token: str | None = None) -> dict:
+        return self.json("POST", "/api/bundles/suggest", json={"hub": slug, "intent": intent, "k": k}, token=token)

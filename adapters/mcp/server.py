@@ -1,6 +1,7 @@
 """The Memory.Wiki MCP server: a thin client of the HTTP contract, built on the `mcp` SDK 2.x.
 
-Tools: recall, capture, read_doc, update_doc, list_docs, hub_url, create_bundle.
+Tools: recall, capture, read_doc, update_doc, list_docs, hub_url, create_bundle, related, digest,
+suggest_bundles.
 Resources: ``memorywiki://hub/{slug}`` (the hub's markdown index, GET /raw/hub/<slug>),
 ``memorywiki://doc/{doc_id}`` (one doc as markdown, GET /raw/<id>) and ``memorywiki://hub``
 (the default hub's index).
@@ -48,6 +49,8 @@ grouped in a hub (one URL any AI can read) and in curated bundles (a topic with 
   replacing one `section`, so the rest of the page stays exactly as it was.
 - `list_docs` shows what is in the hub, `hub_url` gives the link to share with another AI, and
   `create_bundle` groups related pages into a reading list.
+- `digest` gives every concept of the hub and its pages in one call (an overview before
+  recall); `related` lists the pages close to a page; `suggest_bundles` proposes reading lists.
 Errors come back as tool errors with the server's message; report them to the user as they are.
 """
 
@@ -519,6 +522,93 @@ def build_server(server_url: str | None = None, hub: str | None = None, timeout:
                 raise explain_hub_refusal(exc, cred, slug) from None
         out = {"id": data.get("id"), "url": data.get("url"), "hub": slug, "doc_ids": ids}
         return _result(f"Bundle created: {out['url']}\nid: {out['id']}  ({len(ids)} page(s))", out)
+
+    # ---- curation: related, digest, suggest_bundles --------------------------------------
+
+    @server.tool(
+        title="Related Memory.Wiki pages",
+        annotations=ToolAnnotations(title="Related Memory.Wiki pages", read_only_hint=True, open_world_hint=False),
+    )
+    @_tool_errors
+    def related(
+        doc: Annotated[str, Field(min_length=1, description="The page's id or URL.")],
+        k: Annotated[int, Field(ge=1, le=50, description="How many related pages (1-50).")] = 5,
+    ) -> CallToolResult:
+        """List the public pages of a page's hub that are related to it.
+
+        Nearest in meaning first (by vector), else the pages that share most of its concepts.
+        Each result has a title, url, and why it is related (`similarity` or `shared_concepts`).
+        Use it to widen context around a page found with recall or read_doc.
+        """
+        cfg = mw.config()
+        doc_id = doc_id_from(doc)
+        with mw.client(cfg) as client:
+            data = client.related(doc_id, k, token=cfg.doc_token(doc_id))
+        results = data.get("results") or []
+        lines = [f"{len(results)} page(s) related to {doc_id}:"]
+        for r in results:
+            why = (f"shares {', '.join(r['shared_concepts'])}" if r.get("shared_concepts")
+                   else f"similarity {r.get('similarity')}")
+            lines.append(f"- {r.get('title')} — {r.get('url')} ({why})")
+        if not results:
+            lines.append("(none: no other public page of the hub is close)")
+        return _result("\n".join(lines) + "\n", data)
+
+    @server.tool(
+        title="Memory.Wiki concept digest",
+        annotations=ToolAnnotations(title="Memory.Wiki concept digest", read_only_hint=True, open_world_hint=False),
+    )
+    @_tool_errors
+    def digest(
+        hub: HubArg = None,
+        compact: Annotated[bool, Field(description="true: the form that fits 2,000 tokens (page ids, short glosses).")] = True,
+    ) -> CallToolResult:
+        """Get the hub's concept digest: every concept the user's pages discuss, its kind, what it
+        is, and which pages discuss it (with URLs).
+
+        One call gives an overview of everything in the hub; then read_doc or recall for details.
+        """
+        cfg = mw.config()
+        slug = mw.hub(cfg, hub)
+        with mw.client(cfg) as client:
+            text = client.digest_markdown(slug, compact=compact, token=cfg.hub_token(slug))
+        return _result(text, {"hub": slug, "compact": compact, "markdown": text})
+
+    @server.tool(
+        title="Suggest Memory.Wiki bundles",
+        annotations=ToolAnnotations(title="Suggest Memory.Wiki bundles", read_only_hint=True, open_world_hint=False),
+    )
+    @_tool_errors
+    def suggest_bundles(
+        intent: Annotated[str | None, Field(max_length=500, description=(
+            "A topic: returns the hub's pages on it in a reading order, each with why it belongs. "
+            "Omit to get the groups of related pages the hub itself suggests."))] = None,
+        k: Annotated[int, Field(ge=2, le=20, description="With intent: how many pages.")] = 8,
+        hub: HubArg = None,
+    ) -> CallToolResult:
+        """Suggest bundles (reading lists) from the user's pages.
+
+        Without `intent`: the groups of related pages the hub suggests (title, description, pages).
+        With `intent`: the pages on that topic in a reading order, each with a line on why.
+        To make one a bundle, call create_bundle with its doc ids (ask the user first).
+        """
+        cfg = mw.config()
+        slug = mw.hub(cfg, hub)
+        with mw.client(cfg) as client:
+            if intent and intent.strip():
+                data = client.suggest_topic(slug, intent.strip(), k, token=cfg.hub_token(slug))
+                lines = [f'Pages on "{intent.strip()}" in reading order:']
+                lines += [f"{i}. {d.get('title')} — {d.get('url')} (id: {d.get('id')})\n   {d.get('why')}"
+                          for i, d in enumerate(data.get("docs") or [], 1)]
+            else:
+                data = client.suggestions(slug, token=cfg.hub_token(slug))
+                lines = [f'Suggested bundles in hub "{slug}":']
+                for s in data.get("suggestions") or []:
+                    lines.append(f"- {s.get('title')} (suggestion id: {s.get('id')}): {s.get('description')}")
+                    lines += [f"    {d.get('title')} — {d.get('url')} (id: {d.get('id')})" for d in s.get("docs") or []]
+        if len(lines) == 1:
+            lines.append("(none yet)")
+        return _result("\n".join(lines) + "\n", data)
 
     # ---- resources -----------------------------------------------------------------------
 
