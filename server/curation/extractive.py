@@ -59,7 +59,7 @@ _VERBS = frozenset(
     "yeah yes okay ok hey hi thanks thank glad happy awesome amazing cool wow yesterday today tomorrow "
     "tonight now then soon later recently lately hard easy hear heard mean means meant sounds sound "
     "big small new old bit little best better right wrong true real fun tough lot able wait waiting "
-    "check checking totally definitely probably maybe".split()
+    "check checking totally definitely probably maybe gonna wanna gotta kinda sorta stay staying".split()
 )
 _FUNCTION_WORDS = frozenset(
     "a an the and or but to for with by at in on into from as than that until while when after before "
