@@ -220,5 +220,15 @@ class Config:
             return Credential(cred.token, f"the owner token of your default hub {default!r}", guess=True)
         return NO_CREDENTIAL
 
+    def restore_credential(self, doc_id: str) -> Credential:
+        """The token to restore a doc's version: like doc_credential, but its hub's owner
+        token before its edit token, since only the owner may bring back a deleted doc."""
+        entry = self.doc_entry(doc_id)
+        if not os.environ.get("MEMORYWIKI_TOKEN") and entry.get("hub"):
+            cred = self.hub_credential(entry["hub"])
+            if cred.token:
+                return cred
+        return self.doc_credential(doc_id)
+
     def doc_token(self, doc_id: str) -> str | None:
         return self.doc_credential(doc_id).token

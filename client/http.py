@@ -161,6 +161,19 @@ class Client:
         headers = {"If-Match": if_match} if if_match is not None else None
         return self.json("PATCH", f"/api/docs/{seg(doc_id)}", json=body, token=token, headers=headers)
 
+    def versions(self, doc_id: str, token: str | None = None, access: str | None = None) -> dict:
+        headers = {"X-Doc-Access": access} if access else None
+        return self.json("GET", f"/api/docs/{seg(doc_id)}/versions", token=token, headers=headers)
+
+    def version(self, doc_id: str, number: int, token: str | None = None, access: str | None = None) -> dict:
+        headers = {"X-Doc-Access": access} if access else None
+        return self.json("GET", f"/api/docs/{seg(doc_id)}/versions/{number}", token=token, headers=headers)
+
+    def restore(self, doc_id: str, number: int, token: str | None, if_match: str | None = None) -> dict:
+        headers = {"If-Match": if_match} if if_match is not None else None
+        return self.json("POST", f"/api/docs/{seg(doc_id)}/restore", json={"version": number}, token=token,
+                         headers=headers)
+
     def delete_doc(self, doc_id: str, token: str | None) -> dict:
         return self.json("DELETE", f"/api/docs/{seg(doc_id)}", token=token)
 

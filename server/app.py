@@ -14,7 +14,7 @@ from .config import Settings, SettingsError
 from .embedders import Embedder, make_embedder
 from .curation.worker import curation_mode, make_curator, start_curator
 from .errors import EXCEPTION_HANDLERS
-from .routes import bundles, capture, curation, docs, embed, health, hubs, pages, recall
+from .routes import bundles, capture, curation, docs, embed, health, hubs, pages, recall, versions
 from .store.db import PrivacyRoleMissing, open_database
 from .store.migrate import MigrationError
 from .store.space import reset_if_model_changed
@@ -70,7 +70,7 @@ def create_app(settings: Settings | None = None, *,
                 await asyncio.to_thread(embedded.stop)
 
     routes = [
-        *health.routes, *hubs.routes, *docs.routes, *embed.routes, *bundles.routes,
+        *health.routes, *hubs.routes, *docs.routes, *versions.routes, *embed.routes, *bundles.routes,
         *recall.routes, *capture.routes, *curation.routes, *pages.routes,
     ]
     return Starlette(routes=routes, lifespan=lifespan, exception_handlers=EXCEPTION_HANDLERS)

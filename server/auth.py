@@ -33,22 +33,43 @@ def _edit_credentials(request: Request) -> list[str]:
     return [t for t in tokens if t]
 
 
-async def can_edit(conn: psycopg.AsyncConnection, request: Request, doc: dict[str, Any]) -> bool:
-    """The doc's edit token, or the owner token of the hub it lives in."""
+async def edit_credential(conn: psycopg.AsyncConnection, request: Request, doc: dict[str, Any]) -> str | None:
+    """Which credential of the request may edit the doc: "owner" (the owner token of the hub
+    it lives in), "edit_token" (its own edit token), or None. The owner wins when both are sent."""
+    found = None
     for token in _edit_credentials(request):
         hashed = hash_token(token)
-        if hashed == doc["edit_token_hash"]:
-            return True
         if doc["hub_id"] is not None and await hubs.is_owner(conn, doc["hub_id"], hashed):
-            return True
-    return False
+            return "owner"
+        if hashed == doc["edit_token_hash"]:
+            found = "edit_token"
+    return found
 
 
-async def require_edit(conn: psycopg.AsyncConnection, request: Request, doc: dict[str, Any]) -> None:
+async def can_edit(conn: psycopg.AsyncConnection, request: Request, doc: dict[str, Any]) -> bool:
+    """The doc's edit token, or the owner token of the hub it lives in."""
+    return await edit_credential(conn, request, doc) is not None
+
+
+async def require_edit(conn: psycopg.AsyncConnection, request: Request, doc: dict[str, Any]) -> str:
+    """The credential that may edit the doc ("owner" or "edit_token"), or 401/403."""
     if not _edit_credentials(request):
         raise Unauthorized("unauthorized", "editing needs the doc's edit token or its hub's owner token")
-    if not await can_edit(conn, request, doc):
+    via = await edit_credential(conn, request, doc)
+    if via is None:
         raise Forbidden("forbidden", "that token cannot edit this doc")
+    return via
+
+
+async def require_restore(conn: psycopg.AsyncConnection, request: Request, doc: dict[str, Any]) -> str:
+    """Who may restore a version. A live doc: whoever may edit it. A deleted doc: its owner
+    only, i.e. the hub's owner token, or for a doc in no hub its edit token (the only
+    credential such a doc has). An edit token of a hub doc cannot bring back what was
+    deleted: the hub owner decides (a token may have been deleted with the doc because it leaked)."""
+    via = await require_edit(conn, request, doc)
+    if doc["deleted_at"] is not None and doc["hub_id"] is not None and via != "owner":
+        raise Forbidden("forbidden", "only the hub's owner token can restore a deleted doc")
+    return via
 
 
 async def can_read_private(conn: psycopg.AsyncConnection, request: Request, doc: dict[str, Any],

@@ -542,3 +542,46 @@ def test_serve_runs_the_server_until_interrupted(database_url, tmp_path):
         out = proc.communicate(timeout=60)[0]
     assert proc.returncode == 0, out
     assert "Traceback" not in out
+
+
+# ---- history and restore (issue 10, item 3) ---------------------------------------------
+
+
+def test_history_lists_versions_and_restore_brings_one_back(env):
+    make_hub(env)
+    url = capture(env, "first text\n", "--title", "Plan")
+    did = doc_id(url)
+    (env.tmp / "v2.md").write_text("second text\n")
+    run("update", did, str(env.tmp / "v2.md"))
+    lines = run("history", did).stdout.splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("v2\t") and "edit · edit token" in lines[0] and lines[0].endswith("Plan (current)")
+    assert lines[1].startswith("v1\t") and "create · hub owner token" in lines[1] and "11 bytes" in lines[1]
+    assert run("history", did, "1").stdout == "first text\n"
+
+    result = run("restore", did, "1")
+    assert result.stdout.strip() == url and result.stderr == "restored version 1 as version 3\n"
+    assert run("pull", "--body", did).stdout == "first text\n"
+    assert run("history", url).stdout.splitlines()[0].split("\t")[3] == "restore of v1 · hub owner token"
+    data = json.loads(run("history", did, "--json").stdout)
+    assert [v["version"] for v in data["versions"]] == [3, 2, 1]
+
+
+def test_restore_brings_back_a_deleted_doc(env):
+    make_hub(env)
+    did = doc_id(capture(env, "keep me\n", "--title", "Keeper"))
+    run("delete", did)
+    assert run("pull", did, ok=False).exit_code == 1
+    assert run("history", did).stdout.startswith(f"doc {did} is deleted; `memorywiki restore {did} N`")
+    run("restore", did, "1")
+    assert run("pull", "--body", did).stdout == "keep me\n"
+
+
+def test_restore_of_a_version_that_is_not_there_is_one_line(env):
+    make_hub(env)
+    did = doc_id(capture(env, "only one\n", "--title", "Single"))
+    result = run("restore", did, "7", ok=False)
+    assert result.exit_code == 1
+    assert result.stderr == f"error: doc {did} has no version 7; GET /api/docs/{did}/versions lists them\n"
+    assert run("restore", did, "0", ok=False).exit_code == 2  # refused by the CLI itself (N >= 1)
+    assert run("history", did).stdout.count("\n") == 1

@@ -104,7 +104,8 @@ async def test_identical_saves_at_once_make_one_page(database_url):
     from memorywiki.server.store.docs import save_doc
 
     fields = dict(external_id=None, title=PAGE["title"], markdown=PAGE["markdown"], source=None, meta={},
-                  is_draft=False, password_hash=None, allowed_emails=[], edit_token_hash="e", dedupe=True)
+                  is_draft=False, password_hash=None, allowed_emails=[], edit_token_hash="e", via="owner",
+                  dedupe=True)
     async with await psycopg.AsyncConnection.connect(database_url, row_factory=dict_row) as first, \
             await psycopg.AsyncConnection.connect(database_url, row_factory=dict_row) as second:
         hub_id = (await (await first.execute(

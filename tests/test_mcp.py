@@ -26,7 +26,8 @@ from memorywiki.adapters.install.launch import mcp_server_command
 from memorywiki.client import Config
 from tests.polling import wait_indexed
 
-TOOLS = {"recall", "capture", "read_doc", "update_doc", "list_docs", "hub_url", "create_bundle"}
+TOOLS = {"recall", "capture", "read_doc", "update_doc", "doc_history", "restore_doc", "list_docs", "hub_url",
+         "create_bundle"}
 
 NOTES = """## Context
 
@@ -408,3 +409,18 @@ async def test_mcp_streamable_http(live_server, tmp_path):
             proc.kill()
             await proc.wait()
 
+
+
+def test_doc_history_and_restore_doc(wiki, mcp_stdio):
+    doc = capture(mcp_stdio, "Versioned", "## Notes\n\nfirst words\n")
+    mcp_stdio.call("update_doc", {"doc": doc["id"], "markdown": "## Notes\n\nsecond words\n"})
+    r = mcp_stdio.call("doc_history", {"doc": doc["url"]})
+    assert [v["version"] for v in r.structured_content["versions"]] == [2, 1]
+    assert "v1 " in text(r) and "create via owner" in text(r)
+    old = mcp_stdio.call("doc_history", {"doc": doc["id"], "version": 1})
+    assert "first words" in text(old)
+    r = mcp_stdio.call("restore_doc", {"doc": doc["id"], "version": 1})
+    assert r.structured_content["version"] == 3 and "Restored version 1 as version 3" in text(r)
+    assert "first words" in text(mcp_stdio.call("read_doc", {"doc": doc["id"]}))
+    r = mcp_stdio.call("restore_doc", {"doc": doc["id"], "version": 9}, ok=False)
+    assert "HTTP 404 unknown_version" in text(r)

@@ -34,6 +34,7 @@ ENDPOINTS = [
     ("PATCH", "/api/docs/{doc}", "edit", {"title": "renamed"},
      ["title", "markdown", "hub", "source", "meta", "is_draft", "password", "allowed_emails"]),
     ("POST", "/api/docs/{loose}/access", "loose", {"email": "a@b.co"}, ["email"]),
+    ("POST", "/api/docs/{doc}/restore", "edit", {"version": 1}, ["version"]),
     ("POST", "/api/bundles", "owner", {"hub": "main", "title": "t"}, ["hub", "title", "description", "doc_ids"]),
     ("PATCH", "/api/bundles/{bundle}", "owner", {"title": "t"}, ["title", "description", "doc_ids"]),
     ("POST", "/api/hub/main/recall", None, {"question": "narwhal"}, ["question", "k", "level", "hybrid"]),

@@ -1,7 +1,7 @@
 """The Memory.Wiki MCP server: a thin client of the HTTP contract, built on the `mcp` SDK 2.x.
 
-Tools: recall, capture, read_doc, update_doc, list_docs, hub_url, create_bundle, related, digest,
-suggest_bundles.
+Tools: recall, capture, read_doc, update_doc, doc_history, restore_doc, list_docs, hub_url,
+create_bundle, related, digest, suggest_bundles.
 Resources: ``memorywiki://hub/{slug}`` (the hub's markdown index, GET /raw/hub/<slug>),
 ``memorywiki://doc/{doc_id}`` (one doc as markdown, GET /raw/<id>) and ``memorywiki://hub``
 (the default hub's index).
@@ -47,6 +47,8 @@ grouped in a hub (one URL any AI can read) and in curated bundles (a topic with 
   self-contained markdown page (not the chat log); it returns the page's permanent URL.
 - To change a page: `read_doc` first (it shows the version), then `update_doc`, preferably
   replacing one `section`, so the rest of the page stays exactly as it was.
+- Every change keeps the previous version: `doc_history` lists a page's versions (or shows one),
+  `restore_doc` brings one back as a new version when the user asks to undo an edit.
 - `list_docs` shows what is in the hub, `hub_url` gives the link to share with another AI, and
   `create_bundle` groups related pages into a reading list.
 - `digest` gives every concept of the hub and its pages in one call (an overview before
@@ -432,6 +434,76 @@ def build_server(server_url: str | None = None, hub: str | None = None, timeout:
                "title": data.get("title"), "section": section}
         what = f"section {section!r}" if section is not None else ("page" if markdown is not None else "title")
         return _result(f"Updated {what}: {out['url']}\nversion: {out['version']}", out)
+
+    # ---- doc_history / restore_doc ---------------------------------------------------------
+
+    @server.tool(
+        title="Versions of a Memory.Wiki page",
+        annotations=ToolAnnotations(title="Versions of a Memory.Wiki page", read_only_hint=True,
+                                    open_world_hint=False),
+    )
+    @_tool_errors
+    def doc_history(
+        doc: Annotated[str, Field(min_length=1, description="The doc id or its URL.")],
+        version: Annotated[int | None, Field(ge=1, description=(
+            "A version number from the list: returns that version's full markdown. Omit for the list."))] = None,
+    ) -> CallToolResult:
+        """List the versions of a Memory.Wiki page, newest first, or read one old version.
+
+        Every change to a page keeps the previous version. Each entry has its number, when it was
+        saved, its size, what made it (create, edit, import, restore, delete) and through which
+        token. Use it before restore_doc, or to see what a page said before an edit.
+        """
+        cfg = mw.config()
+        doc_id = doc_id_from(doc)
+        cred = cfg.restore_credential(doc_id)
+        with mw.client(cfg) as client:
+            try:
+                if version is not None:
+                    data = client.version(doc_id, version, token=cred.token, access=access_from(doc))
+                    head = (f"Version {data.get('version')} of {doc_id} ({data.get('action') or 'saved'}, "
+                            f"{data.get('saved_at')}): {data.get('title')}")
+                    return _result(head + "\n\n" + (data.get("markdown") or ""), data)
+                data = client.versions(doc_id, token=cred.token, access=access_from(doc))
+            except ApiError as exc:
+                raise explain_doc_refusal(exc, cred, doc_id) from None
+        lines = [f"Versions of {data.get('url')} (current: {data.get('version')}"
+                 + (", deleted" if data.get("deleted") else "") + ")"]
+        for v in data.get("versions") or []:
+            how = (v.get("action") or "saved") + (f" of v{v['restored_from']}" if v.get("restored_from") else "")
+            lines.append(f"- v{v.get('version')} {v.get('saved_at')} {how} via {v.get('via') or 'unknown'}, "
+                         f"{v.get('size')} bytes: {v.get('title')}")
+        return _result("\n".join(lines) + "\n", data)
+
+    @server.tool(
+        title="Restore a version of a Memory.Wiki page",
+        annotations=ToolAnnotations(title="Restore a version of a Memory.Wiki page", read_only_hint=False,
+                                    destructive_hint=False, idempotent_hint=True, open_world_hint=False),
+    )
+    @_tool_errors
+    def restore_doc(
+        doc: Annotated[str, Field(min_length=1, description="The doc id or its URL.")],
+        version: Annotated[int, Field(ge=1, description="The version number to bring back (from doc_history).")],
+    ) -> CallToolResult:
+        """Make an earlier version of a Memory.Wiki page its current text again.
+
+        Use only when the user asks to undo an edit or bring back a deleted page. The restore is
+        itself a new version, so nothing is lost and it can be undone the same way. Needs the
+        page's edit token or its hub's owner token (a deleted page: the hub owner token).
+        """
+        cfg = mw.config()
+        doc_id = doc_id_from(doc)
+        cred = cfg.restore_credential(doc_id)
+        with mw.client(cfg) as client:
+            try:
+                data = client.restore(doc_id, version, token=cred.token)
+            except ApiError as exc:
+                raise explain_doc_refusal(exc, cred, doc_id) from None
+        out = {"id": data.get("id") or doc_id, "url": data.get("url"), "version": data.get("version"),
+               "restored_from": version, "changed": data.get("changed")}
+        if not data.get("changed"):
+            return _result(f"Version {version} already is the page's text: {out['url']} (nothing changed)", out)
+        return _result(f"Restored version {version} as version {out['version']}: {out['url']}", out)
 
     # ---- list_docs -----------------------------------------------------------------------
 

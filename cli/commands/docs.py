@@ -1,4 +1,4 @@
-"""`memorywiki pull | update | embed | delete`: one doc, by id or URL."""
+"""`memorywiki pull | update | history | restore | embed | delete`: one doc, by id or URL."""
 
 from __future__ import annotations
 
@@ -113,6 +113,80 @@ def update(
         sys.stdout.write(f"{data.get('url') or known_url or doc_id}\n")
 
 
+def _version_line(v: dict) -> str:
+    when = str(v.get("saved_at") or "")[:16].replace("T", " ")
+    how = v.get("action") or "saved"
+    if v.get("restored_from"):
+        how += f" of v{v['restored_from']}"
+    via = {"owner": "hub owner token", "edit_token": "edit token", "anonymous": "no token"}.get(v.get("via"), "")
+    title = " ".join(str(v.get("title") or "").split())
+    mark = " (current)" if v.get("current") else ""
+    return f"v{v.get('version')}\t{when}\t{v.get('size')} bytes\t{how}{' · ' + via if via else ''}\t{title}{mark}"
+
+
+def history(
+    ctx: typer.Context,
+    doc: DocArg,
+    number: Annotated[Optional[int], typer.Argument(
+        metavar="N", min=1, help="Print version N's markdown instead of the list.")] = None,
+    as_json: JsonOpt = False,
+    url: ServerOpt = None,
+) -> None:
+    """List a doc's versions (newest first: number, when, size, how and through which token), or print version N."""
+    st = state(ctx)
+    doc_id = doc_id_from(doc)
+    cred = st.config.restore_credential(doc_id)
+    access = access_from(doc)
+    with st.client(url) as client:
+        try:
+            data = (client.version(doc_id, number, token=cred.token, access=access) if number is not None
+                    else client.versions(doc_id, token=cred.token, access=access))
+        except ApiError as exc:
+            raise explain_doc_refusal(exc, cred, doc_id) from None
+    if as_json:
+        output.print_json(data)
+    elif number is not None:
+        sys.stdout.write(data.get("markdown") or "")
+    else:
+        if data.get("deleted"):
+            sys.stdout.write(f"doc {doc_id} is deleted; `memorywiki restore {doc_id} N` brings version N back\n")
+        for v in data.get("versions") or []:
+            sys.stdout.write(_version_line(v) + "\n")
+
+
+def restore(
+    ctx: typer.Context,
+    doc: DocArg,
+    number: Annotated[int, typer.Argument(metavar="N", min=1, help="The version to restore (see `memorywiki history`).")],
+    expect_version: Annotated[Optional[int], typer.Option(
+        "--expect-version", min=1, metavar="N",
+        help="Refuse if the doc is no longer at version N (the version you read).")] = None,
+    url: ServerOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Make version N the doc's text again (a new version; nothing is lost). Brings back a deleted doc too."""
+    st = state(ctx)
+    doc_id = doc_id_from(doc)
+    cred = st.config.restore_credential(doc_id)
+    with st.client(url) as client:
+        try:
+            data = client.restore(doc_id, number, token=cred.token,
+                                  if_match=str(expect_version) if expect_version is not None else None)
+        except ApiError as exc:
+            if exc.code == VERSION_CONFLICT:
+                raise MemoryWikiError(
+                    f"the doc changed since you read it; look again (`memorywiki history {doc_id}`) and retry") from None
+            raise explain_doc_refusal(exc, cred, doc_id) from None
+    if as_json:
+        output.print_json(data)
+        return
+    if data.get("changed"):
+        output.note(f"restored version {number} as version {data.get('version')}")
+    else:
+        output.note(f"version {number} is already the doc's text; nothing changed")
+    sys.stdout.write(f"{data.get('url') or doc_id}\n")
+
+
 def embed(
     ctx: typer.Context,
     doc: Annotated[str, typer.Argument(metavar="ID", help="Doc id or doc URL (a bundle id or URL with --bundle).")],
@@ -150,5 +224,5 @@ def delete(ctx: typer.Context, doc: DocArg, url: ServerOpt = None) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    for command in (pull, update, embed, delete):
+    for command in (pull, update, history, restore, embed, delete):
         app.command()(command)

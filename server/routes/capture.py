@@ -51,7 +51,7 @@ async def save_captured(request: Request, captured: Captured, *, hub_slug: str |
                 conn, hub_id=hub["id"] if hub else None, external_id=captured.external_id, title=title,
                 markdown=markdown, source=captured.source, meta=captured.meta,
                 is_draft=is_draft, password_hash=None, allowed_emails=[],
-                edit_token_hash=hash_token(edit_token), dedupe=dedupe)
+                edit_token_hash=hash_token(edit_token), via="owner" if hub else "anonymous", dedupe=dedupe)
     state.wake_worker()
     body = {"id": row["id"], "url": doc_url(request, row["id"]), "title": row["title"],
             "source": row["source"], "status": status,

@@ -12,7 +12,7 @@ from starlette.routing import Route
 from memorywiki.formats.mdutil import split_title
 
 from ..auth import can_edit, can_read_private, require_edit, require_hub_owner
-from ..errors import ApiError, not_found
+from ..errors import ApiError, Conflict, not_found
 from ..store import access as access_store
 from ..store import docs as doc_store
 from ..store import hubs as hub_store
@@ -26,6 +26,7 @@ PATCH_FIELDS = ("title", "markdown", "hub", "source", "meta", "is_draft", "passw
 CREATE_FIELDS = (*PATCH_FIELDS, "external_id", "dedupe")
 ACCESS_FIELDS = ("email",)
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+DIGITS = re.compile(r"[0-9]+")
 
 
 def _emails(data: dict) -> list[str] | None:
@@ -90,7 +91,7 @@ async def create_doc(request: Request) -> Response:
                 conn, hub_id=hub["id"] if hub else None, external_id=external_id, title=title,
                 markdown=markdown, source=source, meta=meta, is_draft=is_draft,
                 password_hash=password_hash, allowed_emails=emails, edit_token_hash=hash_token(edit_token),
-                dedupe=dedupe)
+                via="owner" if hub else "anonymous", dedupe=dedupe)
     state.wake_worker()
     body = {"id": doc["id"], "url": doc_url(request, doc["id"]), "version": doc["version"], "status": status,
             "edit_token": edit_token if status == "created" else None}
@@ -103,23 +104,47 @@ def already_captured(request: Request, doc_id: str) -> str:
     return f"already captured as {doc_url(request, doc_id)}; send \"dedupe\": false for a separate page"
 
 
-async def _lock_for_edit(conn, request: Request, doc_id: str) -> dict[str, Any]:
-    """The doc, row-locked for this transaction, once the request proved it may edit it."""
+async def _lock_for_edit(conn, request: Request, doc_id: str) -> tuple[dict[str, Any], str]:
+    """The doc, row-locked for this transaction, once the request proved it may edit it, and
+    the credential that proved it ("owner" or "edit_token")."""
     doc = await doc_store.lock_doc(conn, doc_id)
     if doc is None:
         raise not_found("doc")
-    await require_edit(conn, request, doc)
-    return doc
+    return doc, await require_edit(conn, request, doc)
 
 
-def _doc_id(request: Request) -> str:
+def expected_version(request: Request) -> int | None:
+    """The version an If-Match header names (`3`, `"3"` or `W/"3"`), or None without one."""
+    if_match = request.headers.get("if-match")
+    if if_match is None:
+        return None
+    cleaned = if_match.strip().strip('"').removeprefix("W/").strip('"')
+    if not DIGITS.fullmatch(cleaned):  # not str.isdigit: "²" is a digit to it, and int("²") fails
+        raise ApiError(400, "invalid_header", "If-Match must be the doc's version number")
+    return int(cleaned)
+
+
+def check_version(doc: dict[str, Any], expected: int | None) -> None:
+    """409 when the doc moved on since the caller read it. The body carries the current
+    version (number, title, markdown, updated_at), so an editor can show both sides; only
+    callers that proved they may edit the doc get here."""
+    if expected is None or expected == doc["version"]:
+        return
+    raise Conflict("version_conflict",
+                   f"the doc is at version {doc['version']}, not {expected}; reload and retry",
+                   expected=expected,
+                   current={"version": doc["version"], "title": doc["title"], "markdown": doc["markdown"],
+                            "updated_at": doc["updated_at"].isoformat()})
+
+
+def doc_id_param(request: Request) -> str:
     doc_id = request.path_params["doc_id"]
     if not looks_like_id(doc_id):
         raise not_found("doc")
     return doc_id
 
 
-def _has_credentials(request: Request, password: str | None) -> bool:
+def has_credentials(request: Request, password: str | None) -> bool:
     headers = request.headers
     return bool(password or request.query_params.get("access") or any(
         headers.get(name) for name in ("authorization", "x-edit-token", "x-doc-password", "x-doc-access")))
@@ -135,7 +160,7 @@ async def load_readable_doc(request: Request, doc_id: str,
     state = app_state(request)
     if not looks_like_id(doc_id):
         raise not_found("doc")
-    if _has_credentials(request, password):
+    if has_credentials(request, password):
         async with state.db.owner.connection() as conn:
             doc = await doc_store.find_doc(conn, doc_id)
             if doc is not None and await can_read_private(conn, request, doc, password):
@@ -155,7 +180,7 @@ async def get_doc(request: Request) -> Response:
 
 async def patch_doc(request: Request) -> Response:
     state = app_state(request)
-    doc_id = _doc_id(request)
+    doc_id = doc_id_param(request)
     data = await read_json(request, fields=PATCH_FIELDS)
     changes: dict[str, Any] = {}
     if "title" in data:
@@ -173,24 +198,16 @@ async def patch_doc(request: Request) -> Response:
         changes["password_hash"] = password_hash
     if "allowed_emails" in data:
         changes["allowed_emails"] = _emails(data) or []
-    if_match = request.headers.get("if-match")
-    expected = None
-    if if_match is not None:
-        cleaned = if_match.strip().strip('"').removeprefix("W/").strip('"')
-        if not cleaned.isdigit():
-            raise ApiError(400, "invalid_header", "If-Match must be the doc's version number")
-        expected = int(cleaned)
+    expected = expected_version(request)
     async with state.db.owner.connection() as conn:
         async with conn.transaction():
-            doc = await _lock_for_edit(conn, request, doc_id)
+            doc, via = await _lock_for_edit(conn, request, doc_id)
             if "hub" in data:
                 slug = get_str(data, "hub")
                 changes["hub_id"] = (await require_hub_owner(conn, request, slug))["id"] if slug else None
-            if expected is not None and expected != doc["version"]:
-                raise ApiError(409, "version_conflict",
-                               f"the doc is at version {doc['version']}, not {expected}; reload and retry")
+            check_version(doc, expected)
             _apply_title_rule(doc, changes)
-            updated = await doc_store.update_doc(conn, doc, changes)
+            updated = await doc_store.update_doc(conn, doc, changes, via=via)
             slug = await hub_store.hub_slug(conn, updated["hub_id"])
     state.wake_worker()
     return JSONResponse(doc_json(request, updated, slug, owner_view=True))
@@ -210,23 +227,23 @@ def _apply_title_rule(doc: dict[str, Any], changes: dict[str, Any]) -> None:
 
 async def delete_doc(request: Request) -> Response:
     state = app_state(request)
-    doc_id = _doc_id(request)
+    doc_id = doc_id_param(request)
     async with state.db.owner.connection() as conn:
         async with conn.transaction():
-            await _lock_for_edit(conn, request, doc_id)
-            await doc_store.soft_delete(conn, doc_id)
+            _, via = await _lock_for_edit(conn, request, doc_id)
+            await doc_store.soft_delete(conn, doc_id, via=via)
     return JSONResponse({"id": doc_id, "deleted": True})
 
 
 async def issue_access(request: Request) -> Response:
     """The owner of an email-restricted doc issues a reader an access token."""
     state = app_state(request)
-    doc_id = _doc_id(request)
+    doc_id = doc_id_param(request)
     data = await read_json(request, fields=ACCESS_FIELDS)
     email = get_str(data, "email", required=True, max_len=320).strip().lower()
     async with state.db.owner.connection() as conn:
         async with conn.transaction():
-            doc = await _lock_for_edit(conn, request, doc_id)
+            doc, _ = await _lock_for_edit(conn, request, doc_id)
             if email not in doc["allowed_emails"]:
                 raise ApiError(400, "not_allowed", f"{email} is not in this doc's allowed_emails")
             token = new_token("mwa")

@@ -1,4 +1,11 @@
-"""SQL for docs: create, read, update, soft delete. Callers pass an owner connection."""
+"""SQL for docs: create, read, update, soft delete. Callers pass an owner connection.
+
+Every save says how it was made: `via` is the credential that proved the right to make it
+("owner": the hub's owner token, "edit_token": the doc's edit token, "anonymous": a hubless
+create with no token) and `action` what it did (create, edit, import, restore, delete). Both
+are kept on the row and travel into doc_versions when the next save archives it
+(migrations/0020_doc_versions.sql).
+"""
 
 from __future__ import annotations
 
@@ -13,17 +20,24 @@ from .chunks import sync_chunks
 
 DOC_COLUMNS = sql.SQL("""id, hub_id, title, markdown, source, meta, external_id, is_draft, deleted_at,
     password_hash, allowed_emails, edit_token_hash, source_hash, embedded_hash, version,
-    created_at, updated_at""")
+    created_at, updated_at, saved_via, saved_action, restored_from""")
+
+VIAS = ("owner", "edit_token", "anonymous")
+ACTIONS = ("create", "edit", "import", "restore", "delete")
 
 INSERT_DOC = sql.SQL("""
 INSERT INTO docs (id, hub_id, title, markdown, source, meta, external_id, is_draft,
-                  password_hash, allowed_emails, edit_token_hash, source_hash)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+                  password_hash, allowed_emails, edit_token_hash, source_hash, saved_via, saved_action)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
 ON CONFLICT (id) DO NOTHING
 RETURNING {columns}""").format(columns=DOC_COLUMNS)
 
 LOCK_DOC = sql.SQL(
     "SELECT {columns} FROM docs WHERE id = %s AND deleted_at IS NULL FOR UPDATE").format(columns=DOC_COLUMNS)
+
+# deleted ones too: only a restore may touch a deleted doc
+LOCK_ANY_DOC = sql.SQL("SELECT {columns} FROM docs WHERE id = %s FOR UPDATE").format(columns=DOC_COLUMNS)
+FIND_ANY_DOC = sql.SQL("SELECT {columns} FROM docs WHERE id = %s").format(columns=DOC_COLUMNS)
 
 FIND_DOC = sql.SQL(
     "SELECT {columns} FROM docs WHERE id = %s AND deleted_at IS NULL").format(columns=DOC_COLUMNS)
@@ -39,14 +53,14 @@ NOTIFY_OWED = "SELECT pg_notify('memorywiki_owed', %s)"
 async def insert_doc(conn: psycopg.AsyncConnection, *, hub_id: int | None, title: str, markdown: str,
                      source: str | None, meta: dict, external_id: str | None, is_draft: bool,
                      password_hash: str | None, allowed_emails: list[str],
-                     edit_token_hash: str) -> dict[str, Any]:
+                     edit_token_hash: str, via: str, action: str = "create") -> dict[str, Any]:
     """Insert a doc and its chunks in the caller's transaction."""
     for _ in range(5):
         doc_id = new_id()
         row = await (await conn.execute(
             INSERT_DOC,
             (doc_id, hub_id, title, markdown, source, Jsonb(meta), external_id, is_draft,
-             password_hash, allowed_emails, edit_token_hash, source_hash(title, markdown)),
+             password_hash, allowed_emails, edit_token_hash, source_hash(title, markdown), via, action),
         )).fetchone()
         if row is not None:
             await sync_chunks(conn, doc_id, hub_id, title, markdown)
@@ -63,6 +77,16 @@ async def find_doc(conn: psycopg.AsyncConnection, doc_id: str) -> dict[str, Any]
     return await (await conn.execute(FIND_DOC, (doc_id,))).fetchone()
 
 
+async def lock_any_doc(conn: psycopg.AsyncConnection, doc_id: str) -> dict[str, Any] | None:
+    """The doc, live or deleted, row-locked for this transaction."""
+    return await (await conn.execute(LOCK_ANY_DOC, (doc_id,))).fetchone()
+
+
+async def find_any_doc(conn: psycopg.AsyncConnection, doc_id: str) -> dict[str, Any] | None:
+    """The doc, live or deleted."""
+    return await (await conn.execute(FIND_ANY_DOC, (doc_id,))).fetchone()
+
+
 async def find_by_external_id(conn: psycopg.AsyncConnection, hub_id: int | None,
                               external_id: str) -> dict[str, Any] | None:
     return await (await conn.execute(LOCK_BY_EXTERNAL_ID, (hub_id, external_id))).fetchone()
@@ -70,7 +94,7 @@ async def find_by_external_id(conn: psycopg.AsyncConnection, hub_id: int | None,
 
 PUBLIC_DOC = """
 SELECT d.id, d.hub_id, d.title, d.markdown, d.source, d.meta, d.version, d.created_at, d.updated_at,
-       h.slug AS hub_slug
+       d.saved_via, d.saved_action, d.restored_from, h.slug AS hub_slug
 FROM docs d LEFT JOIN hubs h ON h.id = d.hub_id
 WHERE d.id = %s
 """
@@ -90,12 +114,16 @@ async def is_password_protected(conn: psycopg.AsyncConnection, doc_id: str) -> b
     return row is not None
 
 
-UPDATABLE = ("hub_id", "title", "markdown", "source", "meta", "is_draft", "password_hash", "allowed_emails")
+# deleted_at: only a restore sets it (back to NULL); routes never take it from a request
+UPDATABLE = ("hub_id", "title", "markdown", "source", "meta", "is_draft", "password_hash", "allowed_emails",
+             "deleted_at")
 
 
 async def update_doc(conn: psycopg.AsyncConnection, current: dict[str, Any],
-                     changes: dict[str, Any]) -> dict[str, Any]:
-    """Apply `changes` to a doc locked by the caller; bump its version; re-chunk if needed."""
+                     changes: dict[str, Any], *, via: str, action: str = "edit",
+                     restored_from: int | None = None) -> dict[str, Any]:
+    """Apply `changes` to a doc locked by the caller; bump its version (the trigger keeps
+    the previous one in doc_versions); re-chunk if needed. No change, no new version."""
     fields = {k: v for k, v in changes.items() if k in UPDATABLE and v != current.get(k)}
     if not fields:
         return current
@@ -103,6 +131,7 @@ async def update_doc(conn: psycopg.AsyncConnection, current: dict[str, Any],
     fields["source_hash"] = source_hash(merged["title"], merged["markdown"])
     if "meta" in fields:
         fields["meta"] = Jsonb(fields["meta"])
+    fields["saved_via"], fields["saved_action"], fields["restored_from"] = via, action, restored_from
     assignments = sql.SQL(", ").join(
         sql.SQL("{} = {}").format(sql.Identifier(name), sql.Placeholder(name)) for name in fields)
     row = await (await conn.execute(
@@ -117,16 +146,18 @@ async def update_doc(conn: psycopg.AsyncConnection, current: dict[str, Any],
     return row
 
 
-async def soft_delete(conn: psycopg.AsyncConnection, doc_id: str) -> None:
+async def soft_delete(conn: psycopg.AsyncConnection, doc_id: str, *, via: str) -> None:
+    """Mark the doc deleted (a new version; its text stays, so its owner can restore it)."""
     await conn.execute(
-        "UPDATE docs SET deleted_at = now(), version = version + 1, updated_at = now() WHERE id = %s",
-        (doc_id,),
+        "UPDATE docs SET deleted_at = now(), version = version + 1, updated_at = now(),"
+        " saved_via = %s, saved_action = 'delete', restored_from = NULL WHERE id = %s",
+        (via, doc_id),
     )
 
 
 async def upsert_external(conn: psycopg.AsyncConnection, *, hub_id: int, external_id: str, title: str,
                           markdown: str, source: str | None, meta: dict, is_draft: bool,
-                          edit_token_hash: str) -> tuple[dict[str, Any], str]:
+                          edit_token_hash: str, via: str = "owner") -> tuple[dict[str, Any], str]:
     """Create or update the doc an importer knows by `external_id`.
 
     Returns the row and "created", "updated", "unchanged" or "deleted" (a doc its owner
@@ -136,12 +167,13 @@ async def upsert_external(conn: psycopg.AsyncConnection, *, hub_id: int, externa
     if existing is None:
         row = await insert_doc(conn, hub_id=hub_id, title=title, markdown=markdown, source=source,
                                meta=meta, external_id=external_id, is_draft=is_draft,
-                               password_hash=None, allowed_emails=[], edit_token_hash=edit_token_hash)
+                               password_hash=None, allowed_emails=[], edit_token_hash=edit_token_hash,
+                               via=via, action="import")
         return row, "created"
     if existing["deleted_at"] is not None:
         return existing, "deleted"
     updated = await update_doc(conn, existing, {"title": title, "markdown": markdown,
-                                                "source": source, "meta": meta})
+                                                "source": source, "meta": meta}, via=via, action="import")
     return updated, "updated" if updated["version"] != existing["version"] else "unchanged"
 
 
@@ -168,7 +200,7 @@ async def find_same_content(conn: psycopg.AsyncConnection, hub_id: int, title: s
 async def save_doc(conn: psycopg.AsyncConnection, *, hub_id: int | None, external_id: str | None,
                    title: str, markdown: str, source: str | None, meta: dict, is_draft: bool,
                    password_hash: str | None, allowed_emails: list[str],
-                   edit_token_hash: str, dedupe: bool = False) -> tuple[dict[str, Any], str]:
+                   edit_token_hash: str, via: str, dedupe: bool = False) -> tuple[dict[str, Any], str]:
     """Insert a doc, or upsert it when it carries an importer's external id in a hub.
 
     With `dedupe`, a hub that already holds a live doc with the same title and body gets
@@ -177,12 +209,12 @@ async def save_doc(conn: psycopg.AsyncConnection, *, hub_id: int | None, externa
     if hub_id is not None and external_id:
         return await upsert_external(conn, hub_id=hub_id, external_id=external_id, title=title,
                                      markdown=markdown, source=source, meta=meta, is_draft=is_draft,
-                                     edit_token_hash=edit_token_hash)
+                                     edit_token_hash=edit_token_hash, via=via)
     if hub_id is not None and dedupe:
         existing = await find_same_content(conn, hub_id, title, markdown)
         if existing is not None:
             return existing, "exists"
     row = await insert_doc(conn, hub_id=hub_id, title=title, markdown=markdown, source=source, meta=meta,
                            external_id=external_id, is_draft=is_draft, password_hash=password_hash,
-                           allowed_emails=allowed_emails, edit_token_hash=edit_token_hash)
+                           allowed_emails=allowed_emails, edit_token_hash=edit_token_hash, via=via)
     return row, "created"

@@ -1,0 +1,36 @@
+"""SQL for version history: a doc's earlier versions, kept by the docs_keep_version trigger.
+
+The current version lives in docs; doc_versions holds every earlier one. Run on the public
+pool, row-level security leaves only the versions of docs the public may read (0020_doc_versions.sql).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+LIST_VERSIONS = """
+SELECT version, saved_at, octet_length(markdown) AS size, title, saved_via, saved_action, restored_from,
+       deleted
+FROM doc_versions
+WHERE doc_id = %s
+ORDER BY version DESC
+"""
+
+GET_VERSION = """
+SELECT version, saved_at, octet_length(markdown) AS size, title, markdown, meta, source,
+       saved_via, saved_action, restored_from, deleted
+FROM doc_versions
+WHERE doc_id = %s AND version = %s
+"""
+
+
+async def list_versions(conn: psycopg.AsyncConnection, doc_id: str) -> list[dict[str, Any]]:
+    """The doc's earlier versions, newest first (without their text)."""
+    return await (await conn.execute(LIST_VERSIONS, (doc_id,))).fetchall()
+
+
+async def get_version(conn: psycopg.AsyncConnection, doc_id: str, version: int) -> dict[str, Any] | None:
+    """One earlier version with its text, or None."""
+    return await (await conn.execute(GET_VERSION, (doc_id, version))).fetchone()
