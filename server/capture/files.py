@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import re
-import threading
+from dataclasses import dataclass
 from pathlib import PurePath
 
 from memorywiki.formats.mdutil import split_title, tidy_blocks
@@ -14,6 +14,7 @@ from memorywiki.formats.ziputil import check_ooxml
 
 from ..errors import ApiError, TooLarge, Unprocessable, UnsupportedType
 from .article import extract_article
+from .isolated import convert_with_markitdown
 from .share import looks_like_chatgpt_share, parse_chatgpt_share
 
 _EXT_KIND = {
@@ -53,20 +54,6 @@ _KNOWN_UNSUPPORTED = {
     ".xlsx": "Spreadsheets are not supported.",
     ".zip": "Zip archives are imported as chat exports (memorywiki import), not captured as files.",
 }
-
-_md_lock = threading.Lock()
-_md_instance = None
-
-
-def _markitdown():
-    global _md_instance
-    with _md_lock:
-        if _md_instance is None:
-            from markitdown import MarkItDown
-
-            _md_instance = MarkItDown(enable_plugins=False)
-        return _md_instance
-
 
 def detect_kind(data: bytes, file_name: str, content_type: str | None) -> str:
     ext = PurePath(file_name or "").suffix.lower()
@@ -196,20 +183,16 @@ def _ooxml_title(data: bytes) -> str | None:
     return None
 
 
-def _convert_markitdown(data: bytes, kind: str, name: str):
-    from markitdown import StreamInfo
+@dataclass
+class _Converted:
+    markdown: str
+    title: str | None
 
+
+def _convert_markitdown(data: bytes, kind: str, name: str) -> _Converted:
+    """markitdown's markdown and title for the file, converted in a child process (isolated.py)."""
     ext = {"pdf": ".pdf", "docx": ".docx", "pptx": ".pptx", "html": ".html"}[kind]
-    try:
-        return _markitdown().convert_stream(io.BytesIO(data), stream_info=StreamInfo(extension=ext, filename=name))
-    except Exception as exc:
-        raise Unprocessable("corrupt_file", f"{name} could not be converted ({_short(exc)}).") from exc
-
-
-def _short(exc: Exception) -> str:
-    msg = str(exc).strip().splitlines()
-    text = next((m for m in reversed(msg) if m.strip()), exc.__class__.__name__)
-    return text.strip(" -")[:200]
+    return _Converted(*convert_with_markitdown(data, ext, name))
 
 
 def _html_to_markdown(text: str, name: str) -> tuple[str, str | None]:
