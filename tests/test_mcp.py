@@ -9,6 +9,7 @@ the same file the CLI writes. One test per tool or resource, so one failure hide
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import sys
@@ -365,9 +366,9 @@ def test_without_a_hub_says_how_to_get_one(mcp_stdio):
 # ---- streamable HTTP ------------------------------------------------------------------
 
 
-async def test_mcp_streamable_http(live_server, tmp_path):
-    from mcp import Client
-
+@contextlib.asynccontextmanager
+async def mcp_http(live_server, tmp_path, token: str):
+    """`memorywiki mcp --http --token TOKEN` on a free port, its config pointing at a fresh hub."""
     base = live_server.url.rstrip("/")
     config = tmp_path / "config.toml"
     cfg = Config(config, {"server": base})
@@ -377,10 +378,10 @@ async def test_mcp_streamable_http(live_server, tmp_path):
     cfg.save()
     port = _free_port()
     env = {**os.environ, "MEMORYWIKI_CONFIG": str(config), "HOME": str(tmp_path)}
-    for name in ("MEMORYWIKI_TOKEN", "MEMORYWIKI_HUB", "MEMORYWIKI_URL"):
+    for name in ("MEMORYWIKI_TOKEN", "MEMORYWIKI_HUB", "MEMORYWIKI_URL", "MEMORYWIKI_MCP_TOKEN"):
         env.pop(name, None)
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "memorywiki.cli", "mcp", "--http", "--port", str(port), env=env,
+        sys.executable, "-m", "memorywiki.cli", "mcp", "--http", "--port", str(port), "--token", token, env=env,
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
     try:
         deadline = time.monotonic() + 60
@@ -392,14 +393,7 @@ async def test_mcp_streamable_http(live_server, tmp_path):
                 assert proc.returncode is None, (await proc.stderr.read()).decode()
                 assert time.monotonic() < deadline, "MCP HTTP server did not start"
                 await asyncio.sleep(0.1)
-        async with Client(f"http://127.0.0.1:{port}/mcp") as c:
-            names = {t.name for t in (await c.list_tools()).tools}
-            assert TOOLS <= names
-            r = await c.call_tool("capture", {"title": "Over HTTP", "markdown": "## A\n\nsent over streamable http\n"})
-            assert not r.is_error, text(r)
-            assert r.structured_content["url"].startswith(base)
-            r = await c.call_tool("read_doc", {"doc": "zzzzzzzzzz"})
-            assert r.is_error
+        yield types.SimpleNamespace(url=f"http://127.0.0.1:{port}/mcp", port=port, base=base, slug=slug, proc=proc)
         await asyncio.to_thread(wait_indexed, base)  # a clean live_server shutdown
     finally:
         proc.terminate()
@@ -409,6 +403,69 @@ async def test_mcp_streamable_http(live_server, tmp_path):
             proc.kill()
             await proc.wait()
 
+
+def http_client(url: str, token: str | None = None):
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    return Client(streamable_http_client(url, http_client=create_mcp_http_client(headers=headers)))
+
+
+async def test_mcp_streamable_http(live_server, tmp_path):
+    async with mcp_http(live_server, tmp_path, "tok-" + uuid.uuid4().hex) as srv:
+        async with http_client(srv.url) as c:  # reads need no token
+            names = {t.name for t in (await c.list_tools()).tools}
+            assert TOOLS <= names
+            r = await c.call_tool("read_doc", {"doc": "zzzzzzzzzz"})
+            assert r.is_error
+
+
+async def test_mcp_http_writes_need_the_token(live_server, tmp_path):
+    token = "tok-" + uuid.uuid4().hex
+    async with mcp_http(live_server, tmp_path, token) as srv:
+        page = {"title": "Over HTTP", "markdown": "## A\n\nsent over streamable http\n"}
+        async with http_client(srv.url) as c:
+            tools = (await c.list_tools()).tools
+            writers = {t.name for t in tools if not (t.annotations and t.annotations.read_only_hint)}
+            assert writers == {"capture", "update_doc", "restore_doc", "create_bundle"}
+            for name, args in [("capture", page), ("update_doc", {"doc": "zzzzzzzzzz", "markdown": "x"}),
+                               ("restore_doc", {"doc": "zzzzzzzzzz", "version": 1}),
+                               ("create_bundle", {"title": "B", "doc_ids": ["zzzzzzzzzz"]})]:
+                r = await c.call_tool(name, args)
+                assert r.is_error and "Authorization: Bearer <token>" in text(r), (name, text(r))
+            r = await c.call_tool("list_docs", {})
+            assert not r.is_error, text(r)
+        assert httpx.get(f"{srv.base}/api/hub/{srv.slug}").json()["docs"] == []  # nothing was written
+        async with http_client(srv.url, "wrong-" + token) as c:
+            assert (await c.call_tool("capture", page)).is_error
+        async with http_client(srv.url, token) as c:
+            r = await c.call_tool("capture", page)
+            assert not r.is_error, text(r)
+            assert r.structured_content["url"].startswith(srv.base)
+
+
+async def test_mcp_http_refuses_dns_rebinding(live_server, tmp_path):
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "probe", "version": "1"}}}
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    async with mcp_http(live_server, tmp_path, "tok-" + uuid.uuid4().hex) as srv:
+        async with httpx.AsyncClient(timeout=10) as http:
+            # a hostile name that resolves to 127.0.0.1: the browser sends its own Host
+            r = await http.post(srv.url, json=init, headers={**headers, "Host": "evil.example"})
+            assert r.status_code == 421
+            r = await http.post(srv.url, json=init, headers={**headers, "Host": f"evil.example:{srv.port}"})
+            assert r.status_code == 421
+            # a page of another origin posting to the right host
+            r = await http.post(srv.url, json=init, headers={**headers, "Origin": "http://evil.example"})
+            assert r.status_code == 403
+            r = await http.post(srv.url, json=init, headers={**headers, "Origin": f"http://localhost:{srv.port + 1}"})
+            assert r.status_code == 403
+            # the right host (and origin) gets an answer
+            r = await http.post(srv.url, json=init, headers={**headers, "Origin": f"http://127.0.0.1:{srv.port}"})
+            assert r.status_code == 200, r.text
 
 
 def test_doc_history_and_restore_doc(wiki, mcp_stdio):

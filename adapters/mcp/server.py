@@ -11,18 +11,28 @@ Server URL, default hub and tokens come from the same config as the CLI
 ``$MEMORYWIKI_HUB`` and ``$MEMORYWIKI_TOKEN`` override it). Every HTTP error
 (``{"error": {"code", "message"}}``) and every connection failure comes back as an MCP tool
 error (``is_error`` with the message) so the model can read it; the server never crashes.
+
+Over streamable HTTP (``memorywiki mcp --http``) anything on the machine, a web page in a
+browser too, could reach the port, and the server acts with the user's tokens. So the HTTP
+transport answers only requests whose Host (and Origin, when sent) is this loopback address and
+port, which defeats DNS rebinding (a hostile name resolved to 127.0.0.1), and the tools that
+write (those not annotated read-only) need the server's own token, ``Authorization: Bearer
+<token>``, printed at start. Over stdio the client launched the server itself: no token.
 """
 
 from __future__ import annotations
 
 import functools
+import hmac
 import inspect
 import json
+import secrets
 import threading
 from typing import Annotated, Any, Callable, Literal, TypeVar
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
@@ -101,11 +111,23 @@ def _breadcrumb(value: Any, title: str | None) -> str:
 class MemoryWiki:
     """The HTTP side: config, tokens and calls, shared by the tools and resources."""
 
-    def __init__(self, server_url: str | None = None, hub: str | None = None, timeout: float = 60.0):
+    def __init__(self, server_url: str | None = None, hub: str | None = None, timeout: float = 60.0,
+                 write_token: str | None = None):
         self._server_flag = server_url
         self._hub_flag = hub
         self._timeout = timeout
         self._config_lock = threading.Lock()
+        self._write_token = write_token  # None: stdio, no token needed
+
+    def require_write_token(self, ctx: Context) -> None:
+        """A write tool over HTTP: the request must carry the server's token."""
+        if self._write_token is None:
+            return
+        scheme, _, value = ((ctx.headers or {}).get("authorization") or "").partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(value.strip().encode(), self._write_token.encode()):
+            raise ToolError("this tool changes Memory.Wiki, and over HTTP it needs this MCP server's token: "
+                            "send `Authorization: Bearer <token>` (printed by `memorywiki mcp --http`, "
+                            "or set with --token)")
 
     # ---- config --------------------------------------------------------------------------
 
@@ -213,12 +235,13 @@ def _doc_text(doc: dict[str, Any]) -> str:
 
 
 def build_server(server_url: str | None = None, hub: str | None = None, timeout: float = 60.0,
-                 log_level: str = "WARNING") -> MCPServer:
+                 log_level: str = "WARNING", write_token: str | None = None) -> MCPServer:
     """The MCP server object (run it with ``.run()`` or ``.run(transport="streamable-http", ...)``).
 
     ``server_url`` / ``hub`` override the config file and env, like the CLI's ``--url`` / ``--hub``.
+    ``write_token``: the token write tools need (the HTTP transport); None over stdio.
     """
-    mw = MemoryWiki(server_url, hub, timeout)
+    mw = MemoryWiki(server_url, hub, timeout, write_token)
     try:
         from importlib.metadata import version as _version
 
@@ -292,6 +315,7 @@ def build_server(server_url: str | None = None, hub: str | None = None, timeout:
         new: Annotated[bool, Field(description=(
             "true saves a new page even when the hub already holds a page with the same title and "
             "markdown; by default that page is returned instead (status 'exists')."))] = False,
+        ctx: Context = None,  # type: ignore[assignment]  # given by the SDK
     ) -> CallToolResult:
         """Save markdown as a new page at a permanent URL in the user's Memory.Wiki hub.
 
@@ -301,6 +325,7 @@ def build_server(server_url: str | None = None, hub: str | None = None, timeout:
         pass new=true only if the user wants a second copy). The page is indexed for `recall` in
         the background within seconds. To change an existing page use update_doc.
         """
+        mw.require_write_token(ctx)
         if not markdown.strip():
             raise ToolError("the markdown is empty: nothing to capture")
         if not title.strip():
@@ -385,6 +410,7 @@ def build_server(server_url: str | None = None, hub: str | None = None, timeout:
         expected_version: Annotated[int | None, Field(ge=1, description=(
             "The version you read with read_doc. If the page changed since, the update is refused "
             "instead of overwriting; read it again and retry."))] = None,
+        ctx: Context = None,  # type: ignore[assignment]  # given by the SDK
     ) -> CallToolResult:
         """Change an existing Memory.Wiki page: replace one section, the whole body, and/or the title.
 
@@ -392,6 +418,7 @@ def build_server(server_url: str | None = None, hub: str | None = None, timeout:
         page's url and new version. A version conflict means the page changed since it was read:
         call read_doc again, redo the edit on the fresh text, and retry.
         """
+        mw.require_write_token(ctx)
         cfg = mw.config()
         doc_id = doc_id_from(doc)
         cred = cfg.doc_credential(doc_id)
@@ -484,6 +511,7 @@ def build_server(server_url: str | None = None, hub: str | None = None, timeout:
     def restore_doc(
         doc: Annotated[str, Field(min_length=1, description="The doc id or its URL.")],
         version: Annotated[int, Field(ge=1, description="The version number to bring back (from doc_history).")],
+        ctx: Context = None,  # type: ignore[assignment]  # given by the SDK
     ) -> CallToolResult:
         """Make an earlier version of a Memory.Wiki page its current text again.
 
@@ -491,6 +519,7 @@ def build_server(server_url: str | None = None, hub: str | None = None, timeout:
         itself a new version, so nothing is lost and it can be undone the same way. Needs the
         page's edit token or its hub's owner token (a deleted page: the hub owner token).
         """
+        mw.require_write_token(ctx)
         cfg = mw.config()
         doc_id = doc_id_from(doc)
         cred = cfg.restore_credential(doc_id)
@@ -574,12 +603,14 @@ def build_server(server_url: str | None = None, hub: str | None = None, timeout:
         description: Annotated[str | None, Field(
             max_length=5000, description="What the bundle covers and who it is for (helps recall find it).")] = None,
         hub: HubArg = None,
+        ctx: Context = None,  # type: ignore[assignment]  # given by the SDK
     ) -> CallToolResult:
         """Group existing pages into a bundle: a topic with a reading order, at one URL.
 
         Use when the user asks to collect related pages (find them with recall or list_docs
         first). Needs the hub owner token from the user's config. Returns the bundle's url and id.
         """
+        mw.require_write_token(ctx)
         if not title.strip():
             raise ToolError("the title is empty")
         cfg = mw.config()
@@ -721,11 +752,26 @@ def build_server(server_url: str | None = None, hub: str | None = None, timeout:
     return server
 
 
+def http_security(port: int) -> TransportSecuritySettings:
+    """Against DNS rebinding: only requests to this loopback port by one of its own names, and
+    only from pages of those origins when a browser sends an Origin."""
+    hosts = [f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"]
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
+                                     allowed_origins=[f"http://{host}" for host in hosts])
+
+
+def new_write_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
 def run(server_url: str | None = None, hub: str | None = None, http: bool = False, port: int = 8765,
-        path: str = "/mcp", log_level: str = "WARNING") -> None:
-    """Serve over stdio (default) or streamable HTTP on 127.0.0.1:<port><path>."""
-    server = build_server(server_url=server_url, hub=hub, log_level=log_level)
-    if http:
-        server.run(transport="streamable-http", host="127.0.0.1", port=port, streamable_http_path=path)
-    else:
-        server.run()
+        path: str = "/mcp", log_level: str = "WARNING", write_token: str | None = None) -> None:
+    """Serve over stdio (default) or streamable HTTP on 127.0.0.1:<port><path>, where the write
+    tools need `write_token` (made up when not given)."""
+    if not http:
+        build_server(server_url=server_url, hub=hub, log_level=log_level).run()
+        return
+    server = build_server(server_url=server_url, hub=hub, log_level=log_level,
+                          write_token=write_token or new_write_token())
+    server.run(transport="streamable-http", host="127.0.0.1", port=port, streamable_http_path=path,
+               transport_security=http_security(port))

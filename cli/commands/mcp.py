@@ -32,17 +32,22 @@ def mcp_cmd(
     url: Annotated[Optional[str], typer.Option(
         "--url", "--server", help="Memory.Wiki server URL (default: $MEMORYWIKI_URL, the config, or http://127.0.0.1:8000).",
         show_default=False)] = None,
+    token: Annotated[Optional[str], typer.Option(
+        "--token", envvar="MEMORYWIKI_MCP_TOKEN", show_default=False,
+        help="With --http: the token the write tools need (Authorization: Bearer TOKEN); default: a new one, printed.")] = None,
 ) -> None:
     """Run the Memory.Wiki MCP server (stdio; --http for streamable HTTP at http://127.0.0.1:PORT/mcp)."""
     server_url = url or state(ctx).server_flag
     # imported here: the MCP SDK takes a while to load and only this command needs it
-    from memorywiki.adapters.mcp.server import run
+    from memorywiki.adapters.mcp.server import new_write_token, run
 
     if http:
         _check_port(port)
-        output.note(f"Memory.Wiki MCP server: http://127.0.0.1:{port}/mcp (Ctrl-C to stop)")
+        token = token or new_write_token()
+        output.note(f"Memory.Wiki MCP server: http://127.0.0.1:{port}/mcp (Ctrl-C to stop)\n"
+                    f"The tools that write need the header: Authorization: Bearer {token}")
     try:
-        run(server_url=server_url, hub=hub, http=http, port=port)
+        run(server_url=server_url, hub=hub, http=http, port=port, write_token=token)
     except KeyboardInterrupt:
         pass
 
