@@ -9,19 +9,28 @@ from pathlib import Path
 from typing import AsyncIterator, Callable
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.routing import Mount
+from starlette.staticfiles import StaticFiles
 
 from .config import Settings, SettingsError
+from .csrf import CsrfTokens
 from .embedders import Embedder, make_embedder
 from .curation.worker import curation_mode, make_curator, start_curator
 from .errors import EXCEPTION_HANDLERS
+from .middleware import CsrfMiddleware, SecurityHeadersMiddleware
+from .ratelimit import RateLimits
 from .routes import bundles, capture, curation, docs, embed, health, hubs, pages, recall, versions
 from .store.db import PrivacyRoleMissing, open_database
 from .store.migrate import MigrationError
+from .store.secrets import server_secret
 from .store.space import reset_if_model_changed
 from .web import AppState
 from .worker import Worker
 
 log = logging.getLogger("memorywiki.server")
+
+STATIC = Path(__file__).parent / "static"  # the stylesheet (pages allow no inline style: middleware.py)
 
 
 def create_app(settings: Settings | None = None, *,
@@ -38,9 +47,15 @@ def create_app(settings: Settings | None = None, *,
         except (MigrationError, PrivacyRoleMissing) as exc:
             log.error("the server will not start: %s", exc)  # the one line to read in the traceback below
             raise
-        state = AppState(settings=settings, db=db, embedder=embedder)
         task = curation_task = None
+        state = None
         try:
+            secret = settings.secret_key
+            if not secret:
+                async with db.owner.connection() as conn:
+                    secret = await server_secret(conn, "csrf")
+            state = AppState(settings=settings, db=db, embedder=embedder,
+                             csrf=CsrfTokens(secret, settings.csrf_max_age), limits=RateLimits(settings))
             if embedder is not None:
                 async with db.owner.connection() as conn:
                     await reset_if_model_changed(conn, embedder.name)
@@ -57,9 +72,9 @@ def create_app(settings: Settings | None = None, *,
                      curation_mode(state.curator))
             yield
         finally:
-            if state.worker is not None:
+            if state is not None and state.worker is not None:
                 state.worker.stop()
-            if state.curator is not None:
+            if state is not None and state.curator is not None:
                 state.curator.stop()
             for running in (task, curation_task):
                 if running is not None:
@@ -71,9 +86,13 @@ def create_app(settings: Settings | None = None, *,
 
     routes = [
         *health.routes, *hubs.routes, *docs.routes, *versions.routes, *embed.routes, *bundles.routes,
-        *recall.routes, *capture.routes, *curation.routes, *pages.routes,
+        *recall.routes, *capture.routes, *curation.routes,
+        Mount("/static", StaticFiles(directory=STATIC), name="static"), *pages.routes,
     ]
-    return Starlette(routes=routes, lifespan=lifespan, exception_handlers=EXCEPTION_HANDLERS)
+    # outermost first: every response gets the security headers, the 403 of a forged post too
+    middleware = [Middleware(SecurityHeadersMiddleware), Middleware(CsrfMiddleware)]
+    return Starlette(routes=routes, middleware=middleware, lifespan=lifespan,
+                     exception_handlers=EXCEPTION_HANDLERS)
 
 
 def run_server(host: str = "127.0.0.1", port: int = 8000, data_dir: Path | None = None) -> None:

@@ -1,4 +1,9 @@
-"""Who may do what: edit tokens, hub owner tokens, passwords and access tokens."""
+"""Who may do what: edit tokens, hub owner tokens, passwords and access tokens.
+
+Every check of a token or password goes through the client's rate limit (server/ratelimit.py):
+refused tokens and wrong passwords are counted, and a client that spent its budget gets 429
+before anything is checked.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ from starlette.requests import Request
 from .errors import Forbidden, Unauthorized, unknown_hub
 from .store import access, hubs
 from .tokens import hash_token, verify_password
-from .web import bearer_token
+from .web import app_state, bearer_token
 
 
 async def require_hub_owner(conn: psycopg.AsyncConnection, request: Request, slug: str) -> dict[str, Any]:
@@ -21,7 +26,10 @@ async def require_hub_owner(conn: psycopg.AsyncConnection, request: Request, slu
     token = bearer_token(request)
     if token is None:
         raise Unauthorized("unauthorized", f"writing to hub '{slug}' needs its owner token (Authorization: Bearer ...)")
+    limits = app_state(request).limits
+    limits.check(request, "token")
     if not await hubs.is_owner(conn, hub["id"], hash_token(token)):
+        limits.failed(request, "token")
         raise Forbidden("forbidden", f"that token does not own hub '{slug}'")
     return hub
 
@@ -37,7 +45,10 @@ async def edit_credential(conn: psycopg.AsyncConnection, request: Request, doc: 
     """Which credential of the request may edit the doc: "owner" (the owner token of the hub
     it lives in), "edit_token" (its own edit token), or None. The owner wins when both are sent."""
     found = None
-    for token in _edit_credentials(request):
+    tokens = _edit_credentials(request)
+    if tokens:
+        app_state(request).limits.check(request, "token")
+    for token in tokens:
         hashed = hash_token(token)
         if doc["hub_id"] is not None and await hubs.is_owner(conn, doc["hub_id"], hashed):
             return "owner"
@@ -55,8 +66,9 @@ async def require_edit(conn: psycopg.AsyncConnection, request: Request, doc: dic
     """The credential that may edit the doc ("owner" or "edit_token"), or 401/403."""
     if not _edit_credentials(request):
         raise Unauthorized("unauthorized", "editing needs the doc's edit token or its hub's owner token")
-    via = await edit_credential(conn, request, doc)
+    via = await edit_credential(conn, request, doc)  # checks the client's budget first
     if via is None:
+        app_state(request).limits.failed(request, "token")
         raise Forbidden("forbidden", "that token cannot edit this doc")
     return via
 
@@ -81,15 +93,29 @@ async def can_read_private(conn: psycopg.AsyncConnection, request: Request, doc:
         return True
     if doc["is_draft"]:
         return False
+    limits = app_state(request).limits
     password = password or request.headers.get("x-doc-password")
     if doc["password_hash"] is not None:
-        if not password or not verify_password(doc["password_hash"], password):
+        if not password:
+            return False
+        limits.check(request, "password")
+        if not verify_password(doc["password_hash"], password):
+            limits.failed(request, "password")
             return False
     if doc["allowed_emails"]:
         token = request.headers.get("x-doc-access") or request.query_params.get("access")
         if not token:
             return False
+        limits.check(request, "token")
         email = await access.email_for(conn, hash_token(token), doc["id"])
         if email is None or email.lower() not in {e.lower() for e in doc["allowed_emails"]}:
+            limits.failed(request, "token")
             return False
     return True
+
+
+def refused_credentials(request: Request) -> None:
+    """A read that sent credentials and still found nothing it may see: one refused token
+    (a guess at a private doc's token looks exactly like this)."""
+    if _edit_credentials(request):
+        app_state(request).limits.failed(request, "token")

@@ -69,6 +69,14 @@ class Settings:
     suggest_min_similarity: float = 0.35
     suggest_max_docs: int = 2000  # suggestions group a hub's newest docs (similarities are n x n)
     digest_compact_tokens: int = 2000
+    # security: the key that signs CSRF tokens (unset: a random key kept in the database, so
+    # every server process on one database shares it), and per-client rate limits in the
+    # `limits` notation ("10/minute", "100 per hour")
+    secret_key: str | None = field(default=None, repr=False)
+    csrf_max_age: int = 24 * 3600  # seconds a page's CSRF token stays valid
+    rate_password: str = "10/minute"  # wrong passwords, per client
+    rate_token_failures: str = "30/minute"  # refused tokens (hub owner, edit, access), per client
+    rate_embed: str = "60/minute"  # POST /api/embed/*, per client
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> "Settings":
@@ -112,9 +120,22 @@ class Settings:
             digest_compact_tokens=read.get("MEMORYWIKI_DIGEST_COMPACT_TOKENS", int, cls.digest_compact_tokens),
             curation_retry_seconds=read.get("MEMORYWIKI_CURATION_RETRY", float, cls.curation_retry_seconds),
             suggest_max_docs=read.get("MEMORYWIKI_SUGGEST_MAX_DOCS", int, cls.suggest_max_docs),
+            secret_key=read.text("MEMORYWIKI_SECRET_KEY"),
+            csrf_max_age=read.get("MEMORYWIKI_CSRF_MAX_AGE", int, cls.csrf_max_age),
+            rate_password=read.get("MEMORYWIKI_RATE_PASSWORD", _rate, cls.rate_password),
+            rate_token_failures=read.get("MEMORYWIKI_RATE_TOKEN_FAILURES", _rate, cls.rate_token_failures),
+            rate_embed=read.get("MEMORYWIKI_RATE_EMBED", _rate, cls.rate_embed),
         )
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
+
+
+def _rate(value: str) -> str:
+    """A rate limit as `limits` parses it ("10/minute", "5 per second"); ValueError if it is not one."""
+    from limits import parse
+
+    parse(value)
+    return value
 
 
 class _Reader:
@@ -131,7 +152,7 @@ class _Reader:
         try:
             return parse(value)
         except ValueError:
-            kind = {int: "a whole number", float: "a number"}.get(parse, "a path")
+            kind = {int: "a whole number", float: "a number", _rate: "a rate such as 10/minute"}.get(parse, "a path")
             raise SettingsError(f"{name} must be {kind}, not {value!r}") from None
 
     def flag(self, name: str) -> bool:

@@ -19,12 +19,16 @@ from starlette.responses import JSONResponse, Response
 from memorywiki.formats import FormatError
 
 from . import negotiate
+from .ratelimit import RateLimited
 
 log = logging.getLogger("memorywiki.server")
 
 
 class ApiError(Exception):
-    """An error a client can act on. `extra` keys join the error body (e.g. "accepted")."""
+    """An error a client can act on. `extra` keys join the error body (e.g. "accepted");
+    `headers` join the response (e.g. Retry-After)."""
+
+    headers: dict[str, str] = {}
 
     def __init__(self, status: int, code: str, message: str, **extra: Any):
         super().__init__(message)
@@ -79,6 +83,16 @@ class Unprocessable(_FixedStatus):
     status_code = 422
 
 
+class TooManyRequests(_FixedStatus):
+    """Over a rate limit (server/ratelimit.RateLimited): says when to come back, in the body and in Retry-After."""
+
+    status_code = 429
+
+    def __init__(self, code: str, message: str, *, retry_after: int, **extra: Any):
+        super().__init__(code, message, retry_after=retry_after, **extra)
+        self.headers = {"Retry-After": str(retry_after)}
+
+
 class Unavailable(_FixedStatus):
     status_code = 503
 
@@ -100,6 +114,8 @@ def as_api_error(exc: Exception) -> ApiError:
         return exc
     if isinstance(exc, FormatError):
         return Unprocessable(exc.code, exc.message)
+    if isinstance(exc, RateLimited):
+        return TooManyRequests("rate_limited", exc.message, retry_after=exc.retry_after)
     if isinstance(exc, HTTPException):
         return ApiError(exc.status_code, _HTTP_CODES.get(exc.status_code, "http_error"), str(exc.detail))
     return ApiError(500, "internal", "internal server error")
@@ -108,10 +124,11 @@ def as_api_error(exc: Exception) -> ApiError:
 def error_response(request: Request, error: ApiError) -> Response:
     """The one place an error becomes a response."""
     page = negotiate.error_page(request, error.status, error.code, error.message)
-    if page is not None:
-        return page
-    body = {"error": {"code": error.code, "message": error.message, **error.extra}}
-    return JSONResponse(body, status_code=error.status)
+    if page is None:
+        body = {"error": {"code": error.code, "message": error.message, **error.extra}}
+        page = JSONResponse(body, status_code=error.status)
+    page.headers.update(error.headers)
+    return page
 
 
 async def handle_error(request: Request, exc: Exception) -> Response:
@@ -127,6 +144,7 @@ async def handle_crash(request: Request, exc: Exception) -> Response:
 EXCEPTION_HANDLERS = {
     ApiError: handle_error,
     FormatError: handle_error,
+    RateLimited: handle_error,
     HTTPException: handle_error,
     Exception: handle_crash,
 }

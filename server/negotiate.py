@@ -20,6 +20,7 @@ _HEADLINES = {
     404: "Page not found",
     405: "Not something this page can do",
     413: "That is too large",
+    429: "Too many attempts",
 }
 
 

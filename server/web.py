@@ -8,7 +8,9 @@ from typing import Any
 from starlette.requests import Request
 
 from .config import Settings
+from .csrf import CsrfTokens
 from .embedders import Embedder
+from .ratelimit import RateLimits
 from .store.db import Database
 
 
@@ -17,6 +19,8 @@ class AppState:
     settings: Settings
     db: Database
     embedder: Embedder | None
+    csrf: CsrfTokens
+    limits: RateLimits
     worker: Any = None  # the in-process Worker, when running
     curator: Any = None  # the Curator (server/curation/worker.py), None when curation is off
 

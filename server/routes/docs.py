@@ -11,7 +11,7 @@ from starlette.routing import Route
 
 from memorywiki.formats.mdutil import split_title
 
-from ..auth import can_edit, can_read_private, require_edit, require_hub_owner
+from ..auth import can_edit, can_read_private, refused_credentials, require_edit, require_hub_owner
 from ..errors import ApiError, Conflict, not_found
 from ..store import access as access_store
 from ..store import docs as doc_store
@@ -160,7 +160,8 @@ async def load_readable_doc(request: Request, doc_id: str,
     state = app_state(request)
     if not looks_like_id(doc_id):
         raise not_found("doc")
-    if has_credentials(request, password):
+    credentials = has_credentials(request, password)
+    if credentials:
         async with state.db.owner.connection() as conn:
             doc = await doc_store.find_doc(conn, doc_id)
             if doc is not None and await can_read_private(conn, request, doc, password):
@@ -169,6 +170,8 @@ async def load_readable_doc(request: Request, doc_id: str,
     async with state.db.public.connection() as conn:
         doc = await doc_store.public_doc(conn, doc_id)
     if doc is None:
+        if credentials:
+            refused_credentials(request)
         raise not_found("doc")
     return doc, False
 

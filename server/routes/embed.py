@@ -23,6 +23,7 @@ def _embedder(request: Request):
 
 async def embed_doc(request: Request) -> Response:
     state = app_state(request)
+    state.limits.spend(request, "embed")
     doc_id = request.path_params["doc_id"]
     if not looks_like_id(doc_id):
         raise not_found("doc")
@@ -37,6 +38,7 @@ async def embed_doc(request: Request) -> Response:
 
 async def embed_bundle(request: Request) -> Response:
     state = app_state(request)
+    state.limits.spend(request, "embed")
     bundle_id = request.path_params["bundle_id"]
     if not looks_like_id(bundle_id):
         raise not_found("bundle")

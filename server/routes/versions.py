@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..auth import can_read_private, edit_credential, require_restore
+from ..auth import can_read_private, edit_credential, refused_credentials, require_restore
 from ..errors import BadRequest, NotFound, not_found
 from ..store import docs as doc_store
 from ..store import hubs as hub_store
@@ -56,7 +56,8 @@ async def readable_doc(request: Request, doc_id: str) -> AsyncIterator[tuple[Any
     """(connection, doc) for a doc this request may read; its versions are read on that
     connection, so the public pool's row-level security covers them too."""
     state = app_state(request)
-    if has_credentials(request, None):
+    credentials = has_credentials(request, None)
+    if credentials:
         async with state.db.owner.connection() as conn:
             doc = await doc_store.find_any_doc(conn, doc_id)
             if doc is not None and await _may_read(conn, request, doc):
@@ -65,6 +66,8 @@ async def readable_doc(request: Request, doc_id: str) -> AsyncIterator[tuple[Any
     async with state.db.public.connection() as conn:
         doc = await doc_store.public_doc(conn, doc_id)
         if doc is None:
+            if credentials:
+                refused_credentials(request)
             raise not_found("doc")
         yield conn, {**doc, "deleted_at": None}
 

@@ -1,0 +1,78 @@
+"""Per-client rate limits: wrong passwords, refused tokens, and POST /api/embed/*.
+
+Budgets come from Settings ("10/minute" in the `limits` notation) and are counted per client
+address (behind a proxy, uvicorn's --proxy-headers makes that the forwarded address) in a
+moving window, in this process's memory: N server processes give a client N budgets.
+
+Passwords and tokens count only failures, so a client that keeps using the right credential
+is never slowed; once a client has spent its failures, every further attempt is refused
+*before* it is checked (a guess cannot be tested, and an argon2 hash costs nothing) until
+the window frees up. Explicit re-embedding counts every request: each one costs embedder calls.
+A refusal raises RateLimited, which the error model answers as 429 `rate_limited` with
+Retry-After (server/errors.py); the request changes nothing.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from limits import RateLimitItem, parse
+from limits.storage import MemoryStorage
+from limits.strategies import MovingWindowRateLimiter
+from starlette.requests import Request
+
+from .config import Settings
+
+WHAT = {
+    "password": "wrong passwords",
+    "token": "refused tokens",
+    "embed": "re-index requests",
+}
+
+
+class RateLimited(Exception):
+    """Over a budget: `retry_after` seconds until the window has room again."""
+
+    def __init__(self, message: str, retry_after: int):
+        super().__init__(message)
+        self.message = message
+        self.retry_after = retry_after
+
+
+def client_key(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
+class RateLimits:
+    def __init__(self, settings: Settings):
+        self._limiter = MovingWindowRateLimiter(MemoryStorage())
+        self._items: dict[str, RateLimitItem] = {
+            "password": parse(settings.rate_password),
+            "token": parse(settings.rate_token_failures),
+            "embed": parse(settings.rate_embed),
+        }
+
+    def _refusal(self, kind: str, key: str) -> RateLimited:
+        item = self._items[kind]
+        reset, _ = self._limiter.get_window_stats(item, kind, key)
+        retry_after = max(1, math.ceil(reset - time.time()))
+        return RateLimited(
+            f"too many {WHAT[kind]} from this client (limit {item.amount} per {item.multiples} "
+            f"{item.GRANULARITY.name}); try again in {retry_after} s", retry_after)
+
+    def check(self, request: Request, kind: str) -> None:
+        """Before an attempt: 429 when this client has no budget left (counts nothing)."""
+        key = client_key(request)
+        if not self._limiter.test(self._items[kind], kind, key):
+            raise self._refusal(kind, key)
+
+    def failed(self, request: Request, kind: str) -> None:
+        """After a failed attempt: spend one from the budget."""
+        self._limiter.hit(self._items[kind], kind, client_key(request))
+
+    def spend(self, request: Request, kind: str) -> None:
+        """Count this request; 429 when it is one over the budget."""
+        key = client_key(request)
+        if not self._limiter.hit(self._items[kind], kind, key):
+            raise self._refusal(kind, key)

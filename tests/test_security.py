@@ -1,0 +1,356 @@
+"""Security basics (issue 10, item 7): CSRF, rate limits, security headers.
+
+Every refusal is a clear 4xx that changes nothing: a forged or missing CSRF token is 403
+`csrf_failed`, a burst over a rate limit is 429 `rate_limited` with Retry-After.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from memorywiki.server.app import create_app
+from memorywiki.server.config import Settings, SettingsError
+from memorywiki.server.csrf import COOKIE, CsrfTokens
+
+TEMPLATES = Path(__file__).resolve().parents[1] / "server" / "templates"
+PASSWORD = "hunter2"
+
+
+class ClientAddress:
+    """Test wrapper: the client address comes from an `x-test-client` header, as a proxy's
+    forwarded address would, so one TestClient can speak for several clients."""
+
+    def __init__(self, app):
+        self.app = app
+        self.state = app.state
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            for name, value in scope["headers"]:
+                if name == b"x-test-client":
+                    scope = {**scope, "client": (value.decode(), 1)}
+        await self.app(scope, receive, send)
+
+
+@pytest.fixture
+def make_limited(settings):
+    clients = []
+
+    def make(**overrides):
+        client = TestClient(ClientAddress(create_app(replace(settings, **overrides))))
+        client.__enter__()
+        clients.append(client)
+        return client
+
+    yield make
+    for client in clients:
+        client.__exit__(None, None, None)
+
+
+def csrf_field(html: str) -> str:
+    match = re.search(r'<input type="hidden" name="csrf_token" value="([^"]+)">', html)
+    assert match, html
+    return match.group(1)
+
+
+def doc_count(client) -> int:
+    return len(client.get("/api/hub/main").json()["docs"])
+
+
+@pytest.fixture
+def world(client):
+    owner = {"Authorization": f"Bearer {client.post('/api/hubs', json={'slug': 'main'}).json()['owner_token']}"}
+    locked = client.post("/api/docs", json={"title": "Vault", "markdown": "The plan is **bold**.", "hub": "main",
+                                            "password": PASSWORD}, headers=owner).json()
+    return {"owner": owner, "locked": locked["id"], "edit": {"Authorization": f"Bearer {locked['edit_token']}"}}
+
+
+# ---- security headers ----------------------------------------------------------------------
+
+
+def test_every_response_carries_the_security_headers(client, world):
+    public = client.post("/api/docs", json={"title": "Open", "markdown": "open text", "hub": "main"},
+                         headers=world["owner"]).json()["id"]
+    responses = {
+        "home": client.get("/", headers={"Accept": "text/html"}),
+        "doc page": client.get(f"/{public}", headers={"Accept": "text/html"}),
+        "password page": client.get(f"/{world['locked']}", headers={"Accept": "text/html"}),
+        "hub page": client.get("/hub/main", headers={"Accept": "text/html"}),
+        "error page": client.get("/hub/nohub", headers={"Accept": "text/html"}),
+        "raw": client.get(f"/raw/{public}"),
+        "api": client.get(f"/api/docs/{public}"),
+        "api error": client.get("/api/docs/zzzzzzzzzz"),
+        "stylesheet": client.get("/static/site.css"),
+    }
+    for what, r in responses.items():
+        csp = r.headers.get("content-security-policy", "")
+        assert "script-src 'self'" in csp and "style-src 'self'" in csp, what
+        assert "frame-ancestors 'none'" in csp and "object-src 'none'" in csp, what
+        assert "unsafe-inline" not in csp and "unsafe-eval" not in csp, what
+        assert r.headers["x-content-type-options"] == "nosniff", what
+        assert r.headers["referrer-policy"] == "no-referrer", what
+        assert r.headers["x-frame-options"] == "DENY", what
+    assert responses["stylesheet"].status_code == 200
+    assert responses["stylesheet"].headers["content-type"].startswith("text/css")
+    assert '<link rel="stylesheet" href="/static/site.css">' in responses["doc page"].text
+
+
+def test_no_template_has_inline_script_or_style():
+    """What the CSP would block: inline <script>/<style>, style= and on...= attributes, javascript: URLs."""
+    inline = re.compile(r"<script(?![^>]*\bsrc=)|<style|\sstyle\s*=|\son[a-z]+\s*=|javascript:", re.I)
+    templates = sorted(TEMPLATES.glob("*.html"))
+    assert len(templates) >= 6
+    offenders = [f"{t.name}: {m.group(0)!r}" for t in templates for m in inline.finditer(t.read_text())]
+    assert not offenders, offenders
+
+
+# ---- CSRF ---------------------------------------------------------------------------------
+
+
+def test_the_password_form_posts_with_its_token(client, world):
+    page = client.get(f"/{world['locked']}", headers={"Accept": "text/html"})
+    assert page.status_code == 401
+    assert COOKIE in page.cookies  # the page gave the browser its nonce
+    assert "HttpOnly" in page.headers["set-cookie"] and "SameSite=Strict" in page.headers["set-cookie"]
+    token = csrf_field(page.text)
+    r = client.post(f"/{world['locked']}", data={"password": PASSWORD, "csrf_token": token},
+                    headers={"Accept": "text/html"})
+    assert r.status_code == 200 and "The plan is <strong>bold</strong>." in r.text
+    wrong = client.post(f"/{world['locked']}", data={"password": "nope", "csrf_token": token},
+                        headers={"Accept": "text/html"})
+    assert wrong.status_code == 401 and "That password is not right." in wrong.text
+    # the same token in the header works too (a script of our own pages)
+    r = client.post(f"/{world['locked']}", data={"password": PASSWORD}, headers={"X-CSRF-Token": token})
+    assert r.status_code == 200
+
+
+@pytest.mark.parametrize("case", ["no token", "no cookie", "forged signature", "another key",
+                                  "another browser's token", "garbage"])
+def test_a_form_post_without_a_valid_token_is_refused(client, world, case):
+    page = client.get(f"/{world['locked']}", headers={"Accept": "text/html"})
+    token = csrf_field(page.text)
+    nonce = client.cookies[COOKIE]
+    data = {"password": PASSWORD, "csrf_token": token}
+    if case == "no token":
+        del data["csrf_token"]
+    elif case == "no cookie":
+        client.cookies.clear()
+    elif case == "forged signature":
+        data["csrf_token"] = token[:-4] + ("AAAA" if not token.endswith("AAAA") else "BBBB")
+    elif case == "another key":
+        data["csrf_token"] = CsrfTokens("not the server's key", 3600).issue(nonce)
+    elif case == "another browser's token":
+        other = TestClient(client.app)  # shares the running app, not the cookie jar
+        data["csrf_token"] = csrf_field(other.get(f"/{world['locked']}", headers={"Accept": "text/html"}).text)
+    elif case == "garbage":
+        data["csrf_token"] = "x" * 500
+    r = client.post(f"/{world['locked']}", data=data, headers={"Accept": "text/html"})
+    assert r.status_code == 403, (case, r.status_code)
+    assert "csrf_failed" in r.text and "The plan is" not in r.text
+    api = client.post(f"/{world['locked']}", data=data)  # no Accept: the JSON error
+    assert api.status_code == 403 and api.json()["error"]["code"] == "csrf_failed"
+
+
+def test_an_expired_token_is_refused(make_client, world):
+    client = make_client(csrf_max_age=-1)  # every token is older than that
+    page = client.get(f"/{world['locked']}", headers={"Accept": "text/html"})
+    r = client.post(f"/{world['locked']}", data={"password": PASSWORD, "csrf_token": csrf_field(page.text)})
+    assert r.status_code == 403 and r.json()["error"]["code"] == "csrf_failed"
+
+
+def test_a_browser_json_post_with_cookies_needs_the_token(client, world):
+    page = client.get(f"/{world['locked']}", headers={"Accept": "text/html"})
+    token = csrf_field(page.text)
+    body = {"title": "From a browser", "markdown": "posted with cookies", "hub": "main"}
+    before = doc_count(client)
+    # the cookie jar sends mw_csrf: this is a browser request, and it has no token
+    r = client.post("/api/docs", json={"title": "Loose", "markdown": "x"})
+    assert r.status_code == 403 and r.json()["error"]["code"] == "csrf_failed"
+    assert "X-CSRF-Token" in r.json()["error"]["message"]
+    r = client.post("/api/docs", json={"title": "Loose", "markdown": "x"}, headers={"X-CSRF-Token": "forged"})
+    assert r.status_code == 403
+    r = client.post("/api/docs", json={"title": "Loose", "markdown": "x"}, headers={"X-CSRF-Token": token})
+    assert r.status_code == 201
+    # a credential in a header is no cookie authentication: no token needed, cookie or not
+    r = client.post("/api/docs", json=body, headers=world["owner"])
+    assert r.status_code == 201
+    assert doc_count(client) == before + 1
+    # and a request with no cookie and no credential carries no authority to forge
+    client.cookies.clear()
+    assert client.post("/api/docs", json={"title": "Anon", "markdown": "x"}).status_code == 201
+
+
+def test_a_refused_post_changes_nothing(client, world):
+    client.get(f"/{world['locked']}", headers={"Accept": "text/html"})  # the browser has the cookie
+    r = client.patch(f"/api/docs/{world['locked']}", json={"markdown": "defaced"},
+                     headers={"X-Edit-Token": ""})  # an empty credential header is no credential
+    assert r.status_code == 403 and r.json()["error"]["code"] == "csrf_failed"
+    r = client.delete(f"/api/docs/{world['locked']}")
+    assert r.status_code == 403
+    doc = client.get(f"/api/docs/{world['locked']}", headers=world["edit"]).json()
+    assert (doc["markdown"], doc["version"]) == ("The plan is **bold**.", 1)
+
+
+def test_the_csrf_key_is_shared_through_the_database(make_client, world, client):
+    """Two servers on one database accept each other's tokens (no MEMORYWIKI_SECRET_KEY set)."""
+    page = client.get(f"/{world['locked']}", headers={"Accept": "text/html"})
+    token, nonce = csrf_field(page.text), client.cookies[COOKIE]
+    second = make_client()
+    second.cookies.set(COOKIE, nonce)
+    r = second.post(f"/{world['locked']}", data={"password": PASSWORD, "csrf_token": token})
+    assert r.status_code == 200
+    keyed = make_client(secret_key="a key of my own, set in the environment")
+    keyed.cookies.set(COOKIE, nonce)
+    assert keyed.post(f"/{world['locked']}", data={"password": PASSWORD, "csrf_token": token}).status_code == 403
+
+
+# ---- rate limits ----------------------------------------------------------------------------
+
+
+def test_wrong_passwords_are_rate_limited_per_client(make_limited):
+    client = make_limited(rate_password="3/minute")
+    owner = {"Authorization": f"Bearer {client.post('/api/hubs', json={'slug': 'main'}).json()['owner_token']}"}
+    doc_id = client.post("/api/docs", json={"title": "Vault", "markdown": "secret text", "hub": "main",
+                                            "password": PASSWORD}, headers=owner).json()["id"]
+    page = client.get(f"/{doc_id}", headers={"Accept": "text/html"})
+    token = csrf_field(page.text)
+    for _ in range(3):
+        r = client.post(f"/{doc_id}", data={"password": "guess", "csrf_token": token}, headers={"Accept": "text/html"})
+        assert r.status_code == 401
+    # the budget is spent: even the right password is not checked now
+    r = client.post(f"/{doc_id}", data={"password": PASSWORD, "csrf_token": token}, headers={"Accept": "text/html"})
+    assert r.status_code == 429 and "Too many attempts" in r.text and "secret text" not in r.text
+    assert 1 <= int(r.headers["retry-after"]) <= 60
+    r = client.get(f"/api/docs/{doc_id}", headers={"X-Doc-Password": PASSWORD})
+    assert r.status_code == 429
+    error = r.json()["error"]
+    assert error["code"] == "rate_limited" and "wrong passwords" in error["message"]
+    assert error["retry_after"] == int(r.headers["retry-after"])
+    # another client is not slowed by this one
+    r = client.get(f"/api/docs/{doc_id}", headers={"X-Doc-Password": PASSWORD, "X-Test-Client": "10.0.0.2"})
+    assert r.status_code == 200 and r.json()["markdown"] == "secret text"
+
+
+def test_refused_tokens_are_rate_limited_and_change_nothing(make_limited):
+    client = make_limited(rate_token_failures="3/minute")
+    owner = {"Authorization": f"Bearer {client.post('/api/hubs', json={'slug': 'main'}).json()['owner_token']}"}
+    doc = client.post("/api/docs", json={"title": "T", "markdown": "original", "hub": "main"}, headers=owner).json()
+    wrong = {"Authorization": "Bearer mwe_guessed"}
+    # three kinds of refused token: an edit, a write to a hub, a private read
+    assert client.patch(f"/api/docs/{doc['id']}", json={"markdown": "x"}, headers=wrong).status_code == 403
+    assert client.post("/api/docs", json={"title": "t", "markdown": "x", "hub": "main"}, headers=wrong).status_code == 403
+    assert client.get("/api/docs/zzzzzzzzzz", headers=wrong).status_code == 404
+    for attempt in (wrong, owner):  # then nothing is checked, not even the right token
+        r = client.patch(f"/api/docs/{doc['id']}", json={"markdown": "changed"}, headers=attempt)
+        assert r.status_code == 429 and r.json()["error"]["code"] == "rate_limited"
+        assert "refused tokens" in r.json()["error"]["message"] and int(r.headers["retry-after"]) >= 1
+    assert client.get(f"/api/docs/{doc['id']}").json()["markdown"] == "original"
+    assert len(client.get("/api/hub/main").json()["docs"]) == 1
+    # public reads without a token still work, and so does another client with the right token
+    assert client.get(f"/api/docs/{doc['id']}").status_code == 200
+    r = client.patch(f"/api/docs/{doc['id']}", json={"markdown": "changed"}, headers={**owner, "X-Test-Client": "10.9.9.9"})
+    assert r.status_code == 200
+
+
+def test_the_right_token_is_never_slowed(make_limited):
+    client = make_limited(rate_token_failures="2/minute")
+    owner = {"Authorization": f"Bearer {client.post('/api/hubs', json={'slug': 'main'}).json()['owner_token']}"}
+    for i in range(6):
+        r = client.post("/api/docs", json={"title": f"T{i}", "markdown": f"text {i}", "hub": "main"}, headers=owner)
+        assert r.status_code == 201
+
+
+def test_reembedding_is_rate_limited(make_limited):
+    client = make_limited(rate_embed="2/minute")
+    doc = client.post("/api/docs", json={"title": "T", "markdown": "text"}).json()
+    assert [client.post(f"/api/embed/{doc['id']}").status_code for _ in range(2)] == [200, 200]
+    r = client.post(f"/api/embed/{doc['id']}")
+    assert r.status_code == 429 and r.json()["error"]["code"] == "rate_limited"
+    assert "re-index requests" in r.json()["error"]["message"] and r.headers["retry-after"]
+    assert client.post("/api/embed/bundle/zzzzzzzzzz").status_code == 429
+    assert client.post(f"/api/embed/{doc['id']}", headers={"X-Test-Client": "10.0.0.3"}).status_code == 200
+
+
+def test_rate_limits_are_settings():
+    s = Settings.from_env({"MEMORYWIKI_RATE_PASSWORD": "5 per hour", "MEMORYWIKI_RATE_TOKEN_FAILURES": "7/minute",
+                           "MEMORYWIKI_RATE_EMBED": "100/day", "MEMORYWIKI_CSRF_MAX_AGE": "600",
+                           "MEMORYWIKI_SECRET_KEY": "k"})
+    assert (s.rate_password, s.rate_token_failures, s.rate_embed, s.csrf_max_age) == (
+        "5 per hour", "7/minute", "100/day", 600)
+    assert "'k'" not in repr(s)
+    with pytest.raises(SettingsError, match="MEMORYWIKI_RATE_EMBED must be a rate such as 10/minute"):
+        Settings.from_env({"MEMORYWIKI_RATE_EMBED": "lots"})
+
+
+# ---- no device id from onnxruntime ------------------------------------------------------------
+
+CI_VARIABLES = ("CI", "TF_BUILD", "GITHUB_ACTIONS", "GITLAB_CI", "CIRCLECI", "TRAVIS", "JENKINS_URL",
+                "CODEBUILD_BUILD_ID", "BUILDKITE", "TEAMCITY_VERSION", "APPVEYOR", "BITBUCKET_BUILD_NUMBER",
+                "SYSTEM_TEAMFOUNDATIONCOLLECTIONURI", "ORT_DISABLE_TELEMETRY", "ORT_TELEMETRY_DISABLED",
+                "ORT_RUNNING_UNIT_TESTS")
+
+
+def files_under(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+
+
+@pytest.mark.slow
+def test_capturing_files_leaves_no_onnxruntime_device_id(database_url, tmp_path):
+    """markitdown loads onnxruntime (through magika), which on load writes a persistent device
+    id (and an event store it uploads) under ~/.cache, unless its environment says not to."""
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    from memorywiki.adapters.install.launch import memorywiki_executable
+
+    # onnxruntime stays quiet in CI (CI=1) by itself: the test runs as on a user's machine
+    base_env = {k: v for k, v in os.environ.items() if k not in CI_VARIABLES and not k.startswith("XDG_")}
+    control_home = tmp_path / "control-home"
+    control_home.mkdir()
+    subprocess.run([sys.executable, "-c", "import onnxruntime"], env={**base_env, "HOME": str(control_home)},
+                   check=True, timeout=120)
+    assert any(p.endswith("deviceid") for p in files_under(control_home)), (
+        "onnxruntime no longer writes a device id here: this test would prove nothing", files_under(control_home))
+
+    home = tmp_path / "home"
+    home.mkdir()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**base_env, "DATABASE_URL": database_url, "MEMORYWIKI_EMBEDDER": "none", "HOME": str(home)}
+    proc = subprocess.Popen([str(memorywiki_executable()), "serve", "--port", str(port)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            assert proc.poll() is None, proc.stdout.read()
+            try:
+                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "memorywiki serve did not answer"
+            time.sleep(0.1)
+        data = Path(__file__).parent / "data" / "capture"
+        for name, mime in (("report.pdf", "application/pdf"), ("notes.docx", None), ("article.html", "text/html")):
+            files = {"file": (name, (data / name).read_bytes(), mime or "application/octet-stream")}
+            r = httpx.post(f"{base}/api/capture/file", files=files, timeout=120)
+            assert r.status_code == 201, r.text
+            assert httpx.get(f"{base}/api/docs/{r.json()['id']}").json()["markdown"].strip()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out = proc.communicate(timeout=60)[0]
+    assert proc.returncode == 0, out
+    assert not [p for p in files_under(home) if "onnxruntime" in p.lower() or p.endswith("deviceid")], files_under(home)
