@@ -354,3 +354,50 @@ def test_capturing_files_leaves_no_onnxruntime_device_id(database_url, tmp_path)
         out = proc.communicate(timeout=60)[0]
     assert proc.returncode == 0, out
     assert not [p for p in files_under(home) if "onnxruntime" in p.lower() or p.endswith("deviceid")], files_under(home)
+
+
+# ---- tokens are stored only as hashes ---------------------------------------------------------
+
+
+def test_no_table_holds_a_plaintext_token(client, settings):
+    """After creating hubs, docs (with and without a hub), access tokens, edits, a delete and a
+    restore, no column of any table holds a token a client was given, only its sha256."""
+    import hashlib
+
+    import psycopg
+
+    given: list[str] = []
+    owners = {}
+    for slug in ("alpha", "beta"):
+        token = client.post("/api/hubs", json={"slug": slug}).json()["owner_token"]
+        owners[slug] = {"Authorization": f"Bearer {token}"}
+        given.append(token)
+    docs = []
+    for i, body in enumerate([{"hub": "alpha"}, {"hub": "beta", "is_draft": True}, {},
+                              {"allowed_emails": ["reader@example.com"]}]):
+        headers = owners.get(body.get("hub"), {})
+        r = client.post("/api/docs", json={"title": f"Doc {i}", "markdown": f"text {i}", **body}, headers=headers)
+        assert r.status_code == 201, r.text
+        docs.append(r.json())
+        given.append(r.json()["edit_token"])
+    restricted = docs[3]
+    r = client.post(f"/api/docs/{restricted['id']}/access", json={"email": "reader@example.com"},
+                    headers={"Authorization": f"Bearer {restricted['edit_token']}"})
+    given.append(r.json()["access_token"])
+    edit = {"Authorization": f"Bearer {docs[0]['edit_token']}"}
+    client.patch(f"/api/docs/{docs[0]['id']}", json={"markdown": "edited"}, headers=edit)
+    client.delete(f"/api/docs/{docs[0]['id']}", headers=edit)
+    client.post(f"/api/docs/{docs[0]['id']}/restore", json={"version": 1}, headers=owners["alpha"])
+    assert len(given) == 7 and all(len(t) > 40 for t in given)
+
+    with psycopg.connect(settings.database_url, autocommit=True) as conn:
+        tables = [r[0] for r in conn.execute(
+            "SELECT table_name FROM information_schema.tables"
+            " WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY 1").fetchall()]
+        assert {"hubs", "docs", "access_tokens", "doc_versions", "chunks"} <= set(tables)
+        dump = "\n".join(str(row) for table in tables
+                         for row in conn.execute(f'SELECT t::text FROM "{table}" t').fetchall())
+    for token in given:
+        secret = token.split("_", 1)[1]  # the random part, without its mwo_/mwe_/mwa_ prefix
+        assert secret not in dump, token[:8]
+        assert hashlib.sha256(token.encode()).hexdigest() in dump  # what is kept: the hash
