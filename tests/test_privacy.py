@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 
 import psycopg
 import pytest
@@ -133,15 +134,18 @@ def test_password_doc_opens_with_the_password(client, world):
     assert "is_draft" not in r.json()  # a reader is not an editor
     assert word in client.get(f"/raw/{doc_id}", headers=ok).text
     assert word in client.get(f"/{doc_id}", headers={**ok, "Accept": "text/markdown"}).text
-    # the browser form
-    r = client.post(f"/{doc_id}", data={"password": "wrong"})
+    # the browser form, posted with the CSRF token its page carries (tests/test_security.py)
+    form = client.get(f"/{doc_id}", headers={"Accept": "text/html"})
+    token = re.search(r'name="csrf_token" value="([^"]+)"', form.text).group(1)
+    r = client.post(f"/{doc_id}", data={"password": "wrong", "csrf_token": token})
     assert r.status_code == 401 and word not in r.text.lower()
-    r = client.post(f"/{doc_id}", data={"password": "hunter2"})
+    r = client.post(f"/{doc_id}", data={"password": "hunter2", "csrf_token": token})
     assert r.status_code == 200 and word in r.text and "<h1>" in r.text
     # the password is not a key to the other private docs
     for kind in ("draft", "email"):
         assert client.get(f"/api/docs/{world['docs'][kind]['id']}", headers=ok).status_code == 404
-        assert client.post(f"/{world['docs'][kind]['id']}", data={"password": "hunter2"}).status_code == 404
+        r = client.post(f"/{world['docs'][kind]['id']}", data={"password": "hunter2", "csrf_token": token})
+        assert r.status_code == 404
 
 
 def test_email_restricted_doc_opens_with_an_issued_access_token(client, world):

@@ -79,8 +79,8 @@ async def doc_password_form(request: Request) -> Response:
     password = str(form.get("password") or "")
     try:
         doc, _ = await load_readable_doc(request, doc_id, password=password)
-    except ApiError as exc:
-        if exc.status != 429 and await _password_protected(request, doc_id):
+    except ApiError:
+        if await _password_protected(request, doc_id):
             return templates.TemplateResponse(request, "password.html", {"failed": True}, status_code=401)
         raise
     return await _html_page(request, doc)
