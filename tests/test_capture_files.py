@@ -220,3 +220,22 @@ def test_vtt_without_cues():
     with pytest.raises(CaptureError) as err:
         convert_file(b"WEBVTT\n\nNOTE nothing here\n", "empty.vtt")
     assert _code(err) == "empty"
+
+
+def test_the_converter_child_is_kept_and_replaced_when_it_dies():
+    """markitdown runs in one long-lived child (server/capture/isolated.py): loaded once, and a
+    child that died is replaced on the next file, which converts as before."""
+    import os
+    import signal
+
+    from memorywiki.server.capture.isolated import _converter
+
+    first = convert_file(data("notes.docx"), "notes.docx")
+    child = _converter._proc
+    assert child is not None and child.poll() is None
+    assert convert_file(data("roadmap.pptx"), "roadmap.pptx").markdown
+    assert _converter._proc is child  # the same process: markitdown loads once
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    again = convert_file(data("notes.docx"), "notes.docx")
+    assert again.markdown == first.markdown and _converter._proc is not child

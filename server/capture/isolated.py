@@ -4,18 +4,24 @@ markitdown imports magika, which loads onnxruntime; from 1.32 on Linux, loading 
 creates ~/.cache/Microsoft/DeveloperTools/.onnxruntime/ with a persistent `deviceid` file and
 an offline event store (onnxruntime.db) that it uploads later. The only switch is the
 environment (ORT_DISABLE_TELEMETRY, read once when the library loads; ORT_TELEMETRY_DISABLED
-in newer releases), and the server never writes its own environment, so converters run in a
+in newer releases), and the server never writes its own environment, so conversions run in a
 child given that environment explicitly. The child also gets nothing else of the server's
-environment (no DATABASE_URL, no API keys) while it parses an untrusted file, can be killed on
-a timeout, and the server process never loads onnxruntime at all.
+environment (no DATABASE_URL, no API keys) while it parses untrusted files, is killed when a
+file takes too long, and the server process never loads onnxruntime at all.
+
+One child per server process, started on first use and kept (loading markitdown takes
+seconds, converting a page a fraction of one); conversions take turns; a child that dies or
+times out is replaced on the next file.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from ..errors import Unprocessable
@@ -31,19 +37,50 @@ def child_env() -> dict[str, str]:
     return {**CHILD_ENV, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
 
 
+class Converter:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen | None = None
+
+    def _child(self) -> subprocess.Popen:
+        if self._proc is None or self._proc.poll() is not None:
+            self._proc = subprocess.Popen([sys.executable, str(CHILD)], stdin=subprocess.PIPE,
+                                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=child_env())
+        return self._proc
+
+    def _stop(self) -> None:
+        if self._proc is not None:
+            self._proc.kill()
+            self._proc.wait()
+            self._proc = None
+
+    def convert(self, data: bytes, extension: str, name: str) -> tuple[str, str | None]:
+        """(markdown, title) of one file."""
+        with self._lock:
+            proc = self._child()
+            try:
+                job = json.dumps({"extension": extension, "name": name, "size": len(data)})
+                proc.stdin.write(job.encode() + b"\n" + data)
+                proc.stdin.flush()
+                ready, _, _ = select.select([proc.stdout], [], [], TIMEOUT)
+                line = proc.stdout.readline() if ready else None
+            except OSError:  # the child died under us
+                line = b""
+            if line is None:
+                self._stop()
+                raise Unprocessable("convert_timeout", f"{name} took over {TIMEOUT:.0f} s to convert")
+            if not line:
+                self._stop()
+                raise Unprocessable("corrupt_file", f"{name} could not be converted (the converter stopped).")
+        answer = json.loads(line)
+        if "error" in answer:
+            raise Unprocessable("corrupt_file", f"{name} could not be converted ({answer['error']}).")
+        return answer["markdown"], answer.get("title")
+
+
+_converter = Converter()
+
+
 def convert_with_markitdown(data: bytes, extension: str, name: str) -> tuple[str, str | None]:
-    """(markdown, title) of one file, converted by markitdown in a child process."""
-    try:
-        done = subprocess.run([sys.executable, str(CHILD), extension, name], input=data, capture_output=True,
-                              env=child_env(), timeout=TIMEOUT, check=False)
-    except subprocess.TimeoutExpired:
-        raise Unprocessable("convert_timeout", f"{name} took over {TIMEOUT:.0f} s to convert") from None
-    try:
-        answer = json.loads(done.stdout)
-    except ValueError:
-        why = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise Unprocessable("corrupt_file", f"{name} could not be converted "
-                                            f"({why[-1][:200] if why else f'exit {done.returncode}'}).") from None
-    if "error" in answer:
-        raise Unprocessable("corrupt_file", f"{name} could not be converted ({answer['error']}).")
-    return answer["markdown"], answer.get("title")
+    """(markdown, title) of one file, converted by markitdown in the child process."""
+    return _converter.convert(data, extension, name)
