@@ -10,8 +10,6 @@ from typing import AsyncIterator, Callable
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.routing import Mount
-from starlette.staticfiles import StaticFiles
 
 from .config import Settings, SettingsError
 from .csrf import CsrfTokens
@@ -20,7 +18,8 @@ from .curation.worker import curation_mode, make_curator, start_curator
 from .errors import EXCEPTION_HANDLERS
 from .middleware import CsrfMiddleware, SecurityHeadersMiddleware
 from .ratelimit import RateLimits
-from .routes import bundles, capture, curation, docs, embed, health, hubs, pages, recall, versions
+from . import assets
+from .routes import bundles, capture, crossrefs, curation, docs, embed, graph, health, hubs, llms, pages, recall, versions
 from .store.db import PrivacyRoleMissing, open_database
 from .store.migrate import MigrationError
 from .store.secrets import server_secret
@@ -30,7 +29,6 @@ from .worker import Worker
 
 log = logging.getLogger("memorywiki.server")
 
-STATIC = Path(__file__).parent / "static"  # the stylesheet (pages allow no inline style: middleware.py)
 
 
 def create_app(settings: Settings | None = None, *,
@@ -60,7 +58,7 @@ def create_app(settings: Settings | None = None, *,
                 async with db.owner.connection() as conn:
                     await reset_if_model_changed(conn, embedder.name)
             if embedder is not None and settings.in_process_worker:
-                state.worker = Worker(db, embedder, batch=max(1, settings.embed_batch // 4))
+                state.worker = Worker(db, embedder, batch=max(1, settings.embed_batch // 4), edges=settings.edge_rule)
                 task = asyncio.create_task(state.worker.run())
             state.curator = make_curator(settings, db, have_embedder=embedder is not None)
             if state.curator is not None:
@@ -84,10 +82,11 @@ def create_app(settings: Settings | None = None, *,
             if embedded is not None:
                 await asyncio.to_thread(embedded.stop)
 
+    # pages.routes end with the catch-all /{doc_id}: they come last
     routes = [
-        *health.routes, *hubs.routes, *docs.routes, *versions.routes, *embed.routes, *bundles.routes,
-        *recall.routes, *capture.routes, *curation.routes,
-        Mount("/static", StaticFiles(directory=STATIC), name="static"), *pages.routes,
+        *assets.routes, *health.routes, *hubs.routes, *graph.routes, *llms.routes, *docs.routes, *versions.routes,
+        *embed.routes, *bundles.routes, *recall.routes, *capture.routes, *curation.routes, *crossrefs.routes,
+        *pages.routes,
     ]
     # outermost first: every response gets the security headers, the 403 of a forged post too
     middleware = [Middleware(SecurityHeadersMiddleware), Middleware(CsrfMiddleware)]

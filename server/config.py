@@ -13,6 +13,8 @@ from typing import Callable, Mapping, TypeVar
 
 import platformdirs
 
+from .store.graph import EdgeRule
+
 T = TypeVar("T")
 
 MB = 1024 * 1024
@@ -77,6 +79,11 @@ class Settings:
     rate_password: str = "10/minute"  # wrong passwords, per client
     rate_token_failures: str = "30/minute"  # refused tokens (hub owner, edit, access), per client
     rate_embed: str = "60/minute"  # POST /api/embed/*, per client
+    # the hub graph: docs closer than this cosine distance are neighbours (store/graph.py)
+    graph_max_distance: float = 0.42
+    graph_max_neighbours: int = 50
+    # the editor saves this many seconds after the last keystroke
+    autosave_seconds: float = 10.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> "Settings":
@@ -125,9 +132,16 @@ class Settings:
             rate_password=read.get("MEMORYWIKI_RATE_PASSWORD", _rate, cls.rate_password),
             rate_token_failures=read.get("MEMORYWIKI_RATE_TOKEN_FAILURES", _rate, cls.rate_token_failures),
             rate_embed=read.get("MEMORYWIKI_RATE_EMBED", _rate, cls.rate_embed),
+            graph_max_distance=read.get("MEMORYWIKI_GRAPH_MAX_DISTANCE", float, cls.graph_max_distance),
+            graph_max_neighbours=read.get("MEMORYWIKI_GRAPH_MAX_NEIGHBOURS", int, cls.graph_max_neighbours),
+            autosave_seconds=read.get("MEMORYWIKI_AUTOSAVE_SECONDS", float, cls.autosave_seconds),
         )
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
+
+    @property
+    def edge_rule(self) -> EdgeRule:
+        return EdgeRule(max_distance=self.graph_max_distance, max_neighbours=self.graph_max_neighbours)
 
 
 def _rate(value: str) -> str:

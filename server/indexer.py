@@ -17,6 +17,7 @@ from psycopg import sql
 
 from .embedders import Embedder
 from .store.db import Database
+from .store.graph import EdgeRule, refresh_doc_edges
 from .store.space import ensure_space
 
 log = logging.getLogger("memorywiki.indexer")
@@ -114,8 +115,9 @@ async def _plan_doc(conn, doc_id: str) -> DocPlan | dict[str, Any] | None:
     )
 
 
-async def _write_doc(conn, plan: DocPlan) -> bool:
-    """Store the vectors; mark the doc indexed only if it did not change meanwhile."""
+async def _write_doc(conn, plan: DocPlan, edges: EdgeRule) -> bool:
+    """Store the vectors; mark the doc indexed only if it did not change meanwhile. The doc's
+    vector changed, so its graph edges are measured again (its own rows only)."""
     vectors = plan.vectors
     async with conn.transaction():
         doc = await (await conn.execute(
@@ -136,6 +138,7 @@ async def _write_doc(conn, plan: DocPlan) -> bool:
             await conn.execute(DOC_VECTOR_FROM_CHUNKS, {"doc": plan.doc_id})
         else:
             await conn.execute("UPDATE docs SET embedding = %s WHERE id = %s", (vectors[-1], plan.doc_id))
+        await refresh_doc_edges(conn, plan.doc_id, edges)
         await conn.execute(
             """UPDATE docs SET embedded_hash = source_hash, embedded_chunk_hashes = %s,
                    claimed_until = NULL, claimed_by = NULL, index_error = NULL
@@ -153,7 +156,8 @@ async def _embed(embedder: Embedder, db: Database, texts: list[str]) -> list[lis
     return vectors
 
 
-async def index_docs(db: Database, embedder: Embedder, doc_ids: list[str]) -> dict[str, Any]:
+async def index_docs(db: Database, embedder: Embedder, doc_ids: list[str],
+                     edges: EdgeRule = EdgeRule()) -> dict[str, Any]:
     """Embed what each doc owes in one batched call; return a report per doc id.
 
     Raises EmbedderError with nothing written when the embedder fails.
@@ -175,7 +179,7 @@ async def index_docs(db: Database, embedder: Embedder, doc_ids: list[str]) -> di
             for plan in plans:
                 plan.vectors = vectors[offset:offset + len(plan.inputs)]
                 offset += len(plan.inputs)
-                await _write_doc(conn, plan)
+                await _write_doc(conn, plan, edges)
                 reports[plan.doc_id] = plan.report()
     return reports
 

@@ -136,3 +136,30 @@ async def recall_bundles(conn: psycopg.AsyncConnection, *, hub_id: int, question
         query = sql.SQL(BUNDLE_VECTOR).format(dim=sql.Literal(int(dim)))
         return await (await conn.execute(query, params)).fetchall()
     return await (await conn.execute(BUNDLE_FULLTEXT, params)).fetchall()
+
+
+# Highlighted snippets for the hub page's search results: Postgres's own headline, with the
+# question's lexemes OR-ed (as the full-text ranker reads them). The marks are private-use
+# characters, so the caller escapes the text first and only then turns them into <mark>.
+MARK_START, MARK_END = "\ue000", "\ue001"
+HEADLINES = """
+WITH q AS (
+    SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery AS query
+    FROM unnest(to_tsvector('english', %(question)s))
+)
+SELECT t.ord, coalesce(ts_headline('english', t.text, q.query, %(options)s), left(t.text, 300)) AS snippet
+FROM unnest(%(texts)s::text[]) WITH ORDINALITY AS t(text, ord), q
+ORDER BY t.ord
+"""
+HEADLINE_OPTIONS = (f"StartSel={MARK_START}, StopSel={MARK_END}, MaxWords=40, MinWords=18, "
+                    "MaxFragments=2, FragmentDelimiter=\" … \"")
+
+
+async def headlines(conn: psycopg.AsyncConnection, question: str, texts: list[str]) -> list[str]:
+    """Each text cut to the parts that match the question, matches between the marks."""
+    if not texts:
+        return []
+    cleaned = [t.replace(MARK_START, "").replace(MARK_END, "") for t in texts]
+    rows = await (await conn.execute(HEADLINES, {"question": question, "texts": cleaned,
+                                                 "options": HEADLINE_OPTIONS})).fetchall()
+    return [r["snippet"] for r in rows]

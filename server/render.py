@@ -4,23 +4,91 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from functools import lru_cache
+from html import escape
 from typing import Any
 
 from markdown_it import MarkdownIt
+from mdit_py_plugins.anchors import anchors_plugin
+from mdit_py_plugins.anchors.index import slugify as anchor_slugify
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import get_lexer_by_name
+from pygments.util import ClassNotFound
 
 from memorywiki.formats.mdutil import inline_text, shift_headings, split_title
 
 
-@lru_cache(maxsize=1)
-def _md() -> MarkdownIt:
+# Ids the page's own parts use; a heading that slugs to one of them gets a suffix instead.
+RESERVED_IDS = frozenset({"main", "toc", "content", "search", "results"})
+TOC_LEVELS = (1, 2, 3)
+# A page's rendered HTML is kept by its text: a 10,000-row table costs its parse once.
+RENDER_CACHE = 256
+
+
+def _highlight(code: str, lang: str, _attrs: str) -> str:
+    """Pygments, server-side, with CSS classes (the stylesheet holds the colours; no inline
+    styles). An unknown or missing language stays plain, escaped text."""
+    if not lang:
+        return ""
+    try:
+        lexer = get_lexer_by_name(lang.strip().lower())
+    except ClassNotFound:
+        return ""
+    body = highlight(code, lexer, _FORMATTER)
+    return f'<pre class="hl"><code class="language-{escape(lang)}">{body}</code></pre>'
+
+
+_FORMATTER = HtmlFormatter(nowrap=True)
+
+
+def _slug(text: str) -> str:
+    slug = anchor_slugify(text) or "section"
+    return f"{slug}-" if slug in RESERVED_IDS else slug
+
+
+def _new_md(anchors: bool) -> MarkdownIt:
     # html=False escapes raw HTML (scripts included); markdown-it's validateLink already
-    # refuses javascript:, vbscript:, file: and non-image data: URLs.
-    return MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table").enable("strikethrough")
+    # refuses javascript:, vbscript:, file: and non-image data: URLs. The commonmark preset
+    # nests at most 20 blocks deep, so a 500-deep list renders flat instead of hanging.
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False,
+                                   "highlight": _highlight})
+    md.enable("table").enable("strikethrough")
+    if anchors:
+        md.use(anchors_plugin, min_level=TOC_LEVELS[0], max_level=TOC_LEVELS[-1], slug_func=_slug)
+    return md
 
 
+@lru_cache(maxsize=2)
+def _md(anchors: bool = False) -> MarkdownIt:
+    return _new_md(anchors)
+
+
+@dataclass(frozen=True)
+class Rendered:
+    html: str
+    toc: tuple[tuple[int, str, str], ...]  # (level, id, text) of each heading, in order
+
+
+@lru_cache(maxsize=RENDER_CACHE)
+def render_page(markdown: str) -> Rendered:
+    """A page body as safe HTML, its headings anchored, with their table of contents."""
+    md = _md(True)
+    env: dict[str, Any] = {}
+    tokens = md.parse(markdown, env)
+    toc = []
+    for opening, inline in zip(tokens, tokens[1:]):
+        if opening.type == "heading_open" and opening.attrGet("id"):
+            text = inline_text(inline.children or []).strip()
+            toc.append((int(opening.tag[1]), str(opening.attrGet("id")), text))
+    return Rendered(md.renderer.render(tokens, md.options, env), tuple(toc))
+
+
+@lru_cache(maxsize=RENDER_CACHE)
 def markdown_to_html(markdown: str) -> str:
-    return _md().render(markdown)
+    """Safe HTML without heading ids (bundle members: many bodies on one page)."""
+    return _md(False).render(markdown)
 
 
 # For text only, never rendered to HTML: with html on, raw tags are tokens of their own and
@@ -112,3 +180,21 @@ def doc_markdown(doc: dict[str, Any], url: str, extra: dict[str, Any] | None = N
         fields["source_url"] = meta["url"]
     fields.update(extra or {})
     return front_matter(fields) + page_body(doc).rstrip() + "\n" + appendix
+
+
+@lru_cache(maxsize=1024)
+def plain_text(markdown: str, skip_headings: bool = True) -> str:
+    """The words a reader sees, markup gone (search snippets); code stays as its text."""
+    tokens = _TEXT.parse(markdown)
+    parts: list[str] = []
+    in_heading = False
+    for tok in tokens:
+        if tok.type == "heading_open":
+            in_heading = True
+        elif tok.type == "heading_close":
+            in_heading = False
+        elif tok.type == "inline" and not (in_heading and skip_headings):
+            parts.append(inline_text(tok.children or []))
+        elif tok.type in ("fence", "code_block"):
+            parts.append(tok.content)
+    return " ".join(" ".join(parts).split())

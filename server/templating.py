@@ -1,7 +1,8 @@
 """Jinja2 templates (autoescaped) for the pages people open in a browser.
 
 Globals: `csrf_token(request)`, the token every form posts as its hidden `csrf_token` field
-(server/csrf.py). Pages carry no inline script or style: the CSP forbids them (server/middleware.py).
+(server/csrf.py), and `asset(name)`, a static file's versioned URL (server/assets.py). Pages carry
+no inline script or style: the CSP forbids them (server/middleware.py).
 """
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ from pathlib import Path
 
 from starlette.templating import Jinja2Templates
 
+from .assets import asset_url
 from .csrf import csrf_token
 
 templates = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
 templates.env.globals["csrf_token"] = csrf_token
+templates.env.globals["asset"] = asset_url

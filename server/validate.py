@@ -145,3 +145,13 @@ def page_content(title: str | None, markdown: str, *, max_title: int,
         said = "holds nothing but its title" if markdown.strip() else "is empty"
         raise BadRequest("empty_markdown", f"'markdown' {said}: a page needs some text")
     return title, body
+
+
+def query_int(request: Any, key: str, *, default: int, low: int, high: int) -> int:
+    """An integer query parameter (`?page=2`), or a 400 that names it."""
+    raw = request.query_params.get(key)
+    if raw is None or raw == "":
+        return default
+    if not raw.strip().isdigit() or not low <= int(raw) <= high:
+        raise ApiError(400, "invalid_query", f"'{key}' must be a whole number from {low} to {high}")
+    return int(raw)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from starlette.requests import Request
 
@@ -59,3 +60,13 @@ def hub_url(request: Request, slug: str) -> str:
 def bundle_url(request: Request, bundle_id: str) -> str:
     return f"{base_url(request)}/b/{bundle_id}"
 
+
+
+def own_hosts(request: Request) -> list[str]:
+    """The hosts a link to this server may name ('' is a relative link): the configured public
+    URL's and the one this request came in on."""
+    hosts = {"", request.url.netloc.lower()}
+    configured = app_state(request).settings.public_url
+    if configured:
+        hosts.add(urlsplit(configured).netloc.lower())
+    return sorted(hosts)

@@ -15,6 +15,7 @@ from .curation.worker import make_curator, start_curator
 from .embedders import Embedder, EmbedderError, make_embedder
 from .indexer import claim_owed, index_bundle, index_docs, release_with_error
 from .store.db import Database, PrivacyRoleMissing, open_database
+from .store.graph import EdgeRule
 from .store.migrate import MigrationError
 
 log = logging.getLogger("memorywiki.worker")
@@ -24,8 +25,9 @@ class Worker:
     """Claims owed docs and bundles and indexes them until stopped."""
 
     def __init__(self, db: Database, embedder: Embedder, *, batch: int = 32,
-                 idle_seconds: float = 1.0, retry_seconds: float = 5.0):
+                 idle_seconds: float = 1.0, retry_seconds: float = 5.0, edges: EdgeRule = EdgeRule()):
         self.db = db
+        self.edges = edges
         self.embedder = embedder
         self.batch = batch
         self.idle_seconds = idle_seconds
@@ -55,7 +57,7 @@ class Worker:
             return 0
         try:
             if doc_ids:
-                await index_docs(self.db, self.embedder, doc_ids)
+                await index_docs(self.db, self.embedder, doc_ids, self.edges)
             for bundle_id in bundle_ids:
                 await index_bundle(self.db, self.embedder, bundle_id)
         except EmbedderError as exc:
@@ -119,7 +121,7 @@ def run_worker(data_dir: Path | None = None, *,
         db, embedded = await open_database(settings)
         loops = []
         if embedder is not None:
-            loops.append(Worker(db, embedder, batch=settings.embed_batch // 4 or 1))
+            loops.append(Worker(db, embedder, batch=settings.embed_batch // 4 or 1, edges=settings.edge_rule))
         curator = make_curator(settings, db, have_embedder=embedder is not None)
         if curator is not None:
             await start_curator(curator)

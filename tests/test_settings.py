@@ -35,6 +35,9 @@ ENV = {
     "MEMORYWIKI_FETCH_ALLOW_LOOPBACK": "yes",
     "MEMORYWIKI_BM25_K1": "0.9",
     "MEMORYWIKI_BM25_B": "0.4",
+    "MEMORYWIKI_GRAPH_MAX_DISTANCE": "0.3",
+    "MEMORYWIKI_GRAPH_MAX_NEIGHBOURS": "7",
+    "MEMORYWIKI_AUTOSAVE_SECONDS": "2.5",
 }
 
 
@@ -47,6 +50,8 @@ def test_every_variable_is_read():
     assert (s.max_body_bytes, s.max_query_bytes, s.max_upload_bytes, s.max_export_bytes) == (1000, 500, 2000, 3000)
     assert (s.fetch_max_bytes, s.fetch_timeout, s.fetch_allow_loopback) == (4000, 2.0, True)
     assert (s.bm25_k1, s.bm25_b) == (0.9, 0.4)
+    assert (s.graph_max_distance, s.graph_max_neighbours, s.autosave_seconds) == (0.3, 7, 2.5)
+    assert (s.edge_rule.max_distance, s.edge_rule.max_neighbours) == (0.3, 7)
     assert "sk-test" not in repr(s)  # the key stays out of logs
 
 

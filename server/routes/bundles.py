@@ -119,7 +119,8 @@ async def bundle_page(request: Request) -> Response:
         m["url"] = doc_url(request, m["doc_id"])
         m["html"] = markdown_to_html(member_body(m))
     return templates.TemplateResponse(request, "bundle.html", {
-        "bundle": bundle, "members": members, "hub_slug": bundle["hub_slug"]}, headers={"Vary": "Accept"})
+        "bundle": bundle, "members": members, "hub_slug": bundle["hub_slug"],
+        "twin_url": f"/b/{bundle['id']}.md"}, headers={"Vary": "Accept"})
 
 
 async def bundle_raw(request: Request) -> Response:
@@ -131,6 +132,7 @@ async def bundle_raw(request: Request) -> Response:
 routes = [
     Route("/api/bundles", create_bundle, methods=["POST"]),
     Route("/api/bundles/{bundle_id}", patch_bundle, methods=["PATCH"]),
+    Route("/b/{bundle_id}.md", bundle_raw, methods=["GET"]),
     Route("/b/{bundle_id}", bundle_page, methods=["GET"]),
     Route("/raw/b/{bundle_id}", bundle_raw, methods=["GET"]),
 ]

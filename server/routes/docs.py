@@ -15,6 +15,7 @@ from ..auth import can_edit, can_read_private, refused_credentials, require_edit
 from ..errors import ApiError, Conflict, not_found
 from ..store import access as access_store
 from ..store import docs as doc_store
+from ..store import graph as graph_store
 from ..store import hubs as hub_store
 from ..tokens import hash_password, hash_token, looks_like_id, new_token
 from ..validate import get_bool, get_dict, get_str, get_str_list, page_content, read_json
@@ -211,6 +212,8 @@ async def patch_doc(request: Request) -> Response:
             check_version(doc, expected)
             _apply_title_rule(doc, changes)
             updated = await doc_store.update_doc(conn, doc, changes, via=via)
+            if updated["hub_id"] != doc["hub_id"]:  # its neighbours are in the new hub now
+                await graph_store.refresh_doc_edges(conn, doc_id, state.settings.edge_rule)
             slug = await hub_store.hub_slug(conn, updated["hub_id"])
     state.wake_worker()
     return JSONResponse(doc_json(request, updated, slug, owner_view=True))

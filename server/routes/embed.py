@@ -28,7 +28,7 @@ async def embed_doc(request: Request) -> Response:
     if not looks_like_id(doc_id):
         raise not_found("doc")
     try:
-        reports = await index_docs(state.db, _embedder(request), [doc_id])
+        reports = await index_docs(state.db, _embedder(request), [doc_id], state.settings.edge_rule)
     except EmbedderError as exc:
         raise Unavailable("embedder_failed", f"the embedder failed; the doc stays owed: {exc}") from None
     if reports.get(doc_id) is None:

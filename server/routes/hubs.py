@@ -1,25 +1,39 @@
-"""Hubs: create one, list its public docs and bundles (JSON, HTML, markdown index)."""
+"""Hubs: create one, list or unlist it, and its public docs and bundles (JSON, HTML with
+search, markdown index)."""
 
 from __future__ import annotations
 
+import math
 import re
+from html import escape
+from typing import Any
 
+from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from .. import recall as recall_sql
+from ..auth import require_hub_owner
 from ..errors import ApiError, Conflict, unknown_hub
 from ..negotiate import markdown_response, wants_markdown
-from ..render import summary
+from ..render import front_matter, plain_text, summary
 from ..store import hubs as hub_store
-from ..tokens import hash_token, new_token
 from ..templating import templates
-from ..validate import get_str, read_json
-from ..web import app_state, bundle_url, doc_url, hub_url
+from ..tokens import hash_token, new_token
+from ..validate import get_bool, get_str, query_int, read_json
+from ..web import app_state, base_url, bundle_url, doc_url, hub_url
+from .recall import answer, check_question
 
 SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
 FIELDS = ("slug",)
+PATCH_FIELDS = ("listed", "description")
 RESERVED = {"api", "raw", "hub", "b", "healthz", "static", "admin", "new", "login"}
+PAGE_SIZE = 50  # docs per hub page in the browser
+API_PAGE_SIZE = 200  # docs per page of GET /api/hub/{slug}, unless ?per_page= says otherwise
+MAX_PAGE_SIZE = 1000
+SEARCH_RESULTS = 10
+MAX_DESCRIPTION = 500
 
 
 async def create_hub(request: Request) -> Response:
@@ -37,25 +51,58 @@ async def create_hub(request: Request) -> Response:
     return JSONResponse({"slug": slug, "url": hub_url(request, slug), "owner_token": token}, status_code=201)
 
 
-async def load_hub(request: Request) -> dict:
-    """The hub's public contents, read as the public role."""
+async def update_hub(request: Request) -> Response:
+    """The owner lists the hub on the home page and /llms.txt (or unlists it), and gives it
+    the one-line description those show."""
+    state = app_state(request)
+    data = await read_json(request, fields=PATCH_FIELDS)
+    listed = get_bool(data, "listed")
+    description = get_str(data, "description", max_len=MAX_DESCRIPTION)
+    if description is not None:
+        description = " ".join(description.split())
+    async with state.db.owner.connection() as conn:
+        async with conn.transaction():
+            hub = await require_hub_owner(conn, request, request.path_params["slug"])
+            hub = await hub_store.update_hub(conn, hub["id"], listed=listed, description=description)
+    return JSONResponse({"slug": hub["slug"], "url": hub_url(request, hub["slug"]),
+                         "listed": hub["listed"], "description": hub["description"]})
+
+
+def _doc_entry(request: Request, d: dict[str, Any]) -> dict[str, Any]:
+    return {"id": d["id"], "title": d["title"], "url": doc_url(request, d["id"]),
+            "updated_at": d["updated_at"].isoformat(), "summary": summary(d["head"])}
+
+
+async def load_hub(request: Request, *, page: int = 1, per_page: int | None = None) -> dict[str, Any]:
+    """The hub's public contents, read as the public role: one page of docs (newest first)
+    or, with no `per_page`, all of them."""
     slug = request.path_params["slug"]
     async with app_state(request).db.public.connection() as conn:
         hub = await hub_store.find_hub(conn, slug)
         if hub is None:
             raise unknown_hub(slug)
-        docs, bundles = await hub_store.hub_contents(conn, hub["id"])
+        offset = (page - 1) * per_page if per_page else 0
+        docs, total, bundles = await hub_store.hub_contents(conn, hub["id"], limit=per_page, offset=offset)
+    pages = max(1, math.ceil(total / per_page)) if per_page else 1
     return {
-        "slug": slug, "url": hub_url(request, slug),
-        "docs": [{"id": d["id"], "title": d["title"], "url": doc_url(request, d["id"]),
-                  "updated_at": d["updated_at"].isoformat(), "summary": summary(d["head"])} for d in docs],
+        "slug": slug, "url": hub_url(request, slug), "description": hub["description"],
+        "listed": hub["listed"], "hub_id": hub["id"],
+        "docs": [_doc_entry(request, d) for d in docs],
         "bundles": [{"id": b["id"], "title": b["title"], "description": b["description"],
                      "url": bundle_url(request, b["id"])} for b in bundles],
+        "total_docs": total, "page": page, "pages": pages,
     }
 
 
-def hub_markdown(hub: dict) -> str:
-    lines = [f"# {hub['slug']}", "", f"Hub: {hub['url']}", ""]
+def hub_markdown(hub: dict[str, Any]) -> str:
+    """The hub as one markdown index an AI reads end to end: every public page, newest first."""
+    head = front_matter({"title": hub["slug"], "url": hub["url"], "description": hub["description"] or None,
+                         "pages": hub["total_docs"], "bundles": len(hub["bundles"]),
+                         "llms_txt": f"{hub['url']}/llms.txt"})
+    lines = [f"# {hub['slug']}", ""]
+    if hub["description"]:
+        lines += [f"> {hub['description']}", ""]
+    lines += [f"Hub: {hub['url']}", ""]
     if hub["bundles"]:
         lines += ["## Bundles", ""]
         lines += [f"- [{b['title']}]({b['url']})" + (f" — {b['description']}" if b["description"] else "")
@@ -64,11 +111,37 @@ def hub_markdown(hub: dict) -> str:
     lines += ["## Pages", ""]
     lines += [f"- [{d['title']}]({d['url']})" + (f" — {d['summary']}" if d["summary"] else "")
               for d in hub["docs"]]
-    return "\n".join(lines).rstrip() + "\n"
+    return head + "\n".join(lines).rstrip() + "\n"
 
 
 async def hub_api(request: Request) -> Response:
-    return JSONResponse(await load_hub(request))
+    page = query_int(request, "page", default=1, low=1, high=1_000_000)
+    per_page = query_int(request, "per_page", default=API_PAGE_SIZE, low=1, high=MAX_PAGE_SIZE)
+    hub = await load_hub(request, page=page, per_page=per_page)
+    hub.pop("hub_id")
+    hub["per_page"] = per_page
+    hub["next"] = (f"{base_url(request)}/api/hub/{hub['slug']}?page={page + 1}&per_page={per_page}"
+                   if page < hub["pages"] else None)
+    return JSONResponse(hub)
+
+
+def _marked(snippet: str) -> Markup:
+    """A headline as HTML: the text escaped, then its match marks turned into <mark>."""
+    return Markup(escape(snippet).replace(recall_sql.MARK_START, "<mark>").replace(recall_sql.MARK_END, "</mark>"))
+
+
+async def search(request: Request, hub: dict[str, Any], question: str) -> dict[str, Any]:
+    """The recall endpoint's answer for the search box, with highlighted snippets and
+    breadcrumbs."""
+    found = await answer(request, hub["slug"], check_question(question), k=SEARCH_RESULTS, level="chunk", hybrid=True)
+    async with app_state(request).db.public.connection() as conn:
+        snippets = await recall_sql.headlines(conn, question, [plain_text(r["markdown"]) for r in found["results"]])
+    results = []
+    for r, snippet in zip(found["results"], snippets):
+        crumbs = [part.strip() for part in r["heading_path"].split(" > ")]
+        results.append({"title": r["title"], "url": r["doc_url"], "sections": crumbs[1:],
+                        "snippet": _marked(snippet)})
+    return {"results": results, "mode": found["mode"], "vector_note": found.get("vector_note")}
 
 
 def _wants_digest(request: Request) -> bool:
@@ -85,29 +158,28 @@ async def _digest_response(request: Request) -> Response:
 
 
 async def hub_page(request: Request) -> Response:
-    if wants_markdown(request) and _wants_digest(request):
-        return await _digest_response(request)
-    hub = await load_hub(request)
     if wants_markdown(request):
-        return markdown_response(hub_markdown(hub))
+        return await hub_twin(request)
+    page = query_int(request, "page", default=1, low=1, high=1_000_000)
+    hub = await load_hub(request, page=page, per_page=PAGE_SIZE)
+    question = " ".join(request.query_params.get("q", "").split())
+    found = await search(request, hub, question) if question else None
     if app_state(request).settings.curation:
         from ..curation import reads
         from .curation import hub_digest
 
         _, concepts, _ = await hub_digest(request, hub["slug"])
-        hub_id = await _hub_id(request, hub["slug"])
         hub["concepts"] = [reads.concept_json(c) for c in concepts[:60]]
-        hub["suggestions"] = await reads.open_suggestions(app_state(request).db, hub_id,
+        hub["suggestions"] = await reads.open_suggestions(app_state(request).db, hub["hub_id"],
                                                           doc_url=lambda i: doc_url(request, i))
-    return templates.TemplateResponse(request, "hub.html", hub, headers={"Vary": "Accept"})
+    return templates.TemplateResponse(request, "hub.html", {
+        **hub, "q": question, "found": found, "twin_url": f"/hub/{hub['slug']}.md",
+    }, headers={"Vary": "Accept"})
 
 
-async def _hub_id(request: Request, slug: str) -> int:
-    async with app_state(request).db.public.connection() as conn:
-        return (await hub_store.find_hub(conn, slug))["id"]
-
-
-async def hub_raw(request: Request) -> Response:
+async def hub_twin(request: Request) -> Response:
+    """/hub/{slug}.md, /raw/hub/{slug} and Accept: text/markdown; ?digest=1 gives the concept
+    digest instead of the index."""
     if _wants_digest(request):
         return await _digest_response(request)
     return markdown_response(hub_markdown(await load_hub(request)))
@@ -116,6 +188,8 @@ async def hub_raw(request: Request) -> Response:
 routes = [
     Route("/api/hubs", create_hub, methods=["POST"]),
     Route("/api/hub/{slug}", hub_api, methods=["GET"]),
+    Route("/api/hub/{slug}", update_hub, methods=["PATCH"]),
+    Route("/hub/{slug}.md", hub_twin, methods=["GET"]),
     Route("/hub/{slug}", hub_page, methods=["GET"]),
-    Route("/raw/hub/{slug}", hub_raw, methods=["GET"]),
+    Route("/raw/hub/{slug}", hub_twin, methods=["GET"]),
 ]

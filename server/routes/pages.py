@@ -1,6 +1,9 @@
-"""Doc pages: HTML for people, markdown for AI fetchers (Accept: text/markdown or /raw/)."""
+"""Doc pages: HTML for people, markdown for AI fetchers (Accept: text/markdown, a `.md`
+suffix or /raw/), and the home page."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -9,11 +12,14 @@ from starlette.routing import Route
 from ..curation import reads as curation_reads
 from ..errors import ApiError
 from ..negotiate import markdown_response, wants_markdown
-from ..render import doc_markdown, markdown_to_html, page_body
+from ..render import doc_markdown, page_body, render_page
+from ..store import bundles as bundle_store
+from ..store import hubs as hub_store
+from ..store import links as link_store
 from ..store.docs import is_password_protected
 from ..templating import templates
 from ..tokens import looks_like_id
-from ..web import app_state, base_url, doc_url
+from ..web import app_state, base_url, bundle_url, doc_url, own_hosts
 from .docs import load_readable_doc
 
 
@@ -48,14 +54,31 @@ async def _password_protected(request: Request, doc_id: str) -> bool:
         return await is_password_protected(conn, doc_id)
 
 
+async def doc_context(request: Request, doc: dict[str, Any]) -> dict[str, Any]:
+    """What the doc page shows around the body: the public docs linking here, the public
+    bundles holding it (both read as the public role, so a private doc shows none)."""
+    async with app_state(request).db.public.connection() as conn:
+        _, inbound = await link_store.doc_cross_refs(conn, doc["id"], own_hosts(request))
+        bundles = await bundle_store.bundles_containing(conn, doc["id"])
+    return {
+        "linked_from": [{"title": d["title"], "url": doc_url(request, d["id"]), "hub": d["hub_slug"]}
+                        for d in inbound],
+        "bundles": [{"title": b["title"], "url": bundle_url(request, b["id"])} for b in bundles],
+    }
+
+
 async def _html_page(request: Request, doc: dict) -> Response:
     state = app_state(request)
     curation = await curation_view(request, doc)
     related = (await curation_reads.related(state.db, doc["id"], 5, doc_url=lambda i: doc_url(request, i))
                if curation is not None else [])
+    rendered = render_page(page_body(doc))
+    meta = doc.get("meta") or {}
     return templates.TemplateResponse(request, "doc.html", {
-        "doc": doc, "body_html": markdown_to_html(page_body(doc)),
-        "raw_url": f"/raw/{doc['id']}", "curation": curation, "related": related,
+        "doc": doc, "body_html": rendered.html, "toc": rendered.toc if len(rendered.toc) > 1 else (),
+        "curation": curation, "related": related,
+        "source_url": meta.get("url") if str(meta.get("url", "")).startswith(("http://", "https://")) else None,
+        "twin_url": f"/{doc['id']}.md", **await doc_context(request, doc),
     }, headers={"Vary": "Accept"})
 
 
@@ -86,10 +109,23 @@ async def doc_password_form(request: Request) -> Response:
     return await _html_page(request, doc)
 
 
+def home_markdown(request: Request, hubs: list[dict[str, Any]]) -> str:
+    base = base_url(request)
+    lines = ["# Memory.Wiki", "", "> Your AI memory, owned by you: every answer worth keeping becomes a markdown "
+             "page at a permanent URL that people read and edit and any AI can fetch.", "",
+             f"API base: {base}/api · index for AIs: {base}/llms.txt", "", "## Hubs", ""]
+    lines += [f"- [{h['slug']}]({base}/hub/{h['slug']}.md)" + (f": {h['description']}" if h["description"] else "")
+              for h in hubs] or ["No hub is listed yet."]
+    return "\n".join(lines) + "\n"
+
+
 async def home(request: Request) -> Response:
+    async with app_state(request).db.public.connection() as conn:
+        hubs = await hub_store.listed_hubs(conn)
     if wants_markdown(request):
-        return markdown_response(f"# Memory.Wiki\n\nAPI base: {base_url(request)}/api\n")
-    return templates.TemplateResponse(request, "home.html", {})
+        return markdown_response(home_markdown(request, hubs))
+    return templates.TemplateResponse(request, "home.html", {
+        "hubs": hubs, "base": base_url(request), "twin_url": "/llms.txt"}, headers={"Vary": "Accept"})
 
 
 async def favicon(request: Request) -> Response:
@@ -100,6 +136,7 @@ routes = [
     Route("/", home, methods=["GET"]),
     Route("/favicon.ico", favicon, methods=["GET"]),
     Route("/raw/{doc_id}", raw_doc, methods=["GET"]),
+    Route("/{doc_id}.md", raw_doc, methods=["GET"]),
     Route("/{doc_id}", doc_page, methods=["GET"]),
     Route("/{doc_id}", doc_password_form, methods=["POST"]),
 ]

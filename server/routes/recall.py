@@ -59,19 +59,28 @@ def _round(value: Any) -> Any:
     return round(value, 6) if isinstance(value, float) else value
 
 
+def check_question(question: str) -> str:
+    if len(question) > MAX_QUESTION:
+        raise ApiError(400, "question_too_long", f"'question' is longer than {MAX_QUESTION} characters")
+    return question
+
+
 async def recall_endpoint(request: Request) -> Response:
     state = app_state(request)
     slug = request.path_params["slug"]
     data = await read_json(request, state.settings.max_query_bytes, fields=FIELDS)
-    question = get_str(data, "question", required=True, allow_empty=False)
-    if len(question) > MAX_QUESTION:
-        raise ApiError(400, "question_too_long", f"'question' is longer than {MAX_QUESTION} characters")
+    question = check_question(get_str(data, "question", required=True, allow_empty=False))
     k = get_int(data, "k", default=5, low=1, high=50)
     level = get_str(data, "level", default="chunk")
     if level not in LEVELS:
         raise ApiError(400, "unknown_level", f"'level' must be one of {', '.join(LEVELS)}")
     hybrid = get_bool(data, "hybrid", default=True)  # the API, the CLI and MCP agree
+    return JSONResponse(await answer(request, slug, question, k=k, level=level, hybrid=hybrid))
 
+
+async def answer(request: Request, slug: str, question: str, *, k: int, level: str, hybrid: bool) -> dict[str, Any]:
+    """What the recall endpoint answers (the hub page's search box shows the same)."""
+    state = app_state(request)
     async with state.db.public.connection() as conn:
         hub = await find_hub(conn, slug)
     if hub is None:
@@ -115,7 +124,7 @@ async def recall_endpoint(request: Request) -> Response:
                             "vector": "ok" if qvec is not None else "unavailable", "results": results}
     if why_not:
         body["vector_note"] = why_not
-    return JSONResponse(body)
+    return body
 
 
 routes = [Route("/api/hub/{slug}/recall", recall_endpoint, methods=["POST"])]

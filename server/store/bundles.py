@@ -86,3 +86,16 @@ async def public_bundle(conn: psycopg.AsyncConnection, bundle_id: str) -> tuple[
         return None, []
     members = await (await conn.execute(MEMBERS, (bundle_id,))).fetchall()
     return bundle, members
+
+
+CONTAINING = """
+SELECT b.id, b.title, b.description
+FROM bundle_docs bd JOIN bundles b ON b.id = bd.bundle_id
+WHERE bd.doc_id = %s
+ORDER BY b.title, b.id
+"""
+
+
+async def bundles_containing(conn: psycopg.AsyncConnection, doc_id: str) -> list[dict[str, Any]]:
+    """The live bundles a doc is a member of (public pool: none for a private doc)."""
+    return await (await conn.execute(CONTAINING, (doc_id,))).fetchall()

@@ -17,6 +17,7 @@ from psycopg.types.json import Jsonb
 
 from ..tokens import new_id, source_hash
 from .chunks import sync_chunks
+from .links import sync_links
 
 DOC_COLUMNS = sql.SQL("""id, hub_id, title, markdown, source, meta, external_id, is_draft, deleted_at,
     password_hash, allowed_emails, edit_token_hash, source_hash, embedded_hash, version,
@@ -64,6 +65,7 @@ async def insert_doc(conn: psycopg.AsyncConnection, *, hub_id: int | None, title
         )).fetchone()
         if row is not None:
             await sync_chunks(conn, doc_id, hub_id, title, markdown)
+            await sync_links(conn, doc_id, markdown)
             await conn.execute(NOTIFY_OWED, (doc_id,))
             return row
     raise RuntimeError("could not allocate a doc id")
@@ -141,6 +143,8 @@ async def update_doc(conn: psycopg.AsyncConnection, current: dict[str, Any],
     )).fetchone()
     if {"title", "markdown", "hub_id"} & fields.keys():
         await sync_chunks(conn, row["id"], row["hub_id"], row["title"], row["markdown"])
+    if "markdown" in fields:
+        await sync_links(conn, row["id"], row["markdown"])
     if row["source_hash"] != current["source_hash"]:
         await conn.execute(NOTIFY_OWED, (row["id"],))
     return row

@@ -17,8 +17,35 @@ async def create_hub(conn: psycopg.AsyncConnection, slug: str, owner_token_hash:
 
 
 async def find_hub(conn: psycopg.AsyncConnection, slug: str) -> dict[str, Any] | None:
-    """{"id", "slug"} of the hub, or None. Reads only public columns, so either pool works."""
-    return await (await conn.execute("SELECT id, slug FROM hubs WHERE slug = %s", (slug,))).fetchone()
+    """{"id", "slug", "listed", "description"} of the hub, or None. Reads only public
+    columns, so either pool works."""
+    return await (await conn.execute(
+        "SELECT id, slug, listed, description FROM hubs WHERE slug = %s", (slug,))).fetchone()
+
+
+async def update_hub(conn: psycopg.AsyncConnection, hub_id: int, *, listed: bool | None,
+                     description: str | None) -> dict[str, Any]:
+    """Set what the owner changed (None: unchanged); the hub as it is now."""
+    return await (await conn.execute(
+        "UPDATE hubs SET listed = coalesce(%s, listed), description = coalesce(%s, description)"
+        " WHERE id = %s RETURNING id, slug, listed, description", (listed, description, hub_id),
+    )).fetchone()
+
+
+# The listed hubs with their public page counts (run on the public pool: the counts are of
+# what row-level security lets the public see).
+LISTED = """
+SELECT h.slug, h.description,
+       (SELECT count(*) FROM docs d WHERE d.hub_id = h.id) AS docs,
+       (SELECT max(d.updated_at) FROM docs d WHERE d.hub_id = h.id) AS updated_at
+FROM hubs h
+WHERE h.listed
+ORDER BY h.slug
+"""
+
+
+async def listed_hubs(conn: psycopg.AsyncConnection) -> list[dict[str, Any]]:
+    return await (await conn.execute(LISTED)).fetchall()
 
 
 async def is_owner(conn: psycopg.AsyncConnection, hub_id: int, token_hash: str) -> bool:
@@ -35,13 +62,16 @@ async def hub_slug(conn: psycopg.AsyncConnection, hub_id: int | None) -> str | N
     return row["slug"] if row else None
 
 
+# Newest first; the id breaks ties, so pages never repeat or skip a doc.
 HUB_DOCS = """
 SELECT d.id, d.title, d.updated_at, left(d.markdown, 2000) AS head
 FROM docs d
 WHERE d.hub_id = %s
-ORDER BY d.updated_at DESC
-LIMIT 1000
+ORDER BY d.updated_at DESC, d.id
+LIMIT %s OFFSET %s
 """
+
+HUB_DOC_COUNT = "SELECT count(*) AS n FROM docs d WHERE d.hub_id = %s"
 
 HUB_BUNDLES = """
 SELECT b.id, b.title, b.description, b.updated_at
@@ -51,9 +81,30 @@ ORDER BY b.updated_at DESC
 """
 
 
-async def hub_contents(conn: psycopg.AsyncConnection, hub_id: int) -> tuple[list[dict], list[dict]]:
-    """The hub's docs (newest first, with the head of their markdown) and bundles. Run on the
-    public pool, row-level security leaves only what the public may see."""
-    docs = await (await conn.execute(HUB_DOCS, (hub_id,))).fetchall()
+async def hub_contents(conn: psycopg.AsyncConnection, hub_id: int, *, limit: int | None = None,
+                       offset: int = 0) -> tuple[list[dict], int, list[dict]]:
+    """One page of the hub's docs (newest first, with the head of their markdown; all of them
+    when `limit` is None), how many docs it has, and its bundles. Run on the public pool,
+    row-level security leaves only what the public may see."""
+    docs = await (await conn.execute(HUB_DOCS, (hub_id, limit, offset))).fetchall()
+    total = (await (await conn.execute(HUB_DOC_COUNT, (hub_id,))).fetchone())["n"]
     bundles = await (await conn.execute(HUB_BUNDLES, (hub_id,))).fetchall()
-    return docs, bundles
+    return docs, total, bundles
+
+
+# The full text of every public doc, oldest first, a batch at a time (llms-full.txt).
+HUB_FULL_BATCH = """
+SELECT d.id, d.title, d.markdown, d.source, d.meta, d.created_at, d.updated_at
+FROM docs d
+WHERE d.hub_id = %(hub)s AND (d.created_at, d.id) > (%(after_at)s, %(after_id)s)
+ORDER BY d.created_at, d.id
+LIMIT %(limit)s
+"""
+
+
+async def hub_docs_batch(conn: psycopg.AsyncConnection, hub_id: int, after: tuple[Any, str] | None,
+                         limit: int = 100) -> list[dict[str, Any]]:
+    """The next `limit` public docs after `after` ((created_at, id) of the last one read)."""
+    after_at, after_id = after or ("-infinity", "")
+    return await (await conn.execute(HUB_FULL_BATCH, {"hub": hub_id, "after_at": after_at,
+                                                      "after_id": after_id, "limit": limit})).fetchall()

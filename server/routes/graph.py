@@ -1,0 +1,92 @@
+"""The hub graph: JSON for programs, an SVG page for people, markdown for AIs. Everything is
+read as the public role, so private docs are neither nodes nor the end of any edge."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ..errors import unknown_hub
+from ..graphview import clusters, picture
+from ..negotiate import markdown_response, wants_markdown
+from ..store import graph as graph_store
+from ..store import hubs as hub_store
+from ..templating import templates
+from ..web import app_state, doc_url, hub_url
+
+
+async def load_graph(request: Request) -> dict[str, Any]:
+    slug = request.path_params["slug"]
+    async with app_state(request).db.public.connection() as conn:
+        hub = await hub_store.find_hub(conn, slug)
+        if hub is None:
+            raise unknown_hub(slug)
+        nodes, edges = await graph_store.hub_graph(conn, hub["id"])
+    weighted = [(e["source"], e["target"], round(1.0 - float(e["distance"]), 4)) for e in edges]
+    cluster_of = clusters([n["id"] for n in nodes], weighted)
+    return {
+        "hub": slug, "url": hub_url(request, slug),
+        "max_distance": app_state(request).settings.graph_max_distance,
+        "nodes": [{"id": n["id"], "title": n["title"], "url": doc_url(request, n["id"]),
+                   "size": n["chars"], "cluster": cluster_of[n["id"]]} for n in nodes],
+        "edges": [{"source": a, "target": b, "weight": w} for a, b, w in weighted],
+    }
+
+
+def graph_markdown(graph: dict[str, Any]) -> str:
+    """Clusters of related pages, then every edge: what the picture shows, for an AI."""
+    titles = {n["id"]: n["title"] for n in graph["nodes"]}
+    groups: dict[int, list[dict[str, Any]]] = {}
+    for n in graph["nodes"]:
+        groups.setdefault(n["cluster"], []).append(n)
+    lines = [f"# {graph['hub']}: graph", "",
+             f"> Pages of the hub {graph['hub']} grouped by meaning: pages whose cosine distance is below "
+             f"{graph['max_distance']} are neighbours; clusters are communities of neighbours.", ""]
+    for number, members in sorted(groups.items()):
+        if len(members) < 2:
+            continue
+        lines += [f"## Cluster {number + 1}", ""]
+        lines += [f"- [{n['title']}]({n['url']})" for n in members]
+        lines.append("")
+    loners = [n for members in groups.values() if len(members) == 1 for n in members]
+    if loners:
+        lines += ["## Pages with no close neighbour", ""] + [f"- [{n['title']}]({n['url']})" for n in loners] + [""]
+    if graph["edges"]:
+        lines += ["## Neighbours", ""]
+        lines += [f"- {titles[e['source']]} ↔ {titles[e['target']]} (similarity {e['weight']})" for e in graph["edges"]]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+async def graph_api(request: Request) -> Response:
+    graph = await load_graph(request)
+    graph.pop("max_distance")
+    return JSONResponse(graph)
+
+
+async def graph_twin(request: Request) -> Response:
+    return markdown_response(graph_markdown(await load_graph(request)))
+
+
+async def graph_page(request: Request) -> Response:
+    if wants_markdown(request):
+        return await graph_twin(request)
+    graph = await load_graph(request)
+    groups: dict[int, list[dict[str, Any]]] = {}
+    for n in graph["nodes"]:
+        groups.setdefault(n["cluster"], []).append(n)
+    return templates.TemplateResponse(request, "graph.html", {
+        "slug": graph["hub"], "graph": graph, "picture": picture(graph),
+        "groups": sorted((number, members) for number, members in groups.items() if len(members) > 1),
+        "loners": [m for members in groups.values() if len(members) == 1 for m in members],
+        "twin_url": f"/hub/{graph['hub']}/graph.md",
+    }, headers={"Vary": "Accept"})
+
+
+routes = [
+    Route("/api/hub/{slug}/graph", graph_api, methods=["GET"]),
+    Route("/hub/{slug}/graph.md", graph_twin, methods=["GET"]),
+    Route("/hub/{slug}/graph", graph_page, methods=["GET"]),
+]

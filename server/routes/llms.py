@@ -1,0 +1,106 @@
+"""llms.txt for AIs (the llms.txt convention: an H1 name, a blockquote summary, H2 sections of
+`[name](url): note` links, and an `## Optional` section an AI may skip).
+
+`/llms.txt` names the listed hubs; `/hub/{slug}/llms.txt` links every public page and bundle
+of a hub to its markdown twin; `/hub/{slug}/llms-full.txt` is all of those pages in one file,
+streamed a batch at a time so a large hub never sits in memory. All of it is read as the
+public role.
+"""
+
+from __future__ import annotations
+
+from typing import Any, AsyncIterator
+
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+from ..errors import unknown_hub
+from ..negotiate import MARKDOWN, markdown_response
+from ..render import member_body
+from ..store import hubs as hub_store
+from ..web import app_state, base_url, doc_url
+from .hubs import load_hub
+
+FULL_BATCH = 100
+
+
+def _note(text: str) -> str:
+    return f": {' '.join(text.split())}" if text and text.strip() else ""
+
+
+async def site_llms(request: Request) -> Response:
+    base = base_url(request)
+    async with app_state(request).db.public.connection() as conn:
+        hubs = await hub_store.listed_hubs(conn)
+    lines = ["# Memory.Wiki", "",
+             "> An AI-memory hub: markdown pages at permanent URLs, grouped into hubs and bundles. "
+             "Every page is markdown at its URL plus `.md`; each hub has its own llms.txt.", "",
+             f"This server lists {len(hubs)} hub{'' if len(hubs) == 1 else 's'}. Ask a hub a question with "
+             f"`POST {base}/api/hub/<slug>/recall` and a JSON body `{{\"question\": \"...\"}}`.", "",
+             "## Hubs", ""]
+    lines += [f"- [{h['slug']}]({base}/hub/{h['slug']}/llms.txt)"
+              + _note(h["description"] or f"{h['docs']} public page{'' if h['docs'] == 1 else 's'}")
+              for h in hubs]
+    lines += ["", "## Optional", "",
+              f"- [Hub indexes]({base}/hub/<slug>.md): a hub's pages and bundles as one markdown index",
+              f"- [Home]({base}/): the same list of hubs for people"]
+    return markdown_response("\n".join(lines) + "\n")
+
+
+def hub_llms_text(request: Request, hub: dict[str, Any]) -> str:
+    url = hub["url"]
+    summary = hub["description"] or (f"The public pages of the Memory.Wiki hub {hub['slug']}, "
+                                      f"each as markdown at its URL plus .md.")
+    lines = [f"# {hub['slug']}", "", f"> {' '.join(summary.split())}", "",
+             f"{hub['total_docs']} public page{'' if hub['total_docs'] == 1 else 's'}, newest first. "
+             f"To ask this hub a question: `POST {base_url(request)}/api/hub/{hub['slug']}/recall` "
+             "with `{\"question\": \"...\"}`.", ""]
+    if hub["bundles"]:
+        lines += ["## Bundles", ""]
+        lines += [f"- [{b['title']}]({b['url']}.md){_note(b['description'])}" for b in hub["bundles"]]
+        lines.append("")
+    lines += ["## Pages", ""]
+    lines += [f"- [{d['title']}]({d['url']}.md){_note(d['summary'])}" for d in hub["docs"]]
+    lines += ["", "## Optional", "",
+              f"- [All pages in one file]({url}/llms-full.txt): every public page's full markdown",
+              f"- [Markdown index]({url}.md): the hub as one index with front matter",
+              f"- [Graph]({base_url(request)}/api/hub/{hub['slug']}/graph): semantic neighbours as JSON"]
+    return "\n".join(lines) + "\n"
+
+
+async def hub_llms(request: Request) -> Response:
+    return markdown_response(hub_llms_text(request, await load_hub(request)))
+
+
+async def hub_llms_full(request: Request) -> Response:
+    state = app_state(request)
+    slug = request.path_params["slug"]
+    async with state.db.public.connection() as conn:
+        hub = await hub_store.find_hub(conn, slug)
+    if hub is None:
+        raise unknown_hub(slug)
+
+    async def pages() -> AsyncIterator[str]:
+        yield (f"# {slug}\n\n> Every public page of the hub {slug} in full, oldest first: each under its own "
+               "`## Title`, its headings one level down.\n")
+        after = None
+        while True:
+            async with state.db.public.connection() as conn:
+                batch = await hub_store.hub_docs_batch(conn, hub["id"], after, FULL_BATCH)
+            for doc in batch:
+                url = doc_url(request, doc["id"])
+                yield (f"\n---\n\n## {' '.join(doc['title'].split())}\n\n<{url}> · updated "
+                       f"{doc['updated_at'].date().isoformat()}\n\n{member_body(doc).strip()}\n")
+            if len(batch) < FULL_BATCH:
+                return
+            after = (batch[-1]["created_at"], batch[-1]["id"])
+
+    return StreamingResponse(pages(), media_type=MARKDOWN, headers={"Vary": "Accept"})
+
+
+routes = [
+    Route("/llms.txt", site_llms, methods=["GET"]),
+    Route("/hub/{slug}/llms.txt", hub_llms, methods=["GET"]),
+    Route("/hub/{slug}/llms-full.txt", hub_llms_full, methods=["GET"]),
+]
