@@ -180,3 +180,19 @@ def chat_server(chat_server_session):
     chat_server_session.reset()
     yield chat_server_session
     chat_server_session.reset()
+# Debian's chromium, driven by Playwright (never `playwright install`: nothing is downloaded).
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--no-first-run"]
+
+
+@pytest.fixture(scope="module")
+def browser(chromium):
+    """A headless Chromium under Playwright for one test module (module scope: Playwright's
+    own event loop is gone before another module's async tests run)."""
+    from playwright.sync_api import sync_playwright
+
+    playwright = sync_playwright().start()
+    instance = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
+    yield instance
+    instance.close()
+    playwright.stop()

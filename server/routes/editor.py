@@ -1,0 +1,74 @@
+"""The editor: /new and /{id}/edit, and the preview it renders through the page renderer.
+
+Saving goes through the docs API from the page's script (static/editor.js), with the edit
+token the browser keeps in local storage or a hub's owner token, never a cookie: so no
+other site can make a browser save anything here. The page itself shows a public doc's text
+without script; a private doc's text is fetched by the script with its token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ..errors import not_found
+from ..render import page_body, render_page
+from ..store import docs as doc_store
+from ..templating import templates
+from ..tokens import looks_like_id
+from ..validate import get_str, read_json
+from ..web import app_state
+
+RENDER_FIELDS = ("markdown",)
+# The preview renders off the event loop: a 10,000-row table must not stall other requests.
+RENDER_IN_THREAD_CHARS = 20_000
+
+
+async def render_preview(request: Request) -> Response:
+    """The HTML a page shows for this markdown (the same renderer, so the preview is exact)."""
+    data = await read_json(request, fields=RENDER_FIELDS)
+    markdown = get_str(data, "markdown", required=True)
+    if len(markdown) > RENDER_IN_THREAD_CHARS:
+        rendered = await asyncio.to_thread(render_page, markdown)
+    else:
+        rendered = render_page(markdown)
+    return JSONResponse({"html": rendered.html,
+                         "toc": [{"level": lvl, "id": anchor, "text": text} for lvl, anchor, text in rendered.toc]})
+
+
+def _editor(request: Request, **context) -> Response:
+    settings = app_state(request).settings
+    return templates.TemplateResponse(request, "editor.html", {
+        "autosave": settings.autosave_seconds, "max_chars": settings.max_body_bytes, **context})
+
+
+async def new_page(request: Request) -> Response:
+    return _editor(request, doc=None, hub=request.query_params.get("hub", ""), preview="", twin_url=None)
+
+
+async def edit_page(request: Request) -> Response:
+    doc_id = request.path_params["doc_id"]
+    if not looks_like_id(doc_id):
+        raise not_found("doc")
+    state = app_state(request)
+    async with state.db.public.connection() as conn:
+        public = await doc_store.public_doc(conn, doc_id)
+    if public is None:
+        async with state.db.owner.connection() as conn:
+            if await doc_store.find_doc(conn, doc_id) is None:
+                raise not_found("doc")
+        # private: the script fetches it with the browser's token; nothing of it is shown here
+        return _editor(request, doc={"id": doc_id, "private": True}, hub="", preview="", twin_url=None)
+    body = page_body(public)
+    return _editor(request, doc={**public, "body": body, "private": False}, hub=public["hub_slug"] or "",
+                   preview=render_page(body).html, twin_url=f"/{doc_id}.md")
+
+
+routes = [
+    Route("/api/render", render_preview, methods=["POST"]),
+    Route("/new", new_page, methods=["GET"]),
+    Route("/{doc_id}/edit", edit_page, methods=["GET"]),
+]
