@@ -180,6 +180,8 @@ def chat_server(chat_server_session):
     chat_server_session.reset()
     yield chat_server_session
     chat_server_session.reset()
+
+
 # Debian's chromium, driven by Playwright (never `playwright install`: nothing is downloaded).
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                   "--disable-component-update", "--no-first-run"]
