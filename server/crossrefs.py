@@ -9,9 +9,10 @@ another site's; the ids are checked against the docs table only when read.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from functools import lru_cache
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 from markdown_it import MarkdownIt
 
@@ -39,7 +40,7 @@ def link_target(href: str) -> tuple[str, str] | None:
     if parts.scheme or parts.netloc:
         host, path = parts.netloc.lower(), parts.path or "/"
     else:
-        host, path = "", urlsplit(urljoin("/", parts.path)).path
+        host, path = "", posixpath.normpath("/" + parts.path.lstrip("/")) if parts.path else ""
     match = _DOC_PATH.match(path)
     return (match.group(1), host) if match else None
 

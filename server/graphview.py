@@ -72,6 +72,8 @@ def _layout(node_ids: tuple[str, ...], edges: tuple[tuple[str, str, float], ...]
 
 def picture(graph: dict[str, Any]) -> Picture:
     """Place the graph's nodes (the MAX_DRAWN best connected) in the SVG's box."""
+    if not graph["nodes"]:
+        return Picture((), (), (), 0)
     degree: dict[str, int] = {n["id"]: 0 for n in graph["nodes"]}
     for e in graph["edges"]:
         degree[e["source"]] += 1
@@ -81,8 +83,6 @@ def picture(graph: dict[str, Any]) -> Picture:
     edges = tuple(sorted((e["source"], e["target"], e["weight"]) for e in graph["edges"]
                          if e["source"] in keep and e["target"] in keep))
     pos = _layout(tuple(sorted(keep)), edges)
-    if not pos:
-        return Picture((), (), (), len(graph["nodes"]))
     xs, ys = [p[0] for p in pos.values()], [p[1] for p in pos.values()]
     span_x, span_y = (max(xs) - min(xs)) or 1.0, (max(ys) - min(ys)) or 1.0
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import psycopg
 import pytest
@@ -19,6 +20,13 @@ PUBLIC_WORD = "echidna"
 ALL_WORDS = " ".join([*SECRETS.values(), PUBLIC_WORD])
 
 
+@pytest.fixture
+def settings(settings):
+    """Every doc here a graph neighbour of every other (the test embedder puts these texts
+    further apart than the default 0.42), so the graph has private edges to hide."""
+    return replace(settings, graph_max_distance=0.99)
+
+
 def doc_body(word):
     return f"# About {word}\n\nThe {word} notes: {word} habitat, {word} diet.\n\n## More {word}\n\n{word} facts.\n"
 
@@ -28,19 +36,24 @@ def world(client):
     r = client.post("/api/hubs", json={"slug": "priv"})
     owner = {"Authorization": f"Bearer {r.json()['owner_token']}"}
 
-    def create(title, word, **extra):
-        r = client.post("/api/docs", json={"title": title, "markdown": doc_body(word), "hub": "priv", **extra},
+    def create(title, word, link_to=None, **extra):
+        body = doc_body(word) + (f"\nSee [the public notes](/{link_to}).\n" if link_to else "")
+        r = client.post("/api/docs", json={"title": title, "markdown": body, "hub": "priv", **extra},
                         headers=owner)
         assert r.status_code == 201, r.text
         return r.json()
 
+    public = create(f"Public {PUBLIC_WORD}", PUBLIC_WORD)
     docs = {
-        "public": create(f"Public {PUBLIC_WORD}", PUBLIC_WORD),
-        "draft": create(f"Draft {SECRETS['draft']}", SECRETS["draft"], is_draft=True),
-        "password": create(f"Locked {SECRETS['password']}", SECRETS["password"], password="hunter2"),
+        "public": public,
+        "draft": create(f"Draft {SECRETS['draft']}", SECRETS["draft"], public["id"], is_draft=True),
+        "password": create(f"Locked {SECRETS['password']}", SECRETS["password"], public["id"], password="hunter2"),
         "email": create(f"Emails {SECRETS['email']}", SECRETS["email"], allowed_emails=["Ann@Example.com"]),
-        "deleted": create(f"Deleted {SECRETS['deleted']}", SECRETS["deleted"]),
+        "deleted": create(f"Deleted {SECRETS['deleted']}", SECRETS["deleted"], public["id"]),
     }
+    # three private docs link to the public one: cross-references that must not show (links from
+    # a public doc to one made private later: tests/test_web_privacy.py)
+    assert client.patch("/api/hub/priv", json={"listed": True}, headers=owner).status_code == 200
     r = client.post("/api/bundles", json={
         "hub": "priv", "title": "Everything", "description": "all the animals",
         "doc_ids": [d["id"] for d in docs.values()]}, headers=owner)
@@ -49,6 +62,11 @@ def world(client):
     assert client.delete(f"/api/docs/{docs['deleted']['id']}", headers=owner).status_code == 200
     wait_indexed(client, [d["id"] for d in docs.values()], bundle_ids=[bundle_id])
     return {"owner": owner, "docs": docs, "bundle": bundle_id}
+
+
+# reads that list no doc of the hub: recall of bundles, cross-references (the public doc links
+# only to private ones), the hub listings
+NOT_NAMING_DOCS = {"recall bundle hybrid=False", "recall bundle hybrid=True", "cross-refs hub", "home", "llms.txt"}
 
 
 def private_ids(world):
@@ -73,9 +91,22 @@ def public_reads(client, world):
                             json={"question": ALL_WORDS, "level": level, "hybrid": hybrid, "k": 50})
             assert r.status_code == 200, r.text
             reads.append((f"recall {level} hybrid={hybrid}", r.text))
+    public_id = world["docs"]["public"]["id"]
     for label, url, headers in [
         ("hub json", "/api/hub/priv", {}),
         ("hub html", "/hub/priv", {"Accept": "text/html"}),
+        ("hub search", "/hub/priv?q=notes+habitat+diet+facts", {"Accept": "text/html"}),
+        ("hub twin", "/hub/priv.md", {}),
+        ("hub llms.txt", "/hub/priv/llms.txt", {}),
+        ("hub llms-full.txt", "/hub/priv/llms-full.txt", {}),
+        ("graph json", "/api/hub/priv/graph", {}),
+        ("graph html", "/hub/priv/graph", {"Accept": "text/html"}),
+        ("graph markdown", "/hub/priv/graph.md", {}),
+        ("doc page", f"/{public_id}", {"Accept": "text/html"}),
+        ("cross-refs doc", f"/api/social/cross-refs?doc={public_id}", {}),
+        ("cross-refs hub", "/api/social/cross-refs?hub=priv", {}),
+        ("home", "/", {"Accept": "text/html"}),
+        ("llms.txt", "/llms.txt", {}),
         ("hub markdown", "/hub/priv", {"Accept": "text/markdown"}),
         ("hub raw", "/raw/hub/priv", {}),
         ("bundle html", f"/b/{bundle}", {"Accept": "text/html"}),
@@ -83,7 +114,9 @@ def public_reads(client, world):
         ("bundle raw", f"/raw/b/{bundle}", {}),
     ]:
         r = client.get(url, headers=headers)
-        assert r.status_code == 200, (label, r.text)
+        # the public doc itself is 404 while a test has made it private
+        assert r.status_code == 200 or (r.status_code in (401, 404) and label.startswith(("doc page", "cross-refs doc"))), (
+            label, r.text)
         reads.append((label, r.text))
     return reads
 
@@ -96,8 +129,13 @@ def test_private_docs_are_invisible_to_every_public_read(client, world):
     # the public doc does show up everywhere, so the reads above were looking at real data
     public_id = world["docs"]["public"]["id"]
     for label, text in reads:
-        if label != "recall bundle hybrid=False" and label != "recall bundle hybrid=True":
+        if label not in NOT_NAMING_DOCS:
             assert public_id in text, label
+    # and the private docs are linked and graphed in the database: the gates hide them
+    with psycopg.connect(client.app.state.mw.settings.database_url) as conn:
+        assert conn.execute("SELECT count(*) FROM links WHERE target = %s", (public_id,)).fetchone()[0] == 3
+        assert conn.execute("SELECT count(*) FROM doc_edges WHERE %s IN (source, target)",
+                            (public_id,)).fetchone()[0] > 0
     assert "Everything" in texts["recall bundle hybrid=False"]
     # the bundle lists its public member only, in its reading order
     assert texts["bundle raw"].count("\n---\n\n## ") == 1  # one member section after the reading order
@@ -203,7 +241,8 @@ def test_public_doc_made_private_disappears_and_comes_back(client, world, change
     def visible():
         seen = {}
         for label, text in public_reads(client, world):
-            seen[label] = doc_id in text or PUBLIC_WORD in text.lower()
+            if label not in NOT_NAMING_DOCS and label != "cross-refs doc":
+                seen[label] = doc_id in text or PUBLIC_WORD in text.lower()
         for url in (f"/api/docs/{doc_id}", f"/raw/{doc_id}"):
             seen[url] = client.get(url).status_code == 200
         return seen

@@ -42,6 +42,8 @@ ENDPOINTS = [
      ["url", "title", "hub", "is_draft", "source", "dedupe"]),
     ("POST", "/api/hub/main/suggestions/{suggestion}/accept", "owner", {"title": "t"}, ["title", "description"]),
     ("POST", "/api/bundles/suggest", None, {"hub": "main", "intent": "narwhal"}, ["hub", "intent", "k"]),
+    ("PATCH", "/api/hub/main", "owner", {"listed": True}, ["listed", "description"]),
+    ("POST", "/api/render", None, {"markdown": "# x"}, ["markdown"]),
 ]
 # Routes that take no JSON body: multipart uploads, the password form, explicit re-embedding.
 NOT_JSON = {("POST", "/api/capture/file"), ("POST", "/api/import/{kind}"), ("POST", "/{doc_id}"),
@@ -65,7 +67,7 @@ def test_every_json_endpoint_is_covered_here():
               for method in (route.methods or ()) if method in ("POST", "PATCH", "PUT")}
     covered = {(method, path.replace("{doc}", "{doc_id}").replace("{loose}", "{doc_id}")
                 .replace("{bundle}", "{bundle_id}").replace("{suggestion}", "{suggestion_id}")
-                .replace("/main/", "/{slug}/"))
+                .replace("/hub/main", "/hub/{slug}"))
                for method, path, *_ in ENDPOINTS}
     assert routes - NOT_JSON == covered
 
