@@ -87,6 +87,7 @@ class Client:
         files: Any = None,
         headers: dict[str, str] | None = None,
         accept: str | None = "application/json",
+        params: dict[str, Any] | None = None,
     ) -> httpx.Response:
         hdrs: dict[str, str] = {}
         if accept:
@@ -96,7 +97,7 @@ class Client:
         if headers:
             hdrs.update(headers)
         try:
-            resp = self._http.request(method, path, json=json, data=data, files=files, headers=hdrs)
+            resp = self._http.request(method, path, json=json, data=data, files=files, headers=hdrs, params=params)
         except httpx.ConnectError:
             raise MemoryWikiError(not_running_message(self.base_url)) from None
         except httpx.TimeoutException:
@@ -124,7 +125,21 @@ class Client:
         return self.json("POST", "/api/hubs", json={"slug": slug})
 
     def get_hub(self, slug: str, token: str | None = None) -> dict:
-        return self.json("GET", f"/api/hub/{seg(slug)}", token=token)
+        """The hub with all of its public docs: the server pages them, this follows `next`."""
+        hub = self.json("GET", f"/api/hub/{seg(slug)}", token=token)
+        docs = list(hub.get("docs") or [])
+        page = hub
+        while page.get("next"):
+            page = self.json("GET", f"/api/hub/{seg(slug)}", token=token,
+                             params={"page": page["page"] + 1, "per_page": page["per_page"]})
+            docs += page.get("docs") or []
+        hub["docs"] = docs
+        hub.pop("next", None)
+        return hub
+
+    def set_hub(self, slug: str, body: dict, token: str | None) -> dict:
+        """List or unlist a hub on the home page and /llms.txt, or set its description."""
+        return self.json("PATCH", f"/api/hub/{seg(slug)}", json=body, token=token)
 
     def raw_hub(self, slug: str, token: str | None = None) -> str:
         return self.request("GET", f"/raw/hub/{seg(slug)}", token=token, accept="text/markdown").text

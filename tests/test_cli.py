@@ -115,6 +115,29 @@ def test_hub_show_and_list(env):
     assert missing.exit_code == 1 and missing.stderr.startswith("error: ")
 
 
+def test_hub_set_lists_the_hub_on_the_home_page(env):
+    s = make_hub(env)
+    assert s not in httpx.get(f"{env.url}/llms.txt").text  # unlisted until its owner lists it
+    result = run("hub", "set", "--listed", "--description", "Notes on boats")
+    assert result.stdout.strip() == f"{env.url}/hub/{s}" and "is listed" in result.stderr
+    assert f"- [{s}]({env.url}/hub/{s}/llms.txt): Notes on boats" in httpx.get(f"{env.url}/llms.txt").text
+    run("hub", "set", s, "--unlisted")
+    assert s not in httpx.get(f"{env.url}/llms.txt").text
+    nothing = run("hub", "set", ok=False)
+    assert nothing.exit_code == 1 and nothing.stderr.startswith("error: nothing to set")
+
+
+def test_list_follows_the_pages_of_a_large_hub(env):
+    s = make_hub(env)
+    token = config(env)["hubs"][s]["owner_token"]
+    with httpx.Client(base_url=env.url, headers={"Authorization": f"Bearer {token}"}) as http:
+        for i in range(205):  # the API pages docs by 200
+            assert http.post("/api/docs", json={"hub": s, "title": f"Note {i}", "markdown": f"n{i}"}).status_code == 201
+    assert httpx.get(f"{env.url}/api/hub/{s}").json()["next"]
+    lines = run("list").stdout.strip().splitlines()
+    assert len(lines) == 205 and len({line.split("\t")[0] for line in lines}) == 205
+
+
 def test_hub_use_stores_a_token_the_user_already_holds(env):
     """The README's path: a hub claimed with curl (token in the shell), then used from the CLI."""
     s = slug()

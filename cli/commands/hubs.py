@@ -1,4 +1,4 @@
-"""`memorywiki hub create | show | use` and `memorywiki list`."""
+"""`memorywiki hub create | show | use | set` and `memorywiki list`."""
 
 from __future__ import annotations
 
@@ -119,6 +119,33 @@ def hub_show(
         output.print_json(data)
     else:
         output.render_hub(data)
+
+
+@hub_app.command("set")
+def hub_set(
+    ctx: typer.Context,
+    slug: Annotated[Optional[str], typer.Argument(metavar="SLUG", help="Hub slug (default: the config's default hub).")] = None,
+    listed: Annotated[Optional[bool], typer.Option(
+        "--listed/--unlisted", help="Show the hub on the server's home page and /llms.txt, or not.")] = None,
+    description: Annotated[Optional[str], typer.Option(
+        "--description", metavar="TEXT", help="One line saying what the hub holds (home page, llms.txt).")] = None,
+    url: ServerOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List or unlist a hub (a hub is unlisted until its owner lists it), or describe it."""
+    if listed is None and description is None:
+        raise MemoryWikiError("nothing to set: give --listed, --unlisted or --description")
+    st = state(ctx)
+    cfg = st.config
+    hub = cfg.require_hub(slug)
+    body = {k: v for k, v in (("listed", listed), ("description", description)) if v is not None}
+    with st.client(url) as client:
+        data = client.set_hub(hub, body, token=cfg.hub_token(hub))
+    if as_json:
+        output.print_json(data)
+    else:
+        sys.stdout.write(f"{data.get('url') or hub}\n")
+        output.note(f"{hub} is {'listed on the home page and /llms.txt' if data.get('listed') else 'unlisted'}")
 
 
 def list_cmd(ctx: typer.Context, hub: HubOpt = None, url: ServerOpt = None, as_json: JsonOpt = False) -> None:
