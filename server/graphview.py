@@ -16,7 +16,7 @@ import networkx as nx
 
 SEED = 7
 PALETTE = 8  # cluster colours in the stylesheet: .c0 ... .c7 (c7 is grey: loners)
-WIDTH, HEIGHT, MARGIN = 1000, 680, 40
+WIDTH, HEIGHT, MARGIN = 1000, 680, 70
 MAX_DRAWN = 300  # nodes in the picture; the JSON always has them all
 LABELS = 30  # the best-connected nodes get a visible label; every node has a tooltip
 
@@ -45,6 +45,11 @@ class Drawn:
     r: float
     colour: int
     label: bool
+
+    @property
+    def label_left(self) -> bool:
+        """Near the right edge the label goes on the node's left, inside the picture."""
+        return self.x > WIDTH - 220
 
 
 @dataclass(frozen=True)

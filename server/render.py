@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from dataclasses import dataclass
@@ -25,12 +26,14 @@ RESERVED_IDS = frozenset({"main", "toc", "content", "search", "results"})
 TOC_LEVELS = (1, 2, 3)
 # A page's rendered HTML is kept by its text: a 10,000-row table costs its parse once.
 RENDER_CACHE = 256
+# Past this a code block stays plain text: colouring 20,000 lines takes seconds and helps nobody.
+HIGHLIGHT_MAX_CHARS = 50_000
 
 
 def _highlight(code: str, lang: str, _attrs: str) -> str:
     """Pygments, server-side, with CSS classes (the stylesheet holds the colours; no inline
     styles). An unknown or missing language stays plain, escaped text."""
-    if not lang:
+    if not lang or len(code) > HIGHLIGHT_MAX_CHARS:
         return ""
     try:
         lexer = get_lexer_by_name(lang.strip().lower())
@@ -83,6 +86,17 @@ def render_page(markdown: str) -> Rendered:
             text = inline_text(inline.children or []).strip()
             toc.append((int(opening.tag[1]), str(opening.attrGet("id")), text))
     return Rendered(md.renderer.render(tokens, md.options, env), tuple(toc))
+
+
+# Longer texts render in a worker thread, so a 10,000-row table never stalls other requests.
+OFF_LOOP_CHARS = 20_000
+
+
+async def render(markdown: str) -> Rendered:
+    """render_page, off the event loop for a long text."""
+    if len(markdown) > OFF_LOOP_CHARS:
+        return await asyncio.to_thread(render_page, markdown)
+    return render_page(markdown)
 
 
 @lru_cache(maxsize=RENDER_CACHE)

@@ -80,6 +80,17 @@ def test_bench_micro_smoke(smoke_env):
     ]
 
 
+@pytest.mark.slow
+def test_bench_pages_smoke(smoke_env, tmp_path):
+    proc = bench("bench.pages", "--smoke", "--out", str(tmp_path), env=smoke_env)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    text = (tmp_path / "pages.md").read_text()
+    assert "| 1,000-row table | " in text and "| 500-deep nested list | " in text
+    weights = [line.split(" | ")[0] for line in text.splitlines() if line.startswith("| /")]
+    assert weights == ["| /", "| /hub/field-notes", "| /hub/field-notes?q=how+do+I+roll+back+the+upgrade", "| /{doc}",
+                       "| /b/{bundle}", "| /{doc}/edit", "| /new", "| /hub/field-notes/graph"]
+
+
 @pytest.mark.parametrize("args, missing", [
     (("bench", "all"), ("scifact.zip", "snap-research/locomo")),
     (("bench", "quality"), ("scifact.zip",)),

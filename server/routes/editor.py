@@ -8,14 +8,12 @@ without script; a private doc's text is fetched by the script with its token.
 
 from __future__ import annotations
 
-import asyncio
-
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..errors import not_found
-from ..render import page_body, render_page
+from ..render import page_body, render
 from ..store import docs as doc_store
 from ..templating import templates
 from ..tokens import looks_like_id
@@ -23,18 +21,13 @@ from ..validate import get_str, read_json
 from ..web import app_state
 
 RENDER_FIELDS = ("markdown",)
-# The preview renders off the event loop: a 10,000-row table must not stall other requests.
-RENDER_IN_THREAD_CHARS = 20_000
 
 
 async def render_preview(request: Request) -> Response:
     """The HTML a page shows for this markdown (the same renderer, so the preview is exact)."""
     data = await read_json(request, fields=RENDER_FIELDS)
     markdown = get_str(data, "markdown", required=True)
-    if len(markdown) > RENDER_IN_THREAD_CHARS:
-        rendered = await asyncio.to_thread(render_page, markdown)
-    else:
-        rendered = render_page(markdown)
+    rendered = await render(markdown)
     return JSONResponse({"html": rendered.html,
                          "toc": [{"level": lvl, "id": anchor, "text": text} for lvl, anchor, text in rendered.toc]})
 
@@ -64,7 +57,7 @@ async def edit_page(request: Request) -> Response:
         return _editor(request, doc={"id": doc_id, "private": True}, hub="", preview="", twin_url=None)
     body = page_body(public)
     return _editor(request, doc={**public, "body": body, "private": False}, hub=public["hub_slug"] or "",
-                   preview=render_page(body).html, twin_url=f"/{doc_id}.md")
+                   preview=(await render(body)).html, twin_url=f"/{doc_id}.md")
 
 
 routes = [

@@ -12,7 +12,7 @@ from starlette.routing import Route
 from ..curation import reads as curation_reads
 from ..errors import ApiError
 from ..negotiate import markdown_response, wants_markdown
-from ..render import doc_markdown, page_body, render_page
+from ..render import doc_markdown, page_body, render
 from ..store import bundles as bundle_store
 from ..store import hubs as hub_store
 from ..store import links as link_store
@@ -72,7 +72,7 @@ async def _html_page(request: Request, doc: dict) -> Response:
     curation = await curation_view(request, doc)
     related = (await curation_reads.related(state.db, doc["id"], 5, doc_url=lambda i: doc_url(request, i))
                if curation is not None else [])
-    rendered = render_page(page_body(doc))
+    rendered = await render(page_body(doc))
     meta = doc.get("meta") or {}
     return templates.TemplateResponse(request, "doc.html", {
         "doc": doc, "body_html": rendered.html, "toc": rendered.toc if len(rendered.toc) > 1 else (),
