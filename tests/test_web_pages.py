@@ -301,6 +301,9 @@ def test_hostile_markdown_renders_safely(client, hub):
     assert "javascript:" not in body.replace("[click](javascript:", "") and 'href="data:' not in body
     assert body.count("<tr>") == 10_001  # every row is there
     assert body.count("<ul>") <= 21 and body.count("<blockquote>") <= 21  # nesting is capped, not recursed
+    huge_code = "```python\n" + "x = 1\n" * 10_000 + "```\n"  # past 50,000 chars: plain, not coloured
+    html = client.post("/api/render", json={"markdown": huge_code}).json()["html"]
+    assert html.startswith('<pre><code class="language-python">x = 1\n') and "<span" not in html
     preview = client.post("/api/render", json={"markdown": hostile}).json()["html"]
     assert "<script" not in preview and "onerror=" not in preview.replace("onerror=alert(1)&gt;", "")
 
