@@ -192,3 +192,27 @@ def test_open_the_graph_and_click_a_node(tab, hub, live_server):
     t.page.locator(f'svg.graph a[data-node="{docs[2]["id"]}"]').click()
     t.page.wait_for_url(f"**/{docs[2]['id']}")
     assert t.page.locator("h1").first.inner_text() == "Tax forms"
+
+
+def test_pages_read_without_javascript_and_fit_a_phone(browser, hub, live_server):
+    doc = hub["add"]("Roses", "## Pruning\n\nPrune roses in late winter, just above an outward bud.\n\n"
+                              "```python\nprint('a fairly long line of code that must scroll inside its own box, not the page')\n```\n")
+    wait_indexed(live_server, [doc["id"]])
+    context = browser.new_context(base_url=live_server.url, java_script_enabled=False,
+                                  viewport={"width": 390, "height": 844}, is_mobile=True)
+    page = context.new_page()
+    try:
+        page.goto("/hub/garden")
+        page.get_by_role("searchbox").fill("prune roses")
+        page.get_by_role("button", name="Search").click()  # a plain form: no script needed
+        page.locator("ol.results li").first.get_by_role("link", name="Roses").click()
+        page.wait_for_url(f"**/{doc['id']}")
+        assert "Prune roses in late winter" in page.locator("article").inner_text()
+        for path in ("/", "/hub/garden", f"/{doc['id']}", "/hub/garden/graph", f"/{doc['id']}/edit"):
+            page.goto(path)
+            overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+            assert overflow <= 0, (path, overflow)  # nothing wider than the phone
+        assert "Prune roses" in page.locator("textarea[name=markdown]").input_value()  # the editor shows the text
+        assert page.locator("noscript").count() == 1
+    finally:
+        context.close()
