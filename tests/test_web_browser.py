@@ -216,3 +216,23 @@ def test_pages_read_without_javascript_and_fit_a_phone(browser, hub, live_server
         assert page.locator("noscript").count() == 1
     finally:
         context.close()
+
+
+def test_view_and_restore_a_version(tab, live_server):
+    doc = httpx.post(f"{live_server.url}/api/docs", json={"title": "Recipe", "markdown": "Two eggs.\n"}).json()
+    edit = {"Authorization": f"Bearer {doc['edit_token']}"}
+    httpx.patch(f"{live_server.url}/api/docs/{doc['id']}", json={"markdown": "Three eggs and milk.\n"}, headers=edit)
+    t = tab()
+    t.page.goto(f"/{doc['id']}")
+    t.page.get_by_role("link", name="history").click()
+    t.page.wait_for_url(f"**/{doc['id']}/history")
+    assert "+Three eggs and milk." in t.page.locator("pre.diff").inner_text()
+    t.page.get_by_role("button", name="Restore").click()  # this browser holds no token yet: it asks
+    t.page.locator("[data-mw=need-token]").wait_for(state="visible")
+    t.page.locator("[data-mw=token-input]").fill(f"{live_server.url}/{doc['id']}/edit#token={doc['edit_token']}")
+    t.page.get_by_role("button", name="Use it").click()
+    t.page.wait_for_url("**/history?restored=3")
+    assert "(current)" in t.page.locator("tbody tr").first.inner_text()
+    assert t.page.locator("tbody tr").count() == 3
+    stored = httpx.get(f"{live_server.url}/api/docs/{doc['id']}").json()
+    assert stored["version"] == 3 and stored["markdown"] == "Two eggs.\n"

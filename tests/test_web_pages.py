@@ -316,3 +316,33 @@ def test_the_hub_page_of_an_unknown_or_empty_hub(client, hub):
                                                            "nodes": [], "edges": []}
     for path in ("/hub/nohub/graph", "/api/hub/nohub/graph"):
         assert client.get(path, headers=HTML).status_code == 404
+
+
+def test_the_history_page(client, hub):
+    doc = hub["add"]("Plan", "Plant beans in May.\n")
+    edit = {"Authorization": f"Bearer {doc['edit_token']}"}
+    client.patch(f"/api/docs/{doc['id']}", json={"markdown": "Plant beans in June.\n"}, headers=edit)
+    client.patch(f"/api/docs/{doc['id']}", json={"title": "Bean plan", "markdown": "Plant beans in June.\n\nWater.\n"},
+                 headers=edit)
+    html = client.get(f"/{doc['id']}/history", headers=HTML).text
+    rows = html.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    assert rows.count("<tr>") == 3 and rows.index(">3 <span") < rows.index(">2</td>") < rows.index(">1</td>")
+    assert '<button type="button" data-restore="1">Restore</button>' in rows and 'data-restore="3"' not in rows
+    assert "20 B" in rows  # sizes in bytes: "Plant beans in May.\n"
+    diff = html.split('<pre class="diff">', 1)[1].split("</pre>", 1)[0]  # default: version 2 to 3
+    assert '<span class="del">-# Plan</span>' in diff and '<span class="add">+# Bean plan</span>' in diff
+    assert '<span class="add">+Water.</span>' in diff
+    diff = client.get(f"/{doc['id']}/history?a=1&b=2", headers=HTML).text.split('<pre class="diff">', 1)[1]
+    assert '<span class="del">-Plant beans in May.</span>' in diff and '<span class="add">+Plant beans in June.</span>' in diff
+    assert Page(html).twins == [f"/{doc['id']}/history.md"] and Page(html).inline_scripts == 0
+    md = client.get(f"/{doc['id']}/history.md").text
+    assert md.startswith("# History of Bean plan") and "| 1 | " in md and "```diff\n" in md and "+Water." in md
+    for bad in ("?a=9", "?b=0", "?a=x"):
+        r = client.get(f"/{doc['id']}/history{bad}", headers=HTML)
+        assert r.status_code == 400, bad
+    # a private doc's history is as private as the doc
+    client.patch(f"/api/docs/{doc['id']}", json={"is_draft": True}, headers=edit)
+    for path in (f"/{doc['id']}/history", f"/{doc['id']}/history.md"):
+        r = client.get(path, headers=HTML)
+        assert r.status_code == 404 and "Plant beans" not in r.text and "Bean plan" not in r.text
+    assert client.get("/zzzzzzzzzz/history", headers=HTML).status_code == 404
