@@ -33,8 +33,17 @@
     history.replaceState(null, "", location.pathname + location.search);
   }
 
-  function headers(extra, slug) {
+  // A post without a token header (a preview, a page of no hub) carries the page's CSRF token:
+  // the server checks it whenever the browser sends a cookie (server/csrf.py).
+  var CSRF = (document.querySelector('meta[name="csrf-token"]') || {}).content;
+  function plain(extra) {
     var h = Object.assign({ "Accept": "application/json" }, extra || {});
+    if (CSRF) h["X-CSRF-Token"] = CSRF;
+    return h;
+  }
+
+  function headers(extra, slug) {
+    var h = plain(extra);
     var owner = hubToken(slug === undefined ? (field("hub").value.trim() || state.hub) : slug);
     var edit = editToken();
     if (owner) h["Authorization"] = "Bearer " + owner;
@@ -65,7 +74,7 @@
     state.previewTimer = setTimeout(preview, 300);
   }
   function preview() {
-    fetch("/api/render", { method: "POST", headers: { "Content-Type": "application/json" },
+    fetch("/api/render", { method: "POST", headers: plain({ "Content-Type": "application/json" }),
                            body: JSON.stringify({ markdown: field("markdown").value }) })
       .then(function (r) { return r.ok ? r.json() : null; })
       .then(function (data) { if (data) $("preview").innerHTML = data.html; })  // the server's sanitised render
