@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
             world = seed(url)
             paths = ["/", f"/hub/{demo.HUB}", f"/hub/{demo.HUB}?q={demo.SEARCH.replace(' ', '+')}",
                      f"/{world['ids'][0]}", f"/b/{world['bundle']}", f"/{world['ids'][0]}/edit", "/new",
-                     f"/hub/{demo.HUB}/graph"]
+                     f"/hub/{demo.HUB}/graph", f"/{world['ids'][0]}/history"]
             with httpx.Client(base_url=url, timeout=60) as http:
                 weights = [weigh(http, p) for p in paths]
             shots = screenshots(url, world, args.screenshots) if args.screenshots else []

@@ -88,7 +88,7 @@ def test_bench_pages_smoke(smoke_env, tmp_path):
     assert "| 1,000-row table | " in text and "| 500-deep nested list | " in text
     weights = [line.split(" | ")[0] for line in text.splitlines() if line.startswith("| /")]
     assert weights == ["| /", "| /hub/field-notes", "| /hub/field-notes?q=how+do+I+roll+back+the+upgrade", "| /{doc}",
-                       "| /b/{bundle}", "| /{doc}/edit", "| /new", "| /hub/field-notes/graph"]
+                       "| /b/{bundle}", "| /{doc}/edit", "| /new", "| /hub/field-notes/graph", "| /{doc}/history"]
 
 
 @pytest.mark.parametrize("args, missing", [
