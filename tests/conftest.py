@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import os
 import warnings
+from collections.abc import Iterator
 
 import psycopg
 import pytest
@@ -47,12 +48,16 @@ def template_db(pg_server) -> str:
 
 
 @pytest.fixture
-def database_url(pg_server, template_db) -> str:
+def database_url(pg_server, template_db) -> Iterator[str]:
     """A fresh, migrated database for one test."""
     name = f"mw_test_{os.getpid()}_{next(_db_counter)}"
     with psycopg.connect(pg_server._server.get_uri(), autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template_db}"')
-    return pg_server._server.get_uri(name)
+    yield pg_server._server.get_uri(name)
+    # ~500 test databases of ~8 MB each filled the disk of a busy machine and took the
+    # cluster down mid-suite: each goes when its test is done (FORCE: a pool may linger)
+    with psycopg.connect(pg_server._server.get_uri(), autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @pytest.fixture(scope="session")
