@@ -16,6 +16,7 @@ from .embedders import Embedder, EmbedderError, make_embedder
 from .indexer import claim_owed, index_bundle, index_docs, release_with_error
 from .store.db import Database, PrivacyRoleMissing, open_database
 from .store.graph import EdgeRule
+from .store.space import build_indexes
 from .store.migrate import MigrationError
 
 log = logging.getLogger("memorywiki.worker")
@@ -35,6 +36,7 @@ class Worker:
         self.wake = asyncio.Event()
         self._stopping = False
         self._session = None  # held open: its backend pid marks this worker's claims
+        self._indexes_ready = False  # the space's HNSW indexes are known to be in place
 
     def stop(self) -> None:
         self._stopping = True
@@ -76,6 +78,10 @@ class Worker:
             while not self._stopping:
                 try:
                     claimed = await self.run_once()
+                    if claimed and not self._indexes_ready:
+                        # After the batch that recorded the space (or at the first batch of a
+                        # restart, repairing a build a crash interrupted): off the save path.
+                        self._indexes_ready = await build_indexes(self.db.url)
                 except Exception:  # keep the worker alive; the work stays owed
                     log.exception("indexing batch failed")
                     claimed = 0

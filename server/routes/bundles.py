@@ -40,12 +40,14 @@ async def create_bundle(request: Request) -> Response:
     title = get_str(data, "title", required=True, max_len=500, allow_empty=False).strip()
     description = get_str(data, "description", max_len=5000, default="")
     doc_ids = get_str_list(data, "doc_ids", default=[])
-    async with state.db.owner.connection() as conn:
-        async with conn.transaction():
-            hub = await require_hub_owner(conn, request, slug)
-            bundle_id = new_id()
-            await bundle_store.insert_bundle(conn, bundle_id, hub["id"], title, description,
-                                             await _check_members(conn, hub["id"], doc_ids))
+    bundle_id = new_id()
+
+    async def create(conn):
+        hub = await require_hub_owner(conn, request, slug)
+        await bundle_store.insert_bundle(conn, bundle_id, hub["id"], title, description,
+                                         await _check_members(conn, hub["id"], doc_ids))
+
+    await state.db.write(create)
     state.wake_worker()
     return JSONResponse({"id": bundle_id, "url": bundle_url(request, bundle_id)}, status_code=201)
 
@@ -65,18 +67,20 @@ async def patch_bundle(request: Request) -> Response:
     state = app_state(request)
     data = await read_json(request, fields=PATCH_FIELDS)
     bundle_id = request.path_params["bundle_id"]
-    async with state.db.owner.connection() as conn:
-        async with conn.transaction():
-            bundle = await _owned_bundle(conn, request, bundle_id)
-            changes = {}
-            if "title" in data:
-                changes["title"] = get_str(data, "title", required=True, max_len=500, allow_empty=False).strip()
-            if "description" in data:
-                changes["description"] = get_str(data, "description", max_len=5000, default="")
-            doc_ids = None
-            if "doc_ids" in data:
-                doc_ids = await _check_members(conn, bundle["hub_id"], get_str_list(data, "doc_ids", default=[]))
-            await bundle_store.update_bundle(conn, bundle_id, changes, doc_ids)
+
+    async def edit(conn):
+        bundle = await _owned_bundle(conn, request, bundle_id)
+        changes = {}
+        if "title" in data:
+            changes["title"] = get_str(data, "title", required=True, max_len=500, allow_empty=False).strip()
+        if "description" in data:
+            changes["description"] = get_str(data, "description", max_len=5000, default="")
+        doc_ids = None
+        if "doc_ids" in data:
+            doc_ids = await _check_members(conn, bundle["hub_id"], get_str_list(data, "doc_ids", default=[]))
+        await bundle_store.update_bundle(conn, bundle_id, changes, doc_ids)
+
+    await state.db.write(edit)
     state.wake_worker()
     return JSONResponse({"id": bundle_id, "url": bundle_url(request, bundle_id)})
 

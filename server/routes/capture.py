@@ -44,14 +44,16 @@ async def save_captured(request: Request, captured: Captured, *, hub_slug: str |
     edit_token = new_token("mwe")
     title, markdown = page_content((title or captured.title or "").strip()[:MAX_TITLE], captured.markdown,
                                    max_title=MAX_TITLE, default_title="Untitled")
-    async with state.db.owner.connection() as conn:
-        async with conn.transaction():
-            hub = await require_hub_owner(conn, request, hub_slug) if hub_slug else None
-            row, status = await doc_store.save_doc(
-                conn, hub_id=hub["id"] if hub else None, external_id=captured.external_id, title=title,
-                markdown=markdown, source=captured.source, meta=captured.meta,
-                is_draft=is_draft, password_hash=None, allowed_emails=[],
-                edit_token_hash=hash_token(edit_token), via="owner" if hub else "anonymous", dedupe=dedupe)
+
+    async def save(conn):
+        hub = await require_hub_owner(conn, request, hub_slug) if hub_slug else None
+        return await doc_store.save_doc(
+            conn, hub_id=hub["id"] if hub else None, external_id=captured.external_id, title=title,
+            markdown=markdown, source=captured.source, meta=captured.meta,
+            is_draft=is_draft, password_hash=None, allowed_emails=[],
+            edit_token_hash=hash_token(edit_token), via="owner" if hub else "anonymous", dedupe=dedupe)
+
+    row, status = await state.db.write(save)
     state.wake_worker()
     body = {"id": row["id"], "url": doc_url(request, row["id"]), "title": row["title"],
             "source": row["source"], "status": status,

@@ -85,14 +85,16 @@ async def create_doc(request: Request) -> Response:
     if external_id is not None and not hub_slug:
         raise ApiError(400, "missing_field", "'external_id' needs a 'hub': ids are unique per hub")
     edit_token = new_token("mwe")
-    async with state.db.owner.connection() as conn:
-        async with conn.transaction():
-            hub = await require_hub_owner(conn, request, hub_slug) if hub_slug else None
-            doc, status = await doc_store.save_doc(
-                conn, hub_id=hub["id"] if hub else None, external_id=external_id, title=title,
-                markdown=markdown, source=source, meta=meta, is_draft=is_draft,
-                password_hash=password_hash, allowed_emails=emails, edit_token_hash=hash_token(edit_token),
-                via="owner" if hub else "anonymous", dedupe=dedupe)
+
+    async def save(conn):
+        hub = await require_hub_owner(conn, request, hub_slug) if hub_slug else None
+        return await doc_store.save_doc(
+            conn, hub_id=hub["id"] if hub else None, external_id=external_id, title=title,
+            markdown=markdown, source=source, meta=meta, is_draft=is_draft,
+            password_hash=password_hash, allowed_emails=emails, edit_token_hash=hash_token(edit_token),
+            via="owner" if hub else "anonymous", dedupe=dedupe)
+
+    doc, status = await state.db.write(save)
     state.wake_worker()
     body = {"id": doc["id"], "url": doc_url(request, doc["id"]), "version": doc["version"], "status": status,
             "edit_token": edit_token if status == "created" else None}
@@ -203,18 +205,21 @@ async def patch_doc(request: Request) -> Response:
     if "allowed_emails" in data:
         changes["allowed_emails"] = _emails(data) or []
     expected = expected_version(request)
-    async with state.db.owner.connection() as conn:
-        async with conn.transaction():
-            doc, via = await _lock_for_edit(conn, request, doc_id)
-            if "hub" in data:
-                slug = get_str(data, "hub")
-                changes["hub_id"] = (await require_hub_owner(conn, request, slug))["id"] if slug else None
-            check_version(doc, expected)
-            _apply_title_rule(doc, changes)
-            updated = await doc_store.update_doc(conn, doc, changes, via=via)
-            if updated["hub_id"] != doc["hub_id"]:  # its neighbours are in the new hub now
-                await graph_store.refresh_doc_edges(conn, doc_id, state.settings.edge_rule)
-            slug = await hub_store.hub_slug(conn, updated["hub_id"])
+
+    async def edit(conn):
+        doc, via = await _lock_for_edit(conn, request, doc_id)
+        wanted = dict(changes)  # a retried run starts again from the request's own changes
+        if "hub" in data:
+            slug = get_str(data, "hub")
+            wanted["hub_id"] = (await require_hub_owner(conn, request, slug))["id"] if slug else None
+        check_version(doc, expected)
+        _apply_title_rule(doc, wanted)
+        updated = await doc_store.update_doc(conn, doc, wanted, via=via)
+        if updated["hub_id"] != doc["hub_id"]:  # its neighbours are in the new hub now
+            await graph_store.refresh_doc_edges(conn, doc_id, state.settings.edge_rule)
+        return updated, await hub_store.hub_slug(conn, updated["hub_id"])
+
+    updated, slug = await state.db.write(edit)
     state.wake_worker()
     return JSONResponse(doc_json(request, updated, slug, owner_view=True))
 
@@ -234,10 +239,12 @@ def _apply_title_rule(doc: dict[str, Any], changes: dict[str, Any]) -> None:
 async def delete_doc(request: Request) -> Response:
     state = app_state(request)
     doc_id = doc_id_param(request)
-    async with state.db.owner.connection() as conn:
-        async with conn.transaction():
-            _, via = await _lock_for_edit(conn, request, doc_id)
-            await doc_store.soft_delete(conn, doc_id, via=via)
+
+    async def delete(conn):
+        _, via = await _lock_for_edit(conn, request, doc_id)
+        await doc_store.soft_delete(conn, doc_id, via=via)
+
+    await state.db.write(delete)
     return JSONResponse({"id": doc_id, "deleted": True})
 
 
@@ -247,13 +254,15 @@ async def issue_access(request: Request) -> Response:
     doc_id = doc_id_param(request)
     data = await read_json(request, fields=ACCESS_FIELDS)
     email = get_str(data, "email", required=True, max_len=320).strip().lower()
-    async with state.db.owner.connection() as conn:
-        async with conn.transaction():
-            doc, _ = await _lock_for_edit(conn, request, doc_id)
-            if email not in doc["allowed_emails"]:
-                raise ApiError(400, "not_allowed", f"{email} is not in this doc's allowed_emails")
-            token = new_token("mwa")
-            await access_store.issue(conn, hash_token(token), doc_id, email)
+    token = new_token("mwa")
+
+    async def issue(conn):
+        doc, _ = await _lock_for_edit(conn, request, doc_id)
+        if email not in doc["allowed_emails"]:
+            raise ApiError(400, "not_allowed", f"{email} is not in this doc's allowed_emails")
+        await access_store.issue(conn, hash_token(token), doc_id, email)
+
+    await state.db.write(issue)
     return JSONResponse({"access_token": token, "email": email,
                          "url": f"{doc_url(request, doc_id)}?access={token}"}, status_code=201)
 

@@ -113,21 +113,23 @@ async def restore(request: Request) -> Response:
         raise BadRequest("missing_field", "'version' is required: the version number to restore")
     number = get_int(data, "version", default=0, low=1, high=MAX_VERSION)
     expected = expected_version(request)
-    async with state.db.owner.connection() as conn:
-        async with conn.transaction():
-            doc = await doc_store.lock_any_doc(conn, doc_id)
-            if doc is None:
-                raise not_found("doc")
-            via = await require_restore(conn, request, doc)
-            check_version(doc, expected)
-            old = doc if number == doc["version"] else await version_store.get_version(conn, doc_id, number)
-            if old is None:
-                raise unknown_version(doc_id, number)
-            changes = {"title": old["title"], "markdown": old["markdown"], "meta": old["meta"] or {},
-                       "deleted_at": None}
-            updated = await doc_store.update_doc(conn, doc, changes, via=via, action="restore",
-                                                 restored_from=number)
-            slug = await hub_store.hub_slug(conn, updated["hub_id"])
+
+    async def restore_in(conn):
+        doc = await doc_store.lock_any_doc(conn, doc_id)
+        if doc is None:
+            raise not_found("doc")
+        via = await require_restore(conn, request, doc)
+        check_version(doc, expected)
+        old = doc if number == doc["version"] else await version_store.get_version(conn, doc_id, number)
+        if old is None:
+            raise unknown_version(doc_id, number)
+        changes = {"title": old["title"], "markdown": old["markdown"], "meta": old["meta"] or {},
+                   "deleted_at": None}
+        updated = await doc_store.update_doc(conn, doc, changes, via=via, action="restore",
+                                             restored_from=number)
+        return doc, updated, await hub_store.hub_slug(conn, updated["hub_id"])
+
+    doc, updated, slug = await state.db.write(restore_in)
     state.wake_worker()
     body = doc_json(request, updated, slug, owner_view=True)
     body.update({"restored_from": number, "changed": updated["version"] != doc["version"]})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Awaitable, Callable, TypeVar
 
 import psycopg
 from pgvector.psycopg import register_vector_async
@@ -16,6 +17,12 @@ from .embedded import EmbeddedPostgres
 from .migrate import migrate
 
 log = logging.getLogger("memorywiki.store")
+
+T = TypeVar("T")
+
+# Failures where PostgreSQL rolled the whole transaction back and running it again may well
+# succeed (SQLSTATE 40P01, 40001): a deadlock with another save, a serialization failure.
+RETRYABLE = (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)
 
 PUBLIC_ROLE = "memorywiki_public"
 
@@ -74,6 +81,21 @@ class Database:
     async def close(self) -> None:
         await self.public.close()
         await self.owner.close()
+
+    async def write(self, work: Callable[[psycopg.AsyncConnection], Awaitable[T]]) -> T:
+        """Run `work(conn)` in one owner transaction, once more if PostgreSQL aborted it as a
+        deadlock or serialization victim: the one place saves retry. `work` must be safe to
+        run twice (it is: the first run was rolled back entirely)."""
+        for attempt in (1, 2):
+            try:
+                async with self.owner.connection() as conn:
+                    async with conn.transaction():
+                        return await work(conn)
+            except RETRYABLE as exc:
+                if attempt == 2:
+                    raise
+                log.warning("transaction aborted (%s), retrying once", exc.sqlstate)
+        raise AssertionError("unreachable")
 
 
 async def open_database(settings: Settings) -> tuple[Database, EmbeddedPostgres | None]:
