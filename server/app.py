@@ -59,7 +59,8 @@ def create_app(settings: Settings | None = None, *,
                 async with db.owner.connection() as conn:
                     await reset_if_model_changed(conn, embedder.name)
             if embedder is not None and settings.in_process_worker:
-                state.worker = Worker(db, embedder, batch=max(1, settings.embed_batch // 4), edges=settings.edge_rule)
+                state.worker = Worker(db, embedder, batch=max(1, settings.embed_batch // 4), edges=settings.edge_rule,
+                                      max_backoff=settings.worker_max_backoff)
                 task = asyncio.create_task(state.worker.run())
             state.curator = make_curator(settings, db, have_embedder=embedder is not None)
             if state.curator is not None:

@@ -43,6 +43,9 @@ class Settings:
     embed_timeout: float = 30.0
     embed_max_retries: int = 2
     in_process_worker: bool = True
+    worker_max_backoff: float = 60.0  # longest wait between tries while the embedder is down
+    # database
+    db_timeout: float = 10.0  # a request's wait for a database connection, then 503 + Retry-After
     # request bodies
     max_body_bytes: int = 5 * MB  # a JSON body (a doc's markdown)
     max_query_bytes: int = 64 * 1024  # a recall question
@@ -103,6 +106,8 @@ class Settings:
             embed_timeout=read.get("MEMORYWIKI_EMBED_TIMEOUT", float, cls.embed_timeout),
             embed_max_retries=read.get("MEMORYWIKI_EMBED_RETRIES", int, cls.embed_max_retries),
             in_process_worker=read.text("MEMORYWIKI_WORKER") != "external",
+            worker_max_backoff=read.get("MEMORYWIKI_WORKER_MAX_BACKOFF", float, cls.worker_max_backoff),
+            db_timeout=read.get("MEMORYWIKI_DB_TIMEOUT", float, cls.db_timeout),
             max_body_bytes=read.get("MEMORYWIKI_MAX_BODY_BYTES", int, cls.max_body_bytes),
             max_query_bytes=read.get("MEMORYWIKI_MAX_QUERY_BYTES", int, cls.max_query_bytes),
             max_upload_bytes=read.get("MEMORYWIKI_MAX_UPLOAD_BYTES", int, cls.max_upload_bytes),

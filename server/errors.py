@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any, ClassVar
 
+import psycopg
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -97,6 +98,18 @@ class Unavailable(_FixedStatus):
     status_code = 503
 
 
+# How long a client should wait before trying again when the database is unreachable: about
+# the time a restarted PostgreSQL takes to accept connections again.
+RETRY_AFTER_SECONDS = 5
+
+
+def database_unavailable() -> ApiError:
+    error = Unavailable("database_unavailable",
+                        "the database is not reachable right now; nothing was changed, try again shortly")
+    error.headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
+    return error
+
+
 def not_found(what: str) -> ApiError:
     return NotFound("not_found", f"{what} not found")
 
@@ -118,6 +131,10 @@ def as_api_error(exc: Exception) -> ApiError:
         return TooManyRequests("rate_limited", exc.message, retry_after=exc.retry_after)
     if isinstance(exc, HTTPException):
         return ApiError(exc.status_code, _HTTP_CODES.get(exc.status_code, "http_error"), str(exc.detail))
+    if isinstance(exc, psycopg.OperationalError):  # psycopg_pool's PoolTimeout is one too
+        # PostgreSQL down or restarting, a connection lost mid-request, or no free connection
+        # in time (a deadlock that its retry lost too is an OperationalError as well).
+        return database_unavailable()
     return ApiError(500, "internal", "internal server error")
 
 
@@ -136,6 +153,13 @@ async def handle_error(request: Request, exc: Exception) -> Response:
     return error_response(request, as_api_error(exc))
 
 
+async def handle_database_down(request: Request, exc: Exception) -> Response:
+    """One line in the log, no traceback: the outage is the operator's news, not a bug."""
+    log.warning("database unavailable on %s %s: %s", request.method, request.url.path,
+                str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+    return error_response(request, as_api_error(exc))
+
+
 async def handle_crash(request: Request, exc: Exception) -> Response:
     log.exception("unhandled error on %s %s", request.method, request.url.path)
     return error_response(request, as_api_error(exc))
@@ -146,5 +170,6 @@ EXCEPTION_HANDLERS = {
     FormatError: handle_error,
     RateLimited: handle_error,
     HTTPException: handle_error,
+    psycopg.OperationalError: handle_database_down,
     Exception: handle_crash,
 }

@@ -23,17 +23,27 @@ log = logging.getLogger("memorywiki.worker")
 
 
 class Worker:
-    """Claims owed docs and bundles and indexes them until stopped."""
+    """Claims owed docs and bundles and indexes them until stopped.
+
+    While the embedder (or the database) is down the worker backs off: it waits
+    retry_seconds, then twice that, up to max_backoff, between tries, and saves waking it
+    do not cut a wait short, so an outage costs a try now and then, not a busy loop. It logs
+    the first failure, then only on the 2nd, 4th, 8th... try, and once when work resumes.
+    """
 
     def __init__(self, db: Database, embedder: Embedder, *, batch: int = 32,
-                 idle_seconds: float = 1.0, retry_seconds: float = 5.0, edges: EdgeRule = EdgeRule()):
+                 idle_seconds: float = 1.0, retry_seconds: float = 1.0, max_backoff: float = 60.0,
+                 edges: EdgeRule = EdgeRule()):
         self.db = db
         self.edges = edges
         self.embedder = embedder
         self.batch = batch
         self.idle_seconds = idle_seconds
         self.retry_seconds = retry_seconds
+        self.max_backoff = max_backoff
         self.wake = asyncio.Event()
+        self.failures = 0  # consecutive failed tries (embedder or database down)
+        self.tries_failed = 0  # failed tries since start, for /healthz
         self._stopping = False
         self._session = None  # held open: its backend pid marks this worker's claims
         self._indexes_ready = False  # the space's HNSW indexes are known to be in place
@@ -41,6 +51,12 @@ class Worker:
     def stop(self) -> None:
         self._stopping = True
         self.wake.set()
+
+    def backoff(self) -> float:
+        """Seconds to wait before the next try after `failures` failed ones in a row."""
+        if not self.failures:
+            return 0.0
+        return min(self.retry_seconds * 2 ** (self.failures - 1), self.max_backoff)
 
     async def _worker_pid(self) -> int:
         if self._session is None or self._session.closed:
@@ -51,6 +67,19 @@ class Worker:
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+    def _failed(self, what: str, exc: Exception) -> None:
+        self.failures += 1
+        self.tries_failed += 1
+        if self.failures & (self.failures - 1) == 0:  # 1st, 2nd, 4th, 8th... failure in a row
+            log.warning("%s (failed try %d in a row), work stays owed; next try in %.0f s: %s",
+                        what, self.failures, self.backoff(), str(exc).strip().splitlines()[0] if str(exc).strip()
+                        else type(exc).__name__)
+
+    def _succeeded(self) -> None:
+        if self.failures:
+            log.info("indexing resumed after %d failed tries", self.failures)
+        self.failures = 0
 
     async def run_once(self) -> int:
         """Index one batch of owed work; return how many items were claimed."""
@@ -63,13 +92,15 @@ class Worker:
             for bundle_id in bundle_ids:
                 await index_bundle(self.db, self.embedder, bundle_id)
         except EmbedderError as exc:
-            log.warning("embedder failed, work stays owed: %s", exc)
-            await release_with_error(self.db, doc_ids, bundle_ids, str(exc), self.retry_seconds)
-            await asyncio.sleep(min(self.retry_seconds, 1.0))
+            self._failed("embedder failed", exc)
+            # the claims lapse when the next try is due, for this worker or another
+            await release_with_error(self.db, doc_ids, bundle_ids, str(exc), self.backoff())
+            return len(doc_ids) + len(bundle_ids)
         except Exception as exc:  # keep the claims short: retry soon, not when the lease ends
             log.exception("indexing batch failed, work stays owed")
             await release_with_error(self.db, doc_ids, bundle_ids, repr(exc), self.retry_seconds)
             raise
+        self._succeeded()
         return len(doc_ids) + len(bundle_ids)
 
     async def run(self) -> None:
@@ -77,16 +108,21 @@ class Worker:
         try:
             while not self._stopping:
                 try:
-                    claimed = await self.run_once()
-                    if claimed and not self._indexes_ready:
-                        # After the batch that recorded the space (or at the first batch of a
-                        # restart, repairing a build a crash interrupted): off the save path.
+                    if not self._indexes_ready:
+                        # At start (repairing a build that a crash interrupted) and after the
+                        # batch that recorded the embedding space: off the save path.
                         self._indexes_ready = await build_indexes(self.db.url)
+                    claimed = await self.run_once()
+                except psycopg.OperationalError as exc:  # the database is down or restarting
+                    self._failed("database unavailable", exc)
+                    claimed = 0
                 except Exception:  # keep the worker alive; the work stays owed
                     log.exception("indexing batch failed")
                     claimed = 0
                     await asyncio.sleep(self.retry_seconds)
-                if claimed == 0 and not self._stopping:
+                if self.failures:
+                    await self._sleep(self.backoff())  # a save's wake-up does not cut this short
+                elif claimed == 0 and not self._stopping:
                     self.wake.clear()
                     try:
                         await asyncio.wait_for(self.wake.wait(), self.idle_seconds)
@@ -95,6 +131,19 @@ class Worker:
         finally:
             listener.cancel()
             await self.close()
+
+    async def _sleep(self, seconds: float) -> None:
+        """Sleep, but return at once when the worker is stopped."""
+        deadline = asyncio.get_running_loop().time() + seconds
+        while not self._stopping:
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                return
+            self.wake.clear()
+            try:
+                await asyncio.wait_for(self.wake.wait(), left)
+            except TimeoutError:
+                return
 
     async def _listen(self) -> None:
         """Wake up as soon as any process commits owed work (NOTIFY memorywiki_owed)."""
@@ -127,7 +176,8 @@ def run_worker(data_dir: Path | None = None, *,
         db, embedded = await open_database(settings)
         loops = []
         if embedder is not None:
-            loops.append(Worker(db, embedder, batch=settings.embed_batch // 4 or 1, edges=settings.edge_rule))
+            loops.append(Worker(db, embedder, batch=settings.embed_batch // 4 or 1, edges=settings.edge_rule,
+                                max_backoff=settings.worker_max_backoff))
         curator = make_curator(settings, db, have_embedder=embedder is not None)
         if curator is not None:
             await start_curator(curator)

@@ -38,6 +38,8 @@ ENV = {
     "MEMORYWIKI_GRAPH_MAX_DISTANCE": "0.3",
     "MEMORYWIKI_GRAPH_MAX_NEIGHBOURS": "7",
     "MEMORYWIKI_AUTOSAVE_SECONDS": "2.5",
+    "MEMORYWIKI_WORKER_MAX_BACKOFF": "7",
+    "MEMORYWIKI_DB_TIMEOUT": "3.5",
 }
 
 
@@ -52,6 +54,7 @@ def test_every_variable_is_read():
     assert (s.bm25_k1, s.bm25_b) == (0.9, 0.4)
     assert (s.graph_max_distance, s.graph_max_neighbours, s.autosave_seconds) == (0.3, 7, 2.5)
     assert (s.edge_rule.max_distance, s.edge_rule.max_neighbours) == (0.3, 7)
+    assert (s.worker_max_backoff, s.db_timeout) == (7.0, 3.5)
     assert "sk-test" not in repr(s)  # the key stays out of logs
 
 

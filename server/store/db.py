@@ -57,16 +57,15 @@ class Database:
     """`owner` may touch every table; `public` runs as the restricted role, which row-level
     security and column grants limit to public rows and columns (migrations/0006_privacy.sql)."""
 
-    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10):
+    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10, timeout: float = 10.0):
         self.url = url
-        self.owner = AsyncConnectionPool(
-            url, min_size=min_size, max_size=max_size, open=False,
-            kwargs={"row_factory": dict_row}, configure=_configure_owner,
-        )
-        self.public = AsyncConnectionPool(
-            url, min_size=min_size, max_size=max_size, open=False,
-            kwargs={"row_factory": dict_row}, configure=_configure_public,
-        )
+        # check: a connection is tested as it leaves the pool, so after PostgreSQL restarts a
+        # request gets a fresh connection instead of a dead one. timeout: how long a request
+        # waits for a connection (then 503 with Retry-After, server/errors.py).
+        common = dict(min_size=min_size, max_size=max_size, open=False, timeout=timeout,
+                      kwargs={"row_factory": dict_row}, check=AsyncConnectionPool.check_connection)
+        self.owner = AsyncConnectionPool(url, configure=_configure_owner, **common)
+        self.public = AsyncConnectionPool(url, configure=_configure_public, **common)
 
     async def open(self) -> None:
         applied = await migrate(self.url)
@@ -107,7 +106,7 @@ async def open_database(settings: Settings) -> tuple[Database, EmbeddedPostgres 
         embedded = EmbeddedPostgres(settings.data_dir)
         await asyncio.to_thread(embedded.start)
         url = await asyncio.to_thread(embedded.database_url, "memorywiki")
-    db = Database(url)
+    db = Database(url, timeout=settings.db_timeout)
     try:
         await db.open()
     except BaseException:
