@@ -96,6 +96,8 @@ class Worker:
             # the claims lapse when the next try is due, for this worker or another
             await release_with_error(self.db, doc_ids, bundle_ids, str(exc), self.backoff())
             return len(doc_ids) + len(bundle_ids)
+        except psycopg.OperationalError:
+            raise  # the database went away: run() backs off; the claims lapse with their lease
         except Exception as exc:  # keep the claims short: retry soon, not when the lease ends
             log.exception("indexing batch failed, work stays owed")
             await release_with_error(self.db, doc_ids, bundle_ids, repr(exc), self.retry_seconds)

@@ -160,11 +160,12 @@ class EmbeddingServer:
             }
         )
 
-    def start(self) -> "EmbeddingServer":
+    def start(self, port: int = 0) -> "EmbeddingServer":
+        """Listen on `port` (a free one by default; the port it had, to come back after stop())."""
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # accepted sockets inherit it
-        sock.bind(("127.0.0.1", 0))
+        sock.bind(("127.0.0.1", port))
         port = sock.getsockname()[1]
         config = uvicorn.Config(self.app, log_level="warning", access_log=False, lifespan="off")
         self._server = uvicorn.Server(config)
@@ -180,7 +181,12 @@ class EmbeddingServer:
         self.base_url = f"http://127.0.0.1:{port}/v1"
         return self
 
+    @property
+    def port(self) -> int:
+        return int(self.base_url.rsplit(":", 1)[1].split("/")[0])
+
     def stop(self) -> None:
+        """Stop listening: clients then get "connection refused", as from a stopped server."""
         if self._server is not None:
             self._server.should_exit = True
         if self._thread is not None:

