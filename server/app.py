@@ -19,8 +19,8 @@ from .errors import EXCEPTION_HANDLERS
 from .middleware import CsrfMiddleware, SecurityHeadersMiddleware
 from .ratelimit import RateLimits
 from . import assets
-from .routes import (bundles, capture, crossrefs, curation, docs, editor, embed, graph, health, history, hubs, llms,
-                     pages, recall, versions)
+from .routes import (bundles, capture, contract, crossrefs, curation, docs, editor, embed, graph, health, history,
+                     hubs, llms, pages, recall, versions)
 from .store.db import PrivacyRoleMissing, open_database
 from .store.migrate import MigrationError
 from .store.secrets import server_secret
@@ -88,7 +88,7 @@ def create_app(settings: Settings | None = None, *,
     routes = [
         *assets.routes, *health.routes, *hubs.routes, *graph.routes, *llms.routes, *docs.routes, *versions.routes,
         *embed.routes, *bundles.routes, *recall.routes, *capture.routes, *curation.routes, *crossrefs.routes,
-        *editor.routes, *history.routes,
+        *editor.routes, *history.routes, *contract.routes,
         *pages.routes,
     ]
     # outermost first: every response gets the security headers, the 403 of a forged post too

@@ -8,6 +8,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ..openapi import TEXT, body_schema, json_response, markdown_page, obj, operation, page_response
 from ..auth import require_hub_owner
 from ..curation import reads as curation_reads
 from ..curation.markdown import analysis_markdown
@@ -23,6 +24,10 @@ from ..web import app_state, bundle_url, doc_url
 CREATE_FIELDS = ("hub", "title", "description", "doc_ids")
 PATCH_FIELDS = ("title", "description", "doc_ids")
 
+_BUNDLE_FIELDS = dict(title={"type": "string", "maxLength": 500}, description={"type": ["string", "null"], "maxLength": 5000},
+                      doc_ids={"type": ["array", "null"], "items": TEXT, "description": "docs of the hub, in reading order"})
+BUNDLE_REF = obj(["id", "url"], id=TEXT, url=TEXT)
+
 
 async def _check_members(conn, hub_id: int, doc_ids: list[str]) -> list[str]:
     if len(set(doc_ids)) != len(doc_ids):
@@ -33,6 +38,9 @@ async def _check_members(conn, hub_id: int, doc_ids: list[str]) -> list[str]:
     return doc_ids
 
 
+@operation("Create a bundle: a reading order of a hub's docs", auth=True,
+           body=body_schema(["hub", "title"], hub={"type": "string", "examples": ["notes"]}, **_BUNDLE_FIELDS),
+           errors=(400, 401, 403, 404, 413), responses={201: json_response(BUNDLE_REF, "Created")})
 async def create_bundle(request: Request) -> Response:
     state = app_state(request)
     data = await read_json(request, fields=CREATE_FIELDS)
@@ -62,6 +70,8 @@ async def _owned_bundle(conn, request: Request, bundle_id: str) -> dict[str, Any
     return bundle
 
 
+@operation("Change a bundle's title, description or members", auth=True, body=body_schema((), **_BUNDLE_FIELDS),
+           errors=(400, 401, 403, 404, 413), responses={200: json_response(BUNDLE_REF, "Changed")})
 async def patch_bundle(request: Request) -> Response:
     """Change title, description or members; the bundle alone is re-embedded."""
     state = app_state(request)
@@ -114,6 +124,8 @@ def bundle_markdown(request: Request, bundle: dict, members: list[dict], analysi
     return "\n".join(parts)
 
 
+@operation("A bundle's page: its public members in reading order", tag="pages", page=True, errors=(404,),
+           responses={200: page_response("The bundle")})
 async def bundle_page(request: Request) -> Response:
     bundle, members = await load_bundle(request)
     if wants_markdown(request):
@@ -127,6 +139,8 @@ async def bundle_page(request: Request) -> Response:
         "twin_url": f"/b/{bundle['id']}.md"}, headers={"Vary": "Accept"})
 
 
+@operation("A bundle as one markdown file (for an AI)", tag="pages", page=True, errors=(404,),
+           responses={200: markdown_page("The bundle")})
 async def bundle_raw(request: Request) -> Response:
     bundle, members = await load_bundle(request)
     analysis = await curation_reads.bundle_analysis(app_state(request).db, bundle["id"])

@@ -20,6 +20,7 @@ from starlette.routing import Route
 
 from memorywiki.formats import Captured, FormatError, iter_chatgpt_export, iter_claude_export
 
+from ..openapi import NULLABLE_TEXT, TEXT, body_schema, json_response, obj, operation
 from ..auth import require_hub_owner
 from ..capture import capture_url, convert_file
 from ..errors import ApiError, LengthRequired, TooLarge
@@ -33,6 +34,19 @@ IMPORT_BATCH = 50
 MAX_TITLE = 500
 URL_FIELDS = ("url", "title", "hub", "is_draft", "source", "dedupe")
 EXPORTERS = {"chatgpt": iter_chatgpt_export, "claude": iter_claude_export}
+
+CAPTURED = obj(["id", "url", "title", "source", "status", "edit_token"], id=TEXT, url=TEXT, title=TEXT,
+               source=NULLABLE_TEXT, status={"enum": ["created", "exists", "updated", "unchanged", "deleted"]},
+               edit_token=NULLABLE_TEXT, message=TEXT)
+_FORM_FLAGS = {"type": "string", "description": "true/false (also 1/0, yes/no, on/off)"}
+FILE_FORM = obj(["file"], file={"type": "string", "contentMediaType": "application/octet-stream"},
+                hub={"type": "string", "examples": ["notes"]}, title=TEXT, source=TEXT,
+                is_draft=_FORM_FLAGS, dedupe=_FORM_FLAGS)
+IMPORTED = obj(["hub", "kind", "created", "updated", "unchanged", "deleted", "skipped", "docs"], hub=TEXT, kind=TEXT,
+               created={"type": "integer"}, updated={"type": "integer"}, unchanged={"type": "integer"},
+               deleted={"type": "integer"}, skipped={"type": "array"},
+               docs={"type": "array", "items": obj(["id", "url", "title", "status"], id=TEXT, url=TEXT, title=TEXT,
+                                                   status=TEXT)})
 
 
 async def save_captured(request: Request, captured: Captured, *, hub_slug: str | None,
@@ -63,6 +77,12 @@ async def save_captured(request: Request, captured: Captured, *, hub_slug: str |
     return body
 
 
+@operation("Capture a web page or a chat share link as a page", auth=True,
+           body=body_schema(["url"], url={"type": "string", "maxLength": 4000}, title={"type": ["string", "null"], "maxLength": 500},
+                            hub={"type": ["string", "null"], "examples": ["notes"]}, is_draft={"type": ["boolean", "null"]},
+                            source={"type": ["string", "null"], "maxLength": 200}, dedupe={"type": ["boolean", "null"]}),
+           errors=(400, 401, 403, 404, 413, 415, 422),
+           responses={201: json_response(CAPTURED, "Captured"), 200: json_response(CAPTURED, "Already captured")})
 async def capture_from_url(request: Request) -> Response:
     data = await read_json(request, fields=URL_FIELDS)
     url = get_str(data, "url", required=True, allow_empty=False, max_len=4000).strip()
@@ -119,6 +139,9 @@ def _form_str(form: Any, key: str) -> str | None:
     return value.strip() or None
 
 
+@operation("Capture a file (PDF, DOCX, PPTX, HTML, text, a transcript) as a page", auth=True,
+           form=("multipart/form-data", FILE_FORM), errors=(400, 401, 403, 404, 411, 413, 415, 422),
+           responses={201: json_response(CAPTURED, "Captured"), 200: json_response(CAPTURED, "Already captured")})
 async def capture_file(request: Request) -> Response:
     limit = app_state(request).settings.max_upload_bytes
     form = await _form(request, limit)
@@ -139,6 +162,11 @@ def _next_batch(conversations: Iterator[Captured]) -> list[Captured]:
     return list(itertools.islice(conversations, IMPORT_BATCH))
 
 
+@operation("Import a ChatGPT or Claude export into a hub (again: updates the same docs)", auth=True,
+           path={"kind": {"type": "string", "enum": list(EXPORTERS)}},
+           form=("multipart/form-data", obj(["file", "hub"], file={"type": "string", "contentMediaType": "application/zip"},
+                                             hub={"type": "string", "examples": ["notes"]})),
+           errors=(400, 401, 403, 404, 411, 413, 422), responses={200: json_response(IMPORTED, "Counts and the docs")})
 async def import_export(request: Request) -> Response:
     """Import a ChatGPT or Claude export; re-importing updates the same docs."""
     kind = request.path_params["kind"]

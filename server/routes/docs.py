@@ -13,6 +13,7 @@ from memorywiki.formats.mdutil import split_title
 
 from ..auth import can_edit, can_read_private, refused_credentials, require_edit, require_hub_owner
 from ..errors import ApiError, Conflict, not_found
+from ..openapi import NULLABLE_TEXT, TEXT, body_schema, json_response, obj, operation
 from ..store import access as access_store
 from ..store import docs as doc_store
 from ..store import graph as graph_store
@@ -28,6 +29,34 @@ CREATE_FIELDS = (*PATCH_FIELDS, "external_id", "dedupe")
 ACCESS_FIELDS = ("email",)
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 DIGITS = re.compile(r"[0-9]+")
+
+# ---- the contract (server/openapi.py): request and response schemas of these routes
+_DOC_FIELDS = dict(
+    title={"type": "string", "maxLength": MAX_TITLE, "description": "optional when markdown opens with `# Title`"},
+    markdown={"type": "string", "description": "the page; a leading `# Title` line becomes the title"},
+    hub={"type": ["string", "null"], "description": "the hub's slug (needs its owner token)", "examples": ["notes"]},
+    source={"type": ["string", "null"], "maxLength": MAX_SOURCE},
+    meta={"type": ["object", "null"]},
+    is_draft={"type": ["boolean", "null"]},
+    password={"type": ["string", "null"], "description": "only readers who give it see the doc; empty clears it"},
+    allowed_emails={"type": ["array", "null"], "items": {"type": "string"}, "maxItems": 500},
+)
+CREATE_BODY = body_schema(["markdown"], **_DOC_FIELDS,
+                          external_id={"type": ["string", "null"], "maxLength": 300,
+                                       "description": "an importer's id: saving it again updates the same doc"},
+                          dedupe={"type": ["boolean", "null"],
+                                  "description": "default true: the same title and body in a hub answer the existing doc"})
+PATCH_BODY = body_schema((), **_DOC_FIELDS)
+SAVED = obj(["id", "url", "version", "status", "edit_token"], id=TEXT, url=TEXT, version={"type": "integer"},
+            status={"enum": ["created", "exists", "updated", "unchanged", "deleted"]},
+            edit_token={**NULLABLE_TEXT, "description": "only when created: keep it, it is shown once"},
+            message=TEXT)
+DOC = obj(["id", "url", "title", "markdown", "hub", "source", "meta", "version", "created_at", "updated_at"],
+          id=TEXT, url=TEXT, title=TEXT, markdown=TEXT, hub=NULLABLE_TEXT, source=NULLABLE_TEXT,
+          meta={"type": "object"}, version={"type": "integer"}, created_at=TEXT, updated_at=TEXT,
+          is_draft={"type": "boolean"}, has_password={"type": "boolean"},
+          allowed_emails={"type": "array", "items": TEXT}, indexed={"type": "boolean"})
+READ_HEADERS = {"X-Doc-Password": TEXT, "X-Doc-Access": TEXT, "X-Edit-Token": TEXT}
 
 
 def _emails(data: dict) -> list[str] | None:
@@ -69,6 +98,9 @@ def doc_json(request: Request, doc: dict[str, Any], hub_slug: str | None, *, own
     return body
 
 
+@operation("Save a page (a new doc, or the hub's existing one with the same content)",
+           body=CREATE_BODY, auth=True, errors=(400, 401, 403, 404, 413),
+           responses={201: json_response(SAVED, "Created"), 200: json_response(SAVED, "Already there, or updated")})
 async def create_doc(request: Request) -> Response:
     state = app_state(request)
     data = await read_json(request, fields=CREATE_FIELDS)
@@ -179,11 +211,16 @@ async def load_readable_doc(request: Request, doc_id: str,
     return doc, False
 
 
+@operation("Read a doc (private fields only with a credential that may edit it)", auth=True,
+           headers=READ_HEADERS, query={"access": TEXT}, errors=(404,), responses={200: json_response(DOC, "The doc")})
 async def get_doc(request: Request) -> Response:
     doc, owner_view = await load_readable_doc(request, request.path_params["doc_id"])
     return JSONResponse(doc_json(request, doc, doc.get("hub_slug"), owner_view=owner_view))
 
 
+@operation("Edit a doc (edit token or hub owner token); If-Match: the version you read", body=PATCH_BODY,
+           auth=True, headers={"If-Match": TEXT, "X-Edit-Token": TEXT}, errors=(400, 401, 403, 404, 409, 413),
+           responses={200: json_response(DOC, "The doc as saved")})
 async def patch_doc(request: Request) -> Response:
     state = app_state(request)
     doc_id = doc_id_param(request)
@@ -236,6 +273,9 @@ def _apply_title_rule(doc: dict[str, Any], changes: dict[str, Any]) -> None:
             changes["markdown"] = body
 
 
+@operation("Delete a doc (soft: it leaves every public read at once)", auth=True,
+           headers={"X-Edit-Token": TEXT}, errors=(401, 403, 404),
+           responses={200: json_response(obj(["id", "deleted"], id=TEXT, deleted={"const": True}), "Deleted")})
 async def delete_doc(request: Request) -> Response:
     state = app_state(request)
     doc_id = doc_id_param(request)
@@ -248,6 +288,11 @@ async def delete_doc(request: Request) -> Response:
     return JSONResponse({"id": doc_id, "deleted": True})
 
 
+@operation("Give an allowed reader of an email-restricted doc an access token", auth=True,
+           body=body_schema(["email"], email={"type": "string", "maxLength": 320}),
+           headers={"X-Edit-Token": TEXT}, errors=(400, 401, 403, 404, 413),
+           responses={201: json_response(obj(["access_token", "email", "url"], access_token=TEXT, email=TEXT,
+                                             url=TEXT), "The token and a URL that carries it")})
 async def issue_access(request: Request) -> Response:
     """The owner of an email-restricted doc issues a reader an access token."""
     state = app_state(request)

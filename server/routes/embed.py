@@ -6,6 +6,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ..openapi import json_response, operation
 from ..embedders import EmbedderError
 from ..errors import Conflict, Unavailable, not_found
 from ..indexer import index_bundle, index_docs
@@ -21,6 +22,11 @@ def _embedder(request: Request):
     return embedder
 
 
+REPORT = {"type": "object", "description": '{"embedded": {...counts}} or {"skipped": "unchanged"}'}
+
+
+@operation("Index one doc now (idempotent: an unchanged doc costs no embedding call)", errors=(404, 409),
+           responses={200: json_response(REPORT, "What was embedded")})
 async def embed_doc(request: Request) -> Response:
     state = app_state(request)
     state.limits.spend(request, "embed")
@@ -36,6 +42,8 @@ async def embed_doc(request: Request) -> Response:
     return JSONResponse(reports[doc_id])
 
 
+@operation("Index one bundle now (idempotent)", errors=(404, 409),
+           responses={200: json_response(REPORT, "What was embedded")})
 async def embed_bundle(request: Request) -> Response:
     state = app_state(request)
     state.limits.spend(request, "embed")

@@ -7,12 +7,21 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..curation.worker import curation_mode
+from ..openapi import NULLABLE_TEXT, json_response, obj, operation
 from ..indexer import owed_counts
 from ..store import analyses as analysis_store
 from ..store import enrichments as enrichment_store
 from ..web import app_state
 
 
+HEALTH = obj(["status", "embedder", "owed", "owed_docs", "owed_bundles", "worker"], status={"const": "ok"},
+             embedder=NULLABLE_TEXT, owed={"type": "integer"}, owed_docs={"type": "integer"},
+             owed_bundles={"type": "integer"}, worker={"enum": ["in-process", "external"]},
+             worker_failed_tries={"type": ["integer", "null"]}, worker_next_try_seconds={"type": ["number", "null"]})
+
+
+@operation("Liveness, and how much indexing work is owed", tag="operations",
+           responses={200: json_response(HEALTH, "The server and its database are up")})
 async def healthz(request: Request) -> Response:
     state = app_state(request)
     row = await owed_counts(state.db)

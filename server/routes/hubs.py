@@ -15,6 +15,7 @@ from starlette.routing import Route
 
 from .. import recall as recall_sql
 from ..auth import require_hub_owner
+from ..openapi import NULLABLE_TEXT, TEXT, body_schema, json_response, markdown_page, obj, operation, page_response
 from ..errors import ApiError, Conflict, unknown_hub
 from ..negotiate import markdown_response, wants_markdown
 from ..render import front_matter, plain_text, summary
@@ -28,6 +29,11 @@ from .recall import answer, check_question
 SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
 FIELDS = ("slug",)
 PATCH_FIELDS = ("listed", "description")
+HUB = obj(["slug", "url", "docs", "bundles"], slug=TEXT, url=TEXT,
+          docs={"type": "array", "items": obj(["id", "title", "url", "updated_at", "summary"], id=TEXT, title=TEXT,
+                                               url=TEXT, updated_at=TEXT, summary=NULLABLE_TEXT)},
+          bundles={"type": "array", "items": obj(["id", "title", "description", "url"], id=TEXT, title=TEXT,
+                                                  description=NULLABLE_TEXT, url=TEXT)})
 RESERVED = {"api", "raw", "hub", "b", "healthz", "static", "admin", "new", "login"}
 PAGE_SIZE = 50  # docs per hub page in the browser
 API_PAGE_SIZE = 200  # docs per page of GET /api/hub/{slug}, unless ?per_page= says otherwise
@@ -36,6 +42,11 @@ SEARCH_RESULTS = 10
 MAX_DESCRIPTION = 500
 
 
+@operation("Create a hub; the answer holds its owner token, shown once",
+           body=body_schema(["slug"], slug={"type": "string", "maxLength": 63, "examples": ["notes"]}),
+           errors=(400, 409, 413),
+           responses={201: json_response(obj(["slug", "url", "owner_token"], slug=TEXT, url=TEXT, owner_token=TEXT),
+                                         "Created")})
 async def create_hub(request: Request) -> Response:
     state = app_state(request)
     data = await read_json(request, fields=FIELDS)
@@ -114,6 +125,7 @@ def hub_markdown(hub: dict[str, Any]) -> str:
     return head + "\n".join(lines).rstrip() + "\n"
 
 
+@operation("A hub's public docs and bundles", errors=(404,), responses={200: json_response(HUB, "The hub")})
 async def hub_api(request: Request) -> Response:
     page = query_int(request, "page", default=1, low=1, high=1_000_000)
     per_page = query_int(request, "per_page", default=API_PAGE_SIZE, low=1, high=MAX_PAGE_SIZE)
@@ -157,6 +169,7 @@ async def _digest_response(request: Request) -> Response:
     return markdown_response(digest_text(request, hub, concepts, count, compact))
 
 
+@operation("A hub's index page", tag="pages", page=True, errors=(404,), responses={200: page_response("The hub")})
 async def hub_page(request: Request) -> Response:
     if wants_markdown(request):
         return await hub_twin(request)
@@ -177,6 +190,8 @@ async def hub_page(request: Request) -> Response:
     }, headers={"Vary": "Accept"})
 
 
+@operation("A hub's index as markdown (?digest=1: its concept digest)", tag="pages", page=True, errors=(404,),
+           responses={200: markdown_page("The hub")})
 async def hub_twin(request: Request) -> Response:
     """/hub/{slug}.md, /raw/hub/{slug} and Accept: text/markdown; ?digest=1 gives the concept
     digest instead of the index."""

@@ -10,6 +10,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ..curation import reads as curation_reads
+from ..openapi import TEXT, markdown_page, obj, operation, page_response
 from ..errors import ApiError
 from ..negotiate import markdown_response, wants_markdown
 from ..render import doc_markdown, page_body, render
@@ -41,6 +42,9 @@ async def curated_doc_markdown(request: Request, doc: dict) -> str:
                         appendix=view["markdown"] if view else "")
 
 
+@operation("A doc as markdown with front matter (for an AI)", tag="pages", page=True, errors=(404,),
+           query={"access": TEXT}, headers={"X-Doc-Password": TEXT, "X-Doc-Access": TEXT},
+           responses={200: markdown_page("The doc")})
 async def raw_doc(request: Request) -> Response:
     doc_id = request.path_params["doc_id"]
     doc, _ = await load_readable_doc(request, doc_id)
@@ -82,6 +86,9 @@ async def _html_page(request: Request, doc: dict) -> Response:
     }, headers={"Vary": "Accept"})
 
 
+@operation("A doc's page (a password form for a password-protected doc)", tag="pages", page=True,
+           errors=(404,), query={"access": TEXT}, responses={200: page_response("The doc"),
+                                                            401: page_response("The password form")})
 async def doc_page(request: Request) -> Response:
     doc_id = request.path_params["doc_id"]
     try:
@@ -95,6 +102,9 @@ async def doc_page(request: Request) -> Response:
     return await _html_page(request, doc)
 
 
+@operation("The password form's answer", tag="pages", page=True, errors=(400, 404),
+           form=("application/x-www-form-urlencoded", obj((), password=TEXT)),
+           responses={200: page_response("The doc"), 401: page_response("Wrong password: the form again")})
 async def doc_password_form(request: Request) -> Response:
     """The browser path for password-protected docs."""
     doc_id = request.path_params["doc_id"]
@@ -119,6 +129,7 @@ def home_markdown(request: Request, hubs: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+@operation("The home page", tag="pages", responses={200: page_response("Home")})
 async def home(request: Request) -> Response:
     async with app_state(request).db.public.connection() as conn:
         hubs = await hub_store.listed_hubs(conn)
@@ -128,6 +139,8 @@ async def home(request: Request) -> Response:
         "hubs": hubs, "base": base_url(request), "twin_url": "/llms.txt"}, headers={"Vary": "Accept"})
 
 
+@operation("No icon (an empty answer, so browsers stop asking)", tag="pages",
+           responses={204: {"description": "No content"}})
 async def favicon(request: Request) -> Response:
     return Response(status_code=204)
 

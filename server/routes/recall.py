@@ -9,6 +9,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ..openapi import TEXT, body_schema, json_response, obj, operation
 from .. import recall
 from ..embedders import EmbedderError
 from ..errors import ApiError, unknown_hub
@@ -22,6 +23,20 @@ log = logging.getLogger("memorywiki.recall")
 LEVELS = ("chunk", "doc", "bundle")
 MAX_QUESTION = 4000
 FIELDS = ("question", "k", "level", "hybrid")
+
+RECALL_BODY = body_schema(
+    ["question"], question={"type": "string", "maxLength": MAX_QUESTION, "examples": ["how do I restart the database?"]},
+    k={"type": ["integer", "null"], "minimum": 1, "maximum": 50, "description": "results wanted (default 5)"},
+    level={"type": ["string", "null"], "enum": [*LEVELS, None], "description": "chunk (default), doc or bundle"},
+    hybrid={"type": ["boolean", "null"], "description": "default true: vector and full text fused; false: vector only"})
+RECALL = obj(["hub", "level", "k", "mode", "vector", "results"], hub=TEXT, level={"enum": list(LEVELS)},
+             k={"type": "integer"}, mode={"enum": ["hybrid", "vector", "fulltext"]},
+             vector={"enum": ["ok", "unavailable"]},
+             vector_note={"type": "string", "description": "why vectors were not used, in plain words"},
+             results={"type": "array", "items": {"type": "object", "description": (
+                 "chunk: markdown, heading_path, doc_id, doc_url, title, chunk_id and the scores; "
+                 "doc: doc_id, doc_url, title, markdown and the scores; bundle: bundle_id, bundle_url, "
+                 "title, description, similarity")}})
 
 
 def _pages(n: int) -> str:
@@ -65,6 +80,8 @@ def check_question(question: str) -> str:
     return question
 
 
+@operation("Recall: the chunks, docs or bundles of a hub that answer a question", body=RECALL_BODY,
+           errors=(400, 404, 413), responses={200: json_response(RECALL, "The results and the mode that ran")})
 async def recall_endpoint(request: Request) -> Response:
     state = app_state(request)
     slug = request.path_params["slug"]

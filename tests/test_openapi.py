@@ -1,0 +1,137 @@
+"""The HTTP contract at /openapi.json is true to the router (issue 10, item 5).
+
+Each route documents itself with `@operation` (server/openapi.py); these tests fail when a
+route has none, when a JSON body schema lists other fields than the route accepts, or when
+a real answer does not fit its documented schema. Schema-driven fuzzing of the live server
+is tests/test_fuzz.py.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+from starlette.routing import Route
+
+from memorywiki.server.app import create_app
+from memorywiki.server.openapi import undocumented
+
+
+def _router_operations(app) -> set[tuple[str, str]]:
+    return {(method.lower(), route.path) for route in app.routes if isinstance(route, Route)
+            for method in route.methods or () if method != "HEAD"}
+
+
+def test_every_route_is_in_the_document_and_nothing_else(client):
+    app = create_app()
+    assert undocumented(app.routes) == [], (
+        "decorate these endpoints with @operation (server/openapi.py), beside the route")
+    spec = client.get("/openapi.json").json()
+    assert spec["openapi"].startswith("3.1")
+    documented = {(method, path) for path, methods in spec["paths"].items() for method in methods}
+    assert documented == _router_operations(app)
+    ids = [op["operationId"] for methods in spec["paths"].values() for op in methods.values()]
+    assert len(ids) == len(set(ids))
+    for path, methods in spec["paths"].items():
+        for method, op in methods.items():
+            assert op["summary"], (method, path)
+            named = {p["name"] for p in op.get("parameters", ()) if p["in"] == "path"}
+            assert named == set(re.findall(r"{(\w+)}", path)), (method, path)
+            errors = {status for status in op["responses"] if status.startswith(("4", "5"))}
+            assert "503" in errors, (method, path)  # the database can always be down
+            for status in errors:
+                content = op["responses"][status]["content"]
+                if "application/json" in content or "text/html" not in content:  # not the password form
+                    assert content["application/json"]["schema"] == {"$ref": "#/components/schemas/Error"}
+
+
+def test_the_document_is_valid_openapi_3_1(client):
+    import schemathesis
+
+    schema = schemathesis.openapi.from_dict(client.get("/openapi.json").json())
+    assert len(list(schema.get_all_operations())) == len(_router_operations(create_app()))
+
+
+@pytest.fixture
+def world(client):
+    r = client.post("/api/hubs", json={"slug": "main"})
+    owner = {"Authorization": f"Bearer {r.json()['owner_token']}"}
+    doc = client.post("/api/docs", json={"title": "Kept", "markdown": "narwhal tusk\n", "hub": "main",
+                                         "allowed_emails": ["a@b.co"]}, headers=owner).json()
+    bundle = client.post("/api/bundles", json={"hub": "main", "title": "B", "doc_ids": [doc["id"]]},
+                         headers=owner).json()
+    return {"owner": owner, "doc": doc["id"], "bundle": bundle["id"]}
+
+
+def _fill(path: str, world: dict) -> str:
+    return path.format(slug="main", doc_id=world["doc"], bundle_id=world["bundle"], kind="chatgpt")
+
+
+def test_json_body_schemas_list_exactly_the_fields_each_route_accepts(client, world):
+    """The route's own refusal of an unknown field names what it accepts: the schema must agree."""
+    spec = client.get("/openapi.json").json()
+    checked = 0
+    for path, methods in spec["paths"].items():
+        for method, op in methods.items():
+            body = op.get("requestBody", {}).get("content", {}).get("application/json")
+            if body is None:
+                continue
+            r = client.request(method.upper(), _fill(path, world), json={"zz_not_a_field": 1},
+                               headers=world["owner"])
+            assert r.status_code == 400 and r.json()["error"]["code"] == "unknown_field", (method, path, r.text)
+            schema = body["schema"]
+            assert set(r.json()["error"]["accepted"]) == set(schema["properties"]), (method, path)
+            assert schema["additionalProperties"] is False
+            checked += 1
+    assert checked >= 8
+
+
+def _validator(spec: dict, path: str, method: str, status: int, media_type: str) -> Draft202012Validator:
+    registry = Registry().with_resource("urn:mw", Resource.from_contents(spec, default_specification=DRAFT202012))
+    pointer = "/".join(part.replace("~", "~0").replace("/", "~1")
+                       for part in ("paths", path, method, "responses", str(status), "content", media_type, "schema"))
+    return Draft202012Validator({"$ref": f"urn:mw#/{pointer}"}, registry=registry)
+
+
+def test_real_answers_fit_their_documented_schemas(client, world):
+    spec = client.get("/openapi.json").json()
+    doc = world["doc"]
+    calls = [
+        ("get", "/healthz", "/healthz", None, {}),
+        ("post", "/api/hubs", "/api/hubs", {"slug": "second"}, {}),
+        ("get", "/api/hub/{slug}", "/api/hub/main", None, {}),
+        ("post", "/api/docs", "/api/docs", {"hub": "main", "markdown": "# Fresh\n\nnew text\n"}, world["owner"]),
+        ("post", "/api/docs", "/api/docs", {"hub": "main", "markdown": "# Fresh\n\nnew text\n"}, world["owner"]),
+        ("get", "/api/docs/{doc_id}", f"/api/docs/{doc}", None, world["owner"]),
+        ("patch", "/api/docs/{doc_id}", f"/api/docs/{doc}", {"title": "Renamed"}, world["owner"]),
+        ("post", "/api/docs/{doc_id}/access", f"/api/docs/{doc}/access", {"email": "a@b.co"}, world["owner"]),
+        ("post", "/api/hub/{slug}/recall", "/api/hub/main/recall", {"question": "narwhal", "level": "doc"}, {}),
+        ("post", "/api/bundles", "/api/bundles", {"hub": "main", "title": "Second"}, world["owner"]),
+        ("get", "/api/docs/{doc_id}", "/api/docs/zzzzzzzzzzzz", None, {}),
+        ("post", "/api/hub/{slug}/recall", "/api/hub/nowhere/recall", {"question": "x"}, {}),
+        ("delete", "/api/docs/{doc_id}", f"/api/docs/{doc}", None, world["owner"]),
+    ]
+    for method, template, url, body, headers in calls:
+        r = client.request(method.upper(), url, json=body, headers=headers)
+        documented = spec["paths"][template][method]["responses"]
+        assert str(r.status_code) in documented, (method, url, r.status_code)
+        errors = sorted(_validator(spec, template, method, r.status_code, "application/json").iter_errors(r.json()),
+                        key=str)
+        assert not errors, (method, url, [e.message for e in errors])
+
+
+def test_the_api_page_lists_every_route_with_no_script(client):
+    page = client.get("/api", headers={"Accept": "text/html"})
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    spec = client.get("/openapi.json").json()
+    for path, methods in spec["paths"].items():
+        for method in methods:
+            assert f"{method.upper()} {path}" in page.text
+    assert "<script" not in page.text.lower()
+    assert not re.search(r"""(src|href)=["']https?://""", page.text)  # nothing from a CDN
+    markdown = client.get("/api", headers={"Accept": "text/markdown"})
+    assert markdown.headers["content-type"].startswith("text/markdown")
+    assert "## POST /api/hub/{slug}/recall" in markdown.text and "`question` (string, required)" in markdown.text
