@@ -4,6 +4,8 @@
     python -m bench quality --dataset DIR   # any BEIR-layout dataset
     python -m bench latency --large         # adds the 1M-chunk hub
     python -m bench all --smoke --dataset tiny --locomo tiny-locomo --out /tmp/r
+    python -m bench soak                    # 16 clients, mixed load, 10 minutes
+    python -m bench scaleout                # 2 servers + 2 workers on one PostgreSQL
 
 Run from the repository root (bench/ is not part of the installed package). The datasets
 are not in the repository; a section whose data is missing says where to get it and exits 2.
@@ -23,7 +25,7 @@ from pathlib import Path
 
 from .common import CACHE, RESULTS, SHARED_DATA, MissingData, Options, Postgres, log, require_beir, require_locomo
 
-SECTIONS = ("quality", "locomo", "latency", "cost", "curation")
+SECTIONS = ("quality", "locomo", "latency", "cost", "curation", "soak", "scaleout")
 
 
 def parse(argv: list[str] | None = None) -> tuple[str, Options]:
@@ -44,11 +46,13 @@ def parse(argv: list[str] | None = None) -> tuple[str, Options]:
                         help="locomo: turns per chunk (1 = the chat-import rendering, a section per turn)")
     parser.add_argument("--build-only", action="store_true", help="latency: build (and cache) the hubs, measure nothing")
     parser.add_argument("--sizes", type=str, default=None, help="latency: hub sizes, e.g. 1000,10000")
+    parser.add_argument("--soak-seconds", type=float, default=None, help="soak: how long the load runs (default 600)")
     args = parser.parse_args(argv)
     opts = Options(dataset=args.dataset, locomo=args.locomo, out=args.out, smoke=args.smoke, large=args.large,
                    pg_dir=args.pg_dir, requests=args.requests,
                    sizes=[int(x) for x in args.sizes.split(",")] if args.sizes else None,
-                   extra={"build_only": args.build_only, "locomo_window": args.locomo_window},
+                   extra={"build_only": args.build_only, "locomo_window": args.locomo_window,
+                          "soak_seconds": args.soak_seconds},
                    command="python -m bench " + " ".join(argv if argv is not None else sys.argv[1:]))
     return args.section, opts
 

@@ -8,7 +8,7 @@ import time
 from .common import Options, machine
 
 ORDER = [("findings.md", None), ("quality.md", "quality"), ("locomo.md", "locomo"), ("latency.md", "latency"), ("cost.md", "cost"),
-         ("curation.md", "curation"), ("fulltext.md", None)]
+         ("curation.md", "curation"), ("soak.md", "soak"), ("scaleout.md", "scaleout"), ("fulltext.md", None)]
 
 
 def write_readme(opts: Options, timings: dict[str, float]) -> None:
