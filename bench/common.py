@@ -272,10 +272,12 @@ class Proc:
         self.stop()
 
 
-def read_counts(path: Path) -> list[dict]:
+def read_counts(path: Path, done: bool = False) -> list[dict]:
+    """The embedding calls made (or, with `done`, the ones answered) per bench/proc.py."""
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [row for row in rows if bool(row.get("done")) == done]
 
 
 def count_summary(path: Path, since: int = 0) -> dict[str, int]:

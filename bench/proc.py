@@ -6,8 +6,9 @@
 Both read the usual environment (DATABASE_URL, MEMORYWIKI_EMBEDDER, MEMORYWIKI_WORKER, ...)
 and build exactly what `memorywiki serve` / `memorywiki worker` build. The only addition: when
 MEMORYWIKI_BENCH_COUNTS names a file, the configured embedder is wrapped so that every call
-appends one JSON line {role, pid, inputs, t} to it, before the call is made. The benchmark
-reads that file to count embedding calls and inputs per process.
+appends one JSON line {role, pid, inputs, t} to it, before the call is made, and one more with
+"done": true once it is answered. The benchmark reads that file to count embedding calls and
+inputs per process (and which calls a killed process never got an answer for).
 
 Differences from `memorywiki serve`: uvicorn's access log is off and log level is "warning"
 (per-request logging would be measured as server cost otherwise).
@@ -35,10 +36,16 @@ class CountingEmbedder:
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
         if texts:
-            with open(self.path, "a", encoding="utf-8") as fh:
-                fh.write(json.dumps({"role": self.role, "pid": os.getpid(), "inputs": len(texts),
-                                     "t": time.time()}) + "\n")
-        return await self.inner.embed(texts)
+            self._write({"role": self.role, "pid": os.getpid(), "inputs": len(texts), "t": time.time()})
+        vectors = await self.inner.embed(texts)
+        if texts:  # answered: a process killed during the call leaves a call with no "done" line
+            self._write({"role": self.role, "pid": os.getpid(), "inputs": len(texts), "t": time.time(),
+                         "done": True})
+        return vectors
+
+    def _write(self, row: dict) -> None:
+        with open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(row) + "\n")
 
 
 def counting(make, role: str):

@@ -43,10 +43,10 @@ def smoke_env(pg_server, embedding_server, tmp_path):
 def test_bench_all_smoke(smoke_env, tmp_path):
     out = tmp_path / "results"
     proc = bench("bench", "all", "--smoke", "--dataset", str(tmp_path / "beir"), "--locomo", str(tmp_path / "locomo"),
-                 "--out", str(out), env=smoke_env)
+                 "--out", str(out), env=smoke_env, timeout=420)
     assert proc.returncode == 0, proc.stderr[-4000:]
     for name in ("quality.md", "locomo.md", "latency.md", "cost.md", "curation.md", "curation-sample-extractive.md",
-                 "README.md", "quality.png", "latency.png"):
+                 "soak.md", "scaleout.md", "README.md", "quality.png", "latency.png"):
         assert (out / name).exists(), name
     quality = (out / "quality.md").read_text()
     assert "hybrid RRF" in quality and "nDCG@10" in quality
@@ -64,6 +64,12 @@ def test_bench_all_smoke(smoke_env, tmp_path):
     model_row = next(line for line in curation.splitlines() if line.startswith("| model |"))
     assert "| 0 (unchanged) |" in model_row, model_row
     assert "enrichment: \"extractive\"" in (out / "curation-sample-extractive.md").read_text()
+    # load held: no error, no lost write (the section itself exits non-zero otherwise)
+    soak = (out / "soak.md").read_text()
+    assert "Lost writes: **0**" in soak and "-> **met**" in soak, soak
+    # two servers + two workers, one killed: every chunk embedded once, nothing owed
+    scaleout = (out / "scaleout.md").read_text()
+    assert "| owed at the end | 0 |" in scaleout and "-> **met**" in scaleout, scaleout
     readme = (out / "README.md").read_text()
     assert "python -m bench" in readme
 
