@@ -124,7 +124,7 @@ def test_real_answers_fit_their_documented_schemas(client, world):
 
 
 def test_the_api_page_lists_every_route_with_no_script(client):
-    page = client.get("/api", headers={"Accept": "text/html"})
+    page = client.get("/api/reference", headers={"Accept": "text/html"})
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     spec = client.get("/openapi.json").json()
     for path, methods in spec["paths"].items():
@@ -132,6 +132,6 @@ def test_the_api_page_lists_every_route_with_no_script(client):
             assert f"{method.upper()} {path}" in page.text
     assert "<script" not in page.text.lower()
     assert not re.search(r"""(src|href)=["']https?://""", page.text)  # nothing from a CDN
-    markdown = client.get("/api", headers={"Accept": "text/markdown"})
+    markdown = client.get("/api/reference", headers={"Accept": "text/markdown"})
     assert markdown.headers["content-type"].startswith("text/markdown")
     assert "## POST /api/hub/{slug}/recall" in markdown.text and "`question` (string, required)" in markdown.text

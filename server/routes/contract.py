@@ -1,4 +1,4 @@
-"""The HTTP contract: /openapi.json (OpenAPI 3.1, built from the router) and /api, a short
+"""The HTTP contract: /openapi.json (OpenAPI 3.1, built from the router) and /api/reference, a short
 page of it for people, rendered here (no script, nothing from a CDN)."""
 
 from __future__ import annotations
@@ -86,5 +86,5 @@ async def api_page(request: Request) -> Response:
 
 routes = [
     Route("/openapi.json", openapi_json, methods=["GET"]),
-    Route("/api", api_page, methods=["GET"]),
+    Route("/api/reference", api_page, methods=["GET"]),
 ]
