@@ -120,13 +120,14 @@ def _rss_mb(pid: int) -> float:
     return psutil.Process(pid).memory_info().rss / 1024 / 1024
 
 
-def _postgres_rss_mb(data_dir: Path) -> float:
-    """The embedded PostgreSQL's postmaster (found by its data dir) and all its backends."""
+def _postgres_pss_mb(data_dir: Path) -> float:
+    """The embedded PostgreSQL's postmaster (found by its data dir) and all its backends, as
+    PSS: RSS would count the shared buffers once per backend that touched them."""
     for proc in psutil.process_iter(attrs=["name", "cmdline"]):
         try:
             if proc.info["name"] == "postgres" and str(data_dir) in " ".join(proc.info["cmdline"] or ()):
                 family = [proc, *proc.children(recursive=True)]
-                return sum(p.memory_info().rss for p in family) / 1024 / 1024
+                return sum(p.memory_full_info().pss for p in family) / 1024 / 1024
         except psutil.Error:
             continue
     return float("nan")
@@ -153,20 +154,20 @@ async def _soak(url: str, pid: int, data_dir: Path, seconds: float) -> dict:
                 "hub": "soak", "title": f"Bundle {WORDS[b]}", "description": _sentence(rng),
                 "doc_ids": seeded[b * 10:(b + 1) * 10]})
             r.raise_for_status()
-        rss = [(0.0, _rss_mb(pid), _postgres_rss_mb(data_dir))]
+        rss = [(0.0, _rss_mb(pid), _postgres_pss_mb(data_dir))]
         t0 = time.monotonic()
         deadline = t0 + seconds
 
         async def sample() -> None:
             while time.monotonic() < deadline:
                 await asyncio.sleep(min(15.0, max(seconds / 10, 0.5)))
-                rss.append((time.monotonic() - t0, _rss_mb(pid), _postgres_rss_mb(data_dir)))
+                rss.append((time.monotonic() - t0, _rss_mb(pid), _postgres_pss_mb(data_dir)))
 
         sampler = asyncio.create_task(sample())
         await asyncio.gather(*(_client(n, http, auth, deadline, stats, written, shared) for n in range(CLIENTS)))
         elapsed = time.monotonic() - t0
         await sampler
-        rss.append((elapsed, _rss_mb(pid), _postgres_rss_mb(data_dir)))
+        rss.append((elapsed, _rss_mb(pid), _postgres_pss_mb(data_dir)))
 
         settle_start = time.monotonic()
         while (await http.get("/healthz")).json()["owed"] and time.monotonic() - settle_start < 300:
@@ -228,11 +229,12 @@ Lost writes: **{len(result['lost'])}** of {result['written']} acknowledged docs 
 edit token at the end, compared with the last markdown acknowledged for it). Indexing owed
 {result['settle']:.0f} s after the load stopped: {result['owed']}.
 
-Server RSS (the `serve` process) and PostgreSQL RSS (all its processes), sampled through the run:
+Server RSS (the `serve` process) and PostgreSQL PSS (all its processes, shared memory counted once),
+sampled through the run:
 start {fmt(rss[0][1], 1)} MB, end {fmt(rss[-1][1], 1)} MB (max {fmt(max(r[1] for r in rss), 1)} MB);
 PostgreSQL start {fmt(rss[0][2], 1)} MB, end {fmt(rss[-1][2], 1)} MB.
 
-{md_table(["second", "server RSS MB", "PostgreSQL RSS MB"], rss_rows, 1)}
+{md_table(["second", "server RSS MB", "PostgreSQL PSS MB"], rss_rows, 1)}
 
 Goal: 0 errors, 0 lost writes, server RSS flat: {errors} errors, {len(result['lost'])} lost -> {verdict}.
 """ + ("\nFirst errors:\n\n" + "\n".join(f"- `{s}`" for s in stats.samples) + "\n" if stats.samples else "") + f"""
