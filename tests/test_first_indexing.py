@@ -31,8 +31,10 @@ async def test_200_concurrent_saves_while_the_first_indexing_runs(live_server, s
     """Half the saves go first; the other half are sent the moment the worker's first
     embedding request arrives, so they are in flight while the first vectors are written
     and the space and its indexes come into being."""
+    # idle connections expire on the client before uvicorn's 5 s keep-alive closes them, so a
+    # request never goes out on a connection the server is closing (a ReadError, not a 5xx)
     async with httpx.AsyncClient(base_url=live_server.url, timeout=120,
-                                 limits=httpx.Limits(max_connections=SAVES)) as http:
+                                 limits=httpx.Limits(max_connections=SAVES, keepalive_expiry=2)) as http:
         token = (await http.post("/api/hubs", json={"slug": "rush"})).json()["owner_token"]
         auth = {"Authorization": f"Bearer {token}"}
         first = [asyncio.create_task(http.post("/api/docs", json=_body(i), headers=auth))

@@ -18,11 +18,26 @@ from ..tokens import looks_like_id, new_id
 from ..validate import get_int, get_str, read_json
 from ..web import app_state, base_url, bundle_url, doc_url, hub_url
 from ..negotiate import markdown_response
+from ..openapi import NULLABLE_TEXT, TEXT, body_schema, json_response, obj, operation
 from .docs import load_readable_doc
 
 MAX_INTENT = 500
 ACCEPT_FIELDS = ("title", "description")
 TOPIC_FIELDS = ("hub", "intent", "k")
+
+_ITEMS = {"type": "array", "items": {"type": "object"}}
+_K = {"k": {"type": "string", "pattern": "^[0-9]+$", "description": "how many (an integer, default 5)"}}
+RELATED = obj(["id", "k", "results"], id=TEXT, k={"type": "integer"}, results=_ITEMS)
+ENRICHMENT = obj(["id", "status", "model", "missing", "data", "bundles", "calls", "tokens"], id=TEXT,
+                 status={"enum": ["model", "extractive", "pending"]}, model=NULLABLE_TEXT,
+                 missing={"type": "array", "items": TEXT}, data={"type": ["object", "null"]},
+                 bundles={"type": "array"}, calls={"type": "integer"}, tokens={"type": "integer"})
+DIGEST = obj(["hub", "url", "docs", "concepts"], hub=TEXT, url=TEXT, docs={"type": "integer"}, concepts=_ITEMS)
+SUGGESTIONS = obj(["hub", "suggestions"], hub=TEXT, suggestions=_ITEMS)
+ACCEPTED = obj(["id", "url", "title", "doc_ids", "suggestion"], id=TEXT, url=TEXT, title=TEXT,
+               doc_ids={"type": "array", "items": TEXT}, suggestion=TEXT)
+READING_LIST = obj(["hub", "intent", "mode", "docs"], hub=TEXT, intent=TEXT, mode={"enum": ["hybrid", "fulltext"]},
+                   docs=_ITEMS, vector_note=TEXT)
 
 
 def _k(request: Request, default: int = 5, high: int = 50) -> int:
@@ -42,6 +57,8 @@ async def _public_hub(request: Request, slug: str) -> dict:
     return {"id": hub["id"], "slug": slug, "url": hub_url(request, slug)}
 
 
+@operation("Nearest public docs of the doc's hub (by vector, then shared concepts)", tag="curation",
+           query=_K, auth=True, errors=(400, 404), responses={200: json_response(RELATED, "Related docs")})
 async def related_endpoint(request: Request) -> Response:
     k = _k(request)
     doc, _ = await load_readable_doc(request, request.path_params["doc_id"])
@@ -49,6 +66,8 @@ async def related_endpoint(request: Request) -> Response:
     return JSONResponse({"id": doc["id"], "k": k, "results": results})
 
 
+@operation("A doc's enrichment (summary, themes, concepts...) as JSON", tag="curation", auth=True, errors=(404,),
+           responses={200: json_response(ENRICHMENT, "The enrichment, or pending")})
 async def enrichment_endpoint(request: Request) -> Response:
     doc, _ = await load_readable_doc(request, request.path_params["doc_id"])
     view = await reads.doc_curation(app_state(request).db, doc, doc_url=lambda i: doc_url(request, i),
@@ -76,6 +95,10 @@ def digest_text(request: Request, hub: dict, concepts: list, count: int, compact
                            full_url=f"{base_url(request)}/raw/hub/{hub['slug']}?digest=1")
 
 
+@operation("The hub's concept digest (JSON; format=markdown for markdown)", tag="curation", errors=(404,),
+           query={"format": {"type": "string", "enum": ["json", "markdown"]}, "compact": TEXT},
+           responses={200: {"description": "The digest", "content": {
+               "application/json": {"schema": DIGEST}, "text/markdown": {"schema": TEXT}}}})
 async def digest_endpoint(request: Request) -> Response:
     """JSON digest; `?format=markdown` (or Accept: text/markdown) gives the markdown one."""
     hub, concepts, count = await hub_digest(request, request.path_params["slug"])
@@ -86,6 +109,8 @@ async def digest_endpoint(request: Request) -> Response:
                          "concepts": [reads.concept_json(c) for c in concepts]})
 
 
+@operation("Suggested bundles of the hub", tag="curation", errors=(404,),
+           responses={200: json_response(SUGGESTIONS, "Open suggestions")})
 async def suggestions_endpoint(request: Request) -> Response:
     hub = await _public_hub(request, request.path_params["slug"])
     items = await reads.open_suggestions(app_state(request).db, hub["id"], doc_url=lambda i: doc_url(request, i))
@@ -103,36 +128,54 @@ async def _owned_suggestion(conn, request: Request) -> tuple[dict, dict]:
     return hub, suggestion
 
 
+@operation("Accept a suggested bundle (owner token; an empty body takes it as offered)", tag="curation",
+           auth=True, body=body_schema((), title={"type": ["string", "null"], "maxLength": 500},
+                                       description={"type": ["string", "null"], "maxLength": 5000}),
+           errors=(400, 401, 403, 404, 409, 413), responses={201: json_response(ACCEPTED, "The bundle made")})
 async def accept_endpoint(request: Request) -> Response:
     """Owner only: turn a suggestion into a bundle (title/description may be overridden)."""
     state = app_state(request)
     # an empty body accepts the suggestion as offered
     data = await read_json(request, fields=ACCEPT_FIELDS) if (await request.body()).strip() else {}
-    async with state.db.owner.connection() as conn:
-        async with conn.transaction():
-            hub, suggestion = await _owned_suggestion(conn, request)
-            title = (get_str(data, "title", max_len=500) or suggestion["title"]).strip()
-            description = get_str(data, "description", max_len=5000) or suggestion["description"]
-            doc_ids = await suggestion_store.public_members(conn, hub["id"], suggestion["doc_ids"])
-            if len(doc_ids) < 2:
-                raise Conflict("suggestion_stale", "the suggested pages are no longer public in this hub")
-            bundle_id = new_id()
-            await bundle_store.insert_bundle(conn, bundle_id, hub["id"], title, description, doc_ids)
-            await suggestion_store.mark_accepted(conn, suggestion["id"], bundle_id)
+    bundle_id = new_id()
+
+    async def accept(conn):
+        hub, suggestion = await _owned_suggestion(conn, request)
+        title = (get_str(data, "title", max_len=500) or suggestion["title"]).strip()
+        description = get_str(data, "description", max_len=5000) or suggestion["description"]
+        doc_ids = await suggestion_store.public_members(conn, hub["id"], suggestion["doc_ids"])
+        if len(doc_ids) < 2:
+            raise Conflict("suggestion_stale", "the suggested pages are no longer public in this hub")
+        await bundle_store.insert_bundle(conn, bundle_id, hub["id"], title, description, doc_ids)
+        await suggestion_store.mark_accepted(conn, suggestion["id"], bundle_id)
+        return suggestion, title, doc_ids
+
+    suggestion, title, doc_ids = await state.db.write(accept)
     state.wake_worker()
     return JSONResponse({"id": bundle_id, "url": bundle_url(request, bundle_id), "title": title,
                          "doc_ids": doc_ids, "suggestion": suggestion["id"]}, status_code=201)
 
 
+@operation("Dismiss a suggested bundle for good (owner token)", tag="curation", auth=True,
+           errors=(401, 403, 404, 409),
+           responses={200: json_response(obj(["id", "status"], id=TEXT, status={"const": "dismissed"}), "Dismissed")})
 async def dismiss_endpoint(request: Request) -> Response:
     """Owner only: never offer this group again."""
-    async with app_state(request).db.owner.connection() as conn:
-        async with conn.transaction():
-            _, suggestion = await _owned_suggestion(conn, request)
-            await suggestion_store.mark_dismissed(conn, suggestion["id"])
+
+    async def dismiss(conn):
+        _, suggestion = await _owned_suggestion(conn, request)
+        await suggestion_store.mark_dismissed(conn, suggestion["id"])
+        return suggestion
+
+    suggestion = await app_state(request).db.write(dismiss)
     return JSONResponse({"id": suggestion["id"], "status": "dismissed"})
 
 
+@operation("A topic's docs in a reading order, one line each on why", tag="curation",
+           body=body_schema(["hub", "intent"], hub={"type": "string", "examples": ["notes"]},
+                            intent={"type": "string", "maxLength": MAX_INTENT},
+                            k={"type": ["integer", "null"], "minimum": 2, "maximum": 20}),
+           errors=(400, 404, 413), responses={200: json_response(READING_LIST, "The reading list")})
 async def topic_endpoint(request: Request) -> Response:
     """POST /api/bundles/suggest {"hub", "intent", "k"}: a reading list for a topic."""
     from .recall import _query_vector

@@ -169,7 +169,12 @@ async def _digest_response(request: Request) -> Response:
     return markdown_response(digest_text(request, hub, concepts, count, compact))
 
 
-@operation("A hub's index page", tag="pages", page=True, errors=(404,), responses={200: page_response("The hub")})
+_DIGEST_QUERY = {"digest": {"type": "string", "description": "1: the hub's concept digest (markdown)"},
+                 "compact": {"type": "string", "description": "1, with digest: the one that fits 2,000 tokens"}}
+
+
+@operation("A hub's index page", tag="pages", page=True, errors=(404,), query=_DIGEST_QUERY,
+           responses={200: page_response("The hub")})
 async def hub_page(request: Request) -> Response:
     if wants_markdown(request):
         return await hub_twin(request)
@@ -190,8 +195,8 @@ async def hub_page(request: Request) -> Response:
     }, headers={"Vary": "Accept"})
 
 
-@operation("A hub's index as markdown (?digest=1: its concept digest)", tag="pages", page=True, errors=(404,),
-           responses={200: markdown_page("The hub")})
+@operation("A hub's index as markdown (or its concept digest)", tag="pages", page=True, errors=(404,),
+           query=_DIGEST_QUERY, responses={200: markdown_page("The hub")})
 async def hub_twin(request: Request) -> Response:
     """/hub/{slug}.md, /raw/hub/{slug} and Accept: text/markdown; ?digest=1 gives the concept
     digest instead of the index."""

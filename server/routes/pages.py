@@ -43,8 +43,8 @@ async def curated_doc_markdown(request: Request, doc: dict) -> str:
 
 
 @operation("A doc as markdown with front matter (for an AI)", tag="pages", page=True, errors=(404,),
-           query={"access": TEXT}, headers={"X-Doc-Password": TEXT, "X-Doc-Access": TEXT},
-           responses={200: markdown_page("The doc")})
+           query={"access": TEXT, "curation": {"type": "string", "description": "0: the doc as saved, no enrichment"}},
+           headers={"X-Doc-Password": TEXT, "X-Doc-Access": TEXT}, responses={200: markdown_page("The doc")})
 async def raw_doc(request: Request) -> Response:
     doc_id = request.path_params["doc_id"]
     doc, _ = await load_readable_doc(request, doc_id)
