@@ -17,6 +17,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+import psycopg
+
 from ..store import analyses as analysis_store
 from ..store import concepts as concept_store
 from ..store import enrichments as enrichment_store
@@ -241,12 +243,22 @@ class Curator:
         return await self.enrich_owed() + await self.analyse_owed() + await self.suggest_owed()
 
     async def run(self) -> None:
+        db_failures = 0  # rounds in a row that found the database unreachable
         while not self._stopping:
             try:
                 done = await self.run_once()
+                db_failures = 0
             except ModelError:
                 done = 0
                 await self._sleep(min(self.backoff(), 5.0))
+                continue
+            except psycopg.OperationalError as exc:  # the database is down or restarting
+                db_failures += 1
+                wait = min(self.config.retry_seconds * 2 ** (db_failures - 1), 60.0)
+                if db_failures & (db_failures - 1) == 0:  # one line on the 1st, 2nd, 4th... failure
+                    log.warning("curation: database unavailable (failed round %d in a row), next try in %.0f s: %s",
+                                db_failures, wait, str(exc).strip().splitlines()[0] if str(exc).strip() else exc)
+                await self._sleep(wait)
                 continue
             except Exception:  # keep the curator alive; the work stays owed
                 log.exception("curation round failed")
