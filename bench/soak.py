@@ -184,6 +184,14 @@ async def _soak(url: str, pid: int, data_dir: Path, seconds: float) -> dict:
             "owed": owed, "settle": settle}
 
 
+def _growth(rss: list[tuple[float, float, float]]) -> str:
+    """Server RSS growth in each half of the run: warm-up shows in the first, a leak in both."""
+    half = rss[-1][0] / 2
+    mid = min(rss, key=lambda sample: abs(sample[0] - half))
+    return (f"+{rss[-1][1] - rss[0][1]:.1f} MB in all, +{mid[1] - rss[0][1]:.1f} MB in the first half, "
+            f"+{rss[-1][1] - mid[1]:.1f} MB in the second")
+
+
 def run(opts: Options, pg=None) -> dict:
     seconds = float(opts.extra.get("soak_seconds") or (8 if opts.smoke else 600))
     data_dir = Path(tempfile.mkdtemp(prefix="mw-soak-")) if opts.smoke else CACHE / "soak-data"
@@ -236,7 +244,8 @@ PostgreSQL start {fmt(rss[0][2], 1)} MB, end {fmt(rss[-1][2], 1)} MB.
 
 {md_table(["second", "server RSS MB", "PostgreSQL PSS MB"], rss_rows, 1)}
 
-Goal: 0 errors, 0 lost writes, server RSS flat: {errors} errors, {len(result['lost'])} lost -> {verdict}.
+Goal: 0 errors, 0 lost writes, server RSS flat: {errors} errors, {len(result['lost'])} lost -> {verdict};
+server RSS {_growth(rss)} (judge flatness by the second half: the first includes warm-up).
 """ + ("\nFirst errors:\n\n" + "\n".join(f"- `{s}`" for s in stats.samples) + "\n" if stats.samples else "") + f"""
 {machine_line()}
 """
