@@ -7,7 +7,10 @@ without `@operation` is named by `undocumented()` and fails tests/test_openapi.p
 checks each JSON body schema against the fields the route really accepts. Adding a route =
 decorating its endpoint; nothing else to register.
 
-Every operation answers 503 (database unavailable, with Retry-After) as well; errors are the
+Every operation answers 503 (database unavailable, with Retry-After) as well; one that checks
+a credential (auth, a credential header or ?access) or is `limited` answers 429 (its client's
+budget spent, server/ratelimit.py); every unsafe one answers 403 csrf_failed (a page post
+without its form's token, or an /api post carrying a cookie: server/csrf.py). Errors are the
 one shape of server/errors.py: {"error": {"code", "message", ...}}.
 """
 
@@ -39,7 +42,7 @@ ERROR = {"$ref": "#/components/schemas/Error"}
 _ERROR_TEXT = {
     400: "Bad input: malformed JSON, an unknown or invalid field (named in the error)",
     401: "A token is needed (Authorization: Bearer ...)",
-    403: "The token given does not allow this",
+    403: "The token given does not allow this, or a CSRF check failed (csrf_failed)",
     404: "No such hub, doc, bundle or page (or not visible to this request)",
     405: "Method not allowed",
     409: "Conflict (a taken slug, a stale If-Match version, no embedder)",
@@ -47,10 +50,14 @@ _ERROR_TEXT = {
     413: "The body or file is over the configured limit",
     415: "A file type that cannot be captured",
     422: "Well-formed, but the content cannot be captured (a corrupt file, an empty page)",
+    429: "Over this client's rate limit (refused tokens, wrong passwords, re-index requests); retry after Retry-After seconds",
     503: "The database (or the embedder, for /api/embed) is unavailable; retry after Retry-After seconds",
 }
 
 TEXT = {"type": "string"}
+# Headers and query parameters that carry a credential: checking one spends the client's budget.
+CREDENTIAL_PARAMS = frozenset({"x-edit-token", "x-doc-password", "x-doc-access", "access"})
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 NULLABLE_TEXT = {"type": ["string", "null"]}
 
 
@@ -82,7 +89,8 @@ def markdown_page(description: str) -> dict:
 class Operation:
     """What one endpoint documents. `body`: a JSON request body schema; `form`: a form body
     (media type, schema); `path`: schemas of path parameters (default: a string);
-    `query`/`headers`: optional parameters; `page`: errors may come as pages too."""
+    `query`/`headers`: optional parameters; `page`: errors may come as pages too; `limited`:
+    rate-limited without any credential (re-index requests)."""
 
     summary: str
     responses: dict[int, dict]
@@ -93,6 +101,7 @@ class Operation:
     query: dict[str, dict] = field(default_factory=dict)
     headers: dict[str, dict] = field(default_factory=dict)
     auth: bool = False
+    limited: bool = False
     page: bool = False
     tag: str = "api"
     description: str = ""
@@ -123,7 +132,7 @@ def _error_response(status: int, page: bool) -> dict:
     if page:
         content.update({"text/html": {"schema": TEXT}, "text/markdown": {"schema": TEXT}})
     response = {"description": _ERROR_TEXT.get(status, "Error"), "content": content}
-    if status == 503:
+    if status in (429, 503):
         response["headers"] = {"Retry-After": {"description": "seconds to wait before retrying",
                                                "schema": {"type": "integer"}}}
     return response
@@ -139,13 +148,25 @@ def _parameters(route: Route, op: Operation) -> list[dict]:
     return params
 
 
+def _error_statuses(method: str, op: Operation) -> set[int]:
+    """The operation's own error statuses and those every operation of its kind can answer."""
+    statuses = {*op.errors, 503}
+    params = {name.lower() for name in (*op.headers, *op.query)}
+    password_form = op.form is not None and "password" in op.form[1].get("properties", {})
+    if op.auth or op.limited or params & CREDENTIAL_PARAMS or password_form:
+        statuses.add(429)
+    if method not in SAFE_METHODS:
+        statuses.add(403)
+    return statuses
+
+
 def _operation(route: Route, method: str, op: Operation, used_ids: set[str]) -> dict:
     op_id = route.endpoint.__name__
     if op_id in used_ids:
         op_id = f"{op_id}_{method.lower()}"
     used_ids.add(op_id)
     responses = {str(status): response for status, response in op.responses.items()}
-    for status in (*op.errors, 503):
+    for status in sorted(_error_statuses(method, op)):
         responses.setdefault(str(status), _error_response(status, op.page))
     spec: dict[str, Any] = {"operationId": op_id, "summary": op.summary, "tags": [op.tag],
                             "responses": responses}

@@ -110,11 +110,17 @@ def test_real_answers_fit_their_documented_schemas(client, world):
         ("get", "/api/docs/{doc_id}", f"/api/docs/{doc}", None, world["owner"]),
         ("patch", "/api/docs/{doc_id}", f"/api/docs/{doc}", {"title": "Renamed"}, world["owner"]),
         ("post", "/api/docs/{doc_id}/access", f"/api/docs/{doc}/access", {"email": "a@b.co"}, world["owner"]),
+        ("get", "/api/docs/{doc_id}/versions", f"/api/docs/{doc}/versions", None, world["owner"]),
+        ("get", "/api/docs/{doc_id}/versions/{version}", f"/api/docs/{doc}/versions/1", None, world["owner"]),
+        ("get", "/api/docs/{doc_id}/versions/{version}", f"/api/docs/{doc}/versions/x1", None, world["owner"]),
+        ("post", "/api/docs/{doc_id}/restore", f"/api/docs/{doc}/restore", {"version": 1}, world["owner"]),
+        ("post", "/api/docs/{doc_id}/restore", f"/api/docs/{doc}/restore", {"version": 99}, world["owner"]),
         ("post", "/api/hub/{slug}/recall", "/api/hub/main/recall", {"question": "narwhal", "level": "doc"}, {}),
         ("post", "/api/bundles", "/api/bundles", {"hub": "main", "title": "Second"}, world["owner"]),
         ("get", "/api/docs/{doc_id}", "/api/docs/zzzzzzzzzzzz", None, {}),
         ("post", "/api/hub/{slug}/recall", "/api/hub/nowhere/recall", {"question": "x"}, {}),
         ("delete", "/api/docs/{doc_id}", f"/api/docs/{doc}", None, world["owner"]),
+        ("post", "/api/docs/{doc_id}/restore", f"/api/docs/{doc}/restore", {"version": 2}, world["owner"]),
     ]
     for method, template, url, body, headers in calls:
         r = client.request(method.upper(), url, json=body, headers=headers)
@@ -123,6 +129,31 @@ def test_real_answers_fit_their_documented_schemas(client, world):
         errors = sorted(_validator(spec, template, method, r.status_code, "application/json").iter_errors(r.json()),
                         key=str)
         assert not errors, (method, url, [e.message for e in errors])
+
+
+def test_rate_limit_and_csrf_refusals_are_documented_where_they_happen(make_client, world):
+    """A 429 (a client that spent its refused-token budget) and a 403 csrf_failed (an API post
+    carrying a cookie but no X-CSRF-Token) are answers of the routes that give them, in the spec."""
+    client = make_client(rate_token_failures="2/minute")
+    spec = client.get("/openapi.json").json()
+    owner = client.post("/api/hubs", json={"slug": "limits"}).json()["owner_token"]
+    doc = client.post("/api/docs", json={"hub": "limits", "markdown": "# Held\n\ntext\n", "is_draft": True},
+                      headers={"Authorization": f"Bearer {owner}"}).json()["id"]
+    wrong = {"Authorization": "Bearer mwe_wrong"}
+    statuses = [client.get(f"/api/docs/{doc}/versions", headers=wrong).status_code for _ in range(3)]
+    assert statuses[-1] == 429, statuses
+    limited = client.post(f"/api/docs/{doc}/restore", json={"version": 1}, headers=wrong)
+    assert limited.status_code == 429 and limited.headers["retry-after"]
+    for template, method, r in [("/api/docs/{doc_id}/versions", "get", client.get(f"/api/docs/{doc}/versions",
+                                                                                     headers=wrong)),
+                                ("/api/docs/{doc_id}/restore", "post", limited)]:
+        documented = spec["paths"][template][method]["responses"]
+        assert str(r.status_code) in documented and "Retry-After" in documented["429"]["headers"]
+        assert not list(_validator(spec, template, method, 429, "application/json").iter_errors(r.json()))
+    forged = client.post("/api/hubs", json={"slug": "forged"}, headers={"Cookie": "mw_csrf=" + "a" * 40})
+    assert forged.status_code == 403 and forged.json()["error"]["code"] == "csrf_failed"
+    assert "403" in spec["paths"]["/api/hubs"]["post"]["responses"]
+    assert "429" not in spec["paths"]["/healthz"]["get"]["responses"]  # nothing there checks a credential
 
 
 def test_the_api_page_lists_every_route_with_no_script(client):

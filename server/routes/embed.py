@@ -25,7 +25,7 @@ def _embedder(request: Request):
 REPORT = {"type": "object", "description": '{"embedded": {...counts}} or {"skipped": "unchanged"}'}
 
 
-@operation("Index one doc now (idempotent: an unchanged doc costs no embedding call)", errors=(404, 409),
+@operation("Index one doc now (idempotent: an unchanged doc costs no embedding call)", errors=(404, 409), limited=True,
            responses={200: json_response(REPORT, "What was embedded")})
 async def embed_doc(request: Request) -> Response:
     state = app_state(request)
@@ -42,7 +42,7 @@ async def embed_doc(request: Request) -> Response:
     return JSONResponse(reports[doc_id])
 
 
-@operation("Index one bundle now (idempotent)", errors=(404, 409),
+@operation("Index one bundle now (idempotent)", errors=(404, 409), limited=True,
            responses={200: json_response(REPORT, "What was embedded")})
 async def embed_bundle(request: Request) -> Response:
     state = app_state(request)

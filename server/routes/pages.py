@@ -103,7 +103,8 @@ async def doc_page(request: Request) -> Response:
 
 
 @operation("The password form's answer", tag="pages", page=True, errors=(400, 404),
-           form=("application/x-www-form-urlencoded", obj((), password=TEXT)),
+           form=("application/x-www-form-urlencoded",
+                 obj((), password=TEXT, csrf_token={**TEXT, "description": "the token the form's page carries"})),
            responses={200: page_response("The doc"), 401: page_response("Wrong password: the form again")})
 async def doc_password_form(request: Request) -> Response:
     """The browser path for password-protected docs."""

@@ -19,15 +19,33 @@ from starlette.routing import Route
 
 from ..auth import can_read_private, edit_credential, refused_credentials, require_restore
 from ..errors import BadRequest, NotFound, not_found
+from ..openapi import NULLABLE_TEXT, TEXT, body_schema, json_response, obj, operation
 from ..store import docs as doc_store
 from ..store import hubs as hub_store
 from ..store import versions as version_store
 from ..validate import get_int, read_json
 from ..web import app_state, doc_url
-from .docs import DIGITS, check_version, doc_json, doc_id_param, expected_version, has_credentials
+from .docs import DIGITS, DOC, READ_HEADERS, check_version, doc_json, doc_id_param, expected_version, has_credentials
 
 RESTORE_FIELDS = ("version",)
 MAX_VERSION = 2**31 - 1  # docs.version is an integer column
+
+# ---- the contract (server/openapi.py)
+_VERSION_NUMBER = {"type": "integer", "minimum": 1, "maximum": MAX_VERSION}
+ENTRY = obj(["version", "saved_at", "size", "title", "via", "action", "restored_from", "deleted", "current"],
+            version=_VERSION_NUMBER, saved_at=TEXT, size={"type": "integer", "description": "bytes of markdown"},
+            title=TEXT, via={**NULLABLE_TEXT, "description": "the credential that saved it: owner, edit_token, anonymous"},
+            action={**NULLABLE_TEXT, "description": "create, edit, import, restore or delete"},
+            restored_from={"type": ["integer", "null"]}, deleted={"type": "boolean"},
+            current={"type": "boolean", "description": "the doc as it is now"})
+VERSIONS = obj(["id", "url", "version", "deleted", "versions"], id=TEXT, url=TEXT, version={"type": "integer"},
+               deleted={"type": "boolean"}, versions={"type": "array", "items": ENTRY})
+VERSION = {**ENTRY, "required": [*ENTRY["required"], "id", "markdown", "meta", "source"],
+           "properties": {**ENTRY["properties"], "id": TEXT, "markdown": TEXT, "meta": {"type": "object"},
+                          "source": NULLABLE_TEXT}}
+RESTORED = {**DOC, "required": [*DOC["required"], "restored_from", "changed"],
+            "properties": {**DOC["properties"], "restored_from": {"type": "integer"},
+                           "changed": {"type": "boolean", "description": "false: that version is the current text"}}}
 
 
 def _number(raw: str) -> int:
@@ -83,6 +101,9 @@ def _current_entry(doc: dict[str, Any]) -> dict[str, Any]:
             "deleted": doc["deleted_at"] is not None}
 
 
+@operation("A doc's versions, newest first (as private as the doc; a deleted doc's: its owner only)",
+           auth=True, headers=READ_HEADERS, query={"access": TEXT}, errors=(404,),
+           responses={200: json_response(VERSIONS, "The versions")})
 async def list_versions(request: Request) -> Response:
     doc_id = doc_id_param(request)
     async with readable_doc(request, doc_id) as (conn, doc):
@@ -93,6 +114,10 @@ async def list_versions(request: Request) -> Response:
                          "deleted": doc["deleted_at"] is not None, "versions": versions})
 
 
+@operation("One version of a doc, with its markdown", auth=True, headers=READ_HEADERS, query={"access": TEXT},
+           errors=(400, 404),
+           path={"version": {"type": "string", "pattern": "^[0-9]+$", "description": "the version number"}},
+           responses={200: json_response(VERSION, "That version")})
 async def get_version(request: Request) -> Response:
     doc_id = doc_id_param(request)
     number = _number(request.path_params["version"])
@@ -105,6 +130,10 @@ async def get_version(request: Request) -> Response:
                          "meta": row["meta"] or {}, "source": row["source"]})
 
 
+@operation("Restore a version: a new version with its title, markdown and meta, re-indexed like an edit "
+           "(a deleted doc comes back through its hub owner's token)", auth=True,
+           body=body_schema(["version"], version=_VERSION_NUMBER), headers={"If-Match": TEXT, "X-Edit-Token": TEXT},
+           errors=(400, 401, 403, 404, 409, 413), responses={200: json_response(RESTORED, "The doc as restored")})
 async def restore(request: Request) -> Response:
     state = app_state(request)
     doc_id = doc_id_param(request)
