@@ -18,6 +18,8 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from .openapi import TEXT, operation
+
 STATIC = Path(__file__).parent / "static"
 CACHE = "public, max-age=31536000, immutable"
 
@@ -42,6 +44,8 @@ def asset_url(name: str) -> str:
     return f"/static/{name}?v={_version(name)}"
 
 
+@operation("The stylesheet (its URL carries a content hash: cached for a year)", tag="assets",
+           responses={200: {"description": "CSS", "content": {"text/css": {"schema": TEXT}}}})
 async def stylesheet_route(request: Request) -> Response:
     return Response(stylesheet(), media_type="text/css; charset=utf-8", headers={"Cache-Control": CACHE})
 

@@ -5,7 +5,8 @@ Each route's schema lives beside its route: its endpoint is decorated with `@ope
 walks the app's routes, so the document lists exactly what the app serves; an endpoint
 without `@operation` is named by `undocumented()` and fails tests/test_openapi.py, which also
 checks each JSON body schema against the fields the route really accepts. Adding a route =
-decorating its endpoint; nothing else to register.
+decorating its endpoint; nothing else to register. Pages are operations too (tag "pages",
+HTML and markdown answers); only the static files of the /static Mount are not.
 
 Every operation answers 503 (database unavailable, with Retry-After) as well; one that checks
 a credential (auth, a credential header or ?access) or is `limited` answers 429 (its client's
@@ -161,9 +162,11 @@ def _error_statuses(method: str, op: Operation) -> set[int]:
 
 
 def _operation(route: Route, method: str, op: Operation, used_ids: set[str]) -> dict:
-    op_id = route.endpoint.__name__
-    if op_id in used_ids:
-        op_id = f"{op_id}_{method.lower()}"
+    op_id = base = route.endpoint.__name__
+    n = 1
+    while op_id in used_ids:  # one endpoint behind several paths (a page and its .md twin)
+        n += 1
+        op_id = f"{base}_{n}"
     used_ids.add(op_id)
     responses = {str(status): response for status, response in op.responses.items()}
     for status in sorted(_error_statuses(method, op)):

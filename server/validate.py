@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Collection
 from typing import Any
 
@@ -147,11 +148,24 @@ def page_content(title: str | None, markdown: str, *, max_title: int,
     return title, body
 
 
+_DIGITS = re.compile(r"[0-9]+")
+
+
 def query_int(request: Any, key: str, *, default: int, low: int, high: int) -> int:
     """An integer query parameter (`?page=2`), or a 400 that names it."""
     raw = request.query_params.get(key)
     if raw is None or raw == "":
         return default
-    if not raw.strip().isdigit() or not low <= int(raw) <= high:
+    raw = raw.strip()
+    # not str.isdigit: "²" is a digit to it, and int("²") fails
+    if not _DIGITS.fullmatch(raw) or not low <= int(raw) <= high:
         raise ApiError(400, "invalid_query", f"'{key}' must be a whole number from {low} to {high}")
     return int(raw)
+
+
+def query_str(request: Any, key: str, *, default: str = "") -> str:
+    """A text query parameter (`?q=`), or a 400 that names it: PostgreSQL text holds no NUL."""
+    value = request.query_params.get(key, default)
+    if "\x00" in value:
+        raise ApiError(400, "invalid_query", f"'{key}' must not contain NUL characters")
+    return value

@@ -165,3 +165,17 @@ def test_unknown_routes_and_methods_are_json_errors(client, seeded):
     assert_json_error(client.get("/api/nothing/here"), 404)
     assert_json_error(client.put(f"/api/docs/{seeded['doc']['id']}", json={}), 405)
     assert_json_error(client.get("/api/hub/main/recall"), 405)
+
+
+@pytest.mark.parametrize("url, status", [
+    # found by the fuzzer (tests/test_fuzz.py): a NUL in a URL reached PostgreSQL, "²" reached int()
+    ("/api/hub/a%00b", 404), ("/hub/a%00b", 404), ("/hub/a%00b/llms.txt", 404), ("/api/hub/a%00b/graph", 404),
+    ("/hub/main?q=a%00b", 400), ("/api/social/cross-refs?hub=a%00b", 400),
+    ("/hub/main?page=%C2%B2", 400), ("/api/hub/main?per_page=%C2%B2", 400),
+])
+def test_text_postgresql_cannot_hold_in_a_url_is_a_4xx(client, seeded, url, status):
+    r = client.get(url, headers={"Accept": "application/json"})
+    assert r.status_code == status, (url, r.status_code, r.text[:300])
+    assert r.json()["error"]["code"] in ("unknown_hub", "invalid_query")
+    history = client.get(f"/{seeded['doc']['id']}/history?a=%C2%B2", headers={"Accept": "application/json"})
+    assert history.status_code == 400 and history.json()["error"]["code"] == "invalid_query"

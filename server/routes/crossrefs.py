@@ -11,21 +11,31 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..errors import ApiError, not_found, unknown_hub
+from ..openapi import NULLABLE_TEXT, TEXT, json_response, obj, operation
 from ..store import docs as doc_store
 from ..store import hubs as hub_store
 from ..store import links as link_store
 from ..tokens import looks_like_id
+from ..validate import query_str
 from ..web import app_state, doc_url, hub_url, own_hosts
 
 PARAMS = ("doc", "hub")
+
+
+_REF = obj(["id", "title", "url", "hub"], id=TEXT, title=TEXT, url=TEXT, hub=NULLABLE_TEXT)
+CROSS_REFS = obj((), doc=_REF, outbound={"type": "array", "items": _REF}, inbound={"type": "array", "items": _REF},
+                 hub=TEXT, url=TEXT, pairs={"type": "array", "items": obj(["source", "target"], source=_REF, target=_REF)})
+CROSS_REFS["description"] = "?doc: {doc, outbound, inbound}; ?hub: {hub, url, pairs}"
 
 
 def _entry(request: Request, doc_id: str, title: str, hub: str | None) -> dict[str, Any]:
     return {"id": doc_id, "title": title, "url": doc_url(request, doc_id), "hub": hub}
 
 
+@operation("Which public docs link to which: for one doc (?doc=) or a whole hub (?hub=)", errors=(400, 404),
+           query={"doc": TEXT, "hub": TEXT}, responses={200: json_response(CROSS_REFS, "The links")})
 async def cross_refs(request: Request) -> Response:
-    params = request.query_params
+    params = {name: query_str(request, name) for name in request.query_params}
     unknown = sorted(set(params) - set(PARAMS))
     given = [p for p in PARAMS if params.get(p)]
     if unknown or len(given) != 1:

@@ -13,6 +13,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..errors import not_found
+from ..openapi import TEXT, body_schema, json_response, obj, operation, page_response
 from ..render import page_body, render
 from ..store import docs as doc_store
 from ..templating import templates
@@ -23,6 +24,13 @@ from ..web import app_state
 RENDER_FIELDS = ("markdown",)
 
 
+RENDERED = obj(["html", "toc"], html=TEXT, toc={"type": "array", "items": obj(
+    ["level", "id", "text"], level={"type": "integer"}, id=TEXT, text=TEXT)})
+
+
+@operation("Render markdown as a page shows it (the editor's preview)", errors=(400, 413),
+           body=body_schema(["markdown"], markdown={"type": "string"}),
+           responses={200: json_response(RENDERED, "The HTML and its table of contents")})
 async def render_preview(request: Request) -> Response:
     """The HTML a page shows for this markdown (the same renderer, so the preview is exact)."""
     data = await read_json(request, fields=RENDER_FIELDS)
@@ -38,10 +46,14 @@ def _editor(request: Request, **context) -> Response:
         "autosave": settings.autosave_seconds, "max_chars": settings.max_body_bytes, **context})
 
 
+@operation("The editor for a new page (?hub=: saved into that hub)", tag="pages", query={"hub": TEXT},
+           responses={200: page_response("The editor")})
 async def new_page(request: Request) -> Response:
     return _editor(request, doc=None, hub=request.query_params.get("hub", ""), preview="", twin_url=None)
 
 
+@operation("The editor for a doc (a private one is loaded by the page's script with the browser's token)",
+           tag="pages", page=True, errors=(404,), responses={200: page_response("The editor")})
 async def edit_page(request: Request) -> Response:
     doc_id = request.path_params["doc_id"]
     if not looks_like_id(doc_id):

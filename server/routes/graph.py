@@ -12,6 +12,7 @@ from starlette.routing import Route
 from ..errors import unknown_hub
 from ..graphview import clusters, picture
 from ..negotiate import markdown_response, wants_markdown
+from ..openapi import TEXT, json_response, markdown_page, obj, operation, page_response
 from ..store import graph as graph_store
 from ..store import hubs as hub_store
 from ..templating import templates
@@ -34,6 +35,14 @@ async def load_graph(request: Request) -> dict[str, Any]:
                    "size": n["chars"], "cluster": cluster_of[n["id"]]} for n in nodes],
         "edges": [{"source": a, "target": b, "weight": w} for a, b, w in weighted],
     }
+
+
+GRAPH = obj(["hub", "url", "nodes", "edges"], hub=TEXT, url=TEXT,
+            nodes={"type": "array", "items": obj(["id", "title", "url", "size", "cluster"], id=TEXT, title=TEXT,
+                                                 url=TEXT, size={"type": "integer", "description": "characters"},
+                                                 cluster={"type": "integer"})},
+            edges={"type": "array", "items": obj(["source", "target", "weight"], source=TEXT, target=TEXT,
+                                                 weight={"type": "number", "description": "cosine similarity"})})
 
 
 def graph_markdown(graph: dict[str, Any]) -> str:
@@ -60,16 +69,22 @@ def graph_markdown(graph: dict[str, Any]) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+@operation("The hub graph: its public docs joined by meaning", errors=(404,),
+           responses={200: json_response(GRAPH, "Nodes and edges")})
 async def graph_api(request: Request) -> Response:
     graph = await load_graph(request)
     graph.pop("max_distance")
     return JSONResponse(graph)
 
 
+@operation("The hub graph as markdown: clusters and neighbours (for an AI)", tag="pages", page=True,
+           errors=(404,), responses={200: markdown_page("The graph")})
 async def graph_twin(request: Request) -> Response:
     return markdown_response(graph_markdown(await load_graph(request)))
 
 
+@operation("The hub graph as a picture (SVG, no script)", tag="pages", page=True, errors=(404,),
+           responses={200: page_response("The graph")})
 async def graph_page(request: Request) -> Response:
     if wants_markdown(request):
         return await graph_twin(request)

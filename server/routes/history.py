@@ -16,6 +16,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ..errors import BadRequest, not_found
+from ..openapi import markdown_page, operation, page_response
 from ..negotiate import markdown_response, wants_markdown
 from ..store import docs as doc_store
 from ..store import versions as version_store
@@ -80,6 +81,12 @@ async def load_history(request: Request) -> dict[str, Any]:
     return {"doc": doc, "versions": versions, "a": a, "b": b, "diff": lines, "cut": cut}
 
 
+_DIFF_QUERY = {"a": {"type": "integer", "minimum": 1, "description": "the older version (default: the previous)"},
+               "b": {"type": "integer", "minimum": 1, "description": "the newer version (default: the current)"}}
+
+
+@operation("A public doc's history: its versions and the diff between two", tag="pages", page=True,
+           errors=(400, 404), query=_DIFF_QUERY, responses={200: page_response("The history")})
 async def history_page(request: Request) -> Response:
     if wants_markdown(request):
         return await history_twin(request)
@@ -88,6 +95,8 @@ async def history_page(request: Request) -> Response:
         **history, "twin_url": f"/{history['doc']['id']}/history.md"}, headers={"Vary": "Accept"})
 
 
+@operation("A public doc's history as markdown", tag="pages", page=True, errors=(400, 404), query=_DIFF_QUERY,
+           responses={200: markdown_page("The history")})
 async def history_twin(request: Request) -> Response:
     h = await load_history(request)
     doc = h["doc"]

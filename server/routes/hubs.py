@@ -22,7 +22,7 @@ from ..render import front_matter, plain_text, summary
 from ..store import hubs as hub_store
 from ..templating import templates
 from ..tokens import hash_token, new_token
-from ..validate import get_bool, get_str, query_int, read_json
+from ..validate import get_bool, get_str, query_int, query_str, read_json
 from ..web import app_state, base_url, bundle_url, doc_url, hub_url
 from .recall import answer, check_question
 
@@ -33,7 +33,11 @@ HUB = obj(["slug", "url", "docs", "bundles"], slug=TEXT, url=TEXT,
           docs={"type": "array", "items": obj(["id", "title", "url", "updated_at", "summary"], id=TEXT, title=TEXT,
                                                url=TEXT, updated_at=TEXT, summary=NULLABLE_TEXT)},
           bundles={"type": "array", "items": obj(["id", "title", "description", "url"], id=TEXT, title=TEXT,
-                                                  description=NULLABLE_TEXT, url=TEXT)})
+                                                  description=NULLABLE_TEXT, url=TEXT)},
+          total_docs={"type": "integer"}, pages={"type": "integer"}, per_page={"type": "integer"},
+          next={**NULLABLE_TEXT, "description": "the URL of the next page of docs, or null"})
+LISTING = obj(["slug", "url", "listed", "description"], slug=TEXT, url=TEXT, listed={"type": "boolean"},
+              description=NULLABLE_TEXT)
 RESERVED = {"api", "raw", "hub", "b", "healthz", "static", "admin", "new", "login"}
 PAGE_SIZE = 50  # docs per hub page in the browser
 API_PAGE_SIZE = 200  # docs per page of GET /api/hub/{slug}, unless ?per_page= says otherwise
@@ -62,6 +66,10 @@ async def create_hub(request: Request) -> Response:
     return JSONResponse({"slug": slug, "url": hub_url(request, slug), "owner_token": token}, status_code=201)
 
 
+@operation("List or unlist a hub on / and /llms.txt, and describe it (owner token)", auth=True,
+           body=body_schema((), listed={"type": ["boolean", "null"]},
+                            description={"type": ["string", "null"], "maxLength": MAX_DESCRIPTION}),
+           errors=(400, 401, 403, 404, 413), responses={200: json_response(LISTING, "The hub's listing")})
 async def update_hub(request: Request) -> Response:
     """The owner lists the hub on the home page and /llms.txt (or unlists it), and gives it
     the one-line description those show."""
@@ -71,10 +79,12 @@ async def update_hub(request: Request) -> Response:
     description = get_str(data, "description", max_len=MAX_DESCRIPTION)
     if description is not None:
         description = " ".join(description.split())
-    async with state.db.owner.connection() as conn:
-        async with conn.transaction():
-            hub = await require_hub_owner(conn, request, request.path_params["slug"])
-            hub = await hub_store.update_hub(conn, hub["id"], listed=listed, description=description)
+
+    async def update(conn):
+        hub = await require_hub_owner(conn, request, request.path_params["slug"])
+        return await hub_store.update_hub(conn, hub["id"], listed=listed, description=description)
+
+    hub = await state.db.write(update)
     return JSONResponse({"slug": hub["slug"], "url": hub_url(request, hub["slug"]),
                          "listed": hub["listed"], "description": hub["description"]})
 
@@ -125,7 +135,11 @@ def hub_markdown(hub: dict[str, Any]) -> str:
     return head + "\n".join(lines).rstrip() + "\n"
 
 
-@operation("A hub's public docs and bundles", errors=(404,), responses={200: json_response(HUB, "The hub")})
+@operation("A hub's public docs (one page of them, newest first) and bundles", errors=(400, 404),
+           query={"page": {"type": "integer", "minimum": 1, "maximum": 1_000_000},
+                  "per_page": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_SIZE,
+                               "description": f"default {API_PAGE_SIZE}"}},
+           responses={200: json_response(HUB, "The hub")})
 async def hub_api(request: Request) -> Response:
     page = query_int(request, "page", default=1, low=1, high=1_000_000)
     per_page = query_int(request, "per_page", default=API_PAGE_SIZE, low=1, high=MAX_PAGE_SIZE)
@@ -173,14 +187,16 @@ _DIGEST_QUERY = {"digest": {"type": "string", "description": "1: the hub's conce
                  "compact": {"type": "string", "description": "1, with digest: the one that fits 2,000 tokens"}}
 
 
-@operation("A hub's index page", tag="pages", page=True, errors=(404,), query=_DIGEST_QUERY,
+@operation("A hub's index page (?q=: search it)", tag="pages", page=True, errors=(400, 404),
+           query={**_DIGEST_QUERY, "page": {"type": "integer", "minimum": 1, "maximum": 1_000_000},
+                  "q": {"type": "string", "description": "a search of the hub's public pages"}},
            responses={200: page_response("The hub")})
 async def hub_page(request: Request) -> Response:
     if wants_markdown(request):
         return await hub_twin(request)
     page = query_int(request, "page", default=1, low=1, high=1_000_000)
     hub = await load_hub(request, page=page, per_page=PAGE_SIZE)
-    question = " ".join(request.query_params.get("q", "").split())
+    question = " ".join(query_str(request, "q").split())
     found = await search(request, hub, question) if question else None
     if app_state(request).settings.curation:
         from ..curation import reads

@@ -17,6 +17,7 @@ from starlette.routing import Route
 
 from ..errors import unknown_hub
 from ..negotiate import MARKDOWN, markdown_response
+from ..openapi import markdown_page, operation
 from ..render import member_body
 from ..store import hubs as hub_store
 from ..web import app_state, base_url, doc_url
@@ -29,6 +30,8 @@ def _note(text: str) -> str:
     return f": {' '.join(text.split())}" if text and text.strip() else ""
 
 
+@operation("llms.txt: this server's listed hubs, for an AI", tag="pages", page=True,
+           responses={200: markdown_page("The index")})
 async def site_llms(request: Request) -> Response:
     base = base_url(request)
     async with app_state(request).db.public.connection() as conn:
@@ -69,10 +72,14 @@ def hub_llms_text(request: Request, hub: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+@operation("A hub's llms.txt: its public pages, one line each", tag="pages", page=True, errors=(404,),
+           responses={200: markdown_page("The hub's index")})
 async def hub_llms(request: Request) -> Response:
     return markdown_response(hub_llms_text(request, await load_hub(request)))
 
 
+@operation("A hub's llms-full.txt: every public page in full, streamed", tag="pages", page=True, errors=(404,),
+           responses={200: markdown_page("The hub's pages")})
 async def hub_llms_full(request: Request) -> Response:
     state = app_state(request)
     slug = request.path_params["slug"]

@@ -19,6 +19,8 @@ async def create_hub(conn: psycopg.AsyncConnection, slug: str, owner_token_hash:
 async def find_hub(conn: psycopg.AsyncConnection, slug: str) -> dict[str, Any] | None:
     """{"id", "slug", "listed", "description"} of the hub, or None. Reads only public
     columns, so either pool works."""
+    if "\x00" in slug:  # a URL may carry a NUL, a slug never does (PostgreSQL text cannot hold one)
+        return None
     return await (await conn.execute(
         "SELECT id, slug, listed, description FROM hubs WHERE slug = %s", (slug,))).fetchone()
 
