@@ -174,7 +174,8 @@ def test_pasting_a_share_link_captures_the_conversation(tab, live_server):
         wait_until(lambda: t.page.locator("[data-mw=status]").get_attribute("data-state") == "saved", "load")
         assert t.page.locator("input[name=title]").input_value() == "今天重大新闻概览"
         assert "## User" in t.page.locator("textarea[name=markdown]").input_value()
-        assert t.page.locator("[data-mw=edit-link]").is_visible()  # keep the edit link
+        # the link appears once the editor has stored the capture's edit token, after "saved"
+        wait_until(lambda: t.page.locator("[data-mw=edit-link]").is_visible(), "the edit link to keep")
     doc = httpx.get(f"{live_server.url}/api/docs/{doc_id}").json()
     assert doc["source"] == "chatgpt-share" and doc["title"] == "今天重大新闻概览"
 
