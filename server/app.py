@@ -13,7 +13,7 @@ from starlette.middleware import Middleware
 
 from .config import Settings, SettingsError
 from .csrf import CsrfTokens
-from .embedders import Embedder, make_embedder
+from .embedders import Embedder, LocalEmbedder, make_embedder
 from .curation.worker import curation_mode, make_curator, start_curator
 from .errors import EXCEPTION_HANDLERS
 from .middleware import CsrfMiddleware, SecurityHeadersMiddleware
@@ -25,8 +25,10 @@ from .store.db import PrivacyRoleMissing, open_database
 from .store.migrate import MigrationError
 from .store.secrets import server_secret
 from .store.space import reset_if_model_changed
+from .questions import QuestionLane
+from .rerank import make_reranker
 from .web import AppState
-from .worker import Worker
+from .worker import Worker, WorkerProcess
 
 log = logging.getLogger("memorywiki.server")
 
@@ -54,14 +56,24 @@ def create_app(settings: Settings | None = None, *,
                 async with db.owner.connection() as conn:
                     secret = await server_secret(conn, "csrf")
             state = AppState(settings=settings, db=db, embedder=embedder,
-                             csrf=CsrfTokens(secret, settings.csrf_max_age), limits=RateLimits(settings))
+                             csrf=CsrfTokens(secret, settings.csrf_max_age), limits=RateLimits(settings),
+                             reranker=make_reranker(settings))
             if embedder is not None:
+                state.questions = QuestionLane(embedder, cache_size=settings.question_cache,
+                                               max_batch=settings.question_batch)
                 async with db.owner.connection() as conn:
                     await reset_if_model_changed(conn, embedder.name)
             if embedder is not None and settings.in_process_worker:
-                state.worker = Worker(db, embedder, batch=max(1, settings.embed_batch // 4), edges=settings.edge_rule,
-                                      max_backoff=settings.worker_max_backoff)
-                task = asyncio.create_task(state.worker.run())
+                child = settings.worker_process
+                if child is None:
+                    child = isinstance(embedder, LocalEmbedder)
+                if child:
+                    state.worker_process = WorkerProcess(settings, db.url)
+                    state.worker_process.start()
+                else:
+                    state.worker = Worker(db, embedder, batch=max(1, settings.embed_batch // 4), edges=settings.edge_rule,
+                                          max_backoff=settings.worker_max_backoff)
+                    task = asyncio.create_task(state.worker.run())
             state.curator = make_curator(settings, db, have_embedder=embedder is not None)
             if state.curator is not None:
                 await start_curator(state.curator)
@@ -76,10 +88,14 @@ def create_app(settings: Settings | None = None, *,
                 state.worker.stop()
             if state is not None and state.curator is not None:
                 state.curator.stop()
+            if state is not None and state.worker_process is not None:
+                await asyncio.to_thread(state.worker_process.stop)
             for running in (task, curation_task):
                 if running is not None:
                     with contextlib.suppress(asyncio.CancelledError):
                         await asyncio.wait_for(running, 10)
+            if state is not None and state.reranker is not None:
+                await state.reranker.close()
             await db.close()
             if embedded is not None:
                 await asyncio.to_thread(embedded.stop)

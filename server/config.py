@@ -39,11 +39,29 @@ class Settings:
     openai_api_key: str | None = field(default=None, repr=False)
     openai_base_url: str | None = None  # any OpenAI-compatible endpoint (Ollama, vLLM, TEI...)
     local_model_dir: str | None = None
+    local_backend: str = "auto"  # auto | onnx | torch: ONNX Runtime when installed, torch the fallback
+    local_quantize: bool = False  # int8 weights (a space of its own): see bench/results, embedding
+    local_batch: int = 16  # texts per forward pass when indexing; questions go between passes
+    local_threads: int = 0  # ONNX Runtime threads per pass; 0 = one per core
     embed_batch: int = 128
     embed_timeout: float = 30.0
     embed_max_retries: int = 2
+    # the question lane (server/questions.py)
+    question_cache: int = 1024  # questions whose vectors are kept (LRU); 0 turns the cache off
+    question_batch: int = 32  # questions embedded together in one forward pass at most
+    # indexing: this server indexes (in_process_worker) or leaves it to `memorywiki worker`
+    # processes; worker_process: in a child process of the server (None: when the embedder
+    # runs locally, so its CPU work never shares the server's interpreter)
     in_process_worker: bool = True
+    worker_process: bool | None = None
     worker_max_backoff: float = 60.0  # longest wait between tries while the embedder is down
+    # optional rerank stage: any POST {url}/rerank of the Cohere / Jina / TEI shape
+    rerank_url: str | None = None
+    rerank_model: str | None = None
+    rerank_api_key: str | None = field(default=None, repr=False)
+    rerank_format: str = "cohere"  # cohere (sends `documents`: Cohere, Jina, vLLM...) | tei (`texts`)
+    rerank_candidates: int = 30  # fused results sent to the reranker (at least k)
+    rerank_timeout: float = 10.0
     # database
     db_timeout: float = 10.0  # a request's wait for a database connection, then 503 + Retry-After
     # request bodies
@@ -93,6 +111,7 @@ class Settings:
         """Settings from environment variables; `overrides` that are not None win."""
         env = os.environ if env is None else env
         read = _Reader(env)
+        worker = read.choice("MEMORYWIKI_WORKER", ("auto", "inprocess", "process", "external"), "auto")
         values = dict(
             database_url=read.text("DATABASE_URL"),
             data_dir=read.get("MEMORYWIKI_DATA_DIR", Path, default_data_dir()),
@@ -102,12 +121,25 @@ class Settings:
             openai_api_key=read.text("OPENAI_API_KEY"),
             openai_base_url=read.text("OPENAI_BASE_URL"),
             local_model_dir=read.text("MEMORYWIKI_LOCAL_MODEL"),
+            local_backend=read.choice("MEMORYWIKI_LOCAL_BACKEND", ("auto", "onnx", "torch"), cls.local_backend),
+            local_quantize=read.flag("MEMORYWIKI_LOCAL_INT8"),
+            local_batch=read.get("MEMORYWIKI_LOCAL_BATCH", int, cls.local_batch),
+            local_threads=read.get("MEMORYWIKI_LOCAL_THREADS", int, cls.local_threads),
             embed_batch=read.get("MEMORYWIKI_EMBED_BATCH", int, cls.embed_batch),
             embed_timeout=read.get("MEMORYWIKI_EMBED_TIMEOUT", float, cls.embed_timeout),
             embed_max_retries=read.get("MEMORYWIKI_EMBED_RETRIES", int, cls.embed_max_retries),
-            in_process_worker=read.text("MEMORYWIKI_WORKER") != "external",
+            question_cache=read.get("MEMORYWIKI_QUESTION_CACHE", int, cls.question_cache),
+            question_batch=read.get("MEMORYWIKI_QUESTION_BATCH", int, cls.question_batch),
+            in_process_worker=worker != "external",
+            worker_process={"process": True, "inprocess": False}.get(worker),
             worker_max_backoff=read.get("MEMORYWIKI_WORKER_MAX_BACKOFF", float, cls.worker_max_backoff),
             db_timeout=read.get("MEMORYWIKI_DB_TIMEOUT", float, cls.db_timeout),
+            rerank_url=read.text("MEMORYWIKI_RERANK_URL"),
+            rerank_model=read.text("MEMORYWIKI_RERANK_MODEL"),
+            rerank_api_key=read.text("MEMORYWIKI_RERANK_API_KEY"),
+            rerank_format=read.choice("MEMORYWIKI_RERANK_FORMAT", ("cohere", "tei"), cls.rerank_format),
+            rerank_candidates=read.get("MEMORYWIKI_RERANK_CANDIDATES", int, cls.rerank_candidates),
+            rerank_timeout=read.get("MEMORYWIKI_RERANK_TIMEOUT", float, cls.rerank_timeout),
             max_body_bytes=read.get("MEMORYWIKI_MAX_BODY_BYTES", int, cls.max_body_bytes),
             max_query_bytes=read.get("MEMORYWIKI_MAX_QUERY_BYTES", int, cls.max_query_bytes),
             max_upload_bytes=read.get("MEMORYWIKI_MAX_UPLOAD_BYTES", int, cls.max_upload_bytes),
@@ -173,6 +205,14 @@ class _Reader:
         except ValueError:
             kind = {int: "a whole number", float: "a number", _rate: "a rate such as 10/minute"}.get(parse, "a path")
             raise SettingsError(f"{name} must be {kind}, not {value!r}") from None
+
+    def choice(self, name: str, allowed: tuple[str, ...], default: str) -> str:
+        value = self.env.get(name, "").strip().lower()
+        if not value:
+            return default
+        if value not in allowed:
+            raise SettingsError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
+        return value
 
     def flag(self, name: str) -> bool:
         return self.env.get(name, "").strip().lower() in ("1", "true", "yes", "on")

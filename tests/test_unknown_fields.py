@@ -37,7 +37,7 @@ ENDPOINTS = [
     ("POST", "/api/docs/{doc}/restore", "edit", {"version": 1}, ["version"]),
     ("POST", "/api/bundles", "owner", {"hub": "main", "title": "t"}, ["hub", "title", "description", "doc_ids"]),
     ("PATCH", "/api/bundles/{bundle}", "owner", {"title": "t"}, ["title", "description", "doc_ids"]),
-    ("POST", "/api/hub/main/recall", None, {"question": "narwhal"}, ["question", "k", "level", "hybrid"]),
+    ("POST", "/api/hub/main/recall", None, {"question": "narwhal"}, ["question", "k", "level", "hybrid", "rerank"]),
     ("POST", "/api/capture", "owner", {"url": "http://127.0.0.1:9/x", "hub": "main"},
      ["url", "title", "hub", "is_draft", "source", "dedupe"]),
     ("POST", "/api/hub/main/suggestions/{suggestion}/accept", "owner", {"title": "t"}, ["title", "description"]),
@@ -92,8 +92,8 @@ def test_the_issue_example(client, world):
     r = client.post("/api/hub/main/recall", json={"question": "x", "top_k": 3})
     assert r.status_code == 400
     error = r.json()["error"]
-    assert error == {"code": "unknown_field", "unknown": ["top_k"], "accepted": ["question", "k", "level", "hybrid"],
-                     "message": "unknown field 'top_k'; accepted fields: question, k, level, hybrid"}
+    assert error == {"code": "unknown_field", "unknown": ["top_k"], "accepted": ["question", "k", "level", "hybrid", "rerank"],
+                     "message": "unknown field 'top_k'; accepted fields: question, k, level, hybrid, rerank"}
 
 
 @pytest.mark.parametrize("markdown", ["", "   ", "\n\n\t\n"])

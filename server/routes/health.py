@@ -35,10 +35,12 @@ async def healthz(request: Request) -> Response:
         "owed": row["docs"] + row["bundles"],  # indexing work not done yet
         "owed_docs": row["docs"],
         "owed_bundles": row["bundles"],
-        "worker": "in-process" if state.worker is not None else "external",
+        "worker": ("in-process" if state.worker is not None
+                   else "process" if state.worker_process is not None else "external"),
         # the in-process worker's backoff while the embedder (or database) is down
         "worker_failed_tries": state.worker.failures if state.worker is not None else None,
         "worker_next_try_seconds": state.worker.backoff() if state.worker is not None else None,
+        **({"questions": state.questions.stats()} if state.questions is not None else {}),
         # AI curation (server/curation/): owed work, how docs were enriched, model use.
         "curation": {
             "mode": curation_mode(state.curator),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -13,8 +14,9 @@ from ..openapi import TEXT, body_schema, json_response, obj, operation
 from .. import recall
 from ..embedders import EmbedderError
 from ..errors import ApiError, unknown_hub
-from ..store.hubs import find_hub
-from ..store.space import current_space, vector_backlog
+from ..rerank import RerankError
+from ..store.hubs import find_hub_for_recall
+from ..store.space import vector_backlog
 from ..validate import get_bool, get_int, get_str, read_json
 from ..web import app_state, bundle_url, doc_url
 
@@ -22,7 +24,8 @@ log = logging.getLogger("memorywiki.recall")
 
 LEVELS = ("chunk", "doc", "bundle")
 MAX_QUESTION = 4000
-FIELDS = ("question", "k", "level", "hybrid")
+FIELDS = ("question", "k", "level", "hybrid", "rerank")
+MAX_RERANK = 50  # fused candidates the reranker sees at most (k's own upper bound)
 
 RECALL_BODY = body_schema(
     ["question"], question={"type": "string", "maxLength": MAX_QUESTION, "examples": ["how do I restart the database?"]},
@@ -43,31 +46,52 @@ def _pages(n: int) -> str:
     return f"{n} page{'' if n == 1 else 's'}"
 
 
-async def _query_vector(request: Request, hub_id: int,
-                        question: str) -> tuple[list[float] | None, int | None, str]:
-    """The question's vector, or why there is none, in words a user understands (recall
-    then answers from full text)."""
-    state = app_state(request)
-    if state.embedder is None:
-        return None, None, "no embedder configured: answering from full text"
-    async with state.db.public.connection() as conn:
-        space = await current_space(conn)
-    if space is None or space[0] != state.embedder.name:
-        async with state.db.owner.connection() as conn:
-            owed, replaced = await vector_backlog(conn, hub_id)
-        if (replaced or space is not None) and owed:
-            return None, None, f"re-indexing after an embedder change: {_pages(owed)} left"
-        if replaced or space is not None:
-            return None, None, "re-indexing after an embedder change: answering from full text"
-        if owed:
-            return None, None, f"vectors not ready yet: {_pages(owed)} still indexing"
-        return None, None, "vectors not ready yet: answering from full text"
+async def _why_no_vectors(state, hub_id: int, space: tuple[str, int] | None) -> str:
+    """Why the question's vector cannot be used, in words a user understands (recall then
+    answers from full text)."""
+    async with state.db.owner.connection() as conn:
+        owed, replaced = await vector_backlog(conn, hub_id)
+    if (replaced or space is not None) and owed:
+        return f"re-indexing after an embedder change: {_pages(owed)} left"
+    if replaced or space is not None:
+        return "re-indexing after an embedder change: answering from full text"
+    if owed:
+        return f"vectors not ready yet: {_pages(owed)} still indexing"
+    return "vectors not ready yet: answering from full text"
+
+
+async def _await_vector(task: asyncio.Task | None) -> tuple[list[float] | None, str]:
+    if task is None:
+        return None, "no embedder configured: answering from full text"
     try:
-        [vector] = await state.embedder.embed([question])
+        return await task, ""
     except EmbedderError as exc:
         log.warning("query embedding failed, answering from full text: %s", exc)
-        return None, None, "the embedder is unreachable: answering from full text"
-    return vector, space[1], ""
+        return None, "the embedder is unreachable: answering from full text"
+
+
+def _rerank_text(level: str, result: dict[str, Any]) -> str:
+    if level == "chunk":
+        return f"{result['heading_path']}\n\n{result['markdown']}"
+    if level == "doc":
+        return f"{result['title']}\n\n{result['markdown']}"
+    return f"{result['title']}\n\n{result['description']}"
+
+
+async def _rerank(state, question: str, level: str, results: list[dict[str, Any]],
+                  k: int) -> tuple[list[dict[str, Any]], str]:
+    """The fused candidates in the reranker's order, cut to k; or the fused order and why."""
+    if state.reranker is None:
+        return results[:k], "no reranker configured (MEMORYWIKI_RERANK_URL): results in fused order"
+    try:
+        scores = await state.reranker.scores(question, [_rerank_text(level, r) for r in results])
+    except RerankError as exc:
+        log.warning("rerank failed, answering in fused order: %s", exc)
+        return results[:k], "the reranker is unreachable: results in fused order"
+    for result, score in zip(results, scores):
+        result["rerank_score"] = _round(score)
+    order = sorted(range(len(results)), key=lambda i: -scores[i])  # stable: ties keep the fused order
+    return [results[i] for i in order[:k]], ""
 
 
 def _round(value: Any) -> Any:
@@ -92,22 +116,39 @@ async def recall_endpoint(request: Request) -> Response:
     if level not in LEVELS:
         raise ApiError(400, "unknown_level", f"'level' must be one of {', '.join(LEVELS)}")
     hybrid = get_bool(data, "hybrid", default=True)  # the API, the CLI and MCP agree
-    return JSONResponse(await answer(request, slug, question, k=k, level=level, hybrid=hybrid))
+    rerank = get_bool(data, "rerank", default=False)
+    return JSONResponse(await answer(request, slug, question, k=k, level=level, hybrid=hybrid, rerank=rerank))
 
 
-async def answer(request: Request, slug: str, question: str, *, k: int, level: str, hybrid: bool) -> dict[str, Any]:
+async def answer(request: Request, slug: str, question: str, *, k: int, level: str, hybrid: bool,
+                 rerank: bool = False) -> dict[str, Any]:
     """What the recall endpoint answers (the hub page's search box shows the same)."""
     state = app_state(request)
-    async with state.db.public.connection() as conn:
-        hub = await find_hub(conn, slug)
-    if hub is None:
-        raise unknown_hub(slug)
-
-    qvec, dim, why_not = await _query_vector(request, hub["id"], question)
     settings = state.settings
+
+    # The question is embedded while the hub and the embedding space are looked up.
+    task = asyncio.create_task(state.questions.embed(question)) if state.questions is not None else None
+    try:
+        async with state.db.public.connection() as conn:
+            hub = await find_hub_for_recall(conn, slug)
+        if hub is None:
+            raise unknown_hub(slug)
+        space = (hub["model"], hub["dim"]) if hub["model"] is not None else None
+        qvec, why_not = await _await_vector(task)
+    except BaseException:
+        if task is not None and not task.done():
+            task.cancel()
+        raise
+    dim = None
+    if task is not None and (space is None or space[0] != state.embedder.name):
+        qvec, why_not = None, await _why_no_vectors(state, hub["id"], space)
+    elif qvec is not None:
+        dim = space[1]
+
+    n = min(MAX_RERANK, max(k, settings.rerank_candidates)) if rerank and state.reranker is not None else k
     async with state.db.public.connection() as conn:
         if level == "chunk":
-            rows = await recall.recall_chunks(conn, hub_id=hub["id"], question=question, k=k, qvec=qvec,
+            rows = await recall.recall_chunks(conn, hub_id=hub["id"], question=question, k=n, qvec=qvec,
                                               dim=dim, hybrid=hybrid, k1=settings.bm25_k1, b=settings.bm25_b)
             results = [{
                 "markdown": r["markdown"], "heading_path": r["heading_path"], "doc_id": r["doc_id"],
@@ -116,7 +157,7 @@ async def answer(request: Request, slug: str, question: str, *, k: int, level: s
                 "similarity": _round(r["similarity"]), "fts_score": _round(r["fts_score"]),
             } for r in rows]
         elif level == "doc":
-            rows = await recall.recall_docs(conn, hub_id=hub["id"], question=question, k=k, qvec=qvec,
+            rows = await recall.recall_docs(conn, hub_id=hub["id"], question=question, k=n, qvec=qvec,
                                             dim=dim, hybrid=hybrid, k1=settings.bm25_k1, b=settings.bm25_b)
             results = [{
                 "doc_id": r["doc_id"], "doc_url": doc_url(request, r["doc_id"]), "title": r["title"],
@@ -125,11 +166,14 @@ async def answer(request: Request, slug: str, question: str, *, k: int, level: s
                 "fts_score": _round(r["fts_score"]),
             } for r in rows]
         else:
-            rows = await recall.recall_bundles(conn, hub_id=hub["id"], question=question, k=k, qvec=qvec, dim=dim)
+            rows = await recall.recall_bundles(conn, hub_id=hub["id"], question=question, k=n, qvec=qvec, dim=dim)
             results = [{
                 "bundle_id": r["bundle_id"], "bundle_url": bundle_url(request, r["bundle_id"]),
                 "title": r["title"], "description": r["description"], "similarity": _round(r["similarity"]),
             } for r in rows]
+    rerank_note = ""
+    if rerank:
+        results, rerank_note = await _rerank(state, question, level, results, k)
 
     if qvec is None:
         mode = "fulltext"
@@ -141,6 +185,10 @@ async def answer(request: Request, slug: str, question: str, *, k: int, level: s
                             "vector": "ok" if qvec is not None else "unavailable", "results": results}
     if why_not:
         body["vector_note"] = why_not
+    if rerank:
+        body["reranked"] = not rerank_note
+        if rerank_note:
+            body["rerank_note"] = rerank_note
     return body
 
 

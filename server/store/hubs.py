@@ -50,6 +50,14 @@ async def listed_hubs(conn: psycopg.AsyncConnection) -> list[dict[str, Any]]:
     return await (await conn.execute(LISTED)).fetchall()
 
 
+async def find_hub_for_recall(conn: psycopg.AsyncConnection, slug: str) -> dict[str, Any] | None:
+    """{"id", "slug", "model", "dim"}: the hub and the recorded embedding space (model and dim
+    None before the first vector) in one round trip, since recall needs both for every question."""
+    return await (await conn.execute(
+        "SELECT h.id, h.slug, s.model, s.dim FROM hubs h LEFT JOIN embedding_space s ON true WHERE h.slug = %s",
+        (slug,))).fetchone()
+
+
 async def is_owner(conn: psycopg.AsyncConnection, hub_id: int, token_hash: str) -> bool:
     row = await (await conn.execute(
         "SELECT 1 FROM hubs WHERE id = %s AND owner_token_hash = %s", (hub_id, token_hash)
