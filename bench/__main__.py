@@ -25,7 +25,7 @@ from pathlib import Path
 
 from .common import CACHE, RESULTS, SHARED_DATA, MissingData, Options, Postgres, log, require_beir, require_locomo
 
-SECTIONS = ("quality", "locomo", "latency", "cost", "curation", "soak", "scaleout")
+SECTIONS = ("quality", "locomo", "latency", "cost", "curation", "embedding", "underload", "soak", "scaleout")
 
 
 def parse(argv: list[str] | None = None) -> tuple[str, Options]:
@@ -47,12 +47,14 @@ def parse(argv: list[str] | None = None) -> tuple[str, Options]:
     parser.add_argument("--build-only", action="store_true", help="latency: build (and cache) the hubs, measure nothing")
     parser.add_argument("--sizes", type=str, default=None, help="latency: hub sizes, e.g. 1000,10000")
     parser.add_argument("--soak-seconds", type=float, default=None, help="soak: how long the load runs (default 600)")
+    parser.add_argument("--baseline", type=str, default="i9-landed",
+                        help="latency, underload: the git commit whose server gives the 'before' figures")
     args = parser.parse_args(argv)
     opts = Options(dataset=args.dataset, locomo=args.locomo, out=args.out, smoke=args.smoke, large=args.large,
                    pg_dir=args.pg_dir, requests=args.requests,
                    sizes=[int(x) for x in args.sizes.split(",")] if args.sizes else None,
                    extra={"build_only": args.build_only, "locomo_window": args.locomo_window,
-                          "soak_seconds": args.soak_seconds},
+                          "soak_seconds": args.soak_seconds, "baseline": args.baseline},
                    command="python -m bench " + " ".join(argv if argv is not None else sys.argv[1:]))
     return args.section, opts
 
@@ -69,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     wanted = SECTIONS if section == "all" else (section,)
     # before anything starts: a missing dataset is a message saying where to get it, not a traceback
-    checks = [(require_beir, opts.dataset)] if set(wanted) & {"quality", "latency", "cost"} else []
+    checks = [(require_beir, opts.dataset)] if set(wanted) & {"quality", "latency", "cost", "embedding", "underload"} else []
     checks += [(require_locomo, opts.locomo)] if set(wanted) & {"locomo", "curation"} else []
     missing = []
     for require, folder in checks:

@@ -7,7 +7,8 @@ import time
 
 from .common import Options, machine
 
-ORDER = [("findings.md", None), ("quality.md", "quality"), ("locomo.md", "locomo"), ("latency.md", "latency"), ("cost.md", "cost"),
+ORDER = [("findings.md", None), ("quality.md", "quality"), ("locomo.md", "locomo"), ("latency.md", "latency"),
+         ("embedding.md", "embedding"), ("underload.md", "underload"), ("cost.md", "cost"),
          ("curation.md", "curation"), ("soak.md", "soak"), ("scaleout.md", "scaleout"), ("fulltext.md", None)]
 
 

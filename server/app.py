@@ -48,7 +48,7 @@ def create_app(settings: Settings | None = None, *,
         except (MigrationError, PrivacyRoleMissing) as exc:
             log.error("the server will not start: %s", exc)  # the one line to read in the traceback below
             raise
-        task = curation_task = None
+        task = curation_task = warm_up = None
         state = None
         try:
             secret = settings.secret_key
@@ -74,6 +74,8 @@ def create_app(settings: Settings | None = None, *,
                     state.worker = Worker(db, embedder, batch=max(1, settings.embed_batch // 4), edges=settings.edge_rule,
                                           max_backoff=settings.worker_max_backoff)
                     task = asyncio.create_task(state.worker.run())
+            if isinstance(embedder, LocalEmbedder):  # so the first question does not wait for it
+                warm_up = asyncio.create_task(asyncio.to_thread(embedder.load_quietly))
             state.curator = make_curator(settings, db, have_embedder=embedder is not None)
             if state.curator is not None:
                 await start_curator(state.curator)
@@ -94,6 +96,8 @@ def create_app(settings: Settings | None = None, *,
                 if running is not None:
                     with contextlib.suppress(asyncio.CancelledError):
                         await asyncio.wait_for(running, 10)
+            if warm_up is not None:
+                await warm_up
             if state is not None and state.reranker is not None:
                 await state.reranker.close()
             await db.close()

@@ -208,6 +208,14 @@ class LocalEmbedder:
             if self._model is None:
                 self._model = self._load(self._path())
 
+    def load_quietly(self) -> None:
+        """Load the model ahead of the first question; a failure is logged here and raised
+        again, as an EmbedderError, by the first call that needs the model."""
+        try:
+            self._ensure_loaded()
+        except EmbedderError as exc:
+            log.warning("local embedder not ready: %s", exc)
+
     def _load(self, path: Path) -> Any:
         """Offline by argument (local_files_only), not by setting HF_* variables: the server
         never writes os.environ."""

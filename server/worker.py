@@ -259,6 +259,7 @@ class WorkerProcess:
         self.popen = subprocess.Popen(
             [sys.executable, "-m", "memorywiki.server.worker", "--child-of", str(os.getpid())],
             stdin=subprocess.PIPE, start_new_session=True)
+        os.setpriority(os.PRIO_PROCESS, self.popen.pid, min(19, os.getpriority(os.PRIO_PROCESS, 0) + CHILD_NICE))
         assert self.popen.stdin is not None
         self.popen.stdin.write(json.dumps(payload).encode())
         self.popen.stdin.close()
@@ -284,7 +285,6 @@ def _child_main(argv: list[str]) -> None:
     data = json.loads(sys.stdin.read())
     data["data_dir"] = Path(data["data_dir"])
     settings = Settings(**data)
-    os.nice(CHILD_NICE)
     _run(settings, make_embedder, parent_pid=parent)
 
 

@@ -43,17 +43,20 @@ def smoke_env(pg_server, embedding_server, tmp_path):
 def test_bench_all_smoke(smoke_env, tmp_path):
     out = tmp_path / "results"
     proc = bench("bench", "all", "--smoke", "--dataset", str(tmp_path / "beir"), "--locomo", str(tmp_path / "locomo"),
-                 "--out", str(out), env=smoke_env, timeout=420)
+                 "--out", str(out), env=smoke_env, timeout=480)
     assert proc.returncode == 0, proc.stderr[-4000:]
     for name in ("quality.md", "locomo.md", "latency.md", "cost.md", "curation.md", "curation-sample-extractive.md",
-                 "soak.md", "scaleout.md", "README.md", "quality.png", "latency.png"):
+                 "embedding.md", "underload.md", "soak.md", "scaleout.md", "README.md", "quality.png", "latency.png"):
         assert (out / name).exists(), name
     quality = (out / "quality.md").read_text()
     assert "hybrid RRF" in quality and "nDCG@10" in quality
     locomo = (out / "locomo.md").read_text()
     assert "recall@10" in locomo and "tokens@10" in locomo
     latency = (out / "latency.md").read_text()
-    assert "| 300 | hybrid | 16 |" in latency
+    assert "| 300 | after | hybrid | 16 |" in latency
+    assert "| 300 | after, cache | hybrid | 16 |" in latency and "Rerank stage" in latency
+    underload = (out / "underload.md").read_text()
+    assert "| after | in-process | idle |" in underload and "| after | in-process | loaded |" in underload
     cost = (out / "cost.md").read_text()
     # the embedding-cost contract: nothing for unchanged saves, exactly the edit otherwise
     assert "MISMATCH" not in cost, cost

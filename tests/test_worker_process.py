@@ -103,3 +103,61 @@ def test_kill_9_mid_index_leaves_work_owed_and_a_restart_finishes_it(external, s
         restarted.wait(timeout=15)
     assert client.get("/healthz").json()["owed"] == 0
     assert {i: client.get(f"/raw/{i}").text for i in ids} == before
+
+
+# ---------------------------------------------------------------- the server's own child worker
+
+def _gone(pid: int) -> bool:
+    """Exited (a zombie not yet reaped by its new parent counts as exited)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    return state in ("Z", "X")
+
+
+def test_the_server_can_index_in_a_child_process(make_client):
+    """MEMORYWIKI_WORKER=process (the default with the local embedder): indexing runs in a
+    child process at a lower CPU priority, and stops with the server."""
+    client = make_client(worker_process=True)
+    health = client.get("/healthz").json()
+    assert health["worker"] == "process"
+    child = client.app.state.mw.worker_process.pid
+    assert child != os.getpid() and not _gone(child)
+    assert os.getpriority(os.PRIO_PROCESS, child) > os.getpriority(os.PRIO_PROCESS, 0)
+    token = client.post("/api/hubs", json={"slug": "kids"}).json()["owner_token"]
+    doc = client.post("/api/docs", json={"hub": "kids", "title": "Runbook", "markdown": "Restart the pump."},
+                      headers={"Authorization": f"Bearer {token}"}).json()
+    wait_until(lambda: client.get("/healthz").json()["owed"] == 0, "the child worker to index")
+    assert client.post("/api/hub/kids/recall", json={"question": "restart pump"}).json()["results"][0]["doc_id"] == doc["id"]
+    client.__exit__(None, None, None)
+    assert _gone(child)
+
+
+def test_the_child_worker_stops_when_its_server_is_killed(settings):
+    """A kill -9 of the server sends its child nothing: the child notices and exits, so no
+    orphan keeps indexing (or holding the model in memory) after the server is gone."""
+    import json
+    from dataclasses import asdict
+
+    payload = json.dumps({k: str(v) if isinstance(v, Path) else v for k, v in asdict(settings).items()})
+    parent = subprocess.Popen(
+        [sys.executable, "-c",
+         "import json, sys, time\n"
+         "from pathlib import Path\n"
+         "from memorywiki.server.config import Settings\n"
+         "from memorywiki.server.worker import WorkerProcess\n"
+         "data = json.loads(sys.argv[1]); data['data_dir'] = Path(data['data_dir'])\n"
+         "child = WorkerProcess(Settings(**data), data['database_url'])\n"
+         "child.start(); print(child.pid, flush=True); time.sleep(120)\n", payload],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        child = int(parent.stdout.readline())
+        wait_until(lambda: "memorywiki.server.worker" in Path(f"/proc/{child}/cmdline").read_text(),
+                   "the child worker to start")
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(timeout=10)
+        wait_until(lambda: _gone(child), "the orphaned child worker to exit")
+    finally:
+        if parent.poll() is None:
+            parent.kill()

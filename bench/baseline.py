@@ -1,0 +1,42 @@
+"""Run the server of an earlier commit beside this one, for before/after figures in one run.
+
+`baseline_env(ref)` extracts the packages of that commit (server/, client/, formats/, ...) once
+into bench/.cache/baseline-<sha>/memorywiki/ and returns the environment that makes a bench
+server subprocess (bench.proc, Proc(..., extra_env=...)) import them instead of this checkout's:
+a folder on PYTHONPATH is searched before the editable install's finder. Same database, same
+data, same machine, minutes apart: only the code differs.
+"""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import tarfile
+from pathlib import Path
+
+from .common import CACHE, ROOT
+
+PACKAGES = ("server", "client", "formats", "cli", "skill", "adapters")
+
+
+def baseline_env(ref: str) -> dict[str, str]:
+    sha = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--verify", f"{ref}^{{commit}}"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    target = CACHE / f"baseline-{sha[:12]}"
+    package = target / "memorywiki"
+    if not (package / "server" / "app.py").exists():
+        listed = subprocess.run(["git", "-C", str(ROOT), "ls-tree", "--name-only", sha], capture_output=True,
+                                text=True, check=True).stdout.split()
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", sha,
+                                  *[p for p in PACKAGES if p in listed]], capture_output=True, check=True).stdout
+        package.mkdir(parents=True, exist_ok=True)
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(package, filter="data")
+    return {"PYTHONPATH": str(target), "MEMORYWIKI_BENCH_BASELINE": sha[:12]}
+
+
+def describe(ref: str) -> str:
+    """`i9-landed (d3faee3)`: how the tables name the baseline."""
+    sha = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", f"{ref}^{{commit}}"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    return ref if ref.startswith(sha) else f"{ref} ({sha})"

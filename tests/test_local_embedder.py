@@ -1,0 +1,192 @@
+"""The local embedder on ONNX Runtime, on a tiny BERT the tests build (tests/tiny_bert.py).
+
+No torch anywhere: the graph is built from the weights by server/onnx_bert.py. The real
+all-MiniLM-L6-v2 is checked against sentence-transformers by the bench
+(`python -m bench embedding`: cosine, nDCG@10, speed); here, that the graph computes BERT
+with mean pooling, that it is built once into the data dir, and that questions go first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+from memorywiki.server import onnx_bert
+from memorywiki.server.config import Settings
+from memorywiki.server.embedders import EmbedderError, LocalEmbedder, OnnxEmbedder, make_embedder
+from tests.polling import wait_until
+from tests.tiny_bert import make_tiny_bert, reference_embed
+
+TEXTS = ["Cats purr when content", "the rocket needs fuel and oxygen for launch", "dog", "",
+         "warm sun and milk for the cats sleeping", "zebra quokka"]  # unknown words, an empty text
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    return make_tiny_bert(tmp_path_factory.mktemp("tiny-bert") / "tiny-bert")
+
+
+def onnx_embedder(model_dir, data_dir, **settings) -> OnnxEmbedder:
+    embedder = make_embedder(Settings(embedder="local", local_model_dir=str(model_dir), data_dir=data_dir,
+                                      **settings))
+    assert isinstance(embedder, OnnxEmbedder)
+    return embedder
+
+
+async def test_the_graph_computes_bert_with_mean_pooling(model_dir, tmp_path):
+    """Batched and padded to the longest text, the vectors are those of each text alone."""
+    embedder = onnx_embedder(model_dir, tmp_path)
+    assert embedder.name == "local:tiny-bert"
+    vectors = np.array(await embedder.embed(TEXTS))
+    expected = reference_embed(model_dir, TEXTS)
+    assert vectors.shape == (len(TEXTS), 32)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert np.abs(vectors - expected).max() < 1e-4
+    questions = np.array(await embedder.embed_questions(TEXTS[:3]))
+    assert np.abs(questions - expected[:3]).max() < 1e-4
+    assert "torch" not in sys.modules
+
+
+async def test_bulk_keeps_the_order_across_small_passes(model_dir, tmp_path):
+    """Indexing sorts texts by length into passes of local_batch; vectors come back in order."""
+    embedder = onnx_embedder(model_dir, tmp_path, local_batch=2)
+    passes = []
+    run = embedder._run
+    embedder._run = lambda texts: passes.append(len(texts)) or run(texts)
+    texts = TEXTS * 3
+    vectors = np.array(await embedder.embed(texts))
+    assert passes == [2] * 9
+    assert np.abs(vectors - reference_embed(model_dir, texts)).max() < 1e-4
+
+
+async def test_the_model_is_built_once_into_the_data_dir(model_dir, tmp_path, monkeypatch):
+    await onnx_embedder(model_dir, tmp_path).embed(["cats"])
+    [built] = (tmp_path / "models").glob("*.onnx")
+    assert built.name.startswith("tiny-bert-")
+    stamp = built.stat().st_mtime_ns
+
+    def must_not_build(*args, **kwargs):
+        raise AssertionError("the model was built again")
+
+    monkeypatch.setattr(onnx_bert, "build", must_not_build)
+    again = onnx_embedder(model_dir, tmp_path)  # a new process would do the same: reuse the file
+    assert len(await again.embed(["dogs bark"])) == 1
+    assert [p.stat().st_mtime_ns for p in (tmp_path / "models").glob("*.onnx")] == [stamp]
+    assert not list((tmp_path / "models").glob(".export-*"))  # no temporary file left behind
+
+
+async def test_new_weights_build_a_new_file(tmp_path):
+    first = make_tiny_bert(tmp_path / "a" / "m", seed=1)
+    second = make_tiny_bert(tmp_path / "b" / "m", seed=2)
+    one = await onnx_embedder(first, tmp_path / "data").embed(["cats"])
+    two = await onnx_embedder(second, tmp_path / "data").embed(["cats"])
+    assert len(list((tmp_path / "data" / "models").glob("*.onnx"))) == 2
+    assert np.dot(one[0], two[0]) < 0.999
+
+
+async def test_int8_is_a_space_of_its_own(model_dir, tmp_path):
+    fp32 = onnx_embedder(model_dir, tmp_path)
+    int8 = onnx_embedder(model_dir, tmp_path, local_quantize=True)
+    assert int8.name == "local:tiny-bert-int8" != fp32.name  # never mixed with fp32 vectors
+    a, b = np.array(await fp32.embed(TEXTS)), np.array(await int8.embed(TEXTS))
+    assert len(list((tmp_path / "models").glob("*-int8.onnx"))) == 1
+    assert np.allclose(np.linalg.norm(b, axis=1), 1.0, atol=1e-5)
+    assert (a * b).sum(1).min() > 0.9  # close, not equal
+
+
+async def test_a_question_does_not_wait_for_indexing(model_dir, tmp_path):
+    """A question arriving during a long indexing job runs at once; the job's next pass
+    waits until the question is done."""
+    embedder = onnx_embedder(model_dir, tmp_path, local_batch=1)
+    await embedder.embed(["warm up"])
+    log: list[str] = []
+    first_pass_running, release_first_pass = threading.Event(), threading.Event()
+    run = embedder._run
+
+    def recorded(texts):
+        kind = "question" if texts == ["how do cats purr"] else "bulk"
+        if kind == "bulk" and not first_pass_running.is_set():
+            first_pass_running.set()
+            release_first_pass.wait(30)
+        log.append(kind)
+        return run(texts)
+
+    embedder._run = recorded
+    bulk = asyncio.create_task(embedder.embed(TEXTS))
+    await asyncio.to_thread(first_pass_running.wait, 30)
+    vector = await asyncio.wait_for(embedder.embed_questions(["how do cats purr"]), 30)
+    assert len(vector) == 1 and not bulk.done()  # answered while the first pass still runs
+    release_first_pass.set()
+    assert len(await bulk) == len(TEXTS)
+    assert log == ["question"] + ["bulk"] * len(TEXTS)
+
+
+async def test_indexing_waits_while_a_question_runs(model_dir, tmp_path):
+    embedder = onnx_embedder(model_dir, tmp_path, local_batch=1)
+    await embedder.embed(["warm up"])
+    log: list[str] = []
+    question_running, release_question = threading.Event(), threading.Event()
+    run = embedder._run
+
+    def recorded(texts):
+        if texts == ["how do cats purr"]:
+            question_running.set()
+            release_question.wait(30)
+        log.append("question" if texts == ["how do cats purr"] else "bulk")
+        return run(texts)
+
+    embedder._run = recorded
+    question = asyncio.create_task(embedder.embed_questions(["how do cats purr"]))
+    await asyncio.to_thread(question_running.wait, 30)
+    bulk = asyncio.create_task(embedder.embed(TEXTS[:3]))
+    await asyncio.sleep(0.3)
+    assert log == [] and not bulk.done()  # no pass started while the question runs
+    release_question.set()
+    await question
+    await bulk
+    assert log == ["question", "bulk", "bulk", "bulk"]
+
+
+async def test_an_unsupported_model_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # no torch fallback either
+    folder = make_tiny_bert(tmp_path / "mpnet-like", model_type="mpnet")
+    embedder = onnx_embedder(folder, tmp_path)
+    with pytest.raises(EmbedderError, match="cannot run .* on ONNX Runtime: .* is not a BERT model"):
+        await embedder.embed(["cats"])
+
+
+def test_torch_is_the_fallback_when_onnx_runtime_is_missing(model_dir, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # as if not installed
+    embedder = make_embedder(Settings(embedder="local", local_model_dir=str(model_dir), data_dir=tmp_path))
+    assert type(embedder) is LocalEmbedder and embedder.backend == "torch"
+    forced = make_embedder(Settings(embedder="local", local_model_dir=str(model_dir), data_dir=tmp_path,
+                                    local_backend="torch"))
+    assert type(forced) is LocalEmbedder
+    assert "torch" not in sys.modules  # choosing never imports it
+
+
+def test_an_unknown_backend_is_a_clear_settings_error():
+    from memorywiki.server.config import SettingsError
+
+    with pytest.raises(SettingsError, match="MEMORYWIKI_LOCAL_BACKEND must be one of auto, onnx, torch, not 'tf'"):
+        Settings.from_env({"MEMORYWIKI_LOCAL_BACKEND": "tf"})
+
+
+def test_a_server_indexes_and_recalls_with_the_local_model(make_client, model_dir, tmp_path):
+    """The whole path on ONNX Runtime: saved docs get vectors, recall runs hybrid."""
+    client = make_client(embedder="local", local_model_dir=str(model_dir), data_dir=tmp_path,
+                         worker_process=False)
+    token = client.post("/api/hubs", json={"slug": "pets"}).json()["owner_token"]
+    auth = {"Authorization": f"Bearer {token}"}
+    for title, body in (("Cats", "cats purr when warm"), ("Rockets", "rockets need fuel and oxygen")):
+        assert client.post("/api/docs", json={"hub": "pets", "title": title, "markdown": body},
+                           headers=auth).status_code == 201
+    wait_until(lambda: client.get("/healthz").json()["owed"] == 0, "indexing")
+    body = client.post("/api/hub/pets/recall", json={"question": "rocket fuel", "k": 2}).json()
+    assert body["mode"] == "hybrid" and body["vector"] == "ok"
+    assert body["results"][0]["title"] == "Rockets"
+    assert client.get("/healthz").json()["embedder"] == "local:tiny-bert"
