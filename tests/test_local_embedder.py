@@ -190,3 +190,15 @@ def test_a_server_indexes_and_recalls_with_the_local_model(make_client, model_di
     assert body["mode"] == "hybrid" and body["vector"] == "ok"
     assert body["results"][0]["title"] == "Rockets"
     assert client.get("/healthz").json()["embedder"] == "local:tiny-bert"
+
+
+@pytest.mark.slow  # a worker subprocess
+def test_with_the_local_model_indexing_runs_in_a_child_process(make_client, model_dir, tmp_path):
+    """The default with the local embedder: encoding pages never shares the server's process."""
+    client = make_client(embedder="local", local_model_dir=str(model_dir), data_dir=tmp_path)
+    assert client.get("/healthz").json()["worker"] == "process"
+    token = client.post("/api/hubs", json={"slug": "kids"}).json()["owner_token"]
+    client.post("/api/docs", json={"hub": "kids", "title": "Rockets", "markdown": "rockets need fuel"},
+                headers={"Authorization": f"Bearer {token}"})
+    wait_until(lambda: client.get("/healthz").json()["owed"] == 0, "the child process to index")
+    assert client.post("/api/hub/kids/recall", json={"question": "fuel"}).json()["mode"] == "hybrid"

@@ -145,3 +145,19 @@ def test_serve_and_worker_refuse_a_bad_setting_in_one_line(entry):
     assert result.returncode == 1
     assert result.stderr.strip() in ("memorywiki serve: MEMORYWIKI_FETCH_TIMEOUT must be a number, not '5s'",
                                      "memorywiki worker: MEMORYWIKI_FETCH_TIMEOUT must be a number, not '5s'")
+
+
+@pytest.mark.parametrize("value, in_process, child", [
+    ("", True, None), ("auto", True, None), ("inprocess", True, False), ("process", True, True),
+    ("external", False, None), (" Process ", True, True),
+])
+def test_where_indexing_runs(value, in_process, child):
+    """MEMORYWIKI_WORKER: None = a child process only with the local embedder (decided at start)."""
+    s = Settings.from_env({"MEMORYWIKI_WORKER": value})
+    assert (s.in_process_worker, s.worker_process) == (in_process, child)
+
+
+def test_a_bad_worker_value_is_a_clear_error():
+    with pytest.raises(SettingsError) as err:
+        Settings.from_env({"MEMORYWIKI_WORKER": "thread"})
+    assert str(err.value) == "MEMORYWIKI_WORKER must be one of auto, inprocess, process, external, not 'thread'"
