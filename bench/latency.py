@@ -1,4 +1,4 @@
-"""Recall latency and throughput over HTTP vs the SQL floor, at hub sizes 1k / 10k / 100k (1M).
+"""Recall latency and throughput over HTTP vs the SQL floor, at hub sizes 1k / 10k / 100k / 1M (--large).
 
 Hubs are built fast, straight in SQL (not through HTTP): one database per size, one hub,
 docs of 10 chunks. Chunk text: the dataset's corpus (SciFact abstracts) first, then synthetic
@@ -10,12 +10,16 @@ unit vectors, which are the worst case for HNSW). The tsvector and BM25 postings
 by the same SQL and triggers the server uses; the HNSW index is built after the load, with the
 same expression as server/store/space.py.
 
-Then, on a uvicorn server (subprocess, loopback, access log off, no in-process worker), with an
+Then, on uvicorn servers (subprocesses, loopback, access log off, no in-process worker), with an
 httpx async client: POST /api/hub/<hub>/recall, level chunk, k = 10, for vector, full text (a
-second server with MEMORYWIKI_EMBEDDER=none) and hybrid, at concurrency 1 and 16, after a
-warm-up. Beside it the floor: the endpoint's own SQL (recall.recall_chunks) on a psycopg pool
-configured like the server's public pool, with the query vectors computed beforehand; and the
-query embedding alone (the same embedder, in the benchmark process).
+server with MEMORYWIKI_EMBEDDER=none) and hybrid, at concurrency 1 and 16, after a warm-up.
+"after" is this checkout (question cache off, so every question is embedded); "before" the
+baseline commit's server (bench/baseline.py, `--baseline`, default i9-landed), hybrid only;
+"after, cache" asks every question twice in a row with the cache on; "after, rerank" adds the
+rerank stage against a stand-in reranker (bench/rerank_stub.py). Beside them the floor: the
+endpoint's own SQL (recall.recall_chunks) on a psycopg pool configured like the server's public
+pool, with the query vectors computed beforehand; and the query embedding alone (the same
+embedder's question path, in the benchmark process).
 """
 
 from __future__ import annotations
