@@ -281,8 +281,10 @@ def read_counts(path: Path, done: bool = False) -> list[dict]:
 
 
 def count_summary(path: Path, since: int = 0) -> dict[str, int]:
+    """Indexing calls and inputs since `since` (recall's question embeddings are not counted)."""
     rows = read_counts(path)[since:]
-    return {"calls": len(rows), "inputs": sum(r["inputs"] for r in rows), "mark": since + len(rows)}
+    index = [r for r in rows if r.get("kind", "index") == "index"]
+    return {"calls": len(index), "inputs": sum(r["inputs"] for r in index), "mark": since + len(rows)}
 
 
 async def wait_indexed(client, timeout: float = 3600.0, settle: float = 0.0, progress: bool = False) -> float:

@@ -34,18 +34,24 @@ class CountingEmbedder:
         self.path = path
         self.role = role
 
-    async def embed(self, texts: list[str]) -> list[list[float]]:
+    async def _counted(self, call, texts: list[str], kind: str) -> list[list[float]]:
+        row = {"role": self.role, "kind": kind, "pid": os.getpid(), "inputs": len(texts)}
         if texts:
-            self._write({"role": self.role, "pid": os.getpid(), "inputs": len(texts), "t": time.time()})
-        vectors = await self.inner.embed(texts)
+            self._write({**row, "t": time.time()})
+        vectors = await call(texts)
         if texts:  # answered: a process killed during the call leaves a call with no "done" line
-            self._write({"role": self.role, "pid": os.getpid(), "inputs": len(texts), "t": time.time(),
-                         "done": True})
+            self._write({**row, "t": time.time(), "done": True})
         return vectors
 
     def _write(self, row: dict) -> None:
         with open(self.path, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(row) + "\n")
+
+    async def embed(self, texts: list[str]) -> list[list[float]]:
+        return await self._counted(self.inner.embed, texts, "index")
+
+    async def embed_questions(self, texts: list[str]) -> list[list[float]]:
+        return await self._counted(self.inner.embed_questions, texts, "question")
 
 
 def counting(make, role: str):

@@ -134,16 +134,16 @@ async def answer(request: Request, slug: str, question: str, *, k: int, level: s
         if hub is None:
             raise unknown_hub(slug)
         space = (hub["model"], hub["dim"]) if hub["model"] is not None else None
-        qvec, why_not = await _await_vector(task)
+        if task is not None and (space is None or space[0] != state.embedder.name):
+            task.cancel()  # no vectors to search yet: answer now, without waiting for the embedder
+            qvec, why_not = None, await _why_no_vectors(state, hub["id"], space)
+        else:
+            qvec, why_not = await _await_vector(task)
     except BaseException:
         if task is not None and not task.done():
             task.cancel()
         raise
-    dim = None
-    if task is not None and (space is None or space[0] != state.embedder.name):
-        qvec, why_not = None, await _why_no_vectors(state, hub["id"], space)
-    elif qvec is not None:
-        dim = space[1]
+    dim = space[1] if qvec is not None else None
 
     n = min(MAX_RERANK, max(k, settings.rerank_candidates)) if rerank and state.reranker is not None else k
     async with state.db.public.connection() as conn:
