@@ -178,7 +178,7 @@ async def dismiss_endpoint(request: Request) -> Response:
            errors=(400, 404, 413), responses={200: json_response(READING_LIST, "The reading list")})
 async def topic_endpoint(request: Request) -> Response:
     """POST /api/bundles/suggest {"hub", "intent", "k"}: a reading list for a topic."""
-    from .recall import _query_vector
+    from .recall import question_vector
 
     state = app_state(request)
     data = await read_json(request, state.settings.max_query_bytes, fields=TOPIC_FIELDS)
@@ -186,7 +186,7 @@ async def topic_endpoint(request: Request) -> Response:
     intent = get_str(data, "intent", required=True, allow_empty=False, max_len=MAX_INTENT).strip()
     k = get_int(data, "k", default=8, low=2, high=20)
     hub = await _public_hub(request, slug)
-    qvec, dim, why_not = await _query_vector(request, hub["id"], intent)
+    qvec, dim, why_not = await question_vector(request, hub["id"], intent)
     docs = await reads.topic_reading_list(state.db, hub["id"], intent, k, qvec=qvec, dim=dim,
                                           k1=state.settings.bm25_k1, b=state.settings.bm25_b,
                                           doc_url=lambda i: doc_url(request, i))

@@ -16,7 +16,7 @@ from ..embedders import EmbedderError
 from ..errors import ApiError, unknown_hub
 from ..rerank import RerankError
 from ..store.hubs import find_hub_for_recall
-from ..store.space import vector_backlog
+from ..store.space import current_space, vector_backlog
 from ..validate import get_bool, get_int, get_str, read_json
 from ..web import app_state, bundle_url, doc_url
 
@@ -68,6 +68,21 @@ async def _await_vector(task: asyncio.Task | None) -> tuple[list[float] | None, 
     except EmbedderError as exc:
         log.warning("query embedding failed, answering from full text: %s", exc)
         return None, "the embedder is unreachable: answering from full text"
+
+
+async def question_vector(request: Request, hub_id: int,
+                          question: str) -> tuple[list[float] | None, int | None, str]:
+    """(vector, dim, "") of a question, through the question lane, or (None, None, why not):
+    for routes that search one hub by meaning besides recall (the topic reading list)."""
+    state = app_state(request)
+    if state.questions is None:
+        return None, None, "no embedder configured: answering from full text"
+    async with state.db.public.connection() as conn:
+        space = await current_space(conn)
+    if space is None or space[0] != state.embedder.name:
+        return None, None, await _why_no_vectors(state, hub_id, space)
+    qvec, why_not = await _await_vector(asyncio.create_task(state.questions.embed(question)))
+    return qvec, (space[1] if qvec is not None else None), why_not
 
 
 def _rerank_text(level: str, result: dict[str, Any]) -> str:
