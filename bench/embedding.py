@@ -89,7 +89,7 @@ def child(backend: str, dataset: Path, out: Path, smoke: bool) -> None:
 
         qvecs = np.asarray(embedder._encode(questions), dtype=np.float32)
         t0 = time.perf_counter()
-        cvecs = np.asarray(embedder._bulk(texts), dtype=np.float32)
+        cvecs = np.asarray(embedder.encode_bulk(texts), dtype=np.float32)
         result["corpus_s"] = time.perf_counter() - t0
         result["corpus_texts"] = len(texts)
         result["rss_peak_mb"] = _peak_rss_mb()

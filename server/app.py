@@ -13,7 +13,7 @@ from starlette.middleware import Middleware
 
 from .config import Settings, SettingsError
 from .csrf import CsrfTokens
-from .embedders import Embedder, LocalEmbedder, make_embedder
+from .embedders import Embedder, make_embedder, runs_locally
 from .curation.worker import curation_mode, make_curator, start_curator
 from .errors import EXCEPTION_HANDLERS
 from .middleware import CsrfMiddleware, SecurityHeadersMiddleware
@@ -66,7 +66,7 @@ def create_app(settings: Settings | None = None, *,
             if embedder is not None and settings.in_process_worker:
                 child = settings.worker_process
                 if child is None:
-                    child = isinstance(embedder, LocalEmbedder)
+                    child = runs_locally(embedder)
                 if child:
                     state.worker_process = WorkerProcess(settings, db.url)
                     state.worker_process.start()
@@ -74,7 +74,7 @@ def create_app(settings: Settings | None = None, *,
                     state.worker = Worker(db, embedder, batch=max(1, settings.embed_batch // 4), edges=settings.edge_rule,
                                           max_backoff=settings.worker_max_backoff)
                     task = asyncio.create_task(state.worker.run())
-            if isinstance(embedder, LocalEmbedder):  # so the first question does not wait for it
+            if runs_locally(embedder):  # so the first question does not wait for it
                 warm_up = asyncio.create_task(asyncio.to_thread(embedder.load_quietly))
             state.curator = make_curator(settings, db, have_embedder=embedder is not None)
             if state.curator is not None:
@@ -100,6 +100,8 @@ def create_app(settings: Settings | None = None, *,
                 await warm_up
             if state is not None and state.reranker is not None:
                 await state.reranker.close()
+            if hasattr(embedder, "close"):  # the ONNX embedder's child process
+                await asyncio.to_thread(embedder.close)
             await db.close()
             if embedded is not None:
                 await asyncio.to_thread(embedded.stop)

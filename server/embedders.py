@@ -10,6 +10,7 @@ retry later instead of crashing.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import importlib.util
 import logging
 import math
@@ -196,7 +197,7 @@ class LocalEmbedder:
         self.threads = threads  # 0: the runtime's default (one per core)
         self._model: Any = None
         self._load_lock = threading.Lock()
-        self._gate = _QuestionsFirst()
+        self.gate = _QuestionsFirst()
 
     def _path(self) -> Path:
         path = self.model_dir or packaged_model_dir()
@@ -246,13 +247,15 @@ class LocalEmbedder:
             raise EmbedderError(f"local embedding failed: {exc}") from exc
         return array.astype("float64").tolist()
 
-    def _bulk(self, texts: list[str]) -> list[list[float]]:
+    def encode_bulk(self, texts: list[str]) -> list[list[float]]:
+        """Indexing's texts, in passes of `bulk_batch` that each wait while a question waits
+        or runs (blocking: call it from a thread)."""
         # Similar lengths together: less padding in each pass (what sentence-transformers does).
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         vectors: list[list[float]] = [[] for _ in texts]
         for start in range(0, len(order), self.bulk_batch):
             part = order[start:start + self.bulk_batch]
-            self._gate.bulk_turn()
+            self.gate.bulk_turn()
             for i, vector in zip(part, self._encode([texts[i] for i in part])):
                 vectors[i] = vector
         return vectors
@@ -260,9 +263,9 @@ class LocalEmbedder:
     async def embed(self, texts: list[str]) -> list[list[float]]:
         if not texts:
             return []
-        return await asyncio.to_thread(self._bulk, list(texts))
+        return await asyncio.to_thread(self.encode_bulk, list(texts))
 
-    def _questions(self, texts: list[str]) -> list[list[float]]:
+    def encode_questions(self, texts: list[str]) -> list[list[float]]:
         """Questions of similar length share a pass; a much longer one gets a pass of its own.
         A pass pads every text to its longest one and costs CPU in proportion to the padded
         tokens: on a 2-core CPU one pass of 16 SciFact questions (median 21 tokens, padded to
@@ -285,11 +288,11 @@ class LocalEmbedder:
     async def embed_questions(self, texts: list[str]) -> list[list[float]]:
         if not texts:
             return []
-        self._gate.question_arrives()
+        self.gate.question_arrives()
         try:
-            return await asyncio.to_thread(self._questions, list(texts))
+            return await asyncio.to_thread(self.encode_questions, list(texts))
         finally:
-            self._gate.question_done()
+            self.gate.question_done()
 
 
 class OnnxEmbedder(LocalEmbedder):
@@ -361,6 +364,169 @@ class OnnxEmbedder(LocalEmbedder):
         return self._model.run(None, feeds)[0]
 
 
+class OnnxChildEmbedder:
+    """The ONNX embedder as the server runs it: in a child process of its own.
+
+    Loading onnxruntime writes a device id under ~/.cache unless the environment says not to
+    (server/children.py); the server never writes its own environment, so the model runs in a
+    child started with telemetry off (server/embed_child.py, an OnnxEmbedder at the server's
+    priority). Questions still go first there, and one round trip over the child's pipes adds
+    ~0.1 ms to a ~5 ms pass (bench/results, "Local embedder"). A child that dies fails what was
+    in flight with EmbedderError (recall answers from full text) and is replaced on next use."""
+
+    backend = "onnx"
+
+    def __init__(self, settings: Settings, *, timeout: float | None = None) -> None:
+        self.settings = settings  # the child builds its OnnxEmbedder from them
+        self.name = make_local_embedder(settings, in_process=True).name
+        self.timeout = settings.embed_timeout if timeout is None else timeout
+        self._lock = threading.Lock()  # one writer at a time; starts and stops
+        self._child: _Child | None = None
+
+    def _running(self) -> "_Child":
+        with self._lock:
+            if self._child is None or not self._child.alive():
+                self._child = _Child(self.settings)
+            return self._child
+
+    def _submit(self, kind: str, texts: list[str]) -> "concurrent.futures.Future":
+        for attempt in (1, 2):  # a child found dead on the way is replaced once
+            child = self._running()
+            try:
+                return child.send(kind, texts)
+            except OSError as exc:
+                child.stop()
+                if attempt == 2:
+                    raise EmbedderError(f"the ONNX embedding process is not answering: {exc}") from exc
+        raise AssertionError("unreachable")
+
+    async def _ask(self, kind: str, texts: list[str], timeout: float | None) -> list[list[float]]:
+        if kind == "bulk":  # a page's texts are a large write: off the event loop
+            future = await asyncio.to_thread(self._submit, kind, texts)
+        else:
+            future = self._submit(kind, texts)
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(future), timeout)
+        except TimeoutError:
+            self.stop()  # stuck: the next call starts a fresh child
+            raise EmbedderError(f"the ONNX embedding process took over {timeout:.0f} s") from None
+
+    async def embed(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        return await self._ask("bulk", list(texts), None)  # passes yield to questions: no bound
+
+    async def embed_questions(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        return await self._ask("questions", list(texts), self.timeout)
+
+    def load_quietly(self) -> None:
+        """Start the child and load the model ahead of the first question (blocking)."""
+        try:
+            self._submit("load", []).result()
+        except EmbedderError as exc:
+            log.warning("local embedder not ready: %s", exc)
+
+    def stop(self) -> None:
+        with self._lock:
+            child, self._child = self._child, None
+        if child is not None:
+            child.stop()
+
+    close = stop
+
+
+class _Child:
+    """One embedding child process and the requests it owes an answer.
+
+    Frames both ways: a 4-byte length, then a pickle (parent and child are the same code).
+    In: the settings once, then (id, kind, texts). Out: (id, error, dim, float32 bytes)."""
+
+    def __init__(self, settings: Settings) -> None:
+        import pickle
+        import subprocess
+        import sys
+        from dataclasses import asdict
+
+        from .children import child_env
+
+        self._pending: dict[int, concurrent.futures.Future] = {}
+        self._pending_lock = threading.Lock()
+        self._next_id = 0
+        self._write_lock = threading.Lock()
+        self.proc = subprocess.Popen([sys.executable, "-m", "memorywiki.server.embed_child"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=child_env())
+        self._write(pickle.dumps(asdict(settings)))
+        threading.Thread(target=self._read, name="onnx-child-reader", daemon=True).start()
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def _write(self, payload: bytes) -> None:
+        assert self.proc.stdin is not None
+        with self._write_lock:
+            self.proc.stdin.write(len(payload).to_bytes(4, "big") + payload)
+            self.proc.stdin.flush()
+
+    def send(self, kind: str, texts: list[str]) -> "concurrent.futures.Future":
+        import pickle
+
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        with self._pending_lock:
+            self._next_id += 1
+            request = self._next_id
+            self._pending[request] = future
+        try:
+            self._write(pickle.dumps((request, kind, texts)))
+        except BaseException:
+            with self._pending_lock:
+                self._pending.pop(request, None)
+            raise
+        return future
+
+    def _read(self) -> None:
+        import pickle
+
+        import numpy as np
+
+        stdout = self.proc.stdout
+        assert stdout is not None
+        try:
+            while True:
+                header = stdout.read(4)
+                if len(header) < 4:
+                    break
+                request, error, dim, data = pickle.loads(stdout.read(int.from_bytes(header, "big")))
+                with self._pending_lock:
+                    future = self._pending.pop(request, None)
+                if future is None or future.done():
+                    continue
+                if error is not None:
+                    future.set_exception(EmbedderError(error))
+                else:
+                    vectors = np.frombuffer(data, dtype=np.float32).reshape(-1, dim) if dim else np.zeros((0, 0))
+                    future.set_result(vectors.astype(np.float64).tolist())
+        except (OSError, ValueError, pickle.UnpicklingError):
+            pass
+        code = self.proc.wait()
+        with self._pending_lock:
+            pending, self._pending = list(self._pending.values()), {}
+        for future in pending:
+            if not future.done():
+                future.set_exception(EmbedderError(f"the ONNX embedding process stopped (exit code {code})"))
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()  # it holds nothing that needs a clean exit: no files, no database
+        self.proc.wait()
+
+
+def runs_locally(embedder: Embedder | None) -> bool:
+    """A model on this machine's CPU (ONNX Runtime or torch), not a remote endpoint."""
+    return isinstance(embedder, (LocalEmbedder, OnnxChildEmbedder))
+
+
 def _importable(module: str) -> bool:
     """True when the module could be imported, without importing it (no torch in sight)."""
     try:
@@ -386,14 +552,18 @@ def local_available(settings: Settings) -> bool:
     return _importable(LOCAL_MODEL_PACKAGE)
 
 
-def make_local_embedder(settings: Settings) -> LocalEmbedder:
-    """ONNX Runtime when its packages are installed (or asked for), else torch."""
+def make_local_embedder(settings: Settings, *, in_process: bool = False) -> LocalEmbedder | OnnxChildEmbedder:
+    """ONNX Runtime when its packages are installed (or asked for), else torch. ONNX Runtime
+    runs in a child process (OnnxChildEmbedder) unless `in_process`: only for processes
+    started with telemetry off (server/children.py), and tests."""
     backend = settings.local_backend
     if backend == "auto":
         backend = "onnx" if onnx_available() else "torch"
     common = dict(model_dir=settings.local_model_dir, bulk_batch=settings.local_batch,
                   data_dir=settings.data_dir, threads=settings.local_threads)
     if backend == "onnx":
+        if not in_process:
+            return OnnxChildEmbedder(settings)
         return OnnxEmbedder(quantize=settings.local_quantize, **common)
     return LocalEmbedder(**common)
 
@@ -403,10 +573,12 @@ def make_embedder(
     *,
     timeout: float | None = None,
     max_retries: int | None = None,
+    onnx_in_process: bool = False,
 ) -> Embedder | None:
     """The configured embedder, or None for "none" (recall then answers from full text).
 
     `timeout` / `max_retries` override the settings' `embed_timeout` / `embed_max_retries`.
+    `onnx_in_process`: ONNX Runtime in this process (see make_local_embedder).
     """
     choice = (settings.embedder or "auto").strip().lower()
     if choice not in VALID_EMBEDDERS:
@@ -431,4 +603,4 @@ def make_embedder(
             api_key=settings.openai_api_key,
             base_url=settings.openai_base_url,
         )
-    return make_local_embedder(settings)
+    return make_local_embedder(settings, in_process=onnx_in_process)

@@ -11,11 +11,13 @@ import signal
 import subprocess
 import sys
 from dataclasses import asdict, replace
+from functools import partial
 from pathlib import Path
 from typing import Callable
 
 import psycopg
 
+from .children import child_env
 from .config import Settings, SettingsError
 from .curation.worker import make_curator, start_curator
 from .embedders import Embedder, EmbedderError, make_embedder
@@ -258,7 +260,7 @@ class WorkerProcess:
         payload = {k: str(v) if isinstance(v, Path) else v for k, v in asdict(self.settings).items()}
         self.popen = subprocess.Popen(
             [sys.executable, "-m", "memorywiki.server.worker", "--child-of", str(os.getpid())],
-            stdin=subprocess.PIPE, start_new_session=True)
+            stdin=subprocess.PIPE, start_new_session=True, env=child_env())
         os.setpriority(os.PRIO_PROCESS, self.popen.pid, min(19, os.getpriority(os.PRIO_PROCESS, 0) + CHILD_NICE))
         assert self.popen.stdin is not None
         self.popen.stdin.write(json.dumps(payload).encode())
@@ -285,7 +287,8 @@ def _child_main(argv: list[str]) -> None:
     data = json.loads(sys.stdin.read())
     data["data_dir"] = Path(data["data_dir"])
     settings = Settings(**data)
-    _run(settings, make_embedder, parent_pid=parent)
+    # started with telemetry off (server/children.py): ONNX Runtime may run in this process
+    _run(settings, partial(make_embedder, onnx_in_process=True), parent_pid=parent)
 
 
 if __name__ == "__main__":

