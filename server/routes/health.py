@@ -16,8 +16,10 @@ from ..web import app_state
 
 HEALTH = obj(["status", "embedder", "owed", "owed_docs", "owed_bundles", "worker"], status={"const": "ok"},
              embedder=NULLABLE_TEXT, owed={"type": "integer"}, owed_docs={"type": "integer"},
-             owed_bundles={"type": "integer"}, worker={"enum": ["in-process", "external"]},
-             worker_failed_tries={"type": ["integer", "null"]}, worker_next_try_seconds={"type": ["number", "null"]})
+             owed_bundles={"type": "integer"}, worker={"enum": ["in-process", "process", "external"]},
+             worker_failed_tries={"type": ["integer", "null"]}, worker_next_try_seconds={"type": ["number", "null"]},
+             questions={"type": "object", "description": "the question lane: questions, cache_hits, "
+                        "forward_passes, embedded, waiting"})
 
 
 @operation("Liveness, and how much indexing work is owed", tag="operations",

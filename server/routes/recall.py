@@ -31,14 +31,18 @@ RECALL_BODY = body_schema(
     ["question"], question={"type": "string", "maxLength": MAX_QUESTION, "examples": ["how do I restart the database?"]},
     k={"type": ["integer", "null"], "minimum": 1, "maximum": 50, "description": "results wanted (default 5)"},
     level={"type": ["string", "null"], "enum": [*LEVELS, None], "description": "chunk (default), doc or bundle"},
-    hybrid={"type": ["boolean", "null"], "description": "default true: vector and full text fused; false: vector only"})
+    hybrid={"type": ["boolean", "null"], "description": "default true: vector and full text fused; false: vector only"},
+    rerank={"type": ["boolean", "null"], "description": "default false: re-score the fused candidates with the "
+            "reranker at MEMORYWIKI_RERANK_URL"})
 RECALL = obj(["hub", "level", "k", "mode", "vector", "results"], hub=TEXT, level={"enum": list(LEVELS)},
              k={"type": "integer"}, mode={"enum": ["hybrid", "vector", "fulltext"]},
              vector={"enum": ["ok", "unavailable"]},
              vector_note={"type": "string", "description": "why vectors were not used, in plain words"},
+             reranked={"type": "boolean", "description": "with rerank: whether the reranker set the order"},
+             rerank_note={"type": "string", "description": "with rerank: why the results are in fused order"},
              results={"type": "array", "items": {"type": "object", "description": (
                  "chunk: markdown, heading_path, doc_id, doc_url, title, chunk_id and the scores; "
-                 "doc: doc_id, doc_url, title, markdown and the scores; bundle: bundle_id, bundle_url, "
+                 "doc: doc_id, doc_url, title, markdown and the scores (rerank_score when reranked); bundle: bundle_id, bundle_url, "
                  "title, description, similarity")}})
 
 
