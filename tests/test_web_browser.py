@@ -118,7 +118,10 @@ def test_typing_then_pausing_saves_once_and_embeds_once(tab, hub, live_server, e
     status = t.page.locator("[data-mw=status]")
     wait_until(lambda: status.get_attribute("data-state") == "saved", "the editor to load the doc")
     assert "#token" not in t.page.url  # the token left the address bar for local storage
-    assert t.page.locator("[data-mw=edit-link-url]").input_value().endswith(f"/{doc['id']}/edit#token={doc['edit_token']}")
+    # the edit link to keep is filled in once the editor stored the token (it may follow 'saved')
+    link = t.page.locator("[data-mw=edit-link-url]")
+    wait_until(lambda: link.input_value().endswith(f"/{doc['id']}/edit#token={doc['edit_token']}"),
+               "the edit link to keep")
     editor = t.page.locator("textarea[name=markdown]")
     editor.press("Control+End")
     editor.press_sequentially("Then sun and wind.", delay=40)  # many keystrokes, no pause
