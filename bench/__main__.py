@@ -49,12 +49,15 @@ def parse(argv: list[str] | None = None) -> tuple[str, Options]:
     parser.add_argument("--soak-seconds", type=float, default=None, help="soak: how long the load runs (default 600)")
     parser.add_argument("--baseline", type=str, default="i9-landed",
                         help="latency, underload: the git commit whose server gives the 'before' figures")
+    parser.add_argument("--embed-cache", type=Path, default=None,
+                        help="quality/locomo: reuse vectors of texts embedded before (bench/embcache.py); "
+                             "indexing times then do not measure embedding")
     args = parser.parse_args(argv)
     opts = Options(dataset=args.dataset, locomo=args.locomo, out=args.out, smoke=args.smoke, large=args.large,
                    pg_dir=args.pg_dir, requests=args.requests,
                    sizes=[int(x) for x in args.sizes.split(",")] if args.sizes else None,
                    extra={"build_only": args.build_only, "locomo_window": args.locomo_window,
-                          "soak_seconds": args.soak_seconds, "baseline": args.baseline},
+                          "soak_seconds": args.soak_seconds, "baseline": args.baseline, "embed_cache": args.embed_cache},
                    command="python -m bench " + " ".join(argv if argv is not None else sys.argv[1:]))
     return args.section, opts
 
@@ -63,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("MEMORYWIKI_EMBEDDER", "local")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     section, opts = parse(argv)
+    if opts.extra.get("embed_cache"):  # inherited by the server and worker processes (bench/proc.py)
+        os.environ["MEMORYWIKI_BENCH_EMBED_CACHE"] = str(opts.extra["embed_cache"].resolve())
     opts.out.mkdir(parents=True, exist_ok=True)
     from . import report
 

@@ -306,12 +306,19 @@ async def wait_indexed(client, timeout: float = 3600.0, settle: float = 0.0, pro
 
 # --------------------------------------------------------------------------- local embedder
 
-def make_bench_embedder():
-    """The same embedder the server is configured with, for query vectors in SQL-floor runs."""
+def make_bench_embedder(cached: bool = False):
+    """The same embedder the server is configured with, for query vectors in SQL-floor runs.
+    cached: answer from MEMORYWIKI_BENCH_EMBED_CACHE when set (never for latency figures)."""
     from memorywiki.server.config import Settings
     from memorywiki.server.embedders import make_embedder
 
-    return make_embedder(Settings.from_env(**{"embedder": embedder_env()["MEMORYWIKI_EMBEDDER"]}))
+    embedder = make_embedder(Settings.from_env(**{"embedder": embedder_env()["MEMORYWIKI_EMBEDDER"]}))
+    folder = os.environ.get("MEMORYWIKI_BENCH_EMBED_CACHE")
+    if cached and folder and embedder is not None:
+        from .embcache import CachedEmbedder, VectorCache
+
+        embedder = CachedEmbedder(embedder, VectorCache(Path(folder)))
+    return embedder
 
 
 # --------------------------------------------------------------------------- numbers and tables

@@ -9,6 +9,9 @@ MEMORYWIKI_BENCH_COUNTS names a file, the configured embedder is wrapped so that
 appends one JSON line {role, pid, inputs, t} to it, before the call is made, and one more with
 "done": true once it is answered. The benchmark reads that file to count embedding calls and
 inputs per process (and which calls a killed process never got an answer for).
+When MEMORYWIKI_BENCH_EMBED_CACHE names a folder, vectors already computed for the same text by
+the same embedder come from that disk cache (bench/embcache.py); calls and inputs are still
+counted as the server asked for them.
 
 Differences from `memorywiki serve`: uvicorn's access log is off and log level is "warning"
 (per-request logging would be measured as server cost otherwise).
@@ -56,9 +59,14 @@ class CountingEmbedder:
 
 def counting(make, role: str):
     path = os.environ.get("MEMORYWIKI_BENCH_COUNTS")
+    cache = os.environ.get("MEMORYWIKI_BENCH_EMBED_CACHE")
 
     def make_counted(settings, **kw):
         embedder = make(settings, **kw)
+        if embedder is not None and cache:
+            from .embcache import CachedEmbedder, VectorCache
+
+            embedder = CachedEmbedder(embedder, VectorCache(cache))
         if embedder is None or not path:
             return embedder
         return CountingEmbedder(embedder, path, role)
