@@ -26,7 +26,8 @@ import httpx
 from .common import (Options, Postgres, Proc, count_summary, create_hub, load_beir, log, machine_line,
                      make_bench_embedder, md_table, post_docs, run_concurrent, wait_indexed, write_result)
 
-ANCHORS = {"BM25 (BEIR paper)": 0.665, "all-MiniLM-L6-v2 (MTEB)": 0.645}
+# Published nDCG@10 on a dataset's test split, shown only under that dataset.
+PUBLISHED = {"scifact": {"BM25 (BEIR paper)": 0.665, "all-MiniLM-L6-v2 (MTEB)": 0.645}}
 METHODS = ("fulltext", "vector", "hybrid")
 LEVELS = ("doc", "chunk")
 
@@ -219,7 +220,7 @@ async def _main(opts: Options, pg: Postgres) -> dict:
                     api[(level, "fulltext")] = await _api_runs(client, "bench", data.queries, doc_map,
                                                                level, True, "fulltext")
 
-    embedder = make_bench_embedder()
+    embedder = make_bench_embedder(cached=True)
     qids = list(data.queries)
     vecs = await embedder.embed([data.queries[q] for q in qids])
     qvecs = dict(zip(qids, vecs))
@@ -234,13 +235,10 @@ async def _main(opts: Options, pg: Postgres) -> dict:
         rows[key] = {"ndcg@10": m10["ndcg@10"], "mrr@10": m10["mrr@10"], "recall@100": m100["recall@100"],
                      "ndcg@10_sql100": m100["ndcg@10"]}
     refs: dict[str, dict] = {}
-    try:
-        from .fulltext import run_bm25s
+    from .fulltext import run_bm25s
 
-        bm = run_bm25s(data.corpus, data.queries, 1.2, 0.75, k=min(100, len(data.corpus)))
-        refs["bm25s (k1 1.2, b 0.75, Snowball, same data)"] = evaluate(data.qrels, bm, ["ndcg@10", "mrr@10", "recall@100"])
-    except Exception as exc:  # bench/fulltext.py belongs to another engineer; it may be absent
-        log(f"[quality] bm25s reference skipped: {exc}")
+    bm = run_bm25s(data.corpus, data.queries, 1.2, 0.75, k=min(100, len(data.corpus)))
+    refs["bm25s (k1 1.2, b 0.75, Snowball, same data)"] = evaluate(data.qrels, bm, ["ndcg@10", "mrr@10", "recall@100"])
     exact = _exact_cosine(url, data.queries, qvecs, doc_map)
     if exact:
         refs["exact cosine over the stored doc vectors (numpy, no HNSW)"] = evaluate(
@@ -259,18 +257,22 @@ async def _main(opts: Options, pg: Postgres) -> dict:
     table = md_table(["level", "method", "nDCG@10", "MRR@10", "Recall@100 (SQL, k=100)",
                       "nDCG@10 of the k=100 list"], table_rows)
     ref_rows = [[name, v.get("ndcg@10"), v.get("mrr@10"), v.get("recall@100")] for name, v in refs.items()]
-    ref_rows += [[f"published: {name}", value, None, None] for name, value in ANCHORS.items()]
+    anchors = PUBLISHED.get(data.name.lower(), {})
+    ref_rows += [[f"published: {name}", value, None, None] for name, value in anchors.items()]
     ref_table = md_table(["reference", "nDCG@10", "MRR@10", "Recall@100"], ref_rows)
 
     hyb = rows[("chunk", "hybrid")]["ndcg@10"]
     best_alone = max(rows[("chunk", "fulltext")]["ndcg@10"], rows[("chunk", "vector")]["ndcg@10"])
     hyb_doc = rows[("doc", "hybrid")]["ndcg@10"]
     best_doc = max(rows[("doc", "fulltext")]["ndcg@10"], rows[("doc", "vector")]["ndcg@10"])
-    goal_met = hyb >= 0.69 and hyb > best_alone
-    goal = (f"Goal: hybrid nDCG@10 >= 0.69 and above both alone. Chunk level: hybrid {hyb:.3f} vs best "
-            f"single {best_alone:.3f} -> **{'met' if goal_met else 'missed'}**. Doc level: hybrid "
-            f"{hyb_doc:.3f} vs best single {best_doc:.3f} -> "
-            f"**{'met' if hyb_doc >= 0.69 and hyb_doc > best_doc else 'missed'}**.")
+    bm25s_ndcg = refs["bm25s (k1 1.2, b 0.75, Snowball, same data)"]["ndcg@10"]
+    goal = (f"Hybrid >= max(full text, vector): chunk level {hyb:.3f} vs {best_alone:.3f} -> "
+            f"**{'yes' if hyb >= best_alone else 'no'}**; doc level {hyb_doc:.3f} vs {best_doc:.3f} -> "
+            f"**{'yes' if hyb_doc >= best_doc else 'no'}**. Full text vs bm25s (doc level): "
+            f"{rows[('doc', 'fulltext')]['ndcg@10']:.3f} vs {bm25s_ndcg:.3f}.")
+    if data.name.lower() == "scifact":
+        goal += (f" SciFact goal (hybrid nDCG@10 >= 0.69): chunk {hyb:.3f}, doc {hyb_doc:.3f} -> "
+                 f"**{'met' if min(hyb, hyb_doc) >= 0.69 else 'missed'}**.")
     n = len(data.corpus)
     from .common import SERVER_ERRORS
 
@@ -280,12 +282,14 @@ async def _main(opts: Options, pg: Postgres) -> dict:
                          f"(first: `{SERVER_ERRORS[0]}`); see the cost section / README for the cause.\n")
         result["server_errors"] = len(SERVER_ERRORS)
         SERVER_ERRORS.clear()
+    cache_note = ("; vectors of texts embedded before came from the bench's disk cache, bench/embcache.py,"
+                  " so these speeds are not embedding speeds" if opts.extra.get("embed_cache") else "")
     text = f"""## Retrieval quality: {data.name} ({n} docs, {len(data.queries)} judged queries)
 
 Embedder: `{embedder.name}`. Every doc went through `POST /api/docs` on a uvicorn server and was
 indexed by the server's in-process worker (capture {n / result['capture_s']:.0f} docs/s over HTTP;
 capture + indexing {n / result['total_s']:.1f} docs/s end to end; {result['embed_calls']} embedding calls,
-{result['embed_inputs']} inputs = one per chunk + one doc vector per doc).
+{result['embed_inputs']} inputs, one per chunk{cache_note}).
 nDCG@10 and MRR@10: `POST /api/hub/bench/recall` with k=10 (full text from a second server with
 `MEMORYWIKI_EMBEDDER=none`, the only way the API answers full text only). Recall@100: the
 endpoint's own SQL (`recall_chunks` / `recall_docs`) with k=100 on the public pool, since the API
@@ -301,8 +305,7 @@ caps k at 50. Chunk level maps chunks to docs, best-ranked chunk per doc.
 """
     print(text)
     write_result(opts, "quality.md", text + "\n" + machine_line() + "\n")
-    _plot(rows, {**ANCHORS, **({"bm25s": next(iter(refs.values()))["ndcg@10"]} if refs and "bm25s" in next(iter(refs)) else {})},
-          opts.out / "quality.png")
+    _plot(rows, {**anchors, "bm25s": bm25s_ndcg}, opts.out / "quality.png")
     pg.drop("bench_quality") if opts.smoke else None
     return result
 
