@@ -104,6 +104,52 @@ def _locate(markdown: str, turns: list[dict], texts: list[str]) -> list[tuple[st
     return spans
 
 
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
+          "October", "November", "December")
+
+
+def session_time(text: str):
+    """LoCoMo's "1:56 pm on 8 May, 2023" -> datetime, None when it does not parse."""
+    from datetime import datetime
+
+    m = re.search(r"(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+(\w+),?\s+(\d{4})", text or "", re.I)
+    if not m or m.group(5).capitalize() not in MONTHS:
+        return None
+    hour = int(m.group(1)) % 12 + (12 if m.group(3).lower() == "pm" else 0)
+    return datetime(int(m.group(6)), MONTHS.index(m.group(5).capitalize()) + 1, int(m.group(4)), hour, int(m.group(2)))
+
+
+def _render_chat(turns: list[tuple[str, str, object]]) -> str:
+    """PROTOTYPE of the chat renderer's dated layout (to be replaced by the product's)."""
+    parts, day = [], None
+    for role, text, when in turns:
+        d = f"{when.day} {MONTHS[when.month - 1]} {when.year}" if when else None
+        if d != day:
+            parts.append(f"## {d}")
+            day = d
+        parts.append(f"### {role}\n\n{text}")
+    return "\n\n".join(parts) + "\n"
+
+
+def chat_sessions(sample: dict) -> list[Session]:
+    """The default a user gets from importing a chat: the chat renderer (speakers, and the
+    session's date as a day heading), source "chat", so the server chunks it as a conversation."""
+    conv = sample["conversation"]
+    a, b = conv.get("speaker_a", "A"), conv.get("speaker_b", "B")
+    numbers = sorted(int(m.group(1)) for k in conv if (m := re.fullmatch(r"session_(\d+)", k)))
+    docs = []
+    for n in numbers:
+        turns = conv[f"session_{n}"]
+        if not turns:
+            continue
+        when = session_time(conv.get(f"session_{n}_date_time", ""))
+        texts = _turn_texts(turns)
+        markdown = _render_chat([(t["speaker"], text, when) for t, text in zip(turns, texts)])
+        docs.append(Session(sample["sample_id"], n, f"{a} and {b}, session {n}", markdown, "chat",
+                            _locate(markdown, turns, texts)))
+    return docs
+
+
 def session_docs(sample: dict, window: int = 1) -> list[Session]:
     """window 1: the chat-import rendering, a section per turn. window N (a variant, written
     here in bench/): a `## Turns D1:1-D1:N` section per N consecutive turns, each turn a paragraph

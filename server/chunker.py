@@ -17,7 +17,7 @@ from markdown_it import MarkdownIt
 
 from memorywiki.formats.mdutil import inline_text, same_text
 
-__all__ = ["Chunk", "chunk_markdown", "strip_front_matter"]
+__all__ = ["Chunk", "chunk_conversation", "chunk_markdown", "strip_front_matter"]
 
 SPLIT_LEVELS = ("h1", "h2", "h3")
 UNTITLED = "Untitled"
@@ -92,6 +92,7 @@ class _Section:
     start: int  # first source line (the heading line, or 0 for the preamble)
     body_start: int  # first line after the heading
     blocks: list[int]  # start lines of the top-level blocks after the heading
+    parent: str = ""  # breadcrumb of the enclosing headings (the title for a top-level section)
 
 
 def _split(lines: list[str], section: _Section, end: int, max_chars: int) -> list[str]:
@@ -124,27 +125,16 @@ def _split(lines: list[str], section: _Section, end: int, max_chars: int) -> lis
     return [p for p in pieces if p]
 
 
-def chunk_markdown(title: str, markdown: str, max_chars: int = 1800) -> list[Chunk]:
-    """Split a doc at its level 1-3 headings into chunks carrying a breadcrumb and a hash.
-
-    Front matter is dropped and newlines normalised first. Text before the first heading is
-    chunk 0 (skipped when blank). A heading with no body of its own is no chunk: its name
-    lives on in the breadcrumbs of the sections under it. Long sections are cut between
-    top-level blocks, with the heading re-emitted at the top of each piece so every piece
-    says where it came from.
-    """
-    if max_chars < 1:
-        raise ValueError("max_chars must be at least 1")
-    title = _SPACES.sub(" ", title).strip() or UNTITLED
+def _sections(title: str, markdown: str) -> tuple[list[str], list[_Section]] | None:
+    """The doc's lines and its sections (preamble first), or None for a blank doc."""
     text = strip_front_matter(markdown)
     if not text.strip():
-        return []
-
+        return None
     env: dict[str, Any] = {}
     tokens = _BLOCK.parse(text, env)
     lines = text.split("\n")  # markdown-it's own line model; str.splitlines() splits on more
 
-    sections = [_Section(title, 0, 0, [])]
+    sections = [_Section(title, 0, 0, [], title)]
     stack: list[str | None] = [None, None, None]  # breadcrumb text for h1, h2, h3
     title_seen = False
     for i, tok in enumerate(tokens):
@@ -162,10 +152,33 @@ def chunk_markdown(title: str, markdown: str, max_chars: int = 1800) -> list[Chu
             for deeper in range(level, 3):
                 stack[deeper] = None
             path = " > ".join([title, *(s for s in stack if s)])
-            sections.append(_Section(path, start, stop, []))
+            parent = " > ".join([title, *(s for s in stack[:level - 1] if s)])
+            sections.append(_Section(path, start, stop, [], parent))
         else:
             sections[-1].blocks.append(start)
+    return lines, sections
 
+
+def _title(title: str) -> str:
+    return _SPACES.sub(" ", title).strip() or UNTITLED
+
+
+def chunk_markdown(title: str, markdown: str, max_chars: int = 1800) -> list[Chunk]:
+    """Split a doc at its level 1-3 headings into chunks carrying a breadcrumb and a hash.
+
+    Front matter is dropped and newlines normalised first. Text before the first heading is
+    chunk 0 (skipped when blank). A heading with no body of its own is no chunk: its name
+    lives on in the breadcrumbs of the sections under it. Long sections are cut between
+    top-level blocks, with the heading re-emitted at the top of each piece so every piece
+    says where it came from.
+    """
+    if max_chars < 1:
+        raise ValueError("max_chars must be at least 1")
+    title = _title(title)
+    parsed = _sections(title, markdown)
+    if parsed is None:
+        return []
+    lines, sections = parsed
     if not any(section.blocks for section in sections):
         # Headings and nothing else: the outline is all the doc says, so it is one chunk.
         whole = _trim(lines)
@@ -180,3 +193,47 @@ def chunk_markdown(title: str, markdown: str, max_chars: int = 1800) -> list[Chu
         for piece in _split(lines, section, end, max_chars):
             chunks.append(Chunk(len(chunks), section.path, piece, _hash(section.path, piece)))
     return chunks
+
+
+def chunk_conversation(title: str, markdown: str, window_chars: int = 600, max_chars: int = 1800) -> list[Chunk]:
+    """Chunks of a conversation: windows of consecutive turns that overlap by one turn.
+
+    A turn is a section of the doc (the chat renderer gives each turn its own heading, under a
+    heading per day when the dates are known). One turn is often meaningless alone ("Yes! It was
+    amazing."), so a window holds as many consecutive turns under the same parent heading as fit
+    in `window_chars` (at least one), and the next window starts with this window's last turn, so
+    every turn is also seen next to the turn that answers it. The breadcrumb is the parent's
+    (title and day); each turn keeps its speaker heading in the text. A turn longer than
+    `max_chars` is cut like any long section. Sections with no text (a day heading) are skipped.
+    """
+    if max_chars < 1 or window_chars < 1:
+        raise ValueError("max_chars and window_chars must be at least 1")
+    title = _title(title)
+    parsed = _sections(title, markdown)
+    if parsed is None:
+        return []
+    lines, sections = parsed
+    if not any(section.blocks for section in sections):
+        return chunk_markdown(title, markdown, max_chars)  # an outline: one chunk, as any doc
+    turns: list[tuple[_Section, int, str]] = []  # (section, end line, its markdown)
+    for n, section in enumerate(sections):
+        end = sections[n + 1].start if n + 1 < len(sections) else len(lines)
+        if section.blocks:
+            turns.append((section, end, _trim(lines[section.start:end])))
+    pieces: list[tuple[str, str]] = []  # (breadcrumb, markdown)
+    i = 0
+    while i < len(turns):
+        section, end, text = turns[i]
+        if len(text) > max_chars:
+            pieces += [(section.parent, p) for p in _split(lines, section, end, max_chars)]
+            i += 1
+            continue
+        j = i + 1
+        while (j < len(turns) and turns[j][0].parent == section.parent
+               and len(_trim(lines[section.start:turns[j][1]])) <= window_chars):
+            j += 1
+        pieces.append((section.parent, _trim(lines[section.start:turns[j - 1][1]])))  # cut from the source
+        # overlap: the next window opens with this one's last turn (a single-turn window has
+        # nothing to share, and a window never reaches across a parent heading)
+        i = j - 1 if j - i > 1 and j < len(turns) and turns[j][0].parent == section.parent else j
+    return [Chunk(o, path, md, _hash(path, md)) for o, (path, md) in enumerate(pieces)]

@@ -388,3 +388,73 @@ def test_renaming_a_parent_heading_changes_its_children() -> None:
     after = [c.hash for c in chunk_markdown("T", DOC.replace("# A", "# A2"))]
     changed = [i for i, (x, y) in enumerate(zip(before, after)) if x != y]
     assert changed == [1, 2]  # A itself and B, whose breadcrumb names A
+
+
+# --- conversations: windows of turns that overlap by one turn ---------------------------------
+
+from memorywiki.server.chunker import chunk_conversation  # noqa: E402
+
+
+def conversation(days: dict[str, list[tuple[str, str]]]) -> str:
+    parts = []
+    for day, turns in days.items():
+        parts.append(f"## {day}")
+        parts += [f"### {who}\n\n{text}" for who, text in turns]
+    return "\n\n".join(parts) + "\n"
+
+
+CHAT = conversation({
+    "8 May 2023": [("Caroline", "Hey Mel! How have you been?"),
+                   ("Melanie", "Swamped with the kids and work. What's new with you?"),
+                   ("Caroline", "I went to a support group yesterday; it was so powerful."),
+                   ("Melanie", "Wow! What happened there?"),
+                   ("Caroline", "People shared their stories and I felt accepted.")],
+    "9 May 2023": [("Melanie", "I painted a sunrise at the lake this morning.")],
+})
+
+
+def turn_blocks(markdown: str) -> list[str]:
+    return ["### " + b.strip() for b in markdown.split("### ")[1:]]
+
+
+def test_conversation_windows_overlap_by_one_turn_and_keep_source_text() -> None:
+    chunks = chunk_conversation("Caroline and Melanie", CHAT, window_chars=150)
+    assert all(len(c.markdown) <= 150 for c in chunks)
+    assert all(c.markdown in CHAT for c in chunks)  # cut from the source, never rewritten
+    first_day = [turn_blocks(c.markdown) for c in chunks if c.heading_path.endswith("8 May 2023")]
+    assert len(first_day) >= 2 and any(len(t) > 1 for t in first_day)
+    for previous, following in zip(first_day, first_day[1:]):
+        assert following[0] == previous[-1]  # the next window opens with the previous one's last turn
+    assert [c.ordinal for c in chunks] == list(range(len(chunks)))
+
+
+def test_conversation_every_reply_sits_next_to_its_turn() -> None:
+    chunks = chunk_conversation("Caroline and Melanie", CHAT, window_chars=150)
+    turns = [t for day in CHAT.split("## ")[1:] for t in day.split("### ")[1:]]
+    texts = [t.split("\n\n", 1)[1].strip() for t in turns]
+    assert all(any(t in c.markdown for c in chunks) for t in texts)
+    for a, b in zip(texts[:5], texts[1:5]):  # consecutive turns of the first day
+        assert any(a in c.markdown and b in c.markdown for c in chunks), (a, b)
+
+
+def test_conversation_breadcrumb_is_title_and_day_and_windows_stop_at_a_day() -> None:
+    chunks = chunk_conversation("Caroline and Melanie", CHAT, window_chars=10_000)
+    assert paths(chunks) == ["Caroline and Melanie > 8 May 2023", "Caroline and Melanie > 9 May 2023"]
+    assert chunks[1].markdown == "### Melanie\n\nI painted a sunrise at the lake this morning."
+    assert not any(c.markdown.startswith("## ") for c in chunks)  # a day heading alone is no chunk
+
+
+def test_conversation_without_days_and_with_a_long_turn() -> None:
+    long_answer = "\n\n".join(long_paragraph(n) for n in range(12))
+    md = f"## User\n\nHow do I tune HNSW?\n\n## Assistant\n\n{long_answer}\n\n## User\n\nThanks!\n"
+    chunks = chunk_conversation("HNSW tuning", md, window_chars=600, max_chars=1800)
+    assert set(paths(chunks)) == {"HNSW tuning"}
+    assert chunks[0].markdown == "## User\n\nHow do I tune HNSW?"
+    pieces = [c for c in chunks if "p0w0" in c.markdown or "p11w0" in c.markdown or "p6w0" in c.markdown]
+    assert all(c.markdown.startswith("## Assistant") and len(c.markdown) <= 1800 for c in pieces)
+    assert chunks[-1].markdown == "## User\n\nThanks!"
+    every_paragraph = body_lines(chunks)
+    assert all(long_paragraph(n) in every_paragraph for n in range(12))
+    with pytest.raises(ValueError):
+        chunk_conversation("x", md, window_chars=0)
+    assert chunk_conversation("x", "  \n") == []
