@@ -1,0 +1,136 @@
+"""Recall ranking (issue 14): docs by their best sections, and a fusion that follows the ranker
+that is sure of itself when the other one is not."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import wait_indexed
+
+# A long notebook whose one section answers the question, among short notes that each share a
+# word or two with it. Averaged over eleven sections, the notebook's doc vector points nowhere.
+NOTEBOOK = "\n\n".join([
+    "## Knife sharpening\n\nHold the blade at fifteen degrees against the whetstone and draw it gently.",
+    "## Chicken stock\n\nSimmer the carcass with onion, celery and bay leaves for four hours.",
+    "## Quick pickles\n\nCucumbers in vinegar brine with dill and garlic, ready overnight.",
+    "## Sourdough starter\n\nFeed the sourdough starter twice a day: equal weights of rye flour and "
+    "water, discard half first, keep it warm.",
+    "## Cast iron care\n\nDry the pan on the stove and rub a thin film of oil into it.",
+    "## Rice ratios\n\nOne cup of jasmine rice to one and a quarter cups of water, lid on.",
+    "## Herb storage\n\nWrap parsley and coriander in damp paper towels in the fridge.",
+    "## Freezing soup\n\nCool it fast in an ice bath, then freeze flat in labelled bags.",
+    "## Egg timings\n\nSix minutes for jammy yolks, ten for hard boiled, straight into cold water.",
+    "## Coffee grind\n\nMedium fine for pour over, coarse for the French press.",
+    "## Spice blends\n\nToast cumin, coriander seed and fennel before grinding them together.",
+])
+NOTES = {
+    "Kitchen notebook": NOTEBOOK,
+    "Feeding the cat": "## Routine\n\nThe cat eats twice a day, wet food in the morning.",
+    "Flour types": "## Bread flour\n\nStrong bread flour has more protein than plain flour.",
+    "Water filters": "## Kitchen tap\n\nChange the water filter cartridge every two months.",
+    "Keeping warm": "## Winter\n\nKeep the house warm with a wood stove and thick curtains.",
+    "Garden birds": "## Winter feeding\n\nFeed the garden birds seed and fresh water twice a day.",
+}
+QUESTION = "how often do I feed my sourdough starter with flour and water"
+
+
+@pytest.fixture
+def notes(client):
+    r = client.post("/api/hubs", json={"slug": "kitchen"})
+    headers = {"Authorization": f"Bearer {r.json()['owner_token']}"}
+    ids = {}
+    for title, markdown in NOTES.items():
+        r = client.post("/api/docs", json={"title": title, "markdown": markdown, "hub": "kitchen"}, headers=headers)
+        assert r.status_code == 201, r.text
+        ids[title] = r.json()["id"]
+    wait_indexed(client, ids.values())
+    return ids
+
+
+def recall(client, **body):
+    r = client.post("/api/hub/kitchen/recall", json={"question": QUESTION, **body})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+@pytest.mark.parametrize("hybrid", [False, True])
+def test_doc_level_finds_the_doc_one_section_of_which_answers(client, notes, hybrid):
+    body = recall(client, level="doc", k=3, hybrid=hybrid)
+    assert body["mode"] == ("hybrid" if hybrid else "vector")
+    titles = [r["title"] for r in body["results"]]
+    assert titles[0] == "Kitchen notebook", titles
+    top = body["results"][0]
+    # one result per doc, with the section that made it win
+    assert len(set(titles)) == len(titles)
+    assert top["section"]["heading_path"] == "Kitchen notebook > Sourdough starter"
+    assert top["section"]["markdown"].startswith("## Sourdough starter")
+    assert top["markdown"] == NOTEBOOK.strip() or top["markdown"].startswith("## Knife sharpening")
+    assert top["vector_rank"] == 1
+
+
+def test_doc_level_ranks_are_ranks_among_docs(client, notes):
+    results = recall(client, level="doc", k=5, hybrid=True)["results"]
+    for key in ("vector_rank", "fts_rank"):
+        ranks = sorted(r[key] for r in results if r[key] is not None)
+        assert ranks == list(range(1, len(ranks) + 1)), (key, ranks)  # docs, not chunks, are counted
+    scores = [r["score"] for r in results]
+    assert scores == sorted(scores, reverse=True)
+
+
+def _unit(v):
+    import math
+
+    n = math.sqrt(sum(x * x for x in v)) or 1.0
+    return [x / n for x in v]
+
+
+def set_similarities(database_url: str, question: str, sims: dict[str, float]) -> None:
+    """Give each doc's (single) chunk a vector at exactly `sim` cosine from the question's."""
+    import random
+
+    import psycopg
+
+    from tests.embedding_server import embed_text
+
+    q = embed_text(question)
+    rng = random.Random(7)
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        for doc_id, sim in sims.items():
+            noise = [rng.gauss(0, 1) for _ in q]
+            dot = sum(a * b for a, b in zip(noise, q))
+            u = _unit([a - dot * b for a, b in zip(noise, q)])  # orthogonal to q
+            vec = [sim * a + (1 - sim * sim) ** 0.5 * b for a, b in zip(q, u)]
+            conn.execute("UPDATE chunks SET embedding = %s::vector WHERE doc_id = %s", (str(vec), doc_id))
+
+
+def test_hybrid_follows_the_ranker_that_singles_out_a_candidate(client, database_url):
+    """Full text puts one note far ahead of the rest of its candidates (the rare words match);
+    the vector ranker only mildly prefers another note. The hybrid follows the ranker that is
+    sure: a rank-only fusion (RRF) would put the vector's favourite first, since full text also
+    lists it second among notes that all match one common word equally."""
+    r = client.post("/api/hubs", json={"slug": "trips"})
+    headers = {"Authorization": f"Bearer {r.json()['owner_token']}"}
+    ids = []
+    for i in range(40):
+        r = client.post("/api/docs", headers=headers, json={
+            "hub": "trips", "title": f"Notes {i}", "markdown": f"Packing list for the trip, version {i}."})
+        ids.append(r.json()["id"])
+    r = client.post("/api/docs", headers=headers, json={
+        "hub": "trips", "title": "Island", "markdown": "The Zanzibar ferry leaves Dar at noon; Zanzibar trip."})
+    target = r.json()["id"]
+    wait_indexed(client)
+    question = "zanzibar ferry trip"
+    sims = {doc: 0.30 + 0.50 * i / 39 for i, doc in enumerate(reversed(ids))}  # 0.30 .. 0.80
+    sims[ids[0]] = 0.90  # the vector ranker's favourite: the note full text lists second
+    sims[target] = 0.35
+    set_similarities(database_url, question, sims)
+
+    body = client.post("/api/hub/trips/recall", json={"question": question, "k": 10, "hybrid": True}).json()
+    assert body["mode"] == "hybrid"
+    first, second = body["results"][:2]
+    assert first["doc_id"] == target and first["fts_rank"] == 1 and first["vector_rank"] > 30
+    assert second["doc_id"] == ids[0] and second["vector_rank"] == 1 and second["fts_rank"] == 2
+    assert first["score"] > second["score"]
+    # and vector alone still answers with the vector's own order
+    body = client.post("/api/hub/trips/recall", json={"question": question, "k": 3, "hybrid": False}).json()
+    assert [r["doc_id"] for r in body["results"]][0] == ids[0]
