@@ -127,8 +127,9 @@ def assert_consistent(conn):
     assert n_chunks == sum(v[0] for v in exp[0].values())
 
 
-def python_bm25(docs: dict[int, dict[str, int]], query_terms, k1=K1, b=B) -> dict[int, float]:
-    """Okapi BM25, Lucene variant, by hand. docs: chunk id -> {term: tf}."""
+def python_bm25(docs: dict[int, dict[str, int]], query_terms: dict[str, int], k1=K1, b=B) -> dict[int, float]:
+    """Okapi BM25, Lucene variant, by hand. docs: chunk id -> {term: tf}; query_terms: term ->
+    how often the question says it (each occurrence counts, as in Lucene and bm25s)."""
     n = len(docs)
     avgdl = sum(sum(tf.values()) for tf in docs.values()) / n
     df: dict[str, int] = {}
@@ -139,10 +140,10 @@ def python_bm25(docs: dict[int, dict[str, int]], query_terms, k1=K1, b=B) -> dic
     for cid, tf in docs.items():
         dl = sum(tf.values())
         s = 0.0
-        for t in set(query_terms):
+        for t, qtf in query_terms.items():
             if t in tf:
                 idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
-                s += idf * tf[t] / (tf[t] + k1 * (1 - b + b * dl / avgdl))
+                s += qtf * idf * tf[t] / (tf[t] + k1 * (1 - b + b * dl / avgdl))
         if s > 0:
             scores[cid] = s
     return scores
@@ -178,7 +179,7 @@ def test_scores_equal_hand_computed_bm25(database_url, k1, b):
         ids = load_corpus(conn, hub)
         docs = {cid: chunk_tf(conn, title, body) for cid, (title, body) in ids.items()}
         for query in ["cat mat", "the garden of cats", "dogs bark", "BM25 ranking in postgres",
-                      "visibility map index scans", "words"]:
+                      "visibility map index scans", "words", "the cat, the cat and its mat: cats!"]:
             expected = python_bm25(docs, lexemes(conn, query), k1, b)
             got = search(conn, hub, query, 100, k1, b)
             assert {c for c, _ in got} == set(expected)
@@ -380,6 +381,18 @@ def test_natural_language_question_is_not_anded(database_url):
         # no chunk holds all these words, yet chunks holding some of them rank
         rows = search(conn, hub, "which animal sleeps on a mat in the garden, zebra?")
         assert len(rows) >= 3
+
+
+def test_a_term_the_question_repeats_weighs_more(database_url):
+    """Two notes alike but for one word; the question names one word twice and the other once:
+    the note with the repeated word ranks first, whichever way round (each occurrence counts)."""
+    with connect(database_url) as conn:
+        hub = add_hub(conn, "h")
+        [about_mats] = add_doc(conn, "a", hub, "Note", ["Notes on the mat by the door."])
+        [about_cats] = add_doc(conn, "b", hub, "Note", ["Notes on the cat by the door."])
+        add_doc(conn, "c", hub, "Other", ["Nothing relevant at all here."])
+        assert [c for c, _ in search(conn, hub, "cat or mat? the cat, I mean")][0] == about_cats
+        assert [c for c, _ in search(conn, hub, "mat or cat? the mat, I mean")][0] == about_mats
 
 
 def test_mcp_server_example(database_url):

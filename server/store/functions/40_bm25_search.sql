@@ -8,6 +8,8 @@
 --   bm25.rescore  candidates re-scored exactly when something was pruned (default 100,
 --                 at least 2 * p_limit)
 --   bm25.exact    'on' disables pruning
+-- A query lexeme counts once per occurrence in the question (its idf times how often the
+-- question says it), as in Lucene and bm25s; before issue 14 each counted once.
 CREATE OR REPLACE FUNCTION bm25_search(p_hub bigint, p_query text, p_limit integer,
                             p_k1 float8 DEFAULT 1.2, p_b float8 DEFAULT 0.75)
 RETURNS TABLE (chunk_id bigint, score float8)
@@ -16,8 +18,10 @@ DECLARE
     v_n       bigint;
     v_avgdl   float8;
     v_terms   text[];
+    v_tfs     integer[];
     v_q_terms text[];
     v_q_df    bigint[];
+    v_q_tf    integer[];
     v_k1      float8 := coalesce(greatest(p_k1, 0), 1.2);
     v_b       float8 := coalesce(least(greatest(p_b, 0), 1), 0.75);
     v_exact   boolean := coalesce(current_setting('bm25.exact', true), '') IN ('on', 'true', '1');
@@ -34,14 +38,17 @@ BEGIN
     IF coalesce(v_n, 0) <= 0 OR coalesce(v_avgdl, 0) <= 0 THEN
         RETURN;
     END IF;
-    -- Any text is a query: to_tsvector never parses operators. Distinct lexemes, capped.
-    SELECT array_agg(lexeme) INTO v_terms
-      FROM (SELECT lexeme FROM unnest(to_tsvector('english', left(p_query, 20000))) LIMIT 256) x;
+    -- Any text is a query: to_tsvector never parses operators. Distinct lexemes (capped), each
+    -- with how often the question says it: a term counts once per occurrence, as in Lucene and
+    -- bm25s, so the words a long question repeats weigh more than the ones it mentions once.
+    SELECT array_agg(lexeme), array_agg(cardinality(positions)) INTO v_terms, v_tfs
+      FROM (SELECT lexeme, positions FROM unnest(to_tsvector('english', left(p_query, 20000))) LIMIT 256) x;
     IF v_terms IS NULL THEN
         RETURN;
     END IF;
     -- live df of the query terms in this hub (counters are delta rows: sum them)
-    SELECT array_agg(t.term), array_agg(t.df) INTO v_q_terms, v_q_df
+    SELECT array_agg(t.term), array_agg(t.df), array_agg(v_tfs[array_position(v_terms, t.term)])
+      INTO v_q_terms, v_q_df, v_q_tf
       FROM (SELECT term, sum(df) AS df FROM bm25_terms
              WHERE hub_id = p_hub AND term = ANY (v_terms)
              GROUP BY term HAVING sum(df) > 0) t;
@@ -58,8 +65,8 @@ BEGIN
         RETURN QUERY
         SELECT p.chunk_id,
                sum(q.idf * p.tf / (p.tf + v_k1 * (1.0::float8 - v_b + v_b * p.len / v_avgdl))) AS score
-          FROM (SELECT u.term, ln(1.0::float8 + (v_n - u.df + 0.5::float8) / (u.df + 0.5::float8)) AS idf
-                  FROM unnest(v_q_terms, v_q_df) AS u(term, df)) q
+          FROM (SELECT u.term, u.qtf * ln(1.0::float8 + (v_n - u.df + 0.5::float8) / (u.df + 0.5::float8)) AS idf
+                  FROM unnest(v_q_terms, v_q_df, v_q_tf) AS u(term, df, qtf)) q
           JOIN bm25_postings p ON p.hub_id = p_hub AND p.term = q.term
          GROUP BY p.chunk_id
          ORDER BY score DESC, p.chunk_id
@@ -73,9 +80,9 @@ BEGIN
     RETURN QUERY
     WITH q AS MATERIALIZED (
         SELECT u.term, u.df > v_full AS pruned,
-               ln(1.0::float8 + (v_n - u.df + 0.5::float8) / (u.df + 0.5::float8)) AS idf,
+               u.qtf * ln(1.0::float8 + (v_n - u.df + 0.5::float8) / (u.df + 0.5::float8)) AS idf,
                CASE WHEN u.df > v_full THEN v_topn ELSE u.df END AS n
-          FROM unnest(v_q_terms, v_q_df) AS u(term, df)
+          FROM unnest(v_q_terms, v_q_df, v_q_tf) AS u(term, df, qtf)
     ),
     cand AS MATERIALIZED (
         SELECT p.chunk_id,
