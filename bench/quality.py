@@ -11,7 +11,7 @@ all-MiniLM-L6-v2). Then:
 - Recall@100 needs k=100, above the API's limit of 50, so it comes from the same SQL the
   endpoint runs (memorywiki.server.recall.recall_chunks / recall_docs), on the same public
   (row-level-security) pool, with k=100; query vectors from the same embedder, in-process.
-  Note: hybrid fuses the top 4k of each ranker, so the k=100 list is not the k=10 list extended.
+  Note: hybrid's candidate pools grow with k, so the k=100 list is not the k=10 list extended.
 - Chunk level: results map to their doc; a doc ranks where its best chunk ranks.
 """
 
@@ -170,7 +170,7 @@ def _plot(rows: dict, anchors: dict, path: Path) -> None:
     styles = ["--", ":", "-.", (0, (1, 3))]
     for (name, value), style in zip(anchors.items(), styles):
         ax.axhline(value, linestyle=style, color="gray", linewidth=1, label=f"{name}: {value:.3f}")
-    ax.set_xticks(list(xs), ["full text (BM25)", "vector", "hybrid RRF"])
+    ax.set_xticks(list(xs), ["full text (BM25)", "vector", "hybrid"])
     ax.set_ylabel("nDCG@10")
     ax.set_ylim(0, max(0.8, max(r["ndcg@10"] for r in rows.values()) + 0.08))
     ax.set_title("Retrieval quality by method (through HTTP, k=10)")
@@ -248,7 +248,7 @@ async def _main(opts: Options, pg: Postgres) -> dict:
 
     # ---------------------------------------------------------------- report
     names = {"fulltext": "full text (BM25 in PostgreSQL)", "vector": "vector (HNSW cosine)",
-             "hybrid": "hybrid RRF"}
+             "hybrid": "hybrid (z-score fusion)"}
     table_rows = []
     for level in LEVELS:
         for m in METHODS:

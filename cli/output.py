@@ -99,8 +99,8 @@ def render_doc_lines(data: dict) -> None:
 
 def _scores(r: dict) -> str:
     parts = []
-    if r.get("rrf_score") is not None:
-        parts.append(f"rrf {float(r['rrf_score']):.4f}")
+    if r.get("score") is not None:
+        parts.append(f"score {float(r['score']):.2f}")
     if r.get("vector_rank") is not None:
         parts.append(f"vector #{r['vector_rank']}")
     if r.get("fts_rank") is not None:

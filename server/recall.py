@@ -1,8 +1,18 @@
-"""Recall queries: vector, full text (BM25) and their Reciprocal Rank Fusion.
+"""Recall queries: vector, full text (BM25) and their fusion, for chunks or docs.
 
 Every query here runs on the public pool, as the memorywiki_public role, so row-level
 security decides what exists; the SQL itself never needs to remember the gates.
 Both rankers and the fusion run in one statement, one round trip.
+
+Fusion is a sum of normalised scores, not of ranks. Each ranker's score counts as its distance
+above the floor of that ranker's own candidate pool, in standard deviations of the pool (a
+z-score, Montague & Aslam 2001, shifted so the floor is 0). A ranker that singles out a
+candidate (full text on a rare name, vectors on a paraphrase) then weighs more for that
+question than one whose candidates all look alike (MiniLM on chit-chat, BM25 on common words),
+which rank fusion (RRF) cannot tell apart: on LoCoMo, RRF with MiniLM fell below full text
+alone (recall@10 0.692 vs 0.731), this never does on SciFact or LoCoMo (bench/results/
+ranking-study.md). A doc is ranked by its best section: the fusion runs over chunks and each
+doc takes the place, and the section, of its best chunk.
 """
 
 from __future__ import annotations
@@ -13,55 +23,102 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-RRF_K = 60
+# Candidates per ranker: 4 per result wanted, and never fewer than POOL_MIN, so the pool that
+# normalises a ranker's scores is a sample of its distribution, not just its top few.
+POOL_MIN = 40
+# Doc level: a doc's sections compete for the same candidate slots, so read DOC_POOL_FACTOR
+# times as many chunks (as bm25_search_docs does: 5 chunks per doc wanted).
+DOC_POOL_FACTOR = 5
 
-# The two rankers (vector top n_vec, BM25 top n_fts) and their fusion, for chunks or docs.
-# The top k is taken before joining, so only k rows are looked up by primary key (otherwise
-# the planner, misjudging the privacy gate, hashes every public chunk x doc: ~300 ms at 100k).
-FUSED_TOP_K = """
+# The two rankers over chunks (vector top n_vec, BM25 top n_fts) and their fused score.
+RANKERS = """
 WITH vec AS (
-    SELECT id, row_number() OVER (ORDER BY dist) AS rank, 1 - dist AS similarity
-    FROM (
-        SELECT t.id, t.embedding::vector({dim}) <=> %(qvec)s::vector({dim}) AS dist
-        FROM {table} t
-        WHERE t.hub_id = %(hub)s AND t.embedding IS NOT NULL
+    SELECT id, doc_id, row_number() OVER (ORDER BY dist, id) AS rank, 1 - dist AS similarity
+    FROM ((
+        SELECT c.id, c.doc_id, c.embedding::vector({dim}) <=> %(qvec)s::vector({dim}) AS dist
+        FROM chunks c
+        WHERE c.hub_id = %(hub)s AND c.embedding IS NOT NULL
         ORDER BY dist
         LIMIT %(n_vec)s
-    ) v
+    ){doc_vectors}) v
 ),
-fts AS (
-    SELECT {fts_id} AS id, row_number() OVER (ORDER BY score DESC, {fts_id}) AS rank, score
-    FROM {fts_function}(%(hub)s, %(question)s, %(n_fts)s, %(k1)s, %(b)s)
+fts AS (   -- OFFSET 0 keeps the doc_id lookup a primary-key probe per candidate
+    SELECT s.chunk_id AS id, c.doc_id, s.rank, s.score
+    FROM (SELECT chunk_id, score, row_number() OVER (ORDER BY score DESC, chunk_id) AS rank
+          FROM bm25_search(%(hub)s, %(question)s, %(n_fts)s, %(k1)s, %(b)s)) s
+    CROSS JOIN LATERAL (SELECT c.doc_id FROM chunks c WHERE c.id = s.chunk_id OFFSET 0) c
 ),
+-- a ranker's score above its pool's floor, in standard deviations of the pool; a lone
+-- candidate, or a pool of equal scores, counts 1; absent from a pool counts 0
 fused AS (
-    SELECT coalesce(vec.id, fts.id) AS id, vec.rank AS vector_rank, fts.rank AS fts_rank,
-           vec.similarity, fts.score AS fts_score,
-           coalesce(1.0 / ({rrf} + vec.rank), 0) + coalesce(1.0 / ({rrf} + fts.rank), 0) AS rrf_score
-    FROM vec FULL OUTER JOIN fts ON fts.id = vec.id
-),
+    SELECT coalesce(v.id, f.id) AS id, coalesce(v.doc_id, f.doc_id) AS doc_id,
+           v.rank AS vector_rank, f.rank AS fts_rank, v.similarity, f.score AS fts_score,
+           coalesce(v.z, 0) + coalesce(f.z, 0) AS score
+    FROM (SELECT vec.*, CASE WHEN stddev_pop(similarity) OVER () > 0
+                             THEN (similarity - min(similarity) OVER ()) / stddev_pop(similarity) OVER ()
+                             ELSE 1 END AS z
+          FROM vec) v
+    FULL JOIN (SELECT fts.*, CASE WHEN stddev_pop(score) OVER () > 0
+                                  THEN (score - min(score) OVER ()) / stddev_pop(score) OVER ()
+                                  ELSE 1 END AS z
+               FROM fts) f ON f.id = v.id
+)"""
+
+# Doc level only: a doc with no section (an empty page saved before bodies were required) is
+# embedded by its title; it competes by that vector (id NULL: it has no chunk to return).
+DOC_VECTORS = """
+    UNION ALL
+    SELECT NULL::bigint, d.id, d.dist
+    FROM (SELECT d.id, d.embedding::vector({dim}) <=> %(qvec)s::vector({dim}) AS dist
+          FROM docs d
+          WHERE d.hub_id = %(hub)s AND d.embedding IS NOT NULL
+          ORDER BY dist
+          LIMIT %(n_vec)s) d
+    WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.doc_id = d.id)"""
+
+# The top k is taken before joining, so only k rows are looked up by primary key (otherwise
+# the planner, misjudging the privacy gate, hashes every public chunk x doc: ~300 ms at 100k).
+CHUNK_RECALL = """,
 top AS (
     SELECT * FROM fused
-    ORDER BY rrf_score DESC, vector_rank NULLS LAST, fts_rank NULLS LAST
+    ORDER BY score DESC, vector_rank NULLS LAST, fts_rank NULLS LAST, id
     LIMIT %(k)s
 )
-"""
-
-CHUNK_RECALL = """
 SELECT c.id AS chunk_id, c.doc_id, d.title, c.heading_path, c.markdown, c.ordinal,
-       f.rrf_score::float8 AS rrf_score, f.vector_rank, f.fts_rank,
+       f.score::float8 AS score, f.vector_rank, f.fts_rank,
        f.similarity::float8 AS similarity, f.fts_score::float8 AS fts_score
 FROM top f
 JOIN chunks c ON c.id = f.id
 JOIN docs d ON d.id = c.doc_id
-ORDER BY f.rrf_score DESC, f.vector_rank NULLS LAST, f.fts_rank NULLS LAST
+ORDER BY f.score DESC, f.vector_rank NULLS LAST, f.fts_rank NULLS LAST, f.id
 """
 
-DOC_RECALL = """
-SELECT d.id AS doc_id, d.title, d.markdown, f.similarity::float8 AS similarity,
-       f.rrf_score::float8 AS rrf_score, f.vector_rank, f.fts_rank, f.fts_score::float8 AS fts_score
+# One row per doc, at its best fused section (returned with it). vector_rank / fts_rank are the
+# doc's ranks among docs in that ranker's list, where each doc sits at its best chunk.
+DOC_RECALL = """,
+best AS (
+    SELECT DISTINCT ON (doc_id) *,
+           min(vector_rank) OVER (PARTITION BY doc_id) AS vector_best,
+           min(fts_rank) OVER (PARTITION BY doc_id) AS fts_best
+    FROM fused
+    ORDER BY doc_id, score DESC, vector_rank NULLS LAST, fts_rank NULLS LAST, id
+),
+top AS (
+    SELECT b.*,
+           CASE WHEN vector_best IS NOT NULL THEN rank() OVER (ORDER BY vector_best NULLS LAST) END AS doc_vector_rank,
+           CASE WHEN fts_best IS NOT NULL THEN rank() OVER (ORDER BY fts_best NULLS LAST) END AS doc_fts_rank
+    FROM best b
+    ORDER BY score DESC, vector_rank NULLS LAST, fts_rank NULLS LAST, id
+    LIMIT %(k)s
+)
+SELECT d.id AS doc_id, d.title, d.markdown, f.score::float8 AS score,
+       f.doc_vector_rank AS vector_rank, f.doc_fts_rank AS fts_rank,
+       f.similarity::float8 AS similarity, f.fts_score::float8 AS fts_score,
+       c.id AS chunk_id, c.heading_path, c.markdown AS section_markdown
 FROM top f
-JOIN docs d ON d.id = f.id
-ORDER BY f.rrf_score DESC, f.vector_rank NULLS LAST, f.fts_rank NULLS LAST
+JOIN docs d ON d.id = f.doc_id
+LEFT JOIN chunks c ON c.id = f.id
+ORDER BY f.score DESC, f.vector_rank NULLS LAST, f.fts_rank NULLS LAST, f.id
 """
 
 BUNDLE_VECTOR = """
@@ -90,33 +147,35 @@ LIMIT %(k)s
 """
 
 
-# level -> (table ranked by vector, the BM25 function's id column, the BM25 function, the final select)
-LEVELS = {
-    "chunk": ("chunks", "chunk_id", "bm25_search", CHUNK_RECALL),
-    "doc": ("docs", "doc_id", "bm25_search_docs", DOC_RECALL),
-}
+LEVELS = {"chunk": ("", CHUNK_RECALL), "doc": (DOC_VECTORS, DOC_RECALL)}
 
 
 @lru_cache(maxsize=32)
 def statement(level: str, dim: int) -> sql.Composed:
     """The fused recall statement for chunks or docs, vectors cast to `dim`."""
-    table, fts_id, fts_function, final = LEVELS[level]
-    return sql.SQL(FUSED_TOP_K + final).format(
-        table=sql.Identifier(table), fts_id=sql.Identifier(fts_id), fts_function=sql.Identifier(fts_function),
-        dim=sql.Literal(dim), rrf=sql.Literal(RRF_K))
+    doc_vectors, final = LEVELS[level]
+    return sql.SQL(RANKERS.replace("{doc_vectors}", doc_vectors) + final).format(dim=sql.Literal(dim))
+
+
+def pool_size(level: str, k: int, hybrid: bool) -> int:
+    """Candidates each ranker reads. A lone ranker at chunk level needs only its top k."""
+    if level == "chunk" and not hybrid:
+        return k
+    return max(4 * k, POOL_MIN) * (DOC_POOL_FACTOR if level == "doc" else 1)
 
 
 async def _fused(conn: psycopg.AsyncConnection, level: str, *, hub_id: int, question: str, k: int,
                  qvec: list[float] | None, dim: int | None, hybrid: bool,
                  k1: float, b: float) -> list[dict[str, Any]]:
-    """Hybrid: each ranker's top k*4, fused. Otherwise vector alone, or full text when
-    there is no query vector."""
+    """Hybrid: both rankers' pools, fused. Otherwise vector alone, or full text when there is
+    no query vector (a lone ranker's order is its own: the normalisation keeps it)."""
     use_vec = qvec is not None and dim is not None
+    n = pool_size(level, k, hybrid and use_vec)
     params = {
         "hub": hub_id, "question": question, "k": k, "k1": k1, "b": b,
         "qvec": qvec if use_vec else None,
-        "n_vec": (k * 4 if hybrid else k) if use_vec else 0,
-        "n_fts": (k * 4 if hybrid or not use_vec else 0),
+        "n_vec": n if use_vec else 0,
+        "n_fts": n if hybrid or not use_vec else 0,
     }
     return await (await conn.execute(statement(level, int(dim or 1)), params)).fetchall()
 

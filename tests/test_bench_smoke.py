@@ -49,7 +49,7 @@ def test_bench_all_smoke(smoke_env, tmp_path):
                  "embedding.md", "underload.md", "soak.md", "scaleout.md", "README.md", "quality.png", "latency.png"):
         assert (out / name).exists(), name
     quality = (out / "quality.md").read_text()
-    assert "hybrid RRF" in quality and "nDCG@10" in quality
+    assert "hybrid (z-score fusion)" in quality and "nDCG@10" in quality
     locomo = (out / "locomo.md").read_text()
     assert "recall@10" in locomo and "tokens@10" in locomo
     latency = (out / "latency.md").read_text()

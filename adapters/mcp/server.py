@@ -271,8 +271,9 @@ def build_server(server_url: str | None = None, hub: str | None = None, timeout:
             description="'chunk' (default): the few paragraphs that answer, each with a breadcrumb; "
                         "'doc': whole pages; 'bundle': curated reading lists.")] = "chunk",
         hybrid: Annotated[bool, Field(
-            description="Fuse vector and full-text (BM25) search with reciprocal rank fusion; "
-                        "best for names, error messages and code identifiers. Chunk and doc levels.")] = True,
+            description="Fuse vector and full-text (BM25) search, each weighed by how clearly it singles out "
+                        "its best candidates; best for names, error messages and code identifiers. "
+                        "Chunk and doc levels.")] = True,
         hub: HubArg = None,
     ) -> CallToolResult:
         """Search the user's own saved knowledge (their Memory.Wiki hub) and return the passages that answer a question.
@@ -280,7 +281,8 @@ def build_server(server_url: str | None = None, hub: str | None = None, timeout:
         Use this first whenever the user asks about something they may have worked on, decided or
         saved before, or says "from my notes / memory / wiki". Returns numbered results; each has
         a breadcrumb (Doc title > Section), the passage markdown, its `doc_id` and `doc_url`
-        (structured content also carries the scores: vector_rank, fts_rank, rrf_score). Cite the
+        (structured content also carries the scores: vector_rank, fts_rank, score; at doc level the
+        section that ranked the doc). Cite the
         doc_url of every passage you rely on. An empty result means the hub does not hold it.
         """
         if not question.strip():

@@ -172,7 +172,7 @@ async def answer(request: Request, slug: str, question: str, *, k: int, level: s
             results = [{
                 "markdown": r["markdown"], "heading_path": r["heading_path"], "doc_id": r["doc_id"],
                 "doc_url": doc_url(request, r["doc_id"]), "title": r["title"], "chunk_id": r["chunk_id"],
-                "rrf_score": _round(r["rrf_score"]), "vector_rank": r["vector_rank"], "fts_rank": r["fts_rank"],
+                "score": _round(r["score"]), "vector_rank": r["vector_rank"], "fts_rank": r["fts_rank"],
                 "similarity": _round(r["similarity"]), "fts_score": _round(r["fts_score"]),
             } for r in rows]
         elif level == "doc":
@@ -181,8 +181,11 @@ async def answer(request: Request, slug: str, question: str, *, k: int, level: s
             results = [{
                 "doc_id": r["doc_id"], "doc_url": doc_url(request, r["doc_id"]), "title": r["title"],
                 "markdown": r["markdown"], "similarity": _round(r["similarity"]),
-                "rrf_score": _round(r["rrf_score"]), "vector_rank": r["vector_rank"], "fts_rank": r["fts_rank"],
+                "score": _round(r["score"]), "vector_rank": r["vector_rank"], "fts_rank": r["fts_rank"],
                 "fts_score": _round(r["fts_score"]),
+                # the section that ranked the doc (its similarity / fts_score are this section's)
+                "section": {"chunk_id": r["chunk_id"], "heading_path": r["heading_path"],
+                            "markdown": r["section_markdown"]} if r["chunk_id"] is not None else None,
             } for r in rows]
         else:
             rows = await recall.recall_bundles(conn, hub_id=hub["id"], question=question, k=n, qvec=qvec, dim=dim)
