@@ -42,8 +42,9 @@ def parse(argv: list[str] | None = None) -> tuple[str, Options]:
     parser.add_argument("--large", action="store_true", help="latency: add the 1M-chunk hub")
     parser.add_argument("--smoke", action="store_true", help="tiny, fast run of each section (CI)")
     parser.add_argument("--requests", type=int, default=None, help="latency: requests per configuration")
-    parser.add_argument("--locomo-window", type=int, default=1,
-                        help="locomo: turns per chunk (1 = the chat-import rendering, a section per turn)")
+    parser.add_argument("--locomo-window", type=int, default=0,
+                        help="locomo: 0 = as a chat import (default: the chat renderer, conversation chunks);"
+                             " N >= 1 = the earlier layouts, N turns per section")
     parser.add_argument("--build-only", action="store_true", help="latency: build (and cache) the hubs, measure nothing")
     parser.add_argument("--sizes", type=str, default=None, help="latency: hub sizes, e.g. 1000,10000")
     parser.add_argument("--soak-seconds", type=float, default=None, help="soak: how long the load runs (default 600)")

@@ -3,9 +3,13 @@
 Capture: one hub per conversation, one doc per session, POSTed to a running server
 (uvicorn subprocess) and indexed by its in-process worker. Layouts (`--locomo-window`):
 
-- 1 (default): the chat-import renderer `memorywiki.formats.mdutil.render_turns` (the one
-  the ChatGPT / Claude converters use) with one `## <speaker> (<dia_id>)` section per turn, so one
-  chunk per turn; the doc title carries the session's date, so each breadcrumb does too.
+- 0 (default): what importing a chat gives a user. The chat-import renderer
+  `memorywiki.formats.mdutil.render_turns` (the one the ChatGPT / Claude importers use) with
+  the speakers and the session's date: a `## <day>` heading, a `### <speaker>` section per turn;
+  title `<A> and <B>, session <n>`; source "chat", so the server chunks it as a conversation
+  (windows of turns of up to 600 characters, overlapping by one turn, breadcrumb title > day).
+- 1: the earlier default: one `## <speaker> (<dia_id>)` section per turn (render_turns without
+  times), so one chunk per turn; the doc title carries the session's date and time.
 - N > 1 (a variant written here in bench/): a `## Turns D1:1-D1:N` section per N consecutive
   turns, each turn a paragraph opening with `**<speaker> (<dia_id>):**`.
 
@@ -119,21 +123,12 @@ def session_time(text: str):
     return datetime(int(m.group(6)), MONTHS.index(m.group(5).capitalize()) + 1, int(m.group(4)), hour, int(m.group(2)))
 
 
-def _render_chat(turns: list[tuple[str, str, object]]) -> str:
-    """PROTOTYPE of the chat renderer's dated layout (to be replaced by the product's)."""
-    parts, day = [], None
-    for role, text, when in turns:
-        d = f"{when.day} {MONTHS[when.month - 1]} {when.year}" if when else None
-        if d != day:
-            parts.append(f"## {d}")
-            day = d
-        parts.append(f"### {role}\n\n{text}")
-    return "\n\n".join(parts) + "\n"
-
-
 def chat_sessions(sample: dict) -> list[Session]:
-    """The default a user gets from importing a chat: the chat renderer (speakers, and the
-    session's date as a day heading), source "chat", so the server chunks it as a conversation."""
+    """What a user gets from importing a chat: the chat renderer (`render_turns`, the one the
+    ChatGPT / Claude importers use) with the speakers and the session's date, as source "chat",
+    so the server chunks it as a conversation (windows of turns, overlapping by one)."""
+    from memorywiki.formats.mdutil import render_turns
+
     conv = sample["conversation"]
     a, b = conv.get("speaker_a", "A"), conv.get("speaker_b", "B")
     numbers = sorted(int(m.group(1)) for k in conv if (m := re.fullmatch(r"session_(\d+)", k)))
@@ -144,7 +139,7 @@ def chat_sessions(sample: dict) -> list[Session]:
             continue
         when = session_time(conv.get(f"session_{n}_date_time", ""))
         texts = _turn_texts(turns)
-        markdown = _render_chat([(t["speaker"], text, when) for t, text in zip(turns, texts)])
+        markdown = render_turns([(t["speaker"], text, when) for t, text in zip(turns, texts)])
         docs.append(Session(sample["sample_id"], n, f"{a} and {b}, session {n}", markdown, "chat",
                             _locate(markdown, turns, texts)))
     return docs
@@ -314,7 +309,7 @@ def mean(xs) -> float:
 
 async def _main(opts: Options, pg: Postgres) -> dict:
     samples, qa = load(opts.locomo)
-    window = int(opts.extra.get("locomo_window") or 1)
+    window = int(opts.extra.get("locomo_window") or 0)
     count_tokens, tokenizer = token_counter()
     url = pg.fresh("bench_locomo")
     logs = opts.out / ".logs"
@@ -333,7 +328,7 @@ async def _main(opts: Options, pg: Postgres) -> dict:
                 slug = re.sub(r"[^a-z0-9-]+", "-", f"locomo-{sample['sample_id']}".lower()).strip("-")[:63]
                 hubs[sample["sample_id"]] = slug
                 token = await create_hub(client, slug)
-                docs = session_docs(sample, window)
+                docs = chat_sessions(sample) if window == 0 else session_docs(sample, window)
                 created = await post_docs(client, token, slug, [
                     {"title": d.title, "markdown": d.markdown, "source": d.source} for d in docs], concurrency=4)
                 for d, c in zip(docs, created):
@@ -401,12 +396,17 @@ async def _main(opts: Options, pg: Postgres) -> dict:
         f"\n**Variant: {window} consecutive turns per chunk** (`--locomo-window {window}`): a"
         f" `## Turns D1:1-D1:{window}` section per {window} turns, each turn a paragraph opening with"
         f" `**<speaker> (<dia_id>):**` (written in bench/locomo.py, not the chat-import renderer).\n")
-    layout = ("markdown from the chat-import renderer (`formats/mdutil.render_turns`), one "
-              "`## <speaker> (<dia_id>)` section per turn, so one chunk per turn" if window <= 1 else
-              f"{window} turns per section (see above), so one chunk per {window} turns")
+    layout = {0: "as a chat import gives it: markdown from the chat-import renderer (`formats/mdutil.render_turns`)"
+                 " with the speakers and the session's date (`## <day>`, a `### <speaker>` section per turn), source"
+                 " \"chat\", so the server chunks it as a conversation: windows of turns of up to 600 characters"
+                 " overlapping by one turn, breadcrumb `<A> and <B>, session <n> > <day>`",
+              1: "markdown from the chat-import renderer without times (`formats/mdutil.render_turns`), one"
+                 " `## <speaker> (<dia_id>)` section per turn, so one chunk per turn (the layout before issue 14)"
+              }.get(window, f"{window} turns per section (see above), so one chunk per {window} turns")
+    suffix = {0: "", 1: " - 1 turn per chunk (the earlier layout)"}.get(window, f" - {window} turns per chunk")
     cache_note = (", vectors of texts embedded before from the bench's disk cache, bench/embcache.py"
                   if opts.extra.get("embed_cache") else "")
-    text = f"""## Conversation memory: LoCoMo ({len(samples)} conversations, {len(sessions)} session docs, {n_turns} turns){" - " + str(window) + " turns per chunk" if window > 1 else ""}
+    text = f"""## Conversation memory: LoCoMo ({len(samples)} conversations, {len(sessions)} session docs, {n_turns} turns){suffix}
 {variant}
 One hub per conversation, one doc per session through `POST /api/docs`, {layout}; indexed by the in-process worker ({emb['calls']} embedding
 calls, {emb['inputs']} inputs; capture + indexing {index_s:.0f} s{cache_note}). {len(qa)} questions
@@ -431,7 +431,7 @@ markdown). Published comparator: {PUBLISHED_SESSIONS}.
 {goal}
 {errors}"""
     print(text)
-    write_result(opts, "locomo.md" if window <= 1 else f"locomo-window{window}.md", text + "\n" + machine_line() + "\n")
+    write_result(opts, "locomo.md" if window == 0 else f"locomo-window{window}.md", text + "\n" + machine_line() + "\n")
     if opts.smoke:
         pg.drop("bench_locomo")
     return {"recall@10": r10["hybrid"], "tokens@10": t10}

@@ -117,13 +117,25 @@ def message_turn(msg: dict) -> tuple[str, str] | None:
     return (_ROLE_NAMES[role], text)
 
 
+def message_time(msg: dict) -> _dt.datetime | None:
+    """When a message was written (UTC), if the conversation says."""
+    ts = msg.get("create_time") if isinstance(msg, dict) else None
+    if isinstance(ts, (int, float)) and ts > 0:
+        try:
+            return _dt.datetime.fromtimestamp(ts, _dt.timezone.utc)
+        except (OverflowError, OSError, ValueError):
+            return None
+    return None
+
+
 def render_conversation(conv: dict) -> tuple[str, str, dict]:
     """(title, markdown, meta) for a ChatGPT conversation dict."""
     turns = []
     for node in active_path(conv):
-        turn = message_turn(node.get("message") if isinstance(node, dict) else None)
+        msg = node.get("message") if isinstance(node, dict) else None
+        turn = message_turn(msg)
         if turn:
-            turns.append(turn)
+            turns.append((*turn, message_time(msg)))
     markdown = render_turns(turns)
     title = (conv.get("title") or "").strip() or _title_from_turns(turns) or "Untitled conversation"
     meta = {
@@ -136,8 +148,8 @@ def render_conversation(conv: dict) -> tuple[str, str, dict]:
     return title, markdown, {k: v for k, v in meta.items() if v is not None}
 
 
-def _title_from_turns(turns: list[tuple[str, str]]) -> str:
-    for role, text in turns:
+def _title_from_turns(turns: list[tuple]) -> str:
+    for role, text, *_ in turns:
         if role == "User":
             line = text.strip().splitlines()[0] if text.strip() else ""
             return (line[:77] + "...") if len(line) > 80 else line

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html as _html
 import re
+from datetime import datetime, timezone
 from typing import Any
 
 from .mdutil import render_turns
@@ -101,6 +102,18 @@ def ordered_messages(conv: dict) -> list[dict]:
     return msgs  # exports are already in order
 
 
+def message_time(msg: dict) -> datetime | None:
+    """When a message was written (UTC), from its ISO `created_at`, if it has one."""
+    value = msg.get("created_at")
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when.astimezone(timezone.utc) if when.tzinfo else when
+
+
 def render_conversation(conv: dict) -> tuple[str, str, dict]:
     turns = []
     for msg in ordered_messages(conv):
@@ -109,11 +122,11 @@ def render_conversation(conv: dict) -> tuple[str, str, dict]:
             continue
         text = message_text(msg)
         if text:
-            turns.append((role, text))
+            turns.append((role, text, message_time(msg)))
     markdown = render_turns(turns)
     title = (conv.get("name") or conv.get("snapshot_name") or "").strip()
     if not title:
-        first = next((t for r, t in turns if r == "User"), "")
+        first = next((t for r, t, _ in turns if r == "User"), "")
         line = first.strip().splitlines()[0] if first.strip() else ""
         title = (line[:77] + "...") if len(line) > 80 else (line or "Untitled conversation")
     meta = {

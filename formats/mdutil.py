@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
+from datetime import datetime
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -146,24 +148,46 @@ def demote_headings(text: str, min_level: int = 3) -> str:
     return shift_headings(text, max(0, min_level - min(levels)))
 
 
-def render_turns(turns: list[tuple[str, str]]) -> str:
-    """``[("User", text), ("Assistant", text), ...]`` -> markdown with ``## Role`` headings.
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
+          "October", "November", "December")
 
-    Consecutive turns of the same role are merged into one section.
+
+def day_label(when: datetime) -> str:
+    """"8 May 2023": a day as people write it, and as their questions say it."""
+    return f"{when.day} {MONTHS[when.month - 1]} {when.year}"
+
+
+def render_turns(turns: Iterable[tuple]) -> str:
+    """``[(role, text)]`` or ``[(role, text, when)]`` -> markdown, one section per turn.
+
+    Without times: ``## Role`` sections. With times (exports date every message): a ``## <day>``
+    heading opens each day, and each turn is a ``### Role`` section under it, so a chunk of the
+    conversation (server/chunker.py, chunk_conversation) says on which day it was said; a turn
+    without a time belongs to the day before it. Consecutive turns of one role on one day are
+    merged into one section. Headings inside a turn are demoted below the turn's own heading.
     """
-    merged: list[list] = []
-    for role, text in turns:
-        text = text.strip()
+    items = [(t[0], t[1].strip(), t[2] if len(t) > 2 else None) for t in turns]
+    dated = any(when is not None for _, _, when in items)
+    merged: list[list] = []  # [day, role, texts]
+    day = None
+    for role, text, when in items:
+        if when is not None:
+            day = day_label(when)
         if not text:
             continue
-        if merged and merged[-1][0] == role:
-            merged[-1][1].append(text)
+        if merged and merged[-1][0] == day and merged[-1][1] == role:
+            merged[-1][2].append(text)
         else:
-            merged.append([role, [text]])
+            merged.append([day, role, [text]])
     parts = []
-    for role, texts in merged:
-        body = "\n\n".join(demote_headings(t) for t in texts)
-        parts.append(f"## {role}\n\n{body}")
+    shown = None
+    for day, role, texts in merged:
+        if dated and day is not None and day != shown:
+            parts.append(f"## {day}")
+            shown = day
+        level = 3 if dated else 2
+        body = "\n\n".join(demote_headings(t, level + 1) for t in texts)
+        parts.append(f"{'#' * level} {role}\n\n{body}")
     return "\n\n".join(parts) + ("\n" if parts else "")
 
 

@@ -5,6 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
+# Sources whose markdown is a conversation rendered by `mdutil.render_turns`: the server chunks
+# such a doc as windows of turns (server/chunker.py, chunk_conversation). "chat" is for any
+# other client that sends a conversation in that layout.
+CONVERSATION_SOURCES = frozenset({"chatgpt-share", "claude-share", "chatgpt-export", "claude-export", "chat"})
+
+
 @dataclass
 class Captured:
     """One captured document: a title and a clean markdown body (no `# title` line).

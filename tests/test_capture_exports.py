@@ -87,7 +87,8 @@ def test_chatgpt_fixture_active_branch_wins(tmp_path):
     assert cap.title == "Privacy-safe ChatGPT native fixture"
     assert cap.meta["created_at"] == "2026-07-16T01:15:00+00:00"
     md = cap.markdown
-    assert [ln for ln in md.splitlines() if ln.startswith("## ")] == ["## User", "## Assistant"]
+    # exports date every message: a heading per day, a section per turn under it
+    assert [ln for ln in md.splitlines() if ln.startswith("#")] == ["## 16 July 2026", "### User", "### Assistant"]
     assert "Analyze the attached fixture and create an artifact." in md
     assert "Final answer. [Download artifact](sandbox:/mnt/data/fixture-result.zip)" in md
     assert "Superseded answer." not in md  # inactive branch absent
@@ -156,12 +157,12 @@ def test_claude_fixture_rich_blocks():
     assert cap.source == "claude-export" and cap.external_id == "claude:native-rich-blocks"
     assert cap.title == "Synthetic canonical blocks"
     md = cap.markdown
-    assert md.startswith("## Assistant\n\nLet me search.")
+    assert md.startswith("## 1 January 2026\n\n### Assistant\n\nLet me search.")
     assert "*[used tool: web_search]*" in md  # tool_use summarised in one line
     assert "considering options" not in md  # thinking dropped
     assert "first line" not in md and "aW1hZ2U=" not in md  # tool_result dropped
     assert "Complete." in md
-    assert "## User" not in md  # human messages that only carried tool results are not turns
+    assert "### User" not in md  # human messages that only carried tool results are not turns
 
 
 def test_claude_legacy_text_export_in_zip(tmp_path):
@@ -181,7 +182,8 @@ def test_claude_legacy_text_export_in_zip(tmp_path):
     assert cap.title == "Pick a vector index"
     assert cap.meta["created_at"].startswith("2025-05-01")
     assert cap.markdown == (
-        "## User\n\nHNSW or IVFFlat for 100k vectors?\n\n## Assistant\n\nHNSW: better recall at the same latency.\n\n"
+        "## 1 May 2025\n\n"
+        "### User\n\nHNSW or IVFFlat for 100k vectors?\n\n### Assistant\n\nHNSW: better recall at the same latency.\n\n"
         "```sql\nCREATE INDEX ON chunks USING hnsw (embedding vector_cosine_ops);\n```\n"
     )
     assert export_kind(path) == "claude"

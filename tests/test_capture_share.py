@@ -84,8 +84,10 @@ def test_parse_chatgpt_share_modern():
     assert cap.meta["created_at"].startswith("2026-02-02")
     md = cap.markdown
     assert not md.startswith("# ")
-    headings = [ln for ln in md.splitlines() if ln.startswith("## ")]
-    assert headings == ["## User", "## Assistant"] * 3
+    headings = [ln for ln in md.splitlines() if ln.startswith(("## ", "### "))]
+    # dated messages: a heading opens each day (UTC), a section per turn under it
+    assert headings == ["## 31 January 2026", "### User", "### Assistant",
+                        "## 2 February 2026"] + ["### User", "### Assistant"] * 2
     assert md.index("今天有什么重大新闻？") < md.index("生成一张图片给我") < md.index("给一个mermaid流程图给我")
     # hidden / system / tool / thoughts noise is gone
     assert "Original custom instructions no longer available" not in md
@@ -102,7 +104,7 @@ def test_parse_chatgpt_share_modern():
 def test_parse_chatgpt_share_legacy_next_data():
     cap = parse_chatgpt_share((DATA / "chatgpt-share-legacy.html").read_text(), "https://chat.openai.com/share/0b4a2c8e-aaaa-4bbb-8ccc-123456789abc")
     assert cap.title == "Postgres haiku"
-    assert cap.markdown.startswith("## User\n\nWrite a haiku about Postgres.")
+    assert cap.markdown.startswith("## 14 November 2023\n\n### User\n\nWrite a haiku about Postgres.")
     assert "| 1 | Rows in quiet rank |" in cap.markdown
     assert "```sql\nSELECT 1;\n```" in cap.markdown
 
@@ -133,7 +135,8 @@ def test_parse_claude_share_snapshot_json():
     assert cap.external_id == "claude-share:4f1c2a9e-6b7d-4c1e-9a51-2d3e8f0b7c11"
     assert cap.meta["author"] == "Ada Example"
     md = cap.markdown
-    assert [ln for ln in md.splitlines() if ln.startswith("## ")] == ["## User", "## Assistant"] * 2
+    assert [ln for ln in md.splitlines() if ln.startswith(("## ", "### "))] == (
+        ["## 2 March 2026"] + ["### User", "### Assistant"] * 2)
     assert "ABANDONED ANSWER" not in md  # the branch off the current leaf is dropped
     assert "The user wants heading-based chunking" not in md  # thinking dropped
     assert "*[used tool: web_search]*" in md  # tool use summarised in one line

@@ -12,7 +12,9 @@ from collections import defaultdict
 
 import psycopg
 
-from ..chunker import chunk_markdown
+from memorywiki.formats.model import CONVERSATION_SOURCES
+
+from ..chunker import chunk_conversation, chunk_markdown
 
 INSERT_CHUNK = """
 INSERT INTO chunks (doc_id, hub_id, ordinal, heading_path, markdown, hash, tsv)
@@ -22,10 +24,18 @@ VALUES (%(doc_id)s, %(hub_id)s, %(ordinal)s, %(heading_path)s, %(markdown)s, %(h
 """
 
 
+def chunks_of(title: str, markdown: str, source: str | None) -> list:
+    """A conversation (by its source) is chunked as overlapping windows of turns, any other
+    doc by its headings."""
+    if source in CONVERSATION_SOURCES:
+        return chunk_conversation(title, markdown)
+    return chunk_markdown(title, markdown)
+
+
 async def sync_chunks(conn: psycopg.AsyncConnection, doc_id: str, hub_id: int | None,
-                      title: str, markdown: str) -> dict[str, int]:
+                      title: str, markdown: str, source: str | None = None) -> dict[str, int]:
     """Make the chunk rows match `markdown`; return counts of kept/added/removed rows."""
-    wanted = chunk_markdown(title, markdown)
+    wanted = chunks_of(title, markdown, source)
     rows = await (await conn.execute(
         "SELECT id, hash, ordinal, hub_id FROM chunks WHERE doc_id = %s ORDER BY ordinal", (doc_id,)
     )).fetchall()

@@ -64,7 +64,7 @@ async def insert_doc(conn: psycopg.AsyncConnection, *, hub_id: int | None, title
              password_hash, allowed_emails, edit_token_hash, source_hash(title, markdown), via, action),
         )).fetchone()
         if row is not None:
-            await sync_chunks(conn, doc_id, hub_id, title, markdown)
+            await sync_chunks(conn, doc_id, hub_id, title, markdown, source)
             await sync_links(conn, doc_id, markdown)
             await conn.execute(NOTIFY_OWED, (doc_id,))
             return row
@@ -141,8 +141,15 @@ async def update_doc(conn: psycopg.AsyncConnection, current: dict[str, Any],
                    WHERE id = %(doc_id)s RETURNING {}""").format(assignments, DOC_COLUMNS),
         {**fields, "doc_id": current["id"]},
     )).fetchone()
-    if {"title", "markdown", "hub_id"} & fields.keys():
-        await sync_chunks(conn, row["id"], row["hub_id"], row["title"], row["markdown"])
+    if {"title", "markdown", "hub_id", "source"} & fields.keys():
+        counts = await sync_chunks(conn, row["id"], row["hub_id"], row["title"], row["markdown"], row["source"])
+        if row["source_hash"] == current["source_hash"] and counts["added"]:
+            # Same text, new chunks (the source switched how it is chunked): owed all the same,
+            # or the new chunks would never get vectors.
+            row = await (await conn.execute(
+                sql.SQL("UPDATE docs SET embedded_hash = NULL WHERE id = %s RETURNING {}").format(DOC_COLUMNS),
+                (row["id"],))).fetchone()
+            await conn.execute(NOTIFY_OWED, (row["id"],))
     if "markdown" in fields:
         await sync_links(conn, row["id"], row["markdown"])
     if row["source_hash"] != current["source_hash"]:
