@@ -99,8 +99,9 @@ def render_doc_lines(data: dict) -> None:
 
 def _scores(r: dict) -> str:
     parts = []
-    if r.get("score") is not None:
-        parts.append(f"score {float(r['score']):.2f}")
+    score = r.get("score", r.get("rrf_score"))  # a server before issue 14 sends only rrf_score
+    if score is not None:
+        parts.append(f"score {float(score):.2f}")
     if r.get("vector_rank") is not None:
         parts.append(f"vector #{r['vector_rank']}")
     if r.get("fts_rank") is not None:

@@ -92,6 +92,17 @@ def test_hybrid_fuses_both_rankers(client, hub):
     assert len(ranks) >= 4  # "sea", "walruses", "otters", "penguins" hit several chunks
 
 
+def test_rrf_score_is_kept_for_older_clients(client, hub):
+    """Fusion is no longer RRF, but clients written against `rrf_score` (the CLI, MCP, scripts
+    from the README before issue 14) read it: it carries the fused score, in the same order."""
+    for level in ("chunk", "doc"):
+        for hybrid in (True, False):
+            results = recall(client, question="otters crack shellfish", level=level, hybrid=hybrid)["results"]
+            assert results
+            assert all(r["rrf_score"] == r["score"] for r in results)
+            assert descending(r["rrf_score"] for r in results)
+
+
 def test_candidate_pools():
     from memorywiki.server.recall import pool_size
 

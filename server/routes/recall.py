@@ -117,6 +117,13 @@ def _round(value: Any) -> Any:
     return round(value, 6) if isinstance(value, float) else value
 
 
+def _scores(r: dict[str, Any]) -> dict[str, Any]:
+    """The fused score, under its name and (deprecated) under the name it had when fusion was
+    RRF, so clients written against `rrf_score` keep ranking and printing the same order."""
+    score = _round(r["score"])
+    return {"score": score, "rrf_score": score}
+
+
 def check_question(question: str) -> str:
     if len(question) > MAX_QUESTION:
         raise ApiError(400, "question_too_long", f"'question' is longer than {MAX_QUESTION} characters")
@@ -172,7 +179,7 @@ async def answer(request: Request, slug: str, question: str, *, k: int, level: s
             results = [{
                 "markdown": r["markdown"], "heading_path": r["heading_path"], "doc_id": r["doc_id"],
                 "doc_url": doc_url(request, r["doc_id"]), "title": r["title"], "chunk_id": r["chunk_id"],
-                "score": _round(r["score"]), "vector_rank": r["vector_rank"], "fts_rank": r["fts_rank"],
+                **_scores(r), "vector_rank": r["vector_rank"], "fts_rank": r["fts_rank"],
                 "similarity": _round(r["similarity"]), "fts_score": _round(r["fts_score"]),
             } for r in rows]
         elif level == "doc":
@@ -181,7 +188,7 @@ async def answer(request: Request, slug: str, question: str, *, k: int, level: s
             results = [{
                 "doc_id": r["doc_id"], "doc_url": doc_url(request, r["doc_id"]), "title": r["title"],
                 "markdown": r["markdown"], "similarity": _round(r["similarity"]),
-                "score": _round(r["score"]), "vector_rank": r["vector_rank"], "fts_rank": r["fts_rank"],
+                **_scores(r), "vector_rank": r["vector_rank"], "fts_rank": r["fts_rank"],
                 "fts_score": _round(r["fts_score"]),
                 # the section that ranked the doc (its similarity / fts_score are this section's)
                 "section": {"chunk_id": r["chunk_id"], "heading_path": r["heading_path"],
