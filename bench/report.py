@@ -7,9 +7,10 @@ import time
 
 from .common import Options, machine
 
-ORDER = [("findings.md", None), ("quality.md", "quality"), ("locomo.md", "locomo"), ("latency.md", "latency"),
-         ("embedding.md", "embedding"), ("underload.md", "underload"), ("cost.md", "cost"),
-         ("curation.md", "curation"), ("soak.md", "soak"), ("scaleout.md", "scaleout"), ("fulltext.md", None)]
+ORDER = [("findings.md", None), ("ranking.md", None), ("quality.md", "quality"), ("locomo.md", "locomo"),
+         ("ranking-study.md", None), ("latency.md", "latency"), ("embedding.md", "embedding"),
+         ("underload.md", "underload"), ("cost.md", "cost"), ("curation.md", "curation"),
+         ("soak.md", "soak"), ("scaleout.md", "scaleout"), ("fulltext.md", None)]
 
 
 def write_readme(opts: Options, timings: dict[str, float]) -> None:
@@ -47,8 +48,13 @@ def write_readme(opts: Options, timings: dict[str, float]) -> None:
         "```",
         "",
         "Sections can run separately; each of the runs below used its own `--pg-dir` so that two",
-        "could run at once. Quality and LoCoMo were measured before commit 01de89d (recall SQL takes",
-        "the top k before its joins), which changes speed, not results; latency and cost after it.",
+        "could run at once. Quality and LoCoMo were re-measured for issue 14 (ranking) with",
+        "`--embed-cache` (vectors of texts embedded before read from disk; same model, same vectors),",
+        "so their indexing times are not embedding times; `bench/results/before-i14/` holds the",
+        "same runs on the ranking before issue 14, `ranking-study.md` the factor-by-factor study",
+        "(`python -m bench.ablation`).",
+        "Not run yet: `latency --large` (1M chunks): the 100k database is 2.08 GB, so 1M needs ~20 GB",
+        "and about two hours to build, more than this shared machine had to spare.",
         "",
         "| section | last command | finished | wall time | load avg after |",
         "|---|---|---|---|---|",
