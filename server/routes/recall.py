@@ -27,6 +27,8 @@ MAX_QUESTION = 4000
 FIELDS = ("question", "k", "level", "hybrid", "rerank")
 MAX_RERANK = 50  # fused candidates the reranker sees at most (k's own upper bound)
 
+NUMBER = {"type": ["number", "null"]}
+RANK = {"type": ["integer", "null"], "minimum": 1}
 RECALL_BODY = body_schema(
     ["question"], question={"type": "string", "maxLength": MAX_QUESTION, "examples": ["how do I restart the database?"]},
     k={"type": ["integer", "null"], "minimum": 1, "maximum": 50, "description": "results wanted (default 5)"},
@@ -40,10 +42,23 @@ RECALL = obj(["hub", "level", "k", "mode", "vector", "results"], hub=TEXT, level
              vector_note={"type": "string", "description": "why vectors were not used, in plain words"},
              reranked={"type": "boolean", "description": "with rerank: whether the reranker set the order"},
              rerank_note={"type": "string", "description": "with rerank: why the results are in fused order"},
-             results={"type": "array", "items": {"type": "object", "description": (
-                 "chunk: markdown, heading_path, doc_id, doc_url, title, chunk_id and the scores; "
-                 "doc: doc_id, doc_url, title, markdown and the scores (rerank_score when reranked); bundle: bundle_id, bundle_url, "
-                 "title, description, similarity")}})
+             results={"type": "array", "items": {**obj(
+                 score=NUMBER | {"description": "chunk and doc levels: the fused score (each ranker's score above "
+                                 "the floor of its candidates, in standard deviations of them, summed); "
+                                 "results come in its order"},
+                 rrf_score=NUMBER | {"deprecated": True, "description": "the same value as score, kept for clients "
+                                     "written when fusion was Reciprocal Rank Fusion"},
+                 vector_rank=RANK | {"description": "rank in the vector list, null when absent from it"},
+                 fts_rank=RANK | {"description": "rank in the full-text list, null when absent from it"},
+                 similarity=NUMBER, fts_score=NUMBER,
+                 rerank_score=NUMBER | {"description": "with rerank: the reranker's score (its order)"},
+                 section={"type": ["object", "null"], "description": (
+                     "doc level: the section that ranked the doc (chunk_id, heading_path, markdown)")}),
+                 "description": (
+                     "chunk: markdown, heading_path, doc_id, doc_url, title, chunk_id and the scores; "
+                     "doc: doc_id, doc_url, title, markdown, the scores and the section that ranked it "
+                     "(rerank_score when reranked); "
+                     "bundle: bundle_id, bundle_url, title, description, similarity")}})
 
 
 def _pages(n: int) -> str:
