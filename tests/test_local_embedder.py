@@ -189,7 +189,12 @@ def test_a_server_indexes_and_recalls_with_the_local_model(make_client, model_di
     wait_until(lambda: client.get("/healthz").json()["owed"] == 0, "indexing")
     body = client.post("/api/hub/pets/recall", json={"question": "rocket fuel", "k": 2}).json()
     assert body["mode"] == "hybrid" and body["vector"] == "ok"
-    assert body["results"][0]["title"] == "Rockets"
+    # the tiny model's weights are random, so its similarities say nothing about meaning: what
+    # counts is that both docs were ranked by vector, and full text found the one that matches
+    ranked = {r["title"]: r for r in body["results"]}
+    assert set(ranked) == {"Cats", "Rockets"}
+    assert all(r["vector_rank"] is not None for r in ranked.values())
+    assert ranked["Rockets"]["fts_rank"] == 1 and ranked["Cats"]["fts_rank"] is None
     assert client.get("/healthz").json()["embedder"] == "local:tiny-bert"
 
 

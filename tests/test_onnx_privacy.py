@@ -91,7 +91,12 @@ def test_a_server_on_the_onnx_embedder_leaves_no_device_id(database_url, tmp_pat
         wait_until(lambda: httpx.get(f"{base}/healthz").json()["owed"] == 0, "the child worker to index")
         answer = httpx.post(f"{base}/api/hub/pets/recall", json={"question": "rocket fuel", "k": 2}).json()
         assert answer["mode"] == "hybrid" and answer["vector"] == "ok", answer
-        assert answer["results"][0]["title"] == "Rockets"
+        # the tiny model's weights are random, so its similarities say nothing about meaning: what
+        # counts is that both docs were ranked by vector, and full text found the one that matches
+        ranked = {r["title"]: r for r in answer["results"]}
+        assert set(ranked) == {"Cats", "Rockets"}
+        assert all(r["vector_rank"] is not None for r in ranked.values())
+        assert ranked["Rockets"]["fts_rank"] == 1 and ranked["Cats"]["fts_rank"] is None
         assert httpx.get(f"{base}/healthz").json()["questions"]["forward_passes"] >= 1
         # the model ran in the children (the indexer and the question embedder), never in the server
         children = _children(proc.pid)
