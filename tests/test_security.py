@@ -300,6 +300,25 @@ def files_under(root: Path) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
 
 
+def test_the_quick_start_check_leaves_no_onnxruntime_device_id(tmp_path):
+    """scripts/serve.sh checks its install on every start by importing what serving needs; that
+    check ran `import onnxruntime`, which wrote a device id into the user's ~/.cache before the
+    server (which never loads it) even started. The check must find onnxruntime, not load it."""
+    import os
+    import subprocess
+    import sys
+
+    serve_sh = (TEMPLATES.parents[1] / "scripts" / "serve.sh").read_text()
+    check = re.search(r'mw_install "onnx" "[^"]*" \\\n\s*"([^"]+)"', serve_sh)
+    assert check, "serve.sh no longer checks its install with mw_install: update this test"
+    base_env = {k: v for k, v in os.environ.items() if k not in CI_VARIABLES and not k.startswith("XDG_")}
+    home = tmp_path / "home"
+    home.mkdir()
+    subprocess.run([sys.executable, "-c", check.group(1)], env={**base_env, "HOME": str(home)}, check=True,
+                   timeout=120)
+    assert files_under(home) == []
+
+
 @pytest.mark.slow
 def test_capturing_files_leaves_no_onnxruntime_device_id(database_url, tmp_path):
     """markitdown loads onnxruntime (through magika), which on load writes a persistent device
