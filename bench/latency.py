@@ -355,7 +355,7 @@ async def _main(opts: Options, pg: Postgres) -> dict:
     base = await sample_vectors(embedder, [f"{t}\n\n{m}" for t, m in texts[:sample_n]], opts.smoke)
     vectors = make_vectors(base, biggest)
     baseline, baseline_name = None, None
-    if not opts.smoke and not opts.extra.get("build_only"):
+    if not opts.smoke and not opts.extra.get("build_only") and opts.extra.get("baseline") != "none":
         try:
             baseline = baseline_env(opts.extra.get("baseline") or "i9-landed")
             baseline_name = describe(opts.extra.get("baseline") or "i9-landed")

@@ -90,7 +90,7 @@ def _chunks(url: str, slug: str) -> tuple[int, int]:
 async def one_server(opts: Options, pg: Postgres, label: str, extra_env: dict, worker: str, data,
                      page: str, export: Path) -> dict:
     name = f"bench_load_{label}"
-    url = pg.fresh(name)
+    url = pg.fresh(name, migrate=label != "before")  # an older server migrates its own database
     smoke = opts.smoke
     n_docs = 20 if smoke else 300
     n_idle = 20 if smoke else 200
