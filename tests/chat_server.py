@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 import threading
 import time
 from collections import Counter
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+
+from tests.threaded_server import ThreadedServer
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9-]{3,}")
 _STOP = frozenset(
@@ -73,11 +73,13 @@ def instance(schema: dict[str, Any], vocab: list[str], index: int = 0, key: str 
     return None
 
 
-class ChatServer:
+class ChatServer(ThreadedServer):
     """Starlette + uvicorn on 127.0.0.1 and a free port, in a background thread."""
 
+    name = "chat-server"
+    url_path = "/v1"
+
     def __init__(self) -> None:
-        self.base_url = ""
         self.requests: list[dict[str, Any]] = []
         self.calls = 0
         self.prompt_tokens = 0
@@ -86,8 +88,6 @@ class ChatServer:
         self._failing = False
         self._queue: list[Any] = []
         self._lock = threading.Lock()
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
         self.app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
 
     def reset(self) -> None:
@@ -153,32 +153,6 @@ class ChatServer:
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                       "total_tokens": prompt_tokens + completion_tokens},
         })
-
-    def start(self) -> "ChatServer":
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-        config = uvicorn.Config(self.app, log_level="warning", access_log=False, lifespan="off")
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
-                                        name="chat-server", daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("chat server did not start")
-            time.sleep(0.01)
-        self.base_url = f"http://127.0.0.1:{port}/v1"
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-        self._server = self._thread = None
 
 
 def start_chat_server() -> ChatServer:

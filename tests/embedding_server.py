@@ -12,16 +12,16 @@ import base64
 import hashlib
 import math
 import re
-import socket
 import struct
 import threading
 import time
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+
+from tests.threaded_server import ThreadedServer
 
 DIM = 256
 MAX_INPUTS = 2048  # OpenAI's per-request limit, so missing batching shows up in tests
@@ -70,20 +70,20 @@ def _error(status: int, message: str, type_: str, code: str | None = None) -> JS
     return JSONResponse(body, status_code=status)
 
 
-class EmbeddingServer:
+class EmbeddingServer(ThreadedServer):
     """Starlette + uvicorn on 127.0.0.1 and a free port, in a background thread."""
+
+    name = "embedding-server"
+    url_path = "/v1"
 
     def __init__(self, dim: int = DIM) -> None:
         self.dim = dim
         self.calls = 0  # answered embedding requests
         self.inputs = 0  # texts embedded by them
         self.requests = 0  # every request received, failed ones too (retries show up here)
-        self.base_url = ""
         self._failing = False
         self._delay = 0.0
         self._lock = threading.Lock()
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
         self.app = Starlette(routes=[Route("/v1/embeddings", self._embeddings, methods=["POST"])])
 
     def reset(self) -> None:
@@ -159,39 +159,6 @@ class EmbeddingServer:
                 "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
             }
         )
-
-    def start(self, port: int = 0) -> "EmbeddingServer":
-        """Listen on `port` (a free one by default; the port it had, to come back after stop())."""
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # accepted sockets inherit it
-        sock.bind(("127.0.0.1", port))
-        port = sock.getsockname()[1]
-        config = uvicorn.Config(self.app, log_level="warning", access_log=False, lifespan="off")
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [sock]}, name="embedding-server", daemon=True
-        )
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("embedding server did not start")
-            time.sleep(0.01)
-        self.base_url = f"http://127.0.0.1:{port}/v1"
-        return self
-
-    @property
-    def port(self) -> int:
-        return int(self.base_url.rsplit(":", 1)[1].split("/")[0])
-
-    def stop(self) -> None:
-        """Stop listening: clients then get "connection refused", as from a stopped server."""
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-        self._server = self._thread = None
 
 
 def start_embedding_server() -> EmbeddingServer:

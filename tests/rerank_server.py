@@ -10,15 +10,13 @@ test server: requests seen, texts scored, failing (HTTP 503) or answering garbag
 from __future__ import annotations
 
 import re
-import socket
-import threading
-import time
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+
+from tests.threaded_server import ThreadedServer
 
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -29,14 +27,13 @@ def score(query: str, text: str) -> float:
     return len(words & found) / (len(words) or 1) + (2.0 if "gold" in found else 0.0)
 
 
-class RerankServer:
+class RerankServer(ThreadedServer):
+    name = "rerank-server"
+
     def __init__(self) -> None:
         self.requests: list[dict] = []
         self.failing = False
         self.garbage = False
-        self.base_url = ""
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
         self.app = Starlette(routes=[Route("/v1/rerank", self._rerank, methods=["POST"]),
                                      Route("/rerank", self._rerank, methods=["POST"])])
 
@@ -53,26 +50,3 @@ class RerankServer:
         scored = [{"index": i, "relevance_score": score(body["query"], t)} for i, t in enumerate(body["documents"])]
         scored.sort(key=lambda r: -r["relevance_score"])
         return JSONResponse({"id": "rr", "results": scored[:body.get("top_n") or len(scored)]})
-
-    def start(self) -> "RerankServer":
-        sock = socket.socket()
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-        self._server = uvicorn.Server(uvicorn.Config(self.app, log_level="warning", access_log=False,
-                                                     lifespan="off"))
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if time.monotonic() > deadline:
-                raise RuntimeError("rerank server did not start")
-            time.sleep(0.01)
-        self.base_url = f"http://127.0.0.1:{port}"
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=10)

@@ -10,19 +10,17 @@ phones somewhere unexpected shows up in `unknown` instead of hanging.
 
 from __future__ import annotations
 
-import socket
 import threading
-import time
 import traceback
 from dataclasses import dataclass
 from typing import Callable
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
+from tests.threaded_server import ThreadedServer
 from tests.agents.wire import WIRES, Reply, Turn
 
 Model = Callable[[Turn], Reply]
@@ -44,18 +42,17 @@ class Exchange:
     headers: dict[str, str]
 
 
-class ModelServer:
+class ModelServer(ThreadedServer):
     """Starlette + uvicorn on 127.0.0.1 and a free port, in a background thread."""
+
+    name = "model-server"
 
     def __init__(self, model: Model) -> None:
         self.model = model
         self.exchanges: list[Exchange] = []
         self.unknown: list[str] = []  # "METHOD /path" of requests nobody handles
         self.errors: list[str] = []  # tracebacks of the scripted model (a test bug, or a finding)
-        self.base_url = ""
         self._lock = threading.Lock()
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
         routes = [Route(path, self._handler(wire), methods=["POST"])
                   for wire, paths in _PATHS.items() for path in paths]
         routes.append(Route("/{rest:path}", self._unknown, methods=["GET", "POST", "PUT", "DELETE", "HEAD"]))
@@ -99,28 +96,3 @@ class ModelServer:
             self.unknown.append(f"{request.method} {request.url.path}")
         return JSONResponse({"error": {"type": "not_found_error", "message": "unknown path"}}, status_code=404)
 
-    def start(self) -> "ModelServer":
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-        config = uvicorn.Config(self.app, log_level="warning", access_log=False, lifespan="off")
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
-                                        name="model-server", daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("model server did not start")
-            time.sleep(0.01)
-        self.base_url = f"http://127.0.0.1:{port}"
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-        self._server = self._thread = None
