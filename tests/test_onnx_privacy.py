@@ -10,19 +10,14 @@ network), and leaves nothing under that HOME.
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.polling import wait_until
-from tests.test_security import CI_VARIABLES, files_under
+from tests.device_id import assert_onnxruntime_writes_a_device_id, files_under, fresh_home, user_env
+from tests.processes import Server
 from tests.tiny_bert import make_tiny_bert
 
 pytestmark = pytest.mark.slow  # a server subprocess and its children
@@ -47,40 +42,15 @@ def _children(pid: int) -> list[int]:
 
 def test_a_server_on_the_onnx_embedder_leaves_no_device_id(database_url, tmp_path):
     pytest.importorskip("onnxruntime")
-    from memorywiki.adapters.install.launch import memorywiki_executable
-
     model = make_tiny_bert(tmp_path / "tiny-bert")
-    # onnxruntime stays quiet in CI (CI=1) by itself: the test runs as on a user's machine
-    base_env = {k: v for k, v in os.environ.items() if k not in CI_VARIABLES and not k.startswith("XDG_")}
-    control_home = tmp_path / "control-home"
-    control_home.mkdir()
-    subprocess.run([sys.executable, "-c", "import onnxruntime"], env={**base_env, "HOME": str(control_home)},
-                   check=True, timeout=120)
-    assert any(p.endswith("deviceid") for p in files_under(control_home)), (
-        "onnxruntime no longer writes a device id here: this test would prove nothing", files_under(control_home))
-
-    home = tmp_path / "home"
-    home.mkdir()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = {**base_env, "HOME": str(home), "DATABASE_URL": database_url, "MEMORYWIKI_EMBEDDER": "local",
+    assert_onnxruntime_writes_a_device_id(tmp_path)
+    home = fresh_home(tmp_path)
+    env = {**user_env(), "HOME": str(home), "DATABASE_URL": database_url, "MEMORYWIKI_EMBEDDER": "local",
            "MEMORYWIKI_LOCAL_BACKEND": "onnx", "MEMORYWIKI_LOCAL_MODEL": str(model),
            "MEMORYWIKI_DATA_DIR": str(tmp_path / "data"), "MEMORYWIKI_CURATION": "off"}
-    proc = subprocess.Popen([str(memorywiki_executable()), "serve", "--port", str(port)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    base = f"http://127.0.0.1:{port}"
+    server = Server(env, tmp_path / "serve.log")
+    base = server.url
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            assert proc.poll() is None, proc.stdout.read()
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "memorywiki serve did not answer"
-            time.sleep(0.1)
         health = httpx.get(f"{base}/healthz").json()
         assert health["embedder"] == "local:tiny-bert" and health["worker"] == "process"
         token = httpx.post(f"{base}/api/hubs", json={"slug": "pets"}).json()["owner_token"]
@@ -99,13 +69,12 @@ def test_a_server_on_the_onnx_embedder_leaves_no_device_id(database_url, tmp_pat
         assert ranked["Rockets"]["fts_rank"] == 1 and ranked["Cats"]["fts_rank"] is None
         assert httpx.get(f"{base}/healthz").json()["questions"]["forward_passes"] >= 1
         # the model ran in the children (the indexer and the question embedder), never in the server
-        children = _children(proc.pid)
+        children = _children(server.pid)
         assert sum(_loads_onnxruntime(pid) for pid in children) == 2, children
-        assert not _loads_onnxruntime(proc.pid)
+        assert not _loads_onnxruntime(server.pid)
     finally:
-        proc.send_signal(signal.SIGINT)
-        out = proc.communicate(timeout=60)[0]
-    assert proc.returncode == 0, out
+        status = server.stop(timeout=60)
+    assert status == 0, server.output()
     assert list((tmp_path / "data" / "models").glob("tiny-bert-*.onnx"))  # built into the data dir
     assert not (home / ".cache" / "Microsoft").exists(), files_under(home)
     assert not [p for p in files_under(home) if "onnxruntime" in p.lower() or p.endswith("deviceid")], files_under(home)

@@ -16,6 +16,7 @@ from starlette.testclient import TestClient
 from memorywiki.server.app import create_app
 from memorywiki.server.config import Settings, SettingsError
 from memorywiki.server.csrf import COOKIE, CsrfTokens
+from tests.device_id import assert_onnxruntime_writes_a_device_id, files_under, fresh_home, user_env
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "server" / "templates"
 PASSWORD = "hunter2"
@@ -290,31 +291,18 @@ def test_rate_limits_are_settings():
 
 # ---- no device id from onnxruntime ------------------------------------------------------------
 
-CI_VARIABLES = ("CI", "TF_BUILD", "GITHUB_ACTIONS", "GITLAB_CI", "CIRCLECI", "TRAVIS", "JENKINS_URL",
-                "CODEBUILD_BUILD_ID", "BUILDKITE", "TEAMCITY_VERSION", "APPVEYOR", "BITBUCKET_BUILD_NUMBER",
-                "SYSTEM_TEAMFOUNDATIONCOLLECTIONURI", "ORT_DISABLE_TELEMETRY", "ORT_TELEMETRY_DISABLED",
-                "ORT_RUNNING_UNIT_TESTS")
-
-
-def files_under(root: Path) -> list[str]:
-    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
-
-
 def test_the_quick_start_check_leaves_no_onnxruntime_device_id(tmp_path):
     """scripts/serve.sh checks its install on every start by importing what serving needs; that
     check ran `import onnxruntime`, which wrote a device id into the user's ~/.cache before the
     server (which never loads it) even started. The check must find onnxruntime, not load it."""
-    import os
     import subprocess
     import sys
 
     serve_sh = (TEMPLATES.parents[1] / "scripts" / "serve.sh").read_text()
     check = re.search(r'mw_install "onnx" "[^"]*" \\\n\s*"([^"]+)"', serve_sh)
     assert check, "serve.sh no longer checks its install with mw_install: update this test"
-    base_env = {k: v for k, v in os.environ.items() if k not in CI_VARIABLES and not k.startswith("XDG_")}
-    home = tmp_path / "home"
-    home.mkdir()
-    subprocess.run([sys.executable, "-c", check.group(1)], env={**base_env, "HOME": str(home)}, check=True,
+    home = fresh_home(tmp_path)
+    subprocess.run([sys.executable, "-c", check.group(1)], env={**user_env(), "HOME": str(home)}, check=True,
                    timeout=120)
     assert files_under(home) == []
 
@@ -323,56 +311,24 @@ def test_the_quick_start_check_leaves_no_onnxruntime_device_id(tmp_path):
 def test_capturing_files_leaves_no_onnxruntime_device_id(database_url, tmp_path):
     """markitdown loads onnxruntime (through magika), which on load writes a persistent device
     id (and an event store it uploads) under ~/.cache, unless its environment says not to."""
-    import os
-    import signal
-    import socket
-    import subprocess
-    import sys
-    import time
-
     import httpx
 
-    from memorywiki.adapters.install.launch import memorywiki_executable
+    from tests.processes import Server
 
-    # onnxruntime stays quiet in CI (CI=1) by itself: the test runs as on a user's machine
-    base_env = {k: v for k, v in os.environ.items() if k not in CI_VARIABLES and not k.startswith("XDG_")}
-    control_home = tmp_path / "control-home"
-    control_home.mkdir()
-    subprocess.run([sys.executable, "-c", "import onnxruntime"], env={**base_env, "HOME": str(control_home)},
-                   check=True, timeout=120)
-    assert any(p.endswith("deviceid") for p in files_under(control_home)), (
-        "onnxruntime no longer writes a device id here: this test would prove nothing", files_under(control_home))
-
-    home = tmp_path / "home"
-    home.mkdir()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = {**base_env, "DATABASE_URL": database_url, "MEMORYWIKI_EMBEDDER": "none", "HOME": str(home)}
-    proc = subprocess.Popen([str(memorywiki_executable()), "serve", "--port", str(port)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    base = f"http://127.0.0.1:{port}"
+    assert_onnxruntime_writes_a_device_id(tmp_path)
+    home = fresh_home(tmp_path)
+    env = {**user_env(), "DATABASE_URL": database_url, "MEMORYWIKI_EMBEDDER": "none", "HOME": str(home)}
+    server = Server(env, tmp_path / "serve.log")
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            assert proc.poll() is None, proc.stdout.read()
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "memorywiki serve did not answer"
-            time.sleep(0.1)
         data = Path(__file__).parent / "data" / "capture"
         for name, mime in (("report.pdf", "application/pdf"), ("notes.docx", None), ("article.html", "text/html")):
             files = {"file": (name, (data / name).read_bytes(), mime or "application/octet-stream")}
-            r = httpx.post(f"{base}/api/capture/file", files=files, timeout=120)
+            r = httpx.post(f"{server.url}/api/capture/file", files=files, timeout=120)
             assert r.status_code == 201, r.text
-            assert httpx.get(f"{base}/api/docs/{r.json()['id']}").json()["markdown"].strip()
+            assert httpx.get(f"{server.url}/api/docs/{r.json()['id']}").json()["markdown"].strip()
     finally:
-        proc.send_signal(signal.SIGINT)
-        out = proc.communicate(timeout=60)[0]
-    assert proc.returncode == 0, out
+        status = server.stop(timeout=60)
+    assert status == 0, server.output()
     assert not [p for p in files_under(home) if "onnxruntime" in p.lower() or p.endswith("deviceid")], files_under(home)
 
 
