@@ -148,6 +148,10 @@ async def _write_doc(conn, plan: DocPlan, edges: EdgeRule) -> bool:
     return True
 
 
+RELEASE_DOCS = "UPDATE docs SET claimed_until = NULL, claimed_by = NULL WHERE id = ANY(%s)"
+RELEASE_BUNDLES = "UPDATE bundles SET claimed_until = NULL, claimed_by = NULL WHERE id = ANY(%s)"
+
+
 async def _embed(embedder: Embedder, db: Database, texts: list[str]) -> list[list[float]]:
     vectors = await embedder.embed(texts)
     if vectors:
@@ -171,6 +175,10 @@ async def index_docs(db: Database, embedder: Embedder, doc_ids: list[str],
                 plans.append(plan)
             else:
                 reports[doc_id] = plan
+        # Deleted (or already current) since it was claimed: let the claim go now. Kept, it
+        # would hold the doc for the whole lease, so a restore or an edit right after the
+        # delete would wait minutes to be indexed.
+        await conn.execute(RELEASE_DOCS, ([d for d in doc_ids if d in reports],))
     if plans:
         texts = [text for plan in plans for text in plan.inputs]
         vectors = await _embed(embedder, db, texts) if texts else []
@@ -204,13 +212,12 @@ def bundle_text(title: str, description: str, member_titles: str) -> str:
 async def index_bundle(db: Database, embedder: Embedder, bundle_id: str) -> dict[str, Any] | None:
     async with db.owner.connection() as conn:
         row = await (await conn.execute(BUNDLE_TEXT, (bundle_id,))).fetchone()
-        if row is None:
-            return None
-        current = await (await conn.execute(
+        current = row and await (await conn.execute(
             "SELECT embedded_hash FROM bundles WHERE id = %s", (bundle_id,)
         )).fetchone()
-    if current["embedded_hash"] == row["source_hash"]:
-        return {"skipped": "unchanged"}
+        if row is None or current["embedded_hash"] == row["source_hash"]:
+            await conn.execute(RELEASE_BUNDLES, ([bundle_id],))  # as for docs: no claim outlives its use
+            return None if row is None else {"skipped": "unchanged"}
     [vector] = await _embed(embedder, db, [bundle_text(row["title"], row["description"], row["member_titles"])])
     async with db.owner.connection() as conn:
         cur = await conn.execute(

@@ -470,3 +470,37 @@ async def test_an_enrichment_write_never_deadlocks_with_a_bundle_insert(make_cli
         marks = (await (await b.execute("SELECT count(*) AS n FROM curation_marks WHERE hub_id = %s",
                                         (hub["hub_id"],))).fetchone())["n"]
         assert marks >= 3, "both the bundle and the enrichment marked the hub for regrouping"
+
+
+async def test_a_doc_deleted_after_its_enrichment_claim_is_let_go_for_its_restore(make_client, database_url):
+    """The curator claimed a doc, the doc was deleted before the curator read it, then restored:
+    the curator drops its claim when it finds the doc gone, so the restored doc is enriched at
+    once rather than when the lease runs out."""
+    import asyncio
+
+    from memorywiki.server.curation.enrich import Budget
+    from memorywiki.server.curation.worker import CurationConfig, Curator
+    from memorywiki.server.store import enrichments as enrichment_store
+    from memorywiki.server.store.db import Database
+
+    client = make_client(curation=False)
+    owner = new_hub(client)
+    doc_id = capture(client, owner, "Narwhals", "The narwhal tusk is a tooth.")
+    db = Database(database_url, min_size=1, max_size=3)
+    await db.open()
+    try:
+        curator = Curator(db, None, CurationConfig(budget=Budget(), wait_for_vectors=False))
+        async with db.owner.connection() as conn:
+            assert await enrichment_store.claim_owed(conn, worker=await curator._pid(), limit=4,
+                                                     wait_for_vectors=False, vector_grace=0) == [doc_id]
+        r = await asyncio.to_thread(client.delete, f"/api/docs/{doc_id}", headers=owner)
+        assert r.status_code == 200, r.text
+        assert await curator.enrich_doc(doc_id) is False
+        r = await asyncio.to_thread(client.post, f"/api/docs/{doc_id}/restore", json={"version": 1}, headers=owner)
+        assert r.status_code == 200, r.text
+        async with db.owner.connection() as conn:  # the same curator, still alive, asks again
+            assert await enrichment_store.claim_owed(conn, worker=await curator._pid(), limit=4,
+                                                     wait_for_vectors=False, vector_grace=0) == [doc_id]
+    finally:
+        await curator.close()
+        await db.close()

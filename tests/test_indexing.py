@@ -272,3 +272,37 @@ def test_a_doc_with_no_body_is_embedded_by_its_title(manual, embedding_server, s
     assert close(parse_vector(vec), embed_text(doc_text("Capybara census", "")))
     result = manual.post("/api/hub/notes/recall", json={"question": "capybara census", "level": "doc"}).json()
     assert [d["doc_id"] for d in result["results"]][:1] == [doc_id]
+
+
+def test_a_doc_deleted_after_its_claim_and_restored_is_indexed_at_once(manual, embedding_server, settings):
+    """A worker claimed the doc, the doc was deleted before the worker read it, then its owner
+    restored it: the worker lets its claim go when it finds the doc gone, so the restored doc
+    is claimable at once instead of after the five-minute lease (CI once waited 60 s for it)."""
+    import asyncio
+
+    from memorywiki.server.embedders import make_embedder
+    from memorywiki.server.indexer import claim_owed, index_docs
+    from memorywiki.server.store.db import Database
+
+    h = owner_hub(manual)
+    doc_id = create(manual, h)
+
+    async def claim_delete_index_restore() -> list[str]:
+        db = Database(settings.database_url, min_size=1, max_size=2)
+        await db.open()
+        try:
+            async with db.owner.connection() as worker_session:  # a live worker holds the claim
+                pid = (await (await worker_session.execute("SELECT pg_backend_pid() AS pid")).fetchone())["pid"]
+                assert await claim_owed(db, 10, pid) == ([doc_id], [])
+                r = await asyncio.to_thread(manual.delete, f"/api/docs/{doc_id}", headers=h)
+                assert r.status_code == 200, r.text
+                assert await index_docs(db, make_embedder(settings), [doc_id]) == {doc_id: None}
+                r = await asyncio.to_thread(manual.post, f"/api/docs/{doc_id}/restore", json={"version": 1}, headers=h)
+                assert r.status_code == 200, r.text
+                docs, _ = await claim_owed(db, 10, pid)  # the first worker, still alive, asks again
+                return docs
+        finally:
+            await db.close()
+
+    assert asyncio.run(claim_delete_index_restore()) == [doc_id]
+    assert embedding_server.calls == 0  # nothing was embedded for the deleted doc

@@ -90,8 +90,9 @@ class Curator:
     async def enrich_doc(self, doc_id: str) -> bool:
         async with self.db.owner.connection() as conn:
             doc = await enrichment_store.doc_input(conn, doc_id)
-        if doc is None:
-            return False
+            if doc is None:
+                await enrichment_store.let_go(conn, doc_id)
+                return False
         chunks = [ChunkText(c["heading_path"], c["markdown"],
                             as_list(c["embedding"])) for c in doc["chunks"]]
         result = await enrich(self.model, doc["title"], chunks, self.config.budget)
@@ -132,8 +133,9 @@ class Curator:
             try:
                 async with self.db.owner.connection() as conn:
                     bundle = await analysis_store.analysis_input(conn, bundle_id)
-                if bundle is None:
-                    continue
+                    if bundle is None:
+                        await analysis_store.let_go(conn, bundle_id)
+                        continue
                 members = [m for m in bundle["members"] if m["data"] is not None]
                 analysis = None
                 if self.model is not None and len(members) >= 2:

@@ -42,6 +42,12 @@ async def release(conn: psycopg.AsyncConnection, bundle_ids: list[str], retry_se
         (retry_seconds, bundle_ids))
 
 
+async def let_go(conn: psycopg.AsyncConnection, bundle_id: str) -> None:
+    """Drop the claim on a bundle that went away after it was claimed (as enrichments.let_go)."""
+    await conn.execute(
+        "UPDATE bundles SET analysis_claimed_until = NULL, analysis_claimed_by = NULL WHERE id = %s", (bundle_id,))
+
+
 async def analysis_input(conn: psycopg.AsyncConnection, bundle_id: str) -> dict[str, Any] | None:
     """The bundle, the hash of its input, and its public members with their enrichments."""
     bundle = await (await conn.execute(

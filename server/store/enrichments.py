@@ -49,6 +49,13 @@ async def release(conn: psycopg.AsyncConnection, doc_ids: list[str], error: str 
         " WHERE id = ANY(%s)", (error[:500] if error else None, retry_seconds, doc_ids))
 
 
+async def let_go(conn: psycopg.AsyncConnection, doc_id: str) -> None:
+    """Drop the claim on a doc that went away after it was claimed: kept, it would hold the doc
+    for the whole lease, so a restore right after the delete would wait that long."""
+    await conn.execute("UPDATE docs SET enrich_claimed_until = NULL, enrich_claimed_by = NULL WHERE id = %s",
+                       (doc_id,))
+
+
 async def doc_input(conn: psycopg.AsyncConnection, doc_id: str) -> dict[str, Any] | None:
     """What enrichment reads: the doc and its chunks, with their vectors when present."""
     doc = await (await conn.execute(
