@@ -486,6 +486,7 @@ async def test_a_doc_deleted_after_its_enrichment_claim_is_let_go_for_its_restor
     client = make_client(curation=False)
     owner = new_hub(client)
     doc_id = capture(client, owner, "Narwhals", "The narwhal tusk is a tooth.")
+    wait_indexed(client, [doc_id])  # the indexer's row lock would make the claim below skip the doc
     db = Database(database_url, min_size=1, max_size=3)
     await db.open()
     try:
