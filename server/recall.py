@@ -21,6 +21,7 @@ from functools import lru_cache
 from typing import Any
 
 import psycopg
+from pgvector import Vector
 from psycopg import sql
 
 # Candidates per ranker: 4 per result wanted, and never fewer than POOL_MIN, so the pool that
@@ -173,7 +174,8 @@ async def _fused(conn: psycopg.AsyncConnection, level: str, *, hub_id: int, ques
     n = pool_size(level, k, hybrid and use_vec)
     params = {
         "hub": hub_id, "question": question, "k": k, "k1": k1, "b": b,
-        "qvec": qvec if use_vec else None,
+        # as a pgvector Vector (sent in binary), not a list of 384 floats each dumped as text
+        "qvec": Vector(qvec) if use_vec else None,
         "n_vec": n if use_vec else 0,
         "n_fts": n if hybrid or not use_vec else 0,
     }
@@ -190,7 +192,7 @@ async def recall_docs(conn: psycopg.AsyncConnection, **query: Any) -> list[dict[
 
 async def recall_bundles(conn: psycopg.AsyncConnection, *, hub_id: int, question: str, k: int,
                          qvec: list[float] | None, dim: int | None) -> list[dict[str, Any]]:
-    params = {"hub": hub_id, "question": question, "k": k, "qvec": qvec}
+    params = {"hub": hub_id, "question": question, "k": k, "qvec": Vector(qvec) if qvec is not None else None}
     if qvec is not None and dim is not None:
         query = sql.SQL(BUNDLE_VECTOR).format(dim=sql.Literal(int(dim)))
         return await (await conn.execute(query, params)).fetchall()

@@ -1,0 +1,36 @@
+"""The connection pools hand out working connections: one that PostgreSQL dropped while it sat
+idle in the pool (a restart, an administrator, an idle timeout) is replaced before a request
+gets it, although the pools no longer ask the server on every checkout (server/store/db.py)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import psycopg
+
+from memorywiki.server.store.db import PUBLIC_ROLE, Database
+
+
+def test_a_connection_dropped_while_idle_is_replaced_before_a_request_gets_it(database_url):
+    async def run() -> None:
+        db = Database(database_url, min_size=1, max_size=1)
+        await db.open()
+        try:
+            for pool, role in ((db.public, PUBLIC_ROLE), (db.owner, None)):
+                async with pool.connection() as conn:
+                    pid = (await (await conn.execute("SELECT pg_backend_pid() AS pid")).fetchone())["pid"]
+                with psycopg.connect(database_url, autocommit=True) as admin:  # waits until it is gone
+                    assert admin.execute("SELECT pg_terminate_backend(%s, 10000)", (pid,)).fetchone()[0]
+                async with pool.connection() as conn:
+                    row = await (await conn.execute(
+                        "SELECT pg_backend_pid() AS pid, current_user AS who, 1 + 1 AS two")).fetchone()
+                assert row["two"] == 2 and row["pid"] != pid
+                if role:
+                    assert row["who"] == role  # the fresh connection is privacy-gated like the old one
+                async with pool.connection() as conn:  # and a healthy idle one is handed out as it is
+                    again = (await (await conn.execute("SELECT pg_backend_pid() AS pid")).fetchone())["pid"]
+                assert again == row["pid"]
+        finally:
+            await db.close()
+
+    asyncio.run(run())
