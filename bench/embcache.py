@@ -73,11 +73,19 @@ class CachedEmbedder:
         self.cache = cache
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
+        return await self._cached(self.inner.embed, texts)
+
+    async def _cached(self, call, texts: list[str]) -> list[list[float]]:
         cached = self.cache.get_many(self.name, texts)
         missing = [i for i, v in enumerate(cached) if v is None]
         if missing:
-            fresh = await self.inner.embed([texts[i] for i in missing])
+            fresh = await call([texts[i] for i in missing])
             self.cache.put_many(self.name, [texts[i] for i in missing], fresh)
             for i, v in zip(missing, fresh):
                 cached[i] = np.asarray(v, dtype=np.float32)
         return [v.astype(np.float64).tolist() for v in cached]
+
+    async def embed_questions(self, texts: list[str]) -> list[list[float]]:
+        """Recall's questions: the same vectors as `embed` gives (the question path of every
+        embedder is the same model), so they share the cache."""
+        return await self._cached(self.inner.embed_questions, texts)

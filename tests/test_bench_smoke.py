@@ -77,6 +77,17 @@ def test_bench_all_smoke(smoke_env, tmp_path):
     assert "python -m bench" in readme
 
 
+def test_bench_locomo_smoke_with_the_embedding_cache(smoke_env, tmp_path):
+    """--embed-cache wraps the servers' embedder: recall's questions go through it too (they
+    once answered 500: the cache had no question path)."""
+    out = tmp_path / "results"
+    proc = bench("bench", "locomo", "--smoke", "--locomo", str(tmp_path / "locomo"), "--out", str(out),
+                 "--embed-cache", str(tmp_path / "vectors"), env=smoke_env)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert "recall@10" in (out / "locomo.md").read_text()
+    assert (tmp_path / "vectors" / "vectors.sqlite").stat().st_size > 0
+
+
 @pytest.mark.slow
 def test_bench_micro_smoke(smoke_env):
     proc = bench("bench.micro", "--smoke", env=smoke_env)
