@@ -49,6 +49,9 @@ BATCH = 2000
 K = 10
 MODES = ("vector", "fulltext", "hybrid")
 BUILD_VERSION = 1
+# The baseline server predates the int8 space: it runs on a copy of the hub (before_copy), made
+# up to this size (the 1M hub's copy would be ~20 GB more on disk).
+BEFORE_COPY_MAX = 100000
 
 
 # ---------------------------------------------------------------- synthetic text
@@ -107,13 +110,43 @@ def make_vectors(base: np.ndarray, n: int, seed: int = 11) -> np.ndarray:
 
 # ---------------------------------------------------------------- build
 
+def base_model(model: str) -> str:
+    """The model whose weights the vectors come from: its int8 variant is the same model."""
+    return model.removesuffix("-int8")
+
+
+def record_space(url: str, model: str) -> None:
+    """Record `model` as the hub's embedding space. A server whose embedder differs from the
+    recorded one forgets every vector at start (server/store/space.py), so each server must
+    find its own model recorded."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("UPDATE embedding_space SET model = %s WHERE model <> %s", (model, model))
+
+
+def before_copy(pg: Postgres, name: str, model: str) -> str:
+    """A copy of hub database `name` whose recorded space is `model` (the baseline server's),
+    for a baseline that embeds with another model name than this checkout (int8 is newer than
+    it): on the original it would forget the hub's vectors. A file-level copy, done before
+    any server connects."""
+    copy = f"{name}_before"
+    pg.drop(copy)
+    with psycopg.connect(pg.url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{copy}" TEMPLATE "{name}" STRATEGY FILE_COPY')
+    url = pg.db_url(copy)
+    record_space(url, model)
+    return url
+
+
 def build_hub(pg: Postgres, name: str, n: int, texts: list[tuple[str, str]], vectors: np.ndarray,
               model: str, smoke: bool) -> tuple[str, float]:
     """Create (or reuse) database `name` holding one hub 'lat' with n chunks; return (url, build s)."""
     from memorywiki.server.store.migrate import schema_fingerprint
 
     schema = schema_fingerprint()[:12]
-    signature = json.dumps({"n": n, "model": model, "dim": int(vectors.shape[1]), "v": BUILD_VERSION,
+    # Keyed by the model the sample vectors come from, not its int8 variant: the synthetic hub
+    # serves an fp32 or an int8 server alike (same dimension, vectors within cosine 0.99 of each
+    # other); the space recorded in the hub is set to the server's (record_space).
+    signature = json.dumps({"n": n, "model": base_model(model), "dim": int(vectors.shape[1]), "v": BUILD_VERSION,
                             "schema": schema})
     if not smoke and pg.exists(name):
         url = pg.db_url(name)
@@ -122,6 +155,7 @@ def build_hub(pg: Postgres, name: str, n: int, texts: list[tuple[str, str]], vec
                 row = conn.execute("SELECT signature, build_s FROM bench_meta").fetchone()
             if row and row[0] == signature:
                 log(f"[latency] reusing {name} ({n} chunks)")
+                record_space(url, model)
                 return url, float(row[1])
         except psycopg.Error:
             pass
@@ -256,9 +290,11 @@ async def _lane_stats(base_url: str) -> dict:
 
 
 async def _measure(opts: Options, url: str, size: int, questions: list[str], qvecs: list, dim: int,
-                   embed_ms: list[float], baseline: dict | None, rerank_url: str | None) -> list[dict]:
-    """Rows for one hub: this checkout's server ("after"), the baseline's ("before", hybrid only)
-    and a server without an embedder (full text); each beside the SQL floor."""
+                   embed_ms: list[float], baseline: dict | None, rerank_url: str | None,
+                   before_url: str | None = None) -> list[dict]:
+    """Rows for one hub: this checkout's server ("after"), the baseline's ("before", hybrid only;
+    on `before_url`, a copy of the hub, when given) and a server without an embedder (full
+    text); each beside the SQL floor."""
     from memorywiki.server.store.db import Database
 
     n = opts.requests or (12 if opts.smoke else 200)
@@ -271,7 +307,8 @@ async def _measure(opts: Options, url: str, size: int, questions: list[str], qve
         main = stack.enter_context(Proc("serve", url, logs, worker="external", extra_env=after_env))
         plain = stack.enter_context(Proc("serve", url, logs, embedder="none", worker="external"))
         cached = stack.enter_context(Proc("serve", url, logs, worker="external"))
-        before = stack.enter_context(Proc("serve", url, logs, worker="external", extra_env=baseline)) if baseline else None
+        before = stack.enter_context(Proc("serve", before_url or url, logs, worker="external",
+                                          extra_env=baseline)) if baseline else None
         runs = [("after", "vector", main), ("after", "fulltext", plain), ("after", "hybrid", main)]
         if before is not None:
             runs.append(("before", "hybrid", before))
@@ -371,7 +408,19 @@ async def _main(opts: Options, pg: Postgres) -> dict:
             url, builds[size] = build_hub(pg, name, size, texts, vectors[:size], embedder.name, opts.smoke)
             if opts.extra.get("build_only"):
                 continue
-            rows = await _measure(opts, url, size, questions, qvecs, dim, embed_ms, baseline, rerank_url)
+            before_url, size_baseline = None, baseline
+            if baseline and base_model(embedder.name) != embedder.name:  # an int8 space: the baseline has none
+                if size <= BEFORE_COPY_MAX:
+                    before_url = before_copy(pg, name, base_model(embedder.name))
+                else:
+                    size_baseline = None
+                    log(f"[latency] no 'before' rows at {size} chunks: the baseline would need a copy of the hub")
+            try:
+                rows = await _measure(opts, url, size, questions, qvecs, dim, embed_ms, size_baseline, rerank_url,
+                                      before_url)
+            finally:
+                if before_url:
+                    pg.drop(f"{name}_before")
             results += [r for r in rows if "mode" in r]
             rss += [r for r in rows if "mode" not in r]
             if opts.smoke:
@@ -391,6 +440,9 @@ async def _main(opts: Options, pg: Postgres) -> dict:
                 f"call, in the benchmark process): p50 {pct(embed_ms, 50):.1f} ms, p95 {pct(embed_ms, 95):.1f} ms, "
                 f"p99 {pct(embed_ms, 99):.1f} ms over {len(embed_ms)} questions.")
     build_line = ", ".join(f"{s:,} chunks {b:.0f} s" for s, b in builds.items())
+    before_where = (f", on a copy of each hub up to {BEFORE_COPY_MAX:,} chunks recorded in its fp32 space (the baseline "
+                    "has no int8; on the hub itself it would forget the hub's vectors)"
+                    if baseline and base_model(embedder.name) != embedder.name else "")
     rss_line = ", ".join(f"{r['size']:,}: {fmt(r['rss_server_mb'], 0)} MB (after), "
                          + (f"{fmt(r['rss_before_mb'], 0)} MB (before), " if r.get("rss_before_mb") else "")
                          + f"{fmt(r['rss_plain_mb'], 0)} MB (no embedder)" for r in rss)
@@ -426,13 +478,14 @@ async def _main(opts: Options, pg: Postgres) -> dict:
 
 Hubs built straight in SQL (one database per size; docs of {CHUNKS_PER_DOC} chunks; text = the
 {data.name} corpus then synthetic distractors from its sentence fragments; vectors = real
-{embedder.name} vectors of {sample_n} chunks, the rest perturbed mixtures of two real vectors
-plus Gaussian noise, re-normalised). Build (load + HNSW): {build_line}.
+{base_model(embedder.name)} vectors of {sample_n} chunks, the rest perturbed mixtures of two real vectors
+plus Gaussian noise, re-normalised; one build serves the fp32 and the int8 space alike, the hub
+recording the space of the server that runs on it). Build (load + HNSW): {build_line}.
 HTTP: uvicorn (uvloop + httptools), access log off, loopback, httpx async client in the benchmark
 process; {results[0]['n'] if results else 0} requests per row after a warm-up.
 Servers, each a process of its own on the same hub: **after** = this checkout (local embedder on
 {getattr(embedder, 'backend', 'its embedder')}, question lane; its question cache off, since every row asks the same
-300 questions); **before** = {baseline_name or 'not run'} (torch, one encode at a time), hybrid rows only;
+300 questions); **before** = {baseline_name or 'not run'} (the baseline commit's server with its default embedder), hybrid rows only{before_where};
 **after, cache** = this checkout with its question cache on, each question asked twice in a row;
 "fulltext" = a server without an embedder. "questions per embedding pass": the question lane's
 micro-batches during that row (from /healthz). SQL floor: `recall.recall_chunks` on a psycopg pool
