@@ -14,6 +14,7 @@ from memorywiki.server.embedders import (
     EmbedderError,
     OpenAIEmbedder,
     make_embedder,
+    onnx_available,
     runs_locally,
 )
 from tests.embedding_server import DIM, EmbeddingServer, start_embedding_server
@@ -168,7 +169,8 @@ def test_auto_picks_local_when_importable(monkeypatch, tmp_path):
     monkeypatch.syspath_prepend(str(tmp_path))
     embedder = make_embedder(Settings(embedder="auto"))
     assert runs_locally(embedder)
-    assert embedder.name == "local:all-MiniLM-L6-v2"
+    # ONNX Runtime, when installed, runs the int8 model by default (a space of its own)
+    assert embedder.name == "local:all-MiniLM-L6-v2" + ("-int8" if onnx_available() else "")
     assert "torch" not in sys.modules and "sentence_transformers" not in sys.modules
 
 
@@ -182,7 +184,7 @@ def test_auto_local_needs_the_model(monkeypatch, tmp_path):
     model_dir = tmp_path / "my-minilm"
     model_dir.mkdir()
     embedder = make_embedder(Settings(embedder="auto", local_model_dir=str(model_dir)))
-    assert runs_locally(embedder) and embedder.name == "local:my-minilm"
+    assert runs_locally(embedder) and embedder.name == "local:my-minilm" + ("-int8" if onnx_available() else "")
     assert make_embedder(Settings(embedder="auto", local_model_dir=str(tmp_path / "missing"))) is None
 
 

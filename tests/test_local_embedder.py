@@ -31,7 +31,9 @@ def model_dir(tmp_path_factory):
 
 
 def onnx_embedder(model_dir, data_dir, **settings) -> OnnxEmbedder:
-    """ONNX Runtime in this (test) process; a server runs it in a child: test_onnx_privacy.py."""
+    """ONNX Runtime in this (test) process; a server runs it in a child: test_onnx_privacy.py.
+    fp32 unless asked (int8, the default, gives close but not equal vectors)."""
+    settings.setdefault("local_quantize", False)
     embedder = make_embedder(Settings(embedder="local", local_model_dir=str(model_dir), data_dir=data_dir,
                                       **settings), onnx_in_process=True)
     assert isinstance(embedder, OnnxEmbedder)
@@ -195,7 +197,7 @@ def test_a_server_indexes_and_recalls_with_the_local_model(make_client, model_di
     assert set(ranked) == {"Cats", "Rockets"}
     assert all(r["vector_rank"] is not None for r in ranked.values())
     assert ranked["Rockets"]["fts_rank"] == 1 and ranked["Cats"]["fts_rank"] is None
-    assert client.get("/healthz").json()["embedder"] == "local:tiny-bert"
+    assert client.get("/healthz").json()["embedder"] == "local:tiny-bert-int8"  # the default: int8
 
 
 @pytest.mark.slow  # a worker subprocess
@@ -231,7 +233,8 @@ async def test_a_server_runs_onnx_runtime_in_a_child_that_is_replaced_when_it_di
     import os
     import signal
 
-    embedder = make_embedder(Settings(embedder="local", local_model_dir=str(model_dir), data_dir=tmp_path))
+    embedder = make_embedder(Settings(embedder="local", local_model_dir=str(model_dir), data_dir=tmp_path,
+                                      local_quantize=False))
     assert isinstance(embedder, OnnxChildEmbedder) and embedder.name == "local:tiny-bert"
     try:
         expected = reference_embed(model_dir, TEXTS)

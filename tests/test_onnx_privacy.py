@@ -52,7 +52,7 @@ def test_a_server_on_the_onnx_embedder_leaves_no_device_id(database_url, tmp_pat
     base = server.url
     try:
         health = httpx.get(f"{base}/healthz").json()
-        assert health["embedder"] == "local:tiny-bert" and health["worker"] == "process"
+        assert health["embedder"] == "local:tiny-bert-int8" and health["worker"] == "process"
         token = httpx.post(f"{base}/api/hubs", json={"slug": "pets"}).json()["owner_token"]
         auth = {"Authorization": f"Bearer {token}"}
         for title, body in (("Cats", "cats purr when warm"), ("Rockets", "rockets need fuel and oxygen")):

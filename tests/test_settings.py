@@ -66,6 +66,15 @@ def test_defaults_and_overrides():
     assert Settings.from_env(ENV, database_url=None).database_url == "postgresql://db/x"  # None: not an override
 
 
+def test_the_local_model_runs_int8_unless_told_otherwise():
+    """int8 is the default (half the CPU per question at the same quality); an fp32 index is
+    kept by MEMORYWIKI_LOCAL_INT8=0."""
+    assert Settings.from_env({}).local_quantize
+    assert Settings.from_env({"MEMORYWIKI_LOCAL_INT8": "1"}).local_quantize
+    assert not Settings.from_env({"MEMORYWIKI_LOCAL_INT8": "0"}).local_quantize
+    assert not Settings.from_env({"MEMORYWIKI_LOCAL_INT8": "off"}).local_quantize
+
+
 @pytest.mark.parametrize("name, value, words", [
     ("MEMORYWIKI_EMBED_BATCH", "lots", "MEMORYWIKI_EMBED_BATCH must be a whole number, not 'lots'"),
     ("MEMORYWIKI_FETCH_TIMEOUT", "5s", "MEMORYWIKI_FETCH_TIMEOUT must be a number, not '5s'"),
