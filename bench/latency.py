@@ -131,7 +131,14 @@ def before_copy(pg: Postgres, name: str, model: str) -> str:
     copy = f"{name}_before"
     pg.drop(copy)
     with psycopg.connect(pg.url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{copy}" TEMPLATE "{name}" STRATEGY FILE_COPY')
+        for attempt in range(30):  # an autovacuum worker on the template makes it busy for a moment
+            try:
+                conn.execute(f'CREATE DATABASE "{copy}" TEMPLATE "{name}" STRATEGY FILE_COPY')
+                break
+            except psycopg.errors.ObjectInUse:
+                if attempt == 29:
+                    raise
+                time.sleep(1)
     url = pg.db_url(copy)
     record_space(url, model)
     return url
