@@ -314,13 +314,17 @@ async def _measure(opts: Options, url: str, size: int, questions: list[str], qve
         main = stack.enter_context(Proc("serve", url, logs, worker="external", extra_env=after_env))
         plain = stack.enter_context(Proc("serve", url, logs, embedder="none", worker="external"))
         cached = stack.enter_context(Proc("serve", url, logs, worker="external"))
+        # the baseline's question cache off too, when it has one (a server ignores unknown settings)
         before = stack.enter_context(Proc("serve", before_url or url, logs, worker="external",
-                                          extra_env=baseline)) if baseline else None
+                                          extra_env={**baseline, "MEMORYWIKI_QUESTION_CACHE": "0"})) if baseline else None
         runs = [("after", "vector", main), ("after", "fulltext", plain), ("after", "hybrid", main)]
         if before is not None:
             runs.append(("before", "hybrid", before))
-        for _, mode, server in runs:  # warm-up: model loaded, pools filled, plans cached
-            await http_run(server.url, questions, mode, 4, 8 if opts.smoke else 40)
+        # warm-up: model loaded, pools filled, plans cached; at 1M chunks the HNSW graph (~2 GB)
+        # is read from disk by the first questions, so more of them
+        warm = 8 if opts.smoke else (40 if size < 1000000 else 300)
+        for _, mode, server in runs:
+            await http_run(server.url, questions, mode, 4, warm)
         db = Database(url, min_size=1, max_size=16)
         await db.open()
         try:
