@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import select
 from typing import Awaitable, Callable, TypeVar
 
 import psycopg
@@ -54,32 +53,6 @@ async def _configure_public(conn: psycopg.AsyncConnection) -> None:
     await conn.commit()
 
 
-def _has_input(conn: psycopg.AsyncConnection) -> bool:
-    """Whether the server sent something to an idle connection (or closed it): nothing else
-    ever does, so this is how a connection broken by a PostgreSQL restart shows, locally."""
-    try:
-        fd = conn.fileno()
-        if hasattr(select, "poll"):
-            poller = select.poll()
-            poller.register(fd, select.POLLIN | select.POLLPRI)
-            return bool(poller.poll(0))
-        return bool(select.select([fd], [], [], 0)[0])
-    except (OSError, ValueError, psycopg.Error):
-        return True  # cannot tell: ask the server
-
-
-async def check_connection(conn: psycopg.AsyncConnection) -> None:
-    """The pool's check as a connection leaves it, without a round trip when nothing is wrong.
-
-    An idle connection is never written to by PostgreSQL unless it is going away: on a restart
-    or a terminated backend the server sends its goodbye and closes the socket, which the
-    connection can see without asking. Only then (or when closed) does the check query the
-    server as psycopg_pool's own check does, which fails and makes the pool connect afresh.
-    The query on every checkout cost a round trip per request (two per recall)."""
-    if conn.closed or _has_input(conn):
-        await AsyncConnectionPool.check_connection(conn)
-
-
 class Database:
     """`owner` may touch every table; `public` runs as the restricted role, which row-level
     security and column grants limit to public rows and columns (migrations/0006_privacy.sql)."""
@@ -89,7 +62,7 @@ class Database:
         # check: a connection is tested as it leaves the pool, so after PostgreSQL restarts a
         # request gets a fresh connection instead of a dead one. timeout: how long a request
         # waits for a connection (then 503 with Retry-After, server/errors.py).
-        common = dict(min_size=min_size, max_size=max_size, open=False, timeout=timeout, check=check_connection)
+        common = dict(min_size=min_size, max_size=max_size, open=False, timeout=timeout, check=AsyncConnectionPool.check_connection)
         self.owner = AsyncConnectionPool(url, configure=_configure_owner, kwargs={"row_factory": dict_row}, **common)
         # Public reads autocommit: each of them is one statement (READ COMMITTED gives every
         # statement its own snapshot anyway), so a BEGIN and a COMMIT around it were two more
