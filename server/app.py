@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from dataclasses import replace
 from pathlib import Path
 from typing import AsyncIterator, Callable
 
@@ -68,7 +69,9 @@ def create_app(settings: Settings | None = None, *,
                 if child is None:
                     child = runs_locally(embedder)
                 if child:
-                    state.worker_process = WorkerProcess(settings, db.url)
+                    # its passes yield to the questions our embedding child publishes
+                    board = embedder.question_board() if hasattr(embedder, "question_board") else None
+                    state.worker_process = WorkerProcess(replace(settings, question_board=board), db.url)
                     state.worker_process.start()
                 else:
                     state.worker = Worker(db, embedder, batch=max(1, settings.embed_batch // 4), edges=settings.edge_rule,

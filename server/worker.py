@@ -224,10 +224,6 @@ def _run(settings: Settings, embedder_factory: Callable[[Settings], Embedder | N
 
 # ---------------------------------------------------------------- the server's child worker
 
-# The child's CPU priority below the server's: on a small machine the kernel then runs the
-# server's question embedding first whenever both want a core, and indexing takes the rest.
-CHILD_NICE = 10
-
 
 async def _orphan_watch(parent_pid: int, stop: Callable[[], None]) -> None:
     """Stop when the server is gone (even after a kill -9, which sends the child nothing)."""
@@ -261,7 +257,8 @@ class WorkerProcess:
         self.popen = subprocess.Popen(
             [sys.executable, "-m", "memorywiki.server.worker", "--child-of", str(os.getpid())],
             stdin=subprocess.PIPE, start_new_session=True, env=child_env())
-        os.setpriority(os.PRIO_PROCESS, self.popen.pid, min(19, os.getpriority(os.PRIO_PROCESS, 0) + CHILD_NICE))
+        os.setpriority(os.PRIO_PROCESS, self.popen.pid,
+                       min(19, os.getpriority(os.PRIO_PROCESS, 0) + max(0, self.settings.worker_nice)))
         assert self.popen.stdin is not None
         self.popen.stdin.write(json.dumps(payload).encode())
         self.popen.stdin.close()
