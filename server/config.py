@@ -66,6 +66,10 @@ class Settings:
     in_process_worker: bool = True
     worker_process: bool | None = None
     worker_max_backoff: float = 60.0  # longest wait between tries while the embedder is down
+    # texts a worker embeds per batch at most: a bigger doc is indexed a slice at a time, its
+    # vectors written as they come (indexer.index_docs). 64 chunks of ~1,200 chars are ~2 s of
+    # a 2-core CPU with all-MiniLM-L6-v2, so a page saved behind a 5 MB one waits seconds, not minutes
+    index_slice: int = 64
     # the child worker's CPU priority below the server's (worker.WorkerProcess); the kernel gives
     # a nice-5 process ~1/3 of a nice-0 one's share (weights 335 vs 1024), nice 10 ~1/9: under
     # saturating recall nice 10 starved indexing (96 chunks in 240 s, bench/results/underload.md)
@@ -155,6 +159,7 @@ class Settings:
             worker_process={"process": True, "inprocess": False}.get(worker),
             worker_max_backoff=read.get("MEMORYWIKI_WORKER_MAX_BACKOFF", float, cls.worker_max_backoff),
             worker_nice=read.get("MEMORYWIKI_WORKER_NICE", int, cls.worker_nice),
+            index_slice=read.get("MEMORYWIKI_INDEX_SLICE", int, cls.index_slice),
             db_timeout=read.get("MEMORYWIKI_DB_TIMEOUT", float, cls.db_timeout),
             rerank_url=read.text("MEMORYWIKI_RERANK_URL"),
             rerank_model=read.text("MEMORYWIKI_RERANK_MODEL"),

@@ -161,8 +161,15 @@ async def _embed(embedder: Embedder, db: Database, texts: list[str]) -> list[lis
 
 
 async def index_docs(db: Database, embedder: Embedder, doc_ids: list[str],
-                     edges: EdgeRule = EdgeRule()) -> dict[str, Any]:
+                     edges: EdgeRule = EdgeRule(), *, slice_inputs: int | None = None) -> dict[str, Any]:
     """Embed what each doc owes in one batched call; return a report per doc id.
+
+    `slice_inputs` (the worker's): embed at most this many inputs in this call, smallest docs
+    first. A doc that does not fit gets its first chunks' vectors written (it stays owed: the
+    rest are still missing) and its claim let go, like the docs left for next time. So a 5 MB
+    page (~4,000 chunks, minutes of CPU) shows its progress as it goes and never holds back
+    the pages saved after it; without it, nothing of a 32-doc batch holding such a page was
+    written for the whole 240 s of bench/underload.py's window.
 
     Raises EmbedderError with nothing written when the embedder fails.
     """
@@ -179,17 +186,54 @@ async def index_docs(db: Database, embedder: Embedder, doc_ids: list[str],
         # would hold the doc for the whole lease, so a restore or an edit right after the
         # delete would wait minutes to be indexed.
         await conn.execute(RELEASE_DOCS, ([d for d in doc_ids if d in reports],))
-    if plans:
-        texts = [text for plan in plans for text in plan.inputs]
-        vectors = await _embed(embedder, db, texts) if texts else []
-        offset = 0
-        async with db.owner.connection() as conn:
-            for plan in plans:
-                plan.vectors = vectors[offset:offset + len(plan.inputs)]
-                offset += len(plan.inputs)
-                await _write_doc(conn, plan, edges)
-                reports[plan.doc_id] = plan.report()
+    whole, part, later = _fit(plans, slice_inputs)
+    texts = [text for plan in whole for text in plan.inputs]
+    if part is not None:
+        plan, take = part
+        texts += plan.inputs[:take]
+    if not plans:
+        return reports
+    vectors = await _embed(embedder, db, texts) if texts else []
+    offset = 0
+    async with db.owner.connection() as conn:
+        for plan in whole:
+            plan.vectors = vectors[offset:offset + len(plan.inputs)]
+            offset += len(plan.inputs)
+            await _write_doc(conn, plan, edges)
+            reports[plan.doc_id] = plan.report()
+        if part is not None:
+            plan, take = part
+            async with conn.transaction(), conn.cursor() as cur:
+                await cur.executemany(
+                    "UPDATE chunks SET embedding = %s WHERE id = %s AND hash = %s",
+                    [(vec, c["id"], c["hash"]) for c, vec in zip(plan.missing[:take], vectors[offset:])])
+            reports[plan.doc_id] = {"partly": {"chunks_embedded": take, "chunks_left": len(plan.missing) - take}}
+        for plan in later:
+            reports[plan.doc_id] = {"later": True}
+        await conn.execute(RELEASE_DOCS, ([p.doc_id for p in later] + ([part[0].doc_id] if part else []),))
     return reports
+
+
+def _fit(plans: list[DocPlan], budget: int | None) -> tuple[list[DocPlan], tuple[DocPlan, int] | None, list[DocPlan]]:
+    """(docs embedded whole, (a doc embedded in part, how many of its inputs), docs left for later):
+    the smallest first, within `budget` inputs; the first doc always gets a share."""
+    if budget is None:
+        return plans, None, []
+    whole: list[DocPlan] = []
+    part = None
+    later: list[DocPlan] = []
+    budget = max(1, budget)
+    for plan in sorted(plans, key=lambda p: len(p.inputs)):
+        n = len(plan.inputs)
+        if n <= budget:
+            whole.append(plan)
+            budget -= n
+        elif part is None and budget > 0 and plan.doc_input is None:  # chunks only: a prefix of them
+            part = (plan, budget)
+            budget = 0
+        else:
+            later.append(plan)
+    return whole, part, later
 
 
 # ---------------------------------------------------------------- bundles

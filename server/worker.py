@@ -41,8 +41,9 @@ class Worker:
 
     def __init__(self, db: Database, embedder: Embedder, *, batch: int = 32,
                  idle_seconds: float = 1.0, retry_seconds: float = 1.0, max_backoff: float = 60.0,
-                 edges: EdgeRule = EdgeRule()):
+                 edges: EdgeRule = EdgeRule(), slice_inputs: int | None = None):
         self.db = db
+        self.slice_inputs = slice_inputs  # inputs embedded per batch at most (indexer.index_docs)
         self.edges = edges
         self.embedder = embedder
         self.batch = batch
@@ -96,7 +97,7 @@ class Worker:
             return 0
         try:
             if doc_ids:
-                await index_docs(self.db, self.embedder, doc_ids, self.edges)
+                await index_docs(self.db, self.embedder, doc_ids, self.edges, slice_inputs=self.slice_inputs)
             for bundle_id in bundle_ids:
                 await index_bundle(self.db, self.embedder, bundle_id)
         except EmbedderError as exc:
@@ -192,7 +193,7 @@ def _run(settings: Settings, embedder_factory: Callable[[Settings], Embedder | N
         loops = []
         if embedder is not None:
             loops.append(Worker(db, embedder, batch=settings.embed_batch // 4 or 1, edges=settings.edge_rule,
-                                max_backoff=settings.worker_max_backoff))
+                                max_backoff=settings.worker_max_backoff, slice_inputs=settings.index_slice))
         curator = make_curator(settings, db, have_embedder=embedder is not None)
         if curator is not None:
             await start_curator(curator)

@@ -205,6 +205,9 @@ def test_with_the_local_model_indexing_runs_in_a_child_process(make_client, mode
     """The default with the local embedder: encoding pages never shares the server's process."""
     client = make_client(embedder="local", local_model_dir=str(model_dir), data_dir=tmp_path)
     assert client.get("/healthz").json()["worker"] == "process"
+    # its indexing passes yield to the questions of the server's embedding child (another process)
+    state = client.app.state.mw
+    assert state.worker_process.settings.question_board == state.embedder.question_board()
     token = client.post("/api/hubs", json={"slug": "kids"}).json()["owner_token"]
     client.post("/api/docs", json={"hub": "kids", "title": "Rockets", "markdown": "rockets need fuel"},
                 headers={"Authorization": f"Bearer {token}"})
@@ -259,3 +262,95 @@ async def test_a_server_runs_onnx_runtime_in_a_child_that_is_replaced_when_it_di
 async def _until(check) -> None:
     while not check():
         await asyncio.sleep(0.01)
+
+
+def _held_question_run(embedder, log: list, held: threading.Event, release: threading.Event, who: str = ""):
+    """Record every pass in `log` as (who + "question" | who + "bulk", texts); the question
+    "hold me" stays in flight until `release` is set."""
+    run = embedder._run
+
+    def recorded(texts):
+        if texts == ["hold me"]:
+            held.set()
+            release.wait(60)
+        elif texts and texts[0].startswith("question "):
+            log.append((who + "question", len(texts)))
+        else:
+            log.append((who + "bulk", len(texts)))
+        return run(texts)
+
+    embedder._run = recorded
+
+
+async def test_indexing_still_gets_done_under_a_stream_of_questions(model_dir, tmp_path):
+    """Questions that never leave the lane empty do not starve indexing: a waiting pass goes
+    after `local_floor_questions` answered, one text at a time while questions flow. (Before the
+    floor, the pass waited for an empty lane, which never came: 96 chunks in 240 s under load.)"""
+    embedder = onnx_embedder(model_dir, tmp_path, local_batch=4, local_floor_questions=3,
+                             local_floor_ms=600_000)  # only the question count lets indexing go here
+    await embedder.embed(["warm up"])
+    log: list = []
+    held, release = threading.Event(), threading.Event()
+    _held_question_run(embedder, log, held, release)
+    holding = asyncio.create_task(embedder.embed_questions(["hold me"]))  # the lane is never empty
+    try:
+        await asyncio.to_thread(held.wait, 30)
+        bulk = asyncio.create_task(embedder.embed(TEXTS))
+        asked = 0
+        while not bulk.done() and asked < 500:  # a stream of questions, one after another
+            await embedder.embed_questions([f"question {asked}"])
+            asked += 1
+        assert bulk.done(), f"indexing starved: nothing done after {asked} questions"
+        vectors = np.array(await bulk)
+        assert np.abs(vectors - reference_embed(model_dir, TEXTS)).max() < 1e-4
+        passes = [kind for kind, n in log]
+        assert passes.count("bulk") == len(TEXTS)  # one text a pass while questions flow, not 4
+        assert all(n == 1 for kind, n in log if kind == "bulk")
+        # questions first: 3 answered before the first indexing pass, and 3 for each pass
+        assert passes.index("bulk") >= 3 and asked >= 3 * len(TEXTS), passes
+    finally:
+        release.set()
+        await holding
+
+
+async def test_the_indexing_child_yields_to_the_questions_of_the_embedding_child(model_dir, tmp_path):
+    """A server answers questions in one process and indexes in another (each its own model):
+    the indexing one reads the questions in flight from the board the other publishes, so it
+    holds its passes while a question runs there, and still gets its floor."""
+    from memorywiki.server.question_board import QuestionBoard
+
+    board = QuestionBoard.create()
+    try:
+        asker = onnx_embedder(model_dir, tmp_path, question_board=board.path)
+        asker.gate.board.publish(0, 0)  # what the embedding child does at start
+        indexer = onnx_embedder(model_dir, tmp_path, question_board=board.path, local_batch=4,
+                                local_floor_questions=3, local_floor_ms=600_000)
+        await asker.embed_questions(["warm up"])
+        await indexer.embed(["warm up"])
+        log: list = []
+        held, release = threading.Event(), threading.Event()
+        _held_question_run(asker, log, held, release, who="asker ")
+        _held_question_run(indexer, log, threading.Event(), threading.Event(), who="indexer ")
+        holding = asyncio.create_task(asker.embed_questions(["hold me"]))
+        try:
+            await asyncio.to_thread(held.wait, 30)
+            bulk = asyncio.create_task(indexer.embed(TEXTS[:3]))
+            asked = 0
+            while not bulk.done() and asked < 500:
+                await asker.embed_questions([f"question {asked}"])
+                asked += 1
+            assert bulk.done(), f"indexing starved: nothing done after {asked} questions"
+            assert len(await bulk) == 3
+            passes = [kind for kind, n in log]
+            assert passes.count("indexer bulk") == 3
+            assert passes.index("indexer bulk") >= 3  # it waited for 3 questions of the other process
+        finally:
+            release.set()
+            await holding
+        # with no question in flight there and none answered since its last pass, a full pass
+        await indexer.embed(["settle"])  # one text: a question was answered since the last pass
+        log.clear()
+        await indexer.embed(TEXTS[:4])
+        assert log == [("indexer bulk", 4)]
+    finally:
+        board.unlink()

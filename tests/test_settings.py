@@ -40,6 +40,10 @@ ENV = {
     "MEMORYWIKI_AUTOSAVE_SECONDS": "2.5",
     "MEMORYWIKI_WORKER_MAX_BACKOFF": "7",
     "MEMORYWIKI_DB_TIMEOUT": "3.5",
+    "MEMORYWIKI_LOCAL_FLOOR_QUESTIONS": "4",
+    "MEMORYWIKI_LOCAL_FLOOR_MS": "250",
+    "MEMORYWIKI_LOCAL_FLOOR_BATCH": "2",
+    "MEMORYWIKI_WORKER_NICE": "3",
 }
 
 
@@ -55,6 +59,7 @@ def test_every_variable_is_read():
     assert (s.graph_max_distance, s.graph_max_neighbours, s.autosave_seconds) == (0.3, 7, 2.5)
     assert (s.edge_rule.max_distance, s.edge_rule.max_neighbours) == (0.3, 7)
     assert (s.worker_max_backoff, s.db_timeout) == (7.0, 3.5)
+    assert (s.local_floor_questions, s.local_floor_ms, s.local_floor_batch, s.worker_nice) == (4, 250.0, 2, 3)
     assert "sk-test" not in repr(s)  # the key stays out of logs
 
 
