@@ -306,3 +306,49 @@ def test_a_doc_deleted_after_its_claim_and_restored_is_indexed_at_once(manual, e
 
     assert asyncio.run(claim_delete_index_restore()) == [doc_id]
     assert embedding_server.calls == 0  # nothing was embedded for the deleted doc
+
+
+def test_a_big_doc_is_indexed_a_slice_at_a_time_and_holds_nothing_back(manual, embedding_server, settings):
+    """A worker embeds at most `slice_inputs` texts a batch, smallest docs first: a big page gets
+    its first chunks' vectors written and stays owed (so its progress shows, and the pages saved
+    after it are not held back for the whole page), and each chunk is embedded exactly once."""
+    import asyncio
+
+    from memorywiki.server.embedders import make_embedder
+    from memorywiki.server.store.db import Database
+    from memorywiki.server.worker import Worker
+
+    h = owner_hub(manual)
+    big = create(manual, h, title="Big", markdown="".join(
+        f"# Section {i}\n\nAnimal number {i} lives in section {i} of the big page.\n\n" for i in range(10)))
+    small = create(manual, h, title="Small", markdown="# Tiny\n\nA small page saved after the big one.\n")
+    embedding_server.reset()
+
+    def embedded(doc_id):
+        return db_rows(settings, "SELECT count(*) FILTER (WHERE embedding IS NOT NULL), count(*) FROM chunks"
+                                 " WHERE doc_id = %s", (doc_id,))[0]
+
+    async def run_once(worker) -> None:
+        await worker.run_once()
+
+    async def index() -> list:
+        db = Database(settings.database_url, min_size=1, max_size=2)
+        await db.open()
+        worker = Worker(db, make_embedder(settings), batch=10, slice_inputs=4)
+        try:
+            await run_once(worker)
+            first = (embedded(big), embedded(small))
+            for _ in range(10):
+                await run_once(worker)
+            return [first, (embedded(big), embedded(small))]
+        finally:
+            await worker.close()
+            await db.close()
+
+    first, last = asyncio.run(index())
+    assert first == ((3, 10), (1, 1))  # the small page whole, the big one's first 3 chunks
+    assert last == ((10, 10), (1, 1))
+    assert manual.get("/healthz").json()["owed"] == 0
+    assert embedding_server.inputs == 11  # every chunk once: nothing embedded twice
+    assert_vectors_current(settings, big)
+    assert_vectors_current(settings, small)
