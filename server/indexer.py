@@ -115,6 +115,17 @@ async def _plan_doc(conn, doc_id: str) -> DocPlan | dict[str, Any] | None:
     )
 
 
+RELEASE_DOCS = "UPDATE docs SET claimed_until = NULL, claimed_by = NULL WHERE id = ANY(%s)"
+RELEASE_BUNDLES = "UPDATE bundles SET claimed_until = NULL, claimed_by = NULL WHERE id = ANY(%s)"
+
+
+async def _store_chunk_vectors(conn, chunks: list[dict[str, Any]], vectors: list[list[float]]) -> None:
+    """Each vector onto its chunk, only if the chunk still has the text that was embedded."""
+    async with conn.cursor() as cur:
+        await cur.executemany("UPDATE chunks SET embedding = %s WHERE id = %s AND hash = %s",
+                              [(vec, c["id"], c["hash"]) for c, vec in zip(chunks, vectors)])
+
+
 async def _write_doc(conn, plan: DocPlan, edges: EdgeRule) -> bool:
     """Store the vectors; mark the doc indexed only if it did not change meanwhile. The doc's
     vector changed, so its graph edges are measured again (its own rows only)."""
@@ -125,14 +136,9 @@ async def _write_doc(conn, plan: DocPlan, edges: EdgeRule) -> bool:
         )).fetchone()
         if doc is None:
             return False
-        async with conn.cursor() as cur:
-            await cur.executemany(
-                "UPDATE chunks SET embedding = %s WHERE id = %s AND hash = %s",
-                [(vec, c["id"], c["hash"]) for c, vec in zip(plan.missing, vectors)],
-            )
+        await _store_chunk_vectors(conn, plan.missing, vectors)
         if doc["source_hash"] != plan.source_hash:
-            await conn.execute("UPDATE docs SET claimed_until = NULL, claimed_by = NULL WHERE id = %s",
-                               (plan.doc_id,))
+            await conn.execute(RELEASE_DOCS, ([plan.doc_id],))
             return False
         if plan.doc_input is None:
             await conn.execute(DOC_VECTOR_FROM_CHUNKS, {"doc": plan.doc_id})
@@ -146,10 +152,6 @@ async def _write_doc(conn, plan: DocPlan, edges: EdgeRule) -> bool:
             (plan.current_hashes, plan.doc_id),
         )
     return True
-
-
-RELEASE_DOCS = "UPDATE docs SET claimed_until = NULL, claimed_by = NULL WHERE id = ANY(%s)"
-RELEASE_BUNDLES = "UPDATE bundles SET claimed_until = NULL, claimed_by = NULL WHERE id = ANY(%s)"
 
 
 async def _embed(embedder: Embedder, db: Database, texts: list[str]) -> list[list[float]]:
@@ -186,13 +188,13 @@ async def index_docs(db: Database, embedder: Embedder, doc_ids: list[str],
         # would hold the doc for the whole lease, so a restore or an edit right after the
         # delete would wait minutes to be indexed.
         await conn.execute(RELEASE_DOCS, ([d for d in doc_ids if d in reports],))
+    if not plans:
+        return reports
     whole, part, later = _fit(plans, slice_inputs)
     texts = [text for plan in whole for text in plan.inputs]
     if part is not None:
         plan, take = part
         texts += plan.inputs[:take]
-    if not plans:
-        return reports
     vectors = await _embed(embedder, db, texts) if texts else []
     offset = 0
     async with db.owner.connection() as conn:
@@ -203,10 +205,8 @@ async def index_docs(db: Database, embedder: Embedder, doc_ids: list[str],
             reports[plan.doc_id] = plan.report()
         if part is not None:
             plan, take = part
-            async with conn.transaction(), conn.cursor() as cur:
-                await cur.executemany(
-                    "UPDATE chunks SET embedding = %s WHERE id = %s AND hash = %s",
-                    [(vec, c["id"], c["hash"]) for c, vec in zip(plan.missing[:take], vectors[offset:])])
+            async with conn.transaction():
+                await _store_chunk_vectors(conn, plan.missing[:take], vectors[offset:])
             reports[plan.doc_id] = {"partly": {"chunks_embedded": take, "chunks_left": len(plan.missing) - take}}
         for plan in later:
             reports[plan.doc_id] = {"later": True}
@@ -272,8 +272,7 @@ async def index_bundle(db: Database, embedder: Embedder, bundle_id: str) -> dict
         if cur.rowcount == 0:
             # Changed while it was being embedded: release the claim, so the new text is
             # indexed now rather than when the lease runs out.
-            await conn.execute("UPDATE bundles SET claimed_until = NULL, claimed_by = NULL WHERE id = %s",
-                               (bundle_id,))
+            await conn.execute(RELEASE_BUNDLES, ([bundle_id],))
     return {"embedded": {"bundle": True}}
 
 

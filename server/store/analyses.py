@@ -68,8 +68,7 @@ async def write(conn: psycopg.AsyncConnection, bundle_id: str, input_hash: str, 
     async with conn.transaction():
         row = await (await conn.execute(
             "SELECT bundle_analysis_hash(id) AS h FROM bundles WHERE id = %s FOR NO KEY UPDATE", (bundle_id,))).fetchone()
-        await conn.execute(
-            "UPDATE bundles SET analysis_claimed_until = NULL, analysis_claimed_by = NULL WHERE id = %s", (bundle_id,))
+        await let_go(conn, bundle_id)
         if row is None or row["h"] != input_hash:
             return False
         await conn.execute(

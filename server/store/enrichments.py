@@ -98,8 +98,7 @@ async def write(conn: psycopg.AsyncConnection, doc_id: str, source_hash: str, en
             "SELECT source_hash, hub_id FROM docs WHERE id = %s AND deleted_at IS NULL FOR NO KEY UPDATE", (doc_id,)
         )).fetchone()
         if doc is None or doc["source_hash"] != source_hash:
-            await conn.execute("UPDATE docs SET enrich_claimed_until = NULL, enrich_claimed_by = NULL WHERE id = %s",
-                               (doc_id,))
+            await let_go(conn, doc_id)
             return False
         await conn.execute(
             """INSERT INTO enrichments (doc_id, hub_id, source_hash, mode, model, data, missing, note,
