@@ -147,9 +147,11 @@ def run(opts: Options, pg: Postgres) -> dict:
     killed_done = [r for r in done if r["pid"] == killed.pid]
     in_flight = sum(r["inputs"] for r in killed_sent) - sum(r["inputs"] for r in killed_done)
     # answered just before the kill but never committed: those chunks stayed owed and the other
-    # worker embedded them again (the one duplicate a crash may cost: one batch, never a race)
+    # worker embedded them again (the one duplicate a crash may cost: one batch, never a race).
+    # Each doc of a batch commits on its own, so the kill may land after some of the batch's
+    # docs were written: anything from none to all of that last batch can be embedded again.
     last_done = killed_done[-1]["inputs"] if killed_done else 0
-    unwritten = last_done if last_done and done_inputs - last_done == chunks else 0
+    unwritten = done_inputs - chunks if 0 < done_inputs - chunks <= last_done else 0
     exact = done_inputs - unwritten == chunks
     ok = not load["errors"] and owed == 0 and embedded == chunks and exact
     latency_rows = [[kind, len(ms), pct(ms, 50), pct(ms, 95)] for kind, ms in load["latency"].items()]
@@ -167,7 +169,7 @@ are acknowledged; the other worker carries on alone.
 | chunks with a vector at the end | {embedded} |
 | embedding inputs answered to the workers | {done_inputs} ({', '.join(f'{n} by pid {pid}' for pid, n in sorted(per_worker.items()))}) |
 | inputs sent by the killed worker without an answer (in flight at the kill, embedded again by the other) | {in_flight} |
-| inputs answered to the killed worker but not committed before the kill (embedded again by the other) | {unwritten} |
+| inputs answered to the killed worker but not committed before the kill (embedded again by the other; at most its last batch, {last_done}) | {unwritten} |
 | inputs answered and committed, i.e. chunks embedded | {done_inputs - unwritten} |
 | inputs embedded for recall questions (servers) | {questions} |
 | owed at the end | {owed} |
