@@ -50,7 +50,7 @@ def parse(argv: list[str] | None = None) -> tuple[str, Options]:
     parser.add_argument("--soak-seconds", type=float, default=None, help="soak: how long the load runs (default 600)")
     parser.add_argument("--baseline", type=str, default="i9-landed",
                         help="latency, underload: the git commit whose server gives the 'before' figures "
-                             "(latency: none for no 'before' rows)")
+                             "(none: no 'before' rows)")
     parser.add_argument("--embed-cache", type=Path, default=None,
                         help="quality/locomo: reuse vectors of texts embedded before (bench/embcache.py); "
                              "indexing times then do not measure embedding")

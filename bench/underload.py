@@ -178,7 +178,9 @@ async def _main(opts: Options, pg: Postgres) -> dict:
         configs = [("after", {"MEMORYWIKI_QUESTION_CACHE": "0"}, "auto",
                     "this checkout: question lane, indexing in a child process (nice 5) whose passes "
                     "yield to questions with a floor (one chunk at least every 8 questions answered or 500 ms)")]
-        if not opts.smoke:  # the smoke run has no "before" server (nor, in CI's copy, any git history)
+        # the smoke run has no "before" server (nor, in CI's copy, any git history); --baseline none
+        # skips it too (a quicker run of this checkout alone, while tuning)
+        if not opts.smoke and ref != "none":
             try:
                 configs.insert(0, ("before", baseline_env(ref), "inprocess",
                                    f"{describe(ref)}: one lock for every encode, indexing in the server process"))

@@ -79,11 +79,21 @@ def create_app(settings: Settings | None = None, *,
                     task = asyncio.create_task(state.worker.run())
             if runs_locally(embedder):  # so the first question does not wait for it
                 warm_up = asyncio.create_task(asyncio.to_thread(embedder.load_quietly))
+            # The curator (what /healthz reports) runs where this server's indexing runs: in its
+            # child process when there is one (enriching a 5 MB page extractively is seconds of
+            # pure Python, which in this process held up every request: bench/results/underload.md),
+            # else here, or in `memorywiki worker` processes (external).
             state.curator = make_curator(settings, db, have_embedder=embedder is not None)
             if state.curator is not None:
-                await start_curator(state.curator)
-                if settings.in_process_worker:
+                if state.worker_process is not None:
+                    state.curation_runs_in = "process"
+                elif settings.in_process_worker:
+                    await start_curator(state.curator)
                     curation_task = asyncio.create_task(state.curator.run())
+                    state.curation_runs_in = "server"
+                else:
+                    await start_curator(state.curator)
+                    state.curation_runs_in = "external"
             app.state.mw = state
             log.info("Memory.Wiki ready (embedder: %s, curation: %s)", embedder.name if embedder else "none",
                      curation_mode(state.curator))

@@ -24,6 +24,7 @@ class AppState:
     limits: RateLimits
     worker: Any = None  # the in-process Worker, when running
     curator: Any = None  # the Curator (server/curation/worker.py), None when curation is off
+    curation_runs_in: str | None = None  # "server", "process" (the worker child) or "external"
     worker_process: Any = None  # the child-process worker (WorkerProcess), when running
     questions: Any = None  # the QuestionLane recall embeds through, when there is an embedder
     reranker: Any = None  # the optional rerank stage (server/rerank.py), when configured

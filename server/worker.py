@@ -235,18 +235,21 @@ async def _orphan_watch(parent_pid: int, stop: Callable[[], None]) -> None:
 
 
 class WorkerProcess:
-    """The server's indexing, in a child process of its own (`MEMORYWIKI_WORKER=process`, the
-    default with the local embedder). Encoding a page is seconds of CPU in the embedder and
-    of Python around it; in a process of its own, at a lower priority, it never holds the
-    server's interpreter or event loop while a question waits.
+    """The server's indexing and curation, in a child process of its own
+    (`MEMORYWIKI_WORKER=process`, the default with the local embedder). Encoding a page is
+    seconds of CPU in the embedder and of Python around it, enriching it extractively seconds
+    more; in a process of its own, at a lower priority, neither holds the server's interpreter
+    or event loop while a question waits.
 
     The child gets the server's Settings (on stdin, never on the command line or in a file,
     as they may hold API keys) with the server's database URL, so it shares an embedded
     PostgreSQL rather than starting another."""
 
     def __init__(self, settings: Settings, database_url: str) -> None:
-        # indexing only: the server runs the curator itself (it waits on a chat model, not the CPU)
-        self.settings = replace(settings, database_url=database_url, curation=False)
+        # indexing and curation: the extractive enrichment of a large doc is seconds of pure
+        # Python (and even with a chat model, reading a doc's chunk vectors and ranking them is
+        # CPU): here it never holds the server's interpreter while a request waits
+        self.settings = replace(settings, database_url=database_url)
         self.popen: subprocess.Popen | None = None
 
     @property

@@ -161,3 +161,39 @@ def test_the_child_worker_stops_when_its_server_is_killed(settings):
     finally:
         if parent.poll() is None:
             parent.kill()
+
+
+def test_the_servers_child_curates_and_the_server_process_does_none_of_it(make_client, chat_server):
+    """Curation goes with the indexing into the child: enriching a 5 MB page is seconds of CPU
+    (pure Python when extractive) that, in the server's process, held up every request
+    (bench/results/underload.md). With the child stopped (SIGSTOP), the server's own process
+    leaves the doc's enrichment owed and never asks the chat model; resumed, the child does it,
+    through the model (LLM mode works there: the settings, key included, reach it)."""
+    import json
+    import time
+
+    from tests.test_curation import DOC, VALID
+
+    client = make_client(worker_process=True, llm_model="test-chat", llm_base_url=chat_server.base_url,
+                         curation_vector_grace=0.0, curation_retry_seconds=0.2)
+    assert client.get("/healthz").json()["curation"]["runs_in"] == "process"
+    chat_server.script(json.dumps(VALID))
+    child = client.app.state.mw.worker_process.pid
+    os.kill(child, signal.SIGSTOP)
+    try:
+        token = client.post("/api/hubs", json={"slug": "cur"}).json()["owner_token"]
+        doc = client.post("/api/docs", json={"hub": "cur", "title": "Recall on PostgreSQL", "markdown": DOC},
+                          headers={"Authorization": f"Bearer {token}"}).json()["id"]
+        # a curator in this process would claim the doc within a round (1 s idle, no vector
+        # grace) and ask the model; give it several rounds
+        deadline = time.monotonic() + 4.0
+        while time.monotonic() < deadline:
+            assert chat_server.calls == 0, "the server's own process asked the chat model"
+            assert client.get("/healthz").json()["curation"]["owed_enrichments"] == 1
+            time.sleep(0.2)
+    finally:
+        os.kill(child, signal.SIGCONT)
+    wait_until(lambda: client.get(f"/api/docs/{doc}/enrichment").json().get("status") == "model",
+               "the child to enrich the doc through the chat model")
+    assert chat_server.calls == 1
+    assert client.get("/healthz").json()["curation"]["enriched_by_model"] == 1

@@ -46,6 +46,9 @@ async def healthz(request: Request) -> Response:
         # AI curation (server/curation/): owed work, how docs were enriched, model use.
         "curation": {
             "mode": curation_mode(state.curator),
+            # where the curator runs: "server" (this process), "process" (its worker child) or
+            # "external" (`memorywiki worker` processes); null when curation is off
+            "runs_in": state.curation_runs_in,
             "owed_enrichments": curation["owed"],
             "owed_suggestions": curation["owed_suggestions"],
             "owed_analyses": curation["owed_analyses"],
