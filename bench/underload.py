@@ -154,6 +154,11 @@ async def one_server(opts: Options, pg: Postgres, label: str, extra_env: dict, w
             slowest = sorted(zip(loaded, starts), reverse=True)[:5]
             out["slowest"] = [(ms, start - t0) for ms, start in slowest]
             out["saved_at"] = saved_at
+            # p95 of the loaded recalls by 30 s of the window: which part of the load costs what
+            slices: dict[int, list[float]] = {}
+            for ms, start in zip(loaded, starts):
+                slices.setdefault(int((start - t0) // 30), []).append(ms)
+            out["p95_by_slice"] = [(i * 30, pct(v, 95), len(v)) for i, v in sorted(slices.items())]
             out.update(idle=idle, loaded=loaded, idle_errors=idle_errors, load_errors=load_errors,
                        window_s=elapsed, embedded=embedded, chunks=total,
                        page_saved=page_task.done(), import_saved=import_task.done())
@@ -223,6 +228,9 @@ async def _main(opts: Options, pg: Postgres) -> dict:
         f"- {r['label']}: " + ", ".join(f"{ms:.0f} ms sent at {at:.1f} s" for ms, at in r["slowest"][:3])
         + "; " + ", ".join(f"{what} saved at {at:.1f} s" for what, at in sorted(r["saved_at"].items(), key=lambda x: x[1]))
         for r in results)
+    by_slice = "\n".join(
+        f"- {r['label']}: " + ", ".join(f"{at}-{at + 30} s {p:.0f} ms" for at, p, _ in r["p95_by_slice"])
+        for r in results)
     finished = "; ".join(f"{r['label']}: " + (f"all indexed after {r['indexed_all_s']:.0f} s" if "indexed_all_s" in r
                                               else f"still indexing when the {r['window_s']:.0f} s window closed")
                          for r in results)
@@ -244,6 +252,9 @@ off here, so every question is embedded.
 
 The slowest loaded recalls, by when in the window they were sent (the saves' answers for comparison):
 {slow}
+
+Loaded p95 by 30 s of the window (when each recall was sent):
+{by_slice}
 
 {machine_line()}
 """

@@ -108,6 +108,9 @@ class Settings:
     llm_doc_tokens: int = 12000  # doc text sent per doc at most, over all its calls
     llm_output_tokens: int = 1500  # answer tokens per call
     curation_vector_grace: float = 120.0  # seconds enrichment waits for a doc's vectors
+    # text the extractive enrichment reads per doc at most (the most central chunks): ~1.5 s
+    # of CPU for 100,000 chars, where a whole 5 MB page took 95 s (server/curation/enrich.py)
+    curation_extract_chars: int = 100_000
     curation_retry_seconds: float = 5.0  # first back-off after a model outage (doubles, max 5 min)
     suggest_debounce: float = 5.0  # seconds a hub is left to settle before regrouping
     suggest_neighbors: int = 5
@@ -185,6 +188,7 @@ class Settings:
             llm_doc_tokens=read.get("MEMORYWIKI_LLM_DOC_TOKENS", int, cls.llm_doc_tokens),
             llm_output_tokens=read.get("MEMORYWIKI_LLM_OUTPUT_TOKENS", int, cls.llm_output_tokens),
             curation_vector_grace=read.get("MEMORYWIKI_CURATION_VECTOR_GRACE", float, cls.curation_vector_grace),
+            curation_extract_chars=read.get("MEMORYWIKI_CURATION_EXTRACT_CHARS", int, cls.curation_extract_chars),
             suggest_debounce=read.get("MEMORYWIKI_SUGGEST_DEBOUNCE", float, cls.suggest_debounce),
             suggest_neighbors=read.get("MEMORYWIKI_SUGGEST_NEIGHBORS", int, cls.suggest_neighbors),
             suggest_min_similarity=read.get("MEMORYWIKI_SUGGEST_MIN_SIMILARITY", float, cls.suggest_min_similarity),

@@ -112,6 +112,21 @@ def test_extractive_without_vectors_and_with_them_both_answer():
     assert "topic 2" not in central, "the chunk far from the doc's centre is not summarised"
 
 
+def test_extractive_reads_a_huge_doc_within_its_budget_from_the_central_chunks():
+    """A 5 MB page read whole took 95 s of CPU: past `max_chars` only the chunks most central
+    to the doc are read, and the enrichment says how many were left out."""
+    off = "Gardening tips: water the tomato plants early and mulch the beds against weeds."
+    on = "The cache stores vectors for the recall index and evicts the least used entries first."
+    chunks = [ChunkText(f"Doc > S{i}", off if i % 4 == 0 else on, vector=[0.0, 1.0] if i % 4 == 0 else [1.0, 0.0])
+              for i in range(40)]
+    whole = enrich_extractively("Notes", chunks)
+    assert whole.note is None and "tomato" in json.dumps(whole.data)
+    bounded = enrich_extractively("Notes", chunks, max_chars=10 * len(on))
+    assert bounded.note == "30 of 40 sections left out by the extractive budget"
+    assert "tomato" not in json.dumps(bounded.data), "the off-centre chunks are not read"
+    assert "cache" in bounded.data["summary"].lower()
+
+
 def test_budget_keeps_central_chunks_and_windows_fit():
     # seven chunks about one thing, three about another: the first seven are central
     chunks = [ChunkText(f"Doc > S{i}", "word " * 400, vector=[0.0, 1.0] if i in (0, 1, 3) else [1.0, 0.0])

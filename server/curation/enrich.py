@@ -54,6 +54,10 @@ class Budget:
     window_tokens: int = 3000
     doc_tokens: int = 12000
     output_tokens: int = 1500
+    # the extractive pass reads at most this much of a doc's text (its most central chunks): its
+    # cost grows faster than the text (segmenting, BM25 of every sentence), ~1.5 s for 100,000
+    # chars on a 2-core CPU, and a whole 5 MB page was 95 s of CPU (bench/results/underload.md)
+    extract_chars: int = 100_000
 
 
 @dataclass
@@ -85,19 +89,26 @@ def select_sections(chunks: Sequence[ChunkText], budget: Budget) -> tuple[list[s
     """The doc text to send, as sections in doc order within the doc budget; and the number
     of chunks left out."""
     sections = [_section(c, budget.window_tokens) for c in chunks]
-    sizes = [estimate_tokens(s) for s in sections]
-    if sum(sizes) <= budget.doc_tokens:
-        return sections, 0
+    keep = _most_central(chunks, [estimate_tokens(s) for s in sections], budget.doc_tokens)
+    return [sections[i] for i in keep], len(chunks) - len(keep)
+
+
+def _most_central(chunks: Sequence[ChunkText], sizes: list[int], limit: int) -> list[int]:
+    """Indexes of the chunks kept within `limit` (in the unit of `sizes`), in doc order: all of
+    them when they fit, else the most central to the doc (by their vectors; the first ones
+    when there are none)."""
+    if sum(sizes) <= limit:
+        return list(range(len(chunks)))
     vectors = [c.vector for c in chunks]
     centrality = chunk_centrality(vectors) if any(v is not None for v in vectors) else None
     order = (sorted(range(len(chunks)), key=lambda i: -centrality[i]) if centrality
              else list(range(len(chunks))))
     keep, used = set(), 0
     for i in order:
-        if used + sizes[i] <= budget.doc_tokens:
+        if used + sizes[i] <= limit:
             keep.add(i)
             used += sizes[i]
-    return [sections[i] for i in sorted(keep)], len(chunks) - len(keep)
+    return sorted(keep)
 
 
 def windows(sections: list[str], window_tokens: int) -> list[str]:
@@ -160,7 +171,14 @@ async def enrich_with_model(model: ChatModel, title: str, chunks: Sequence[Chunk
                       prompt_tokens=caller.prompt_tokens, completion_tokens=caller.completion_tokens, note=note)
 
 
-def enrich_extractively(title: str, chunks: Sequence[ChunkText], note: str | None = None) -> Enrichment:
+def enrich_extractively(title: str, chunks: Sequence[ChunkText], note: str | None = None,
+                        max_chars: int = Budget.extract_chars) -> Enrichment:
+    """Within `max_chars` of the doc's markdown: its most central chunks past that."""
+    keep = _most_central(chunks, [len(c.markdown) for c in chunks], max_chars)
+    if len(keep) < len(chunks):
+        left_out = f"{len(chunks) - len(keep)} of {len(chunks)} sections left out by the extractive budget"
+        note = f"{note}; {left_out}" if note else left_out
+        chunks = [chunks[i] for i in keep]
     vectors = [c.vector for c in chunks]
     data = extract(title, [c.markdown for c in chunks], vectors if any(v is not None for v in vectors) else None)
     data["concepts"] = fold_doc_concepts(data["concepts"])
@@ -174,5 +192,6 @@ async def enrich(model: ChatModel | None, title: str, chunks: Sequence[ChunkText
         try:
             return await enrich_with_model(model, title, chunks, budget)
         except ModelRefused as exc:
-            return await asyncio.to_thread(enrich_extractively, title, chunks, str(exc)[:300])
-    return await asyncio.to_thread(enrich_extractively, title, chunks)
+            return await asyncio.to_thread(enrich_extractively, title, chunks, str(exc)[:300],
+                                           budget.extract_chars)
+    return await asyncio.to_thread(enrich_extractively, title, chunks, None, budget.extract_chars)

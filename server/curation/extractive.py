@@ -397,12 +397,17 @@ def extract(title: str, chunks: Sequence[str], vectors: Sequence[Sequence[float]
     for long_key, short in aliases.items():
         long_forms[short.lower()] = long_key
         long_forms[long_key] = long_key
-    display_long = {k: next((m for m in re.findall(re.escape(k), text, re.I)), k) for k in aliases}
+    def display_long(key: str) -> str:
+        """The long form as the doc first writes it. Only for the candidates that have one: every
+        alias searched for in the whole text was 7.6 of the 15.9 s a 1 MB page took."""
+        first = re.search(re.escape(key), text, re.I)
+        return first.group(0) if first else key
+
     resolved = []
     for phrase in candidates:
         key = phrase.lower()
         long_key = long_forms.get(key) or next((k for k in aliases if k.endswith(" " + key)), None)
-        resolved.append(display_long[long_key] if long_key else phrase)
+        resolved.append(display_long(long_key) if long_key else phrase)
     candidates = list(dict.fromkeys(resolved))
     concepts: list[dict[str, Any]] = []
     chosen: list[str] = []

@@ -292,7 +292,7 @@ def make_curator(settings: Any, db: Database, *, have_embedder: bool) -> Curator
                           max_retries=settings.llm_max_retries, max_output_tokens=settings.llm_output_tokens)
     config = CurationConfig(
         budget=Budget(window_tokens=settings.llm_window_tokens, doc_tokens=settings.llm_doc_tokens,
-                      output_tokens=settings.llm_output_tokens),
+                      output_tokens=settings.llm_output_tokens, extract_chars=settings.curation_extract_chars),
         wait_for_vectors=have_embedder, vector_grace=settings.curation_vector_grace,
         suggest_debounce=settings.suggest_debounce, suggest_neighbors=settings.suggest_neighbors,
         suggest_min_similarity=settings.suggest_min_similarity, suggest_max_docs=settings.suggest_max_docs,
