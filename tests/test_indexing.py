@@ -308,6 +308,23 @@ def test_a_doc_deleted_after_its_claim_and_restored_is_indexed_at_once(manual, e
     assert embedding_server.calls == 0  # nothing was embedded for the deleted doc
 
 
+def test_a_page_over_the_thread_threshold_is_chunked_whole_and_found_at_once(manual, settings):
+    """A page past store.chunks.THREAD_CHARS is chunked in a thread (so the event loop is not
+    held for its parse): the save still commits every chunk, the last one findable at once."""
+    from memorywiki.server.store.chunks import THREAD_CHARS, chunks_of
+
+    h = owner_hub(manual)
+    markdown = "".join(f"# Section {i}\n\nAnimal number {i} grazes in meadow {i} of the long page. "
+                       + "Filler words about grass and fences. " * 40 + "\n\n" for i in range(120))
+    markdown += "# Last\n\nThe zebra named Quagmire lives at the very end.\n"
+    assert len(markdown) > THREAD_CHARS
+    doc_id = create(manual, h, title="Long", markdown=markdown)
+    rows = db_rows(settings, "SELECT count(*) FROM chunks WHERE doc_id = %s", (doc_id,))[0]
+    assert rows[0] == len(chunks_of("Long", markdown, None))
+    r = manual.post("/api/hub/notes/recall", json={"question": "zebra Quagmire", "hybrid": False})
+    assert r.json()["results"][0]["doc_id"] == doc_id
+
+
 def test_a_big_doc_is_indexed_a_slice_at_a_time_and_holds_nothing_back(manual, embedding_server, settings):
     """A worker embeds at most `slice_inputs` texts a batch, smallest docs first: a big page gets
     its first chunks' vectors written and stays owed (so its progress shows, and the pages saved

@@ -8,6 +8,7 @@ therefore current the moment the save commits.
 
 from __future__ import annotations
 
+import asyncio
 from collections import defaultdict
 
 import psycopg
@@ -15,6 +16,11 @@ import psycopg
 from memorywiki.formats.model import CONVERSATION_SOURCES
 
 from ..chunker import chunk_conversation, chunk_markdown
+
+# A larger doc is chunked in a thread: a 5 MB page is ~0.3 s of parsing, which on the event
+# loop held up every request for that long; in a thread the loop still gets the interpreter
+# every few ms (the GIL's switch interval). A small doc is chunked in place (no thread hop).
+THREAD_CHARS = 100_000
 
 INSERT_CHUNK = """
 INSERT INTO chunks (doc_id, hub_id, ordinal, heading_path, markdown, hash, tsv)
@@ -35,7 +41,10 @@ def chunks_of(title: str, markdown: str, source: str | None) -> list:
 async def sync_chunks(conn: psycopg.AsyncConnection, doc_id: str, hub_id: int | None,
                       title: str, markdown: str, source: str | None = None) -> dict[str, int]:
     """Make the chunk rows match `markdown`; return counts of kept/added/removed rows."""
-    wanted = chunks_of(title, markdown, source)
+    if len(markdown) > THREAD_CHARS:
+        wanted = await asyncio.to_thread(chunks_of, title, markdown, source)
+    else:
+        wanted = chunks_of(title, markdown, source)
     rows = await (await conn.execute(
         "SELECT id, hash, ordinal, hub_id FROM chunks WHERE doc_id = %s ORDER BY ordinal", (doc_id,)
     )).fetchall()
