@@ -181,8 +181,9 @@ async def _main(opts: Options, pg: Postgres) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         export = export_file(Path(tmp), 20 if opts.smoke else CONVERSATIONS)
         configs = [("after", {"MEMORYWIKI_QUESTION_CACHE": "0"}, "auto",
-                    "this checkout: question lane, indexing in a child process (nice 5) whose passes "
-                    "yield to questions with a floor (one chunk at least every 8 questions answered or 500 ms)")]
+                    "this checkout: question lane, indexing and curation in a child process (nice 5) whose "
+                    "indexing passes yield to questions with a floor (one chunk at least every 8 questions "
+                    "answered or 500 ms)")]
         # the smoke run has no "before" server (nor, in CI's copy, any git history); --baseline none
         # skips it too (a quicker run of this checkout alone, while tuning)
         if not opts.smoke and ref != "none":
