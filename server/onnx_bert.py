@@ -14,8 +14,10 @@ the model's configuration and GRAPH_VERSION, so a new model or a change here bui
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import logging
 import math
 import os
 import tempfile
@@ -178,6 +180,37 @@ def build(model_dir: Path) -> "onnx.ModelProto":  # noqa: F821 (onnx is imported
     return model
 
 
+# onnxruntime's quantizer warns on the root logger unless the model went through its
+# pre-processing (symbolic shape inference and graph optimisation). That would rewrite the graph
+# before the weights are quantized, so int8 vectors would change under the same space name; the
+# graph built here is already plain and fully shaped, and dynamic quantization needs neither step.
+PREPROCESSING_ADVICE = "Please consider to run pre-processing before quantization"
+
+
+class _DropPreprocessingAdvice(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(PREPROCESSING_ADVICE)
+
+
+@contextlib.contextmanager
+def _without_preprocessing_advice():
+    """The quantizer's advice dropped from the log (every other record passes). It logs through
+    logging.warning(), which configures the root logger (a stderr handler, for good) when it has
+    no handler: a NullHandler stands in meanwhile so that never happens here."""
+    root = logging.getLogger()
+    drop = _DropPreprocessingAdvice()
+    stand_in = logging.NullHandler() if not root.handlers else None
+    root.addFilter(drop)
+    if stand_in is not None:
+        root.addHandler(stand_in)
+    try:
+        yield
+    finally:
+        root.removeFilter(drop)
+        if stand_in is not None:
+            root.removeHandler(stand_in)
+
+
 def export(model_dir: Path, target_dir: Path, *, name: str | None = None, quantize: bool = False) -> Path:
     """The model's ONNX file under target_dir, built on the first call only.
 
@@ -203,7 +236,8 @@ def export(model_dir: Path, target_dir: Path, *, name: str | None = None, quanti
             fd, tmp = tempfile.mkstemp(prefix=".export-", suffix=".onnx", dir=path.parent)
             os.close(fd)
             try:
-                quantize_dynamic(fp32, tmp, weight_type=QuantType.QInt8)
+                with _without_preprocessing_advice():
+                    quantize_dynamic(fp32, tmp, weight_type=QuantType.QInt8)
             finally:
                 os.unlink(fp32)
         os.replace(tmp, path)

@@ -354,3 +354,32 @@ async def test_the_indexing_child_yields_to_the_questions_of_the_embedding_child
         assert log == [("indexer bulk", 4)]
     finally:
         board.unlink()
+
+
+async def test_the_first_int8_start_logs_no_quantizer_advice(model_dir, tmp_path, capfd):
+    """The int8 model is made on a server's first start, in the embedding child: onnxruntime's
+    quantizer advised on stderr to "run pre-processing before quantization" (the graph built
+    here needs none). Its log and stderr carry no such line, and the int8 vectors come out."""
+    embedder = make_embedder(Settings(embedder="local", local_model_dir=str(model_dir), data_dir=tmp_path,
+                                      local_quantize=True))
+    assert isinstance(embedder, OnnxChildEmbedder) and embedder.name == "local:tiny-bert-int8"
+    try:
+        vectors = np.array(await embedder.embed_questions(TEXTS))
+    finally:
+        embedder.close()
+    assert len(list((tmp_path / "models").glob("*-int8.onnx"))) == 1  # made on this start
+    assert np.abs(vectors - reference_embed(model_dir, TEXTS)).max() < 0.1  # close to fp32, not equal
+    err = capfd.readouterr().err
+    assert "pre-processing before quantization" not in err
+
+
+def test_the_quantizer_filter_drops_only_its_advice_and_leaves_the_root_logger_as_it_was(caplog):
+    import logging
+
+    root = logging.getLogger()
+    handlers = list(root.handlers)
+    with onnx_bert._without_preprocessing_advice():
+        logging.warning(onnx_bert.PREPROCESSING_ADVICE + ". Refer to example: ...")
+        logging.getLogger("memorywiki.test").warning("something else")
+    assert root.handlers == handlers and not root.filters
+    assert [r.getMessage() for r in caplog.records] == ["something else"]
