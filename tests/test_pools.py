@@ -1,6 +1,6 @@
 """The connection pools hand out working connections: one that PostgreSQL dropped while it sat
 idle in the pool (a restart, an administrator, an idle timeout) is replaced before a request
-gets it, although the pools no longer ask the server on every checkout (server/store/db.py)."""
+gets it, although the public pool no longer asks the server on every checkout (server/store/db.py)."""
 
 from __future__ import annotations
 
@@ -34,3 +34,28 @@ def test_a_connection_dropped_while_idle_is_replaced_before_a_request_gets_it(da
             await db.close()
 
     asyncio.run(run())
+
+
+def test_a_public_checkout_asks_the_server_nothing_when_the_connection_is_healthy(database_url, tmp_path):
+    """Recall checks a connection out of the public pool twice per question: a check query on
+    each checkout was two round trips more per recall. The protocol trace of the connection
+    (libpq's own) holds the statements the request ran, and nothing else."""
+    async def run() -> list[str]:
+        db = Database(database_url, min_size=1, max_size=1)
+        await db.open()
+        trace = open(tmp_path / "trace", "w")
+        try:
+            async with db.public.connection() as conn:
+                conn.pgconn.trace(trace.fileno())
+            for _ in range(3):
+                async with db.public.connection() as conn:
+                    assert (await (await conn.execute("SELECT %s::int AS one", (1,))).fetchone())["one"] == 1
+            async with db.public.connection() as conn:
+                conn.pgconn.untrace()
+        finally:
+            trace.close()
+            await db.close()
+        return (tmp_path / "trace").read_text().splitlines()
+
+    sent = [line.split("\t")[3].strip() for line in asyncio.run(run()) if line.split("\t")[1:2] == ["F"]]
+    assert sent.count("Sync") + sent.count("Query") == 3, sent  # one per statement, no check queries

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import select
 from typing import Awaitable, Callable, TypeVar
 
 import psycopg
@@ -53,6 +54,32 @@ async def _configure_public(conn: psycopg.AsyncConnection) -> None:
     await conn.commit()
 
 
+def _has_input(conn: psycopg.AsyncConnection) -> bool:
+    """Whether the server sent something to an idle connection (or closed it): nothing else
+    ever does, so this is how a connection broken by a PostgreSQL restart shows, locally."""
+    try:
+        poller = select.poll()
+        poller.register(conn.fileno(), select.POLLIN | select.POLLPRI)
+        return bool(poller.poll(0))
+    except (OSError, ValueError, psycopg.Error):
+        return True  # cannot tell: ask the server
+
+
+async def check_without_round_trip(conn: psycopg.AsyncConnection) -> None:
+    """The public pool's check as a connection leaves it, with no round trip when nothing is wrong.
+
+    An idle connection is never written to by PostgreSQL unless it is going away: on a restart
+    or a terminated backend the server sends its goodbye and closes the socket, which the client
+    sees without asking. Only then (or when closed) does this query the server as psycopg_pool's
+    own check does; that fails, and the pool connects afresh. The query on every checkout cost a
+    round trip per checkout, two per recall. (Tried for both pools before and withdrawn over
+    chunks embedded twice by the scale-out bench; the cause turned out to be the bench's own
+    count, 5138b1d. The owner pool keeps the query all the same: its requests are not the
+    latency-bound ones.)"""
+    if conn.closed or _has_input(conn):
+        await AsyncConnectionPool.check_connection(conn)
+
+
 class Database:
     """`owner` may touch every table; `public` runs as the restricted role, which row-level
     security and column grants limit to public rows and columns (migrations/0006_privacy.sql)."""
@@ -62,14 +89,16 @@ class Database:
         # check: a connection is tested as it leaves the pool, so after PostgreSQL restarts a
         # request gets a fresh connection instead of a dead one. timeout: how long a request
         # waits for a connection (then 503 with Retry-After, server/errors.py).
-        common = dict(min_size=min_size, max_size=max_size, open=False, timeout=timeout, check=AsyncConnectionPool.check_connection)
-        self.owner = AsyncConnectionPool(url, configure=_configure_owner, kwargs={"row_factory": dict_row}, **common)
+        common = dict(min_size=min_size, max_size=max_size, open=False, timeout=timeout)
+        self.owner = AsyncConnectionPool(url, configure=_configure_owner, kwargs={"row_factory": dict_row},
+                                         check=AsyncConnectionPool.check_connection, **common)
         # Public reads autocommit: each of them is one statement (READ COMMITTED gives every
         # statement its own snapshot anyway), so a BEGIN and a COMMIT around it were two more
         # round trips per connection use. A block that needs a transaction opens one
         # (`async with conn.transaction()`).
         self.public = AsyncConnectionPool(url, configure=_configure_public,
-                                          kwargs={"row_factory": dict_row, "autocommit": True}, **common)
+                                          kwargs={"row_factory": dict_row, "autocommit": True},
+                                          check=check_without_round_trip, **common)
 
     async def open(self) -> None:
         applied = await migrate(self.url)
