@@ -28,6 +28,11 @@ DECLARE
     v_full    integer := coalesce(nullif(current_setting('bm25.full_df', true), '')::integer, 3000);
     v_topn    integer := coalesce(nullif(current_setting('bm25.top_n', true), '')::integer, 300);
     v_rescore integer := coalesce(nullif(current_setting('bm25.rescore', true), '')::integer, 100);
+    -- a posting's weight is idf * tf / (tf + k1 * (1 - b + b * len / avgdl)), written as
+    -- idf * tf / (tf + v_c0 + v_c1 * len) with the constants folded once per query: the
+    -- weight is computed for every posting read, thousands per question on a large hub
+    v_c0      float8;
+    v_c1      float8;
 BEGIN
     IF p_hub IS NULL OR p_query IS NULL OR p_limit IS NULL OR p_limit <= 0 THEN
         RETURN;
@@ -38,6 +43,8 @@ BEGIN
     IF coalesce(v_n, 0) <= 0 OR coalesce(v_avgdl, 0) <= 0 THEN
         RETURN;
     END IF;
+    v_c0 := v_k1 * (1.0::float8 - v_b);
+    v_c1 := v_k1 * v_b / v_avgdl;
     -- Any text is a query: to_tsvector never parses operators. Distinct lexemes (capped), each
     -- with how often the question says it: a term counts once per occurrence, as in Lucene and
     -- bm25s, so the words a long question repeats weigh more than the ones it mentions once.
@@ -64,7 +71,7 @@ BEGIN
         -- every term's postings are read completely: exact
         RETURN QUERY
         SELECT p.chunk_id,
-               sum(q.idf * p.tf / (p.tf + v_k1 * (1.0::float8 - v_b + v_b * p.len / v_avgdl))) AS score
+               sum(q.idf * p.tf / (p.tf + v_c0 + v_c1 * p.len)) AS score
           FROM (SELECT u.term, u.qtf * ln(1.0::float8 + (v_n - u.df + 0.5::float8) / (u.df + 0.5::float8)) AS idf
                   FROM unnest(v_q_terms, v_q_df, v_q_tf) AS u(term, df, qtf)) q
           JOIN bm25_postings p ON p.hub_id = p_hub AND p.term = q.term
@@ -84,26 +91,24 @@ BEGIN
                CASE WHEN u.df > v_full THEN v_topn ELSE u.df END AS n
           FROM unnest(v_q_terms, v_q_df, v_q_tf) AS u(term, df, qtf)
     ),
-    cand AS MATERIALIZED (
-        SELECT p.chunk_id,
-               sum(q.idf * p.tf / (p.tf + v_k1 * (1.0::float8 - v_b + v_b * p.len / v_avgdl))) AS s,
-               coalesce(sum(q.idf * p.tf / (p.tf + v_k1 * (1.0::float8 - v_b + v_b * p.len / v_avgdl)))
-                        FILTER (WHERE NOT q.pruned), 0) AS s_exact
-          FROM q
-          CROSS JOIN LATERAL (
-                SELECT p.chunk_id, p.tf, p.len
-                  FROM bm25_postings p
-                 WHERE p.hub_id = p_hub AND p.term = q.term
-                 ORDER BY p.impact DESC
-                 LIMIT q.n
-          ) p
-         GROUP BY p.chunk_id
+    cand AS MATERIALIZED (   -- each posting's weight computed once, summed twice
+        SELECT w.chunk_id, sum(w.w) AS s, coalesce(sum(w.w) FILTER (WHERE NOT w.pruned), 0) AS s_exact
+          FROM (SELECT p.chunk_id, q.pruned, q.idf * p.tf / (p.tf + v_c0 + v_c1 * p.len) AS w
+                  FROM q
+                  CROSS JOIN LATERAL (
+                        SELECT p.chunk_id, p.tf, p.len
+                          FROM bm25_postings p
+                         WHERE p.hub_id = p_hub AND p.term = q.term
+                         ORDER BY p.impact DESC
+                         LIMIT q.n
+                  ) p) w
+         GROUP BY w.chunk_id
          ORDER BY s DESC
          LIMIT v_rescore
     )
     SELECT c.chunk_id,
            c.s_exact + coalesce((
-               SELECT sum(q.idf * b.tfs[x.i] / (b.tfs[x.i] + v_k1 * (1.0::float8 - v_b + v_b * b.len / v_avgdl)))
+               SELECT sum(q.idf * b.tfs[x.i] / (b.tfs[x.i] + v_c0 + v_c1 * b.len))
                  FROM q
                  CROSS JOIN LATERAL (SELECT array_position(b.terms, q.term) AS i) x
                 WHERE q.pruned AND x.i IS NOT NULL), 0) AS score
