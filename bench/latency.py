@@ -144,12 +144,26 @@ def before_copy(pg: Postgres, name: str, model: str) -> str:
     return url
 
 
+# Function files that only read (the search functions). Every server re-applies the function files
+# at start, so a built hub runs the newest body of these as it is: they do not key the build (the
+# 100k and 1M hubs take 10 and 23 minutes to build), unlike the migrations and the functions that
+# write the stored rows (postings, counters, privacy, triggers).
+READ_ONLY_FUNCTIONS = ("40_bm25_search.sql",)
+
+
+def data_schema() -> str:
+    """A hash of the migration and function files that shape the rows a hub build writes."""
+    from memorywiki.server.store.migrate import checksum, function_files, migration_files
+
+    parts = [m.checksum for m in migration_files()]
+    parts += [checksum(sql) for name, sql in function_files() if name not in READ_ONLY_FUNCTIONS]
+    return hashlib.sha256("".join(parts).encode()).hexdigest()
+
+
 def build_hub(pg: Postgres, name: str, n: int, texts: list[tuple[str, str]], vectors: np.ndarray,
               model: str, smoke: bool) -> tuple[str, float]:
     """Create (or reuse) database `name` holding one hub 'lat' with n chunks; return (url, build s)."""
-    from memorywiki.server.store.migrate import schema_fingerprint
-
-    schema = schema_fingerprint()[:12]
+    schema = data_schema()[:12]
     # Keyed by the model the sample vectors come from, not its int8 variant: the synthetic hub
     # serves an fp32 or an int8 server alike (same dimension, vectors within cosine 0.99 of each
     # other); the space recorded in the hub is set to the server's (record_space).
