@@ -123,9 +123,13 @@ def snapshot(url: str, hubs: dict[str, int]) -> dict:
             "SELECT hub_id, term, sum(df) FROM bm25_terms GROUP BY 1, 2 HAVING sum(df) <> 0 ORDER BY 1, 2").fetchall()
         state["bm25_hubs"] = conn.execute(
             "SELECT hub_id, sum(n_chunks), sum(total_len) FROM bm25_hubs GROUP BY 1 ORDER BY 1").fetchall()
+        # The same hits in the same order with the same scores, to 12 places: the search functions
+        # are re-applied at every start, and a rewrite of their arithmetic (the same sums in another
+        # order) may move a score's last bit without changing what search answers.
         state["search"] = {
-            (slug, q): (conn.execute("SELECT * FROM bm25_search(%s, %s, 10)", (hub, q)).fetchall(),
-                        conn.execute("SELECT * FROM bm25_search_docs(%s, %s, 10)", (hub, q)).fetchall())
+            (slug, q): tuple([(hit, round(score, 12)) for hit, score in conn.execute(sql, (hub, q)).fetchall()]
+                             for sql in ("SELECT * FROM bm25_search(%s, %s, 10)",
+                                         "SELECT * FROM bm25_search_docs(%s, %s, 10)"))
             for slug, hub in hubs.items() for q in QUERIES
         }
     return state
