@@ -33,6 +33,8 @@ DECLARE
     -- weight is computed for every posting read, thousands per question on a large hub
     v_c0      float8;
     v_c1      float8;
+    v_p_terms text[];
+    v_p_idf   float8[];
 BEGIN
     IF p_hub IS NULL OR p_query IS NULL OR p_limit IS NULL OR p_limit <= 0 THEN
         RETURN;
@@ -84,6 +86,10 @@ BEGIN
     -- Rare terms (df <= full_df) are read completely; frequent (low-idf) terms only down to
     -- their top_n postings by impact. The best `rescore` candidates by that partial score then
     -- get the exact contribution of the frequent terms from their forward index (bm25_chunks).
+    SELECT array_agg(u.term), array_agg(u.qtf * ln(1.0::float8 + (v_n - u.df + 0.5::float8) / (u.df + 0.5::float8)))
+      INTO v_p_terms, v_p_idf
+      FROM unnest(v_q_terms, v_q_df, v_q_tf) AS u(term, df, qtf)
+     WHERE u.df > v_full;
     RETURN QUERY
     WITH q AS MATERIALIZED (
         SELECT u.term, u.df > v_full AS pruned,
@@ -108,10 +114,10 @@ BEGIN
     )
     SELECT c.chunk_id,
            c.s_exact + coalesce((
-               SELECT sum(q.idf * b.tfs[x.i] / (b.tfs[x.i] + v_c0 + v_c1 * b.len))
-                 FROM q
-                 CROSS JOIN LATERAL (SELECT array_position(b.terms, q.term) AS i) x
-                WHERE q.pruned AND x.i IS NOT NULL), 0) AS score
+               SELECT sum(t.idf * b.tfs[t.i] / (b.tfs[t.i] + v_c0 + v_c1 * b.len))
+                 FROM (SELECT p.idf, array_position(b.terms, p.term) AS i
+                         FROM unnest(v_p_terms, v_p_idf) AS p(term, idf)) t
+                WHERE t.i IS NOT NULL), 0) AS score
       FROM cand c
       JOIN bm25_chunks b ON b.chunk_id = c.chunk_id
      ORDER BY score DESC, c.chunk_id
