@@ -22,6 +22,7 @@ DECLARE
     v_q_terms text[];
     v_q_df    bigint[];
     v_q_tf    integer[];
+    v_q_idf   float8[];   -- each query term's idf, times how often the question says it
     v_k1      float8 := coalesce(greatest(p_k1, 0), 1.2);
     v_b       float8 := coalesce(least(greatest(p_b, 0), 1), 0.75);
     v_exact   boolean := coalesce(current_setting('bm25.exact', true), '') IN ('on', 'true', '1');
@@ -64,6 +65,9 @@ BEGIN
     IF v_q_terms IS NULL THEN
         RETURN;
     END IF;
+    SELECT array_agg(u.qtf * ln(1.0::float8 + (v_n - u.df + 0.5::float8) / (u.df + 0.5::float8)))
+      INTO v_q_idf
+      FROM unnest(v_q_df, v_q_tf) AS u(df, qtf);
     IF v_exact THEN
         v_full := 2147483647;
     END IF;
@@ -74,8 +78,7 @@ BEGIN
         RETURN QUERY
         SELECT p.chunk_id,
                sum(q.idf * p.tf / (p.tf + v_c0 + v_c1 * p.len)) AS score
-          FROM (SELECT u.term, u.qtf * ln(1.0::float8 + (v_n - u.df + 0.5::float8) / (u.df + 0.5::float8)) AS idf
-                  FROM unnest(v_q_terms, v_q_df, v_q_tf) AS u(term, df, qtf)) q
+          FROM unnest(v_q_terms, v_q_idf) AS q(term, idf)
           JOIN bm25_postings p ON p.hub_id = p_hub AND p.term = q.term
          GROUP BY p.chunk_id
          ORDER BY score DESC, p.chunk_id
@@ -86,16 +89,15 @@ BEGIN
     -- Rare terms (df <= full_df) are read completely; frequent (low-idf) terms only down to
     -- their top_n postings by impact. The best `rescore` candidates by that partial score then
     -- get the exact contribution of the frequent terms from their forward index (bm25_chunks).
-    SELECT array_agg(u.term), array_agg(u.qtf * ln(1.0::float8 + (v_n - u.df + 0.5::float8) / (u.df + 0.5::float8)))
+    SELECT array_agg(u.term), array_agg(u.idf)
       INTO v_p_terms, v_p_idf
-      FROM unnest(v_q_terms, v_q_df, v_q_tf) AS u(term, df, qtf)
+      FROM unnest(v_q_terms, v_q_df, v_q_idf) AS u(term, df, idf)
      WHERE u.df > v_full;
     RETURN QUERY
     WITH q AS MATERIALIZED (
-        SELECT u.term, u.df > v_full AS pruned,
-               u.qtf * ln(1.0::float8 + (v_n - u.df + 0.5::float8) / (u.df + 0.5::float8)) AS idf,
+        SELECT u.term, u.df > v_full AS pruned, u.idf,
                CASE WHEN u.df > v_full THEN v_topn ELSE u.df END AS n
-          FROM unnest(v_q_terms, v_q_df, v_q_tf) AS u(term, df, qtf)
+          FROM unnest(v_q_terms, v_q_df, v_q_idf) AS u(term, df, idf)
     ),
     cand AS MATERIALIZED (   -- each posting's weight computed once, summed twice
         SELECT w.chunk_id, sum(w.w) AS s, coalesce(sum(w.w) FILTER (WHERE NOT w.pruned), 0) AS s_exact
