@@ -35,6 +35,13 @@ def baseline_env(ref: str) -> dict[str, str]:
     return {"PYTHONPATH": str(target), "MEMORYWIKI_BENCH_BASELINE": sha[:12]}
 
 
+def knows_int8(env: dict[str, str]) -> bool:
+    """Whether the baseline's server has the int8 space (issue 14): then it runs on the same hub
+    as this checkout, with no copy."""
+    config = Path(env["PYTHONPATH"]) / "memorywiki" / "server" / "config.py"
+    return config.is_file() and "local_quantize" in config.read_text()
+
+
 def describe(ref: str) -> str:
     """`i9-landed (d3faee3)`: how the tables name the baseline."""
     sha = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", f"{ref}^{{commit}}"],

@@ -10,8 +10,8 @@ unit vectors, which are the worst case for HNSW). The tsvector and BM25 postings
 by the same SQL and triggers the server uses; the HNSW index is built after the load, with the
 same expression as server/store/space.py.
 
-Then, on uvicorn servers (subprocesses, loopback, access log off, no in-process worker), with an
-httpx async client: POST /api/hub/<hub>/recall, level chunk, k = 10, for vector, full text (a
+Then, on uvicorn servers (subprocesses, loopback, access log off, no in-process worker), with a
+lean keep-alive HTTP/1.1 client (its CPU would otherwise be taken from the server's two cores): POST /api/hub/<hub>/recall, level chunk, k = 10, for vector, full text (a
 server with MEMORYWIKI_EMBEDDER=none) and hybrid, at concurrency 1 and 16, after a warm-up.
 "after" is this checkout (question cache off, so every question is embedded); "before" the
 baseline commit's server (bench/baseline.py, `--baseline`, default i9-landed), hybrid only;
@@ -39,7 +39,7 @@ import httpx
 import numpy as np
 import psycopg
 
-from .baseline import baseline_env, describe
+from .baseline import baseline_env, describe, knows_int8
 from .common import (CACHE, Options, Postgres, Proc, child_pids, create_hub, fmt, load_beir, log, machine_line,
                      make_bench_embedder, md_table, pct, process_cpu_s, write_result)
 from .rerank_stub import RerankStub
@@ -227,31 +227,68 @@ def build_hub(pg: Postgres, name: str, n: int, texts: list[tuple[str, str]], vec
 
 # ---------------------------------------------------------------- measure
 
+class _Connection:
+    """One keep-alive HTTP/1.1 connection that sends a JSON POST and reads the whole answer.
+
+    The benchmark shares the two cores with the server it measures, so its client is kept as
+    light as wrk's or hey's: httpx's async client spent 1.35 ms of CPU per recall at
+    concurrency 16 (bench/results, issue 14 item 5, third pass), CPU the server then lacked, and
+    its own time in each request counted as the server's overhead at concurrency 1."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+        self._streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
+
+    async def post(self, path: str, body: bytes) -> tuple[int, bytes]:
+        if self._streams is None:
+            self._streams = await asyncio.open_connection(self.host, self.port)
+        reader, writer = self._streams
+        writer.write(f"POST {path} HTTP/1.1\r\nhost: {self.host}:{self.port}\r\ncontent-type: "
+                     f"application/json\r\ncontent-length: {len(body)}\r\n\r\n".encode() + body)
+        head = await reader.readuntil(b"\r\n\r\n")
+        status = int(head.split(b" ", 2)[1])
+        length = re.search(rb"\r\ncontent-length: *(\d+)", head, re.IGNORECASE)
+        if length is None:  # Starlette's JSON answers always say their length
+            raise RuntimeError(f"answer without content-length: {head[:200]!r}")
+        payload = await reader.readexactly(int(length.group(1)))
+        if re.search(rb"\r\nconnection: *close", head, re.IGNORECASE):
+            await self.close()
+        return status, payload
+
+    async def close(self) -> None:
+        if self._streams is not None:
+            self._streams[1].close()
+            self._streams = None
+
+
 async def http_run(base_url: str, questions: list[str], mode: str, concurrency: int, n: int,
                    rerank: bool = False) -> tuple[list[float], float]:
     lat: list[float] = []
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    async with httpx.AsyncClient(base_url=base_url, timeout=120, limits=limits) as client:
-        counter = iter(range(n))
+    host, port = base_url.split("://", 1)[1].rstrip("/").rsplit(":", 1)
+    counter = iter(range(n))
 
-        async def runner():
+    async def runner():
+        conn = _Connection(host, int(port))
+        try:
             for i in counter:
-                body = {"question": questions[i % len(questions)], "k": K, "level": "chunk",
-                        "hybrid": mode == "hybrid", **({"rerank": True} if rerank else {})}
+                body = json.dumps({"question": questions[i % len(questions)], "k": K, "level": "chunk",
+                                   "hybrid": mode == "hybrid", **({"rerank": True} if rerank else {})}).encode()
                 t0 = time.perf_counter()
-                r = await client.post("/api/hub/lat/recall", json=body)
+                status, payload = await conn.post("/api/hub/lat/recall", body)
                 lat.append((time.perf_counter() - t0) * 1000)
-                r.raise_for_status()
-                got = r.json()["mode"]
-                if got != mode:
-                    raise RuntimeError(f"expected {mode}, server answered {got}: {r.json().get('vector_note')}")
-                if rerank and not r.json().get("reranked"):
-                    raise RuntimeError(f"not reranked: {r.json().get('rerank_note')}")
+                if status != 200:
+                    raise RuntimeError(f"recall answered {status}: {payload[:300]!r}")
+                answer = json.loads(payload)
+                if answer["mode"] != mode:
+                    raise RuntimeError(f"expected {mode}, server answered {answer['mode']}: {answer.get('vector_note')}")
+                if rerank and not answer.get("reranked"):
+                    raise RuntimeError(f"not reranked: {answer.get('rerank_note')}")
+        finally:
+            await conn.close()
 
-        t0 = time.perf_counter()
-        await asyncio.gather(*(runner() for _ in range(concurrency)))
-        wall = time.perf_counter() - t0
-    return lat, n / wall
+    t0 = time.perf_counter()
+    await asyncio.gather(*(runner() for _ in range(concurrency)))
+    return lat, n / (time.perf_counter() - t0)
 
 
 async def sql_run(db, hub_id: int, questions: list[str], qvecs: list, dim: int, mode: str,
@@ -458,7 +495,8 @@ async def _main(opts: Options, pg: Postgres) -> dict:
             if opts.extra.get("build_only"):
                 continue
             before_url, size_baseline = None, baseline
-            if baseline and base_model(embedder.name) != embedder.name:  # an int8 space: the baseline has none
+            if baseline and base_model(embedder.name) != embedder.name and not knows_int8(baseline):
+                # an int8 space, which the baseline predates
                 if size <= BEFORE_COPY_MAX:
                     before_url = before_copy(pg, name, base_model(embedder.name))
                 else:
@@ -491,7 +529,8 @@ async def _main(opts: Options, pg: Postgres) -> dict:
     build_line = ", ".join(f"{s:,} chunks {b:.0f} s" for s, b in builds.items())
     before_where = (f", on a copy of each hub up to {BEFORE_COPY_MAX:,} chunks recorded in its fp32 space (the baseline "
                     "has no int8; on the hub itself it would forget the hub's vectors)"
-                    if baseline and base_model(embedder.name) != embedder.name else "")
+                    if baseline and base_model(embedder.name) != embedder.name and not knows_int8(baseline)
+                    else ", on the same hub" if baseline else "")
     rss_line = ", ".join(f"{r['size']:,}: {fmt(r['rss_server_mb'], 0)} MB (after), "
                          + (f"{fmt(r['rss_before_mb'], 0)} MB (before), " if r.get("rss_before_mb") else "")
                          + f"{fmt(r['rss_plain_mb'], 0)} MB (no embedder)" for r in rss)
@@ -544,8 +583,8 @@ Hubs built straight in SQL (one database per size; docs of {CHUNKS_PER_DOC} chun
 {base_model(embedder.name)} vectors of {sample_n} chunks, the rest perturbed mixtures of two real vectors
 plus Gaussian noise, re-normalised; one build serves the fp32 and the int8 space alike, the hub
 recording the space of the server that runs on it). Build (load + HNSW): {build_line}.
-HTTP: uvicorn (uvloop + httptools), access log off, loopback, httpx async client in the benchmark
-process; {results[0]['n'] if results else 0} requests per row after a warm-up.
+HTTP: uvicorn (uvloop + httptools), access log off, loopback, a lean keep-alive HTTP/1.1 client
+(asyncio streams) in the benchmark process; {results[0]['n'] if results else 0} requests per row after a warm-up.
 Servers, each a process of its own on the same hub: **after** = this checkout (local embedder on
 {getattr(embedder, 'backend', 'its embedder')}, question lane; its question cache off, since every row asks the same
 300 questions); **before** = {baseline_name or 'not run'} (the baseline commit's server with its default embedder), hybrid rows only{before_where};
