@@ -44,7 +44,7 @@ class Settings:
     # and LoCoMo recall as fp32 (bench/results, embedding and latency); MEMORYWIKI_LOCAL_INT8=0: fp32
     local_quantize: bool = True
     local_batch: int = 16  # texts per forward pass when indexing; questions go between passes
-    local_threads: int = 0  # ONNX Runtime threads per pass; 0 = one per core
+    local_threads: int = 0  # ONNX Runtime threads per indexing pass, question passes side by side; 0 = one per core
     # indexing's floor under a stream of questions (embedders._QuestionsFirst): a waiting
     # indexing pass goes after this many questions answered or this many ms, and while
     # questions flow a pass takes this many texts. Measured with all-MiniLM-L6-v2 on 2 cores:

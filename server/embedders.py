@@ -14,6 +14,7 @@ import concurrent.futures
 import importlib.util
 import logging
 import math
+import os
 import socket
 import threading
 import time
@@ -250,6 +251,7 @@ class LocalEmbedder:
         self.threads = threads  # 0: the runtime's default (one per core)
         self._model: Any = None
         self._load_lock = threading.Lock()
+        self._question_pool: concurrent.futures.ThreadPoolExecutor | None = None
         board = None
         if question_board:
             from .question_board import QuestionBoard
@@ -294,15 +296,15 @@ class LocalEmbedder:
         except Exception as exc:
             raise EmbedderError(f"could not load local model from {path}: {exc}") from exc
 
-    def _run(self, texts: list[str]) -> Any:
+    def _run(self, texts: list[str], *, question: bool = False) -> Any:
         """One forward pass: an array of L2-normalised vectors, one row per text."""
         return self._model.encode(texts, batch_size=len(texts), normalize_embeddings=True,
                                   convert_to_numpy=True, show_progress_bar=False)
 
-    def _encode(self, texts: list[str]) -> list[list[float]]:
+    def _encode(self, texts: list[str], *, question: bool = False) -> list[list[float]]:
         self._ensure_loaded()
         try:
-            array = self._run(texts)
+            array = self._run(texts, question=question)
         except EmbedderError:
             raise
         except Exception as exc:
@@ -333,20 +335,48 @@ class LocalEmbedder:
         A pass pads every text to its longest one and costs CPU in proportion to the padded
         tokens: on a 2-core CPU one pass of 16 SciFact questions (median 21 tokens, padded to
         ~50) cost more per question than 16 single passes, while 16 equal-length questions in
-        one pass cost 20 % less each (bench/results, "Local embedder")."""
+        one pass cost 20 % less each (bench/results, "Local embedder").
+
+        With `question_workers` > 1 the questions, in length order, are split into that many
+        runs that go side by side, one thread each (OnnxEmbedder)."""
+        if not texts:
+            return []
+        self._ensure_loaded()  # before question_workers(): a torch fallback runs one pass at a time
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         vectors: list[list[float]] = [[] for _ in texts]
-        start = 0
-        while start < len(order):
-            shortest = len(texts[order[start]])
-            stop = start + 1
-            while stop < len(order) and len(texts[order[stop]]) <= shortest * SIMILAR_LENGTH + 16:
-                stop += 1
-            part = order[start:stop]
-            for i, vector in zip(part, self._encode([texts[i] for i in part])):
-                vectors[i] = vector
-            start = stop
+
+        def encode(run: list[int]) -> None:
+            start = 0
+            while start < len(run):
+                shortest = len(texts[run[start]])
+                stop = start + 1
+                while stop < len(run) and len(texts[run[stop]]) <= shortest * SIMILAR_LENGTH + 16:
+                    stop += 1
+                part = run[start:stop]
+                for i, vector in zip(part, self._encode([texts[i] for i in part], question=True)):
+                    vectors[i] = vector
+                start = stop
+
+        workers = min(self.question_workers(), len(order))
+        runs = [order[len(order) * w // workers:len(order) * (w + 1) // workers] for w in range(workers)]
+        others = [self._side_by_side().submit(encode, run) for run in runs[1:]]
+        try:
+            encode(runs[0])
+        finally:
+            for done in others:
+                done.result()  # raises what that run raised, once all have stopped
         return vectors
+
+    def question_workers(self) -> int:
+        """Question passes that run side by side: one (a pass uses the runtime's threads)."""
+        return 1
+
+    def _side_by_side(self) -> concurrent.futures.ThreadPoolExecutor:
+        with self._load_lock:
+            if self._question_pool is None:
+                self._question_pool = concurrent.futures.ThreadPoolExecutor(
+                    max(1, self.question_workers() - 1), thread_name_prefix="question-pass")
+            return self._question_pool
 
     async def embed_questions(self, texts: list[str]) -> list[list[float]]:
         if not texts:
@@ -374,6 +404,18 @@ class OnnxEmbedder(LocalEmbedder):
             self.name += "-int8"
         self._tokenizer: Any = None
         self._fallback: LocalEmbedder | None = None
+        self._questions_model: Any = None
+
+    def question_workers(self) -> int:
+        """Questions: passes of one thread each, side by side, one per core (or per
+        MEMORYWIKI_LOCAL_THREADS). One int8 question on two threads cost 4.0-4.5 ms of CPU,
+        on one thread 3.1-3.3 ms, and took no longer (bench/results, issue 14 item 5, fourth
+        pass): a question is too small to share out, so the cores take different questions."""
+        if self._fallback is not None:
+            return 1
+        if self.threads > 0:
+            return self.threads
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
     def _load(self, path: Path) -> Any:
         from . import onnx_bert
@@ -402,18 +444,26 @@ class OnnxEmbedder(LocalEmbedder):
         tokenizer.enable_truncation(onnx_bert.read_config(path)["max_seq_length"])
         tokenizer.enable_padding()  # to the longest text of each pass, not a fixed length
         self._tokenizer = tokenizer
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = self.threads
-        options.inter_op_num_threads = 1
-        # Threads that spin while idle would take the CPU from PostgreSQL and the other lane.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        options.log_severity_level = 3
-        try:
-            return onnxruntime.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
-        except Exception as exc:
-            raise EmbedderError(f"could not load {model_file} into ONNX Runtime: {exc}") from exc
 
-    def _run(self, texts: list[str]) -> Any:
+        def session(threads: int) -> Any:
+            options = onnxruntime.SessionOptions()
+            options.intra_op_num_threads = threads
+            options.inter_op_num_threads = 1
+            # Threads that spin while idle would take the CPU from PostgreSQL and the other lane.
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            options.log_severity_level = 3
+            try:
+                return onnxruntime.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
+            except Exception as exc:
+                raise EmbedderError(f"could not load {model_file} into ONNX Runtime: {exc}") from exc
+
+        # Indexing passes (long texts, many at once) share each pass out over the cores;
+        # questions run on a session of one thread per pass (question_workers).
+        bulk = session(self.threads)
+        self._questions_model = session(1)
+        return bulk
+
+    def _run(self, texts: list[str], *, question: bool = False) -> Any:
         if self._fallback is not None:
             return LocalEmbedder._run(self, texts)
         import numpy as np
@@ -424,7 +474,7 @@ class OnnxEmbedder(LocalEmbedder):
             "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
             "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
         }
-        return self._model.run(None, feeds)[0]
+        return (self._questions_model if question else self._model).run(None, feeds)[0]
 
 
 class OnnxChildEmbedder:

@@ -59,7 +59,7 @@ async def test_bulk_keeps_the_order_across_small_passes(model_dir, tmp_path):
     embedder = onnx_embedder(model_dir, tmp_path, local_batch=2)
     passes = []
     run = embedder._run
-    embedder._run = lambda texts: passes.append(len(texts)) or run(texts)
+    embedder._run = lambda texts, **kw: passes.append(len(texts)) or run(texts, **kw)
     texts = TEXTS * 3
     vectors = np.array(await embedder.embed(texts))
     assert passes == [2] * 9
@@ -110,13 +110,13 @@ async def test_a_question_does_not_wait_for_indexing(model_dir, tmp_path):
     first_pass_running, release_first_pass = threading.Event(), threading.Event()
     run = embedder._run
 
-    def recorded(texts):
+    def recorded(texts, **kw):
         kind = "question" if texts == ["how do cats purr"] else "bulk"
         if kind == "bulk" and not first_pass_running.is_set():
             first_pass_running.set()
             release_first_pass.wait(30)
         log.append(kind)
-        return run(texts)
+        return run(texts, **kw)
 
     embedder._run = recorded
     bulk = asyncio.create_task(embedder.embed(TEXTS))
@@ -135,12 +135,12 @@ async def test_indexing_waits_while_a_question_runs(model_dir, tmp_path):
     question_running, release_question = threading.Event(), threading.Event()
     run = embedder._run
 
-    def recorded(texts):
+    def recorded(texts, **kw):
         if texts == ["how do cats purr"]:
             question_running.set()
             release_question.wait(30)
         log.append("question" if texts == ["how do cats purr"] else "bulk")
-        return run(texts)
+        return run(texts, **kw)
 
     embedder._run = recorded
     question = asyncio.create_task(embedder.embed_questions(["how do cats purr"]))
@@ -217,16 +217,43 @@ def test_with_the_local_model_indexing_runs_in_a_child_process(make_client, mode
 
 async def test_questions_of_similar_length_share_a_pass(model_dir, tmp_path):
     """A pass pads to its longest text: similar questions go together, a long one alone."""
-    embedder = onnx_embedder(model_dir, tmp_path)
+    embedder = onnx_embedder(model_dir, tmp_path, local_threads=1)
     passes = []
     run = embedder._run
-    embedder._run = lambda texts: passes.append(sorted(texts)) or run(texts)
+    embedder._run = lambda texts, **kw: passes.append(sorted(texts)) or run(texts, **kw)
     short = ["cats purr", "dogs bark", "sun warm", "ship crew"]
     long = "the rocket needs fuel and oxygen for the launch to the moon and the crew needs food and water"
     questions = [short[0], long, *short[1:]]
     vectors = np.array(await embedder.embed_questions(questions))
     assert passes == [sorted(short), [long]]
     assert np.abs(vectors - reference_embed(model_dir, questions)).max() < 1e-4  # each in its place
+
+
+async def test_questions_run_side_by_side_on_one_thread_each(model_dir, tmp_path):
+    """A question is too small to share out over the cores (on two threads one cost a third more
+    CPU and took no less time), so each core takes questions of its own, in passes of one thread;
+    indexing passes keep the runtime's threads."""
+    embedder = onnx_embedder(model_dir, tmp_path, local_threads=2)
+    passes = []
+    run = embedder._run
+
+    def spy(texts, **kw):
+        passes.append((threading.current_thread().name, sorted(texts), kw.get("question", False)))
+        return run(texts, **kw)
+
+    embedder._run = spy
+    questions = ["cats purr", "dogs bark", "sun warm", "ship crew"]
+    vectors = np.array(await embedder.embed_questions(questions))
+    assert len({thread for thread, _, _ in passes}) == 2  # side by side
+    assert sorted(text for _, texts, _ in passes for text in texts) == sorted(questions)
+    assert all(question for _, _, question in passes)
+    assert np.abs(vectors - reference_embed(model_dir, questions)).max() < 1e-4  # each in its place
+    assert embedder._questions_model.get_session_options().intra_op_num_threads == 1
+    assert embedder._model.get_session_options().intra_op_num_threads == 2
+    passes.clear()
+    assert np.abs(np.array(await embedder.embed(questions)) - reference_embed(model_dir, questions)).max() < 1e-4
+    assert passes and not any(question for _, _, question in passes)  # indexing: the bulk session
+    assert len(await embedder.embed_questions([])) == 0
 
 
 async def test_a_server_runs_onnx_runtime_in_a_child_that_is_replaced_when_it_dies(model_dir, tmp_path):
@@ -269,7 +296,7 @@ def _held_question_run(embedder, log: list, held: threading.Event, release: thre
     "hold me" stays in flight until `release` is set."""
     run = embedder._run
 
-    def recorded(texts):
+    def recorded(texts, **kw):
         if texts == ["hold me"]:
             held.set()
             release.wait(60)
@@ -277,7 +304,7 @@ def _held_question_run(embedder, log: list, held: threading.Event, release: thre
             log.append((who + "question", len(texts)))
         else:
             log.append((who + "bulk", len(texts)))
-        return run(texts)
+        return run(texts, **kw)
 
     embedder._run = recorded
 
