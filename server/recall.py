@@ -2,7 +2,8 @@
 
 Every query here runs on the public pool, as the memorywiki_public role, so row-level
 security decides what exists; the SQL itself never needs to remember the gates.
-Both rankers and the fusion run in one statement, one round trip.
+Both rankers and the fusion run in one statement, one round trip; a hybrid recall may read the
+full-text pool first, while its question is embedded, and hand it to that statement.
 
 Fusion is a sum of normalised scores, not of ranks. Each ranker's score counts as its distance
 above the floor of that ranker's own candidate pool, in standard deviations of the pool (a
@@ -46,7 +47,7 @@ WITH vec AS (
 fts AS (   -- OFFSET 0 keeps the doc_id lookup a primary-key probe per candidate
     SELECT s.chunk_id AS id, c.doc_id, s.rank, s.score
     FROM (SELECT chunk_id, score, row_number() OVER (ORDER BY score DESC, chunk_id) AS rank
-          FROM bm25_search(%(hub)s, %(question)s, %(n_fts)s, %(k1)s, %(b)s)) s
+          FROM {fts_source}) s
     CROSS JOIN LATERAL (SELECT c.doc_id FROM chunks c WHERE c.id = s.chunk_id OFFSET 0) c
 ),
 -- a ranker's score above its pool's floor, in standard deviations of the pool; a lone
@@ -150,12 +151,20 @@ LIMIT %(k)s
 
 LEVELS = {"chunk": ("", CHUNK_RECALL), "doc": (DOC_VECTORS, DOC_RECALL)}
 
+# Where the full-text ranker's candidates come from: the search itself, or the list that
+# fulltext_candidates read beforehand (the same rows: the fusion is the same either way).
+FTS_SEARCH = "bm25_search(%(hub)s, %(question)s, %(n_fts)s, %(k1)s, %(b)s)"
+FTS_READ_BEFORE = "unnest(%(fts_ids)s::bigint[], %(fts_scores)s::float8[]) AS t(chunk_id, score)"
+FTS_CANDIDATES = "SELECT chunk_id, score FROM " + FTS_SEARCH
+
 
 @lru_cache(maxsize=32)
-def statement(level: str, dim: int) -> sql.Composed:
+def statement(level: str, dim: int, fts_read_before: bool = False) -> sql.Composed:
     """The fused recall statement for chunks or docs, vectors cast to `dim`."""
     doc_vectors, final = LEVELS[level]
-    return sql.SQL(RANKERS.replace("{doc_vectors}", doc_vectors) + final).format(dim=sql.Literal(dim))
+    rankers = RANKERS.replace("{doc_vectors}", doc_vectors).replace(
+        "{fts_source}", FTS_READ_BEFORE if fts_read_before else FTS_SEARCH)
+    return sql.SQL(rankers + final).format(dim=sql.Literal(dim))
 
 
 def pool_size(level: str, k: int, hybrid: bool) -> int:
@@ -165,13 +174,28 @@ def pool_size(level: str, k: int, hybrid: bool) -> int:
     return max(4 * k, POOL_MIN) * (DOC_POOL_FACTOR if level == "doc" else 1)
 
 
+FulltextCandidates = tuple[list[int], list[float]]  # chunk ids and BM25 scores, best first
+
+
+async def fulltext_candidates(conn: psycopg.AsyncConnection, *, hub_id: int, question: str, level: str,
+                              k: int, k1: float, b: float) -> FulltextCandidates:
+    """The full-text pool of a hybrid recall, read on its own. It needs no query vector, so the
+    recall route reads it while the question is being embedded and hands it to recall_chunks /
+    recall_docs (`fts=`): the embedding's wait overlaps BM25's instead of adding to it."""
+    params = {"hub": hub_id, "question": question, "n_fts": pool_size(level, k, True), "k1": k1, "b": b}
+    rows = await (await conn.execute(FTS_CANDIDATES, params)).fetchall()
+    return [r["chunk_id"] for r in rows], [r["score"] for r in rows]
+
+
 async def _fused(conn: psycopg.AsyncConnection, level: str, *, hub_id: int, question: str, k: int,
                  qvec: list[float] | None, dim: int | None, hybrid: bool,
-                 k1: float, b: float) -> list[dict[str, Any]]:
+                 k1: float, b: float, fts: FulltextCandidates | None = None) -> list[dict[str, Any]]:
     """Hybrid: both rankers' pools, fused. Otherwise vector alone, or full text when there is
-    no query vector (a lone ranker's order is its own: the normalisation keeps it)."""
+    no query vector (a lone ranker's order is its own: the normalisation keeps it).
+    `fts`: a hybrid's full-text pool read beforehand by fulltext_candidates (same k and level)."""
     use_vec = qvec is not None and dim is not None
     n = pool_size(level, k, hybrid and use_vec)
+    read_before = fts is not None and hybrid and use_vec
     params = {
         "hub": hub_id, "question": question, "k": k, "k1": k1, "b": b,
         # as a pgvector Vector (sent in binary), not a list of 384 floats each dumped as text
@@ -179,7 +203,9 @@ async def _fused(conn: psycopg.AsyncConnection, level: str, *, hub_id: int, ques
         "n_vec": n if use_vec else 0,
         "n_fts": n if hybrid or not use_vec else 0,
     }
-    return await (await conn.execute(statement(level, int(dim or 1)), params)).fetchall()
+    if read_before:
+        params["fts_ids"], params["fts_scores"] = fts
+    return await (await conn.execute(statement(level, int(dim or 1), read_before), params)).fetchall()
 
 
 async def recall_chunks(conn: psycopg.AsyncConnection, **query: Any) -> list[dict[str, Any]]:

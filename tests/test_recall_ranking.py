@@ -3,9 +3,16 @@ that is sure of itself when the other one is not."""
 
 from __future__ import annotations
 
-import pytest
+import asyncio
 
+import psycopg
+import pytest
+from pgvector.psycopg import register_vector_async
+from psycopg.rows import dict_row
+
+from memorywiki.server import recall as recall_sql
 from tests.conftest import wait_indexed
+from tests.embedding_server import embed_text
 
 # A long notebook whose one section answers the question, among short notes that each share a
 # word or two with it. Averaged over eleven sections, the notebook's doc vector points nowhere.
@@ -101,6 +108,35 @@ def set_similarities(database_url: str, question: str, sims: dict[str, float]) -
             u = _unit([a - dot * b for a, b in zip(noise, q)])  # orthogonal to q
             vec = [sim * a + (1 - sim * sim) ** 0.5 * b for a, b in zip(q, u)]
             conn.execute("UPDATE chunks SET embedding = %s::vector WHERE doc_id = %s", (str(vec), doc_id))
+
+
+@pytest.mark.parametrize("level", ["chunk", "doc"])
+def test_full_text_read_while_the_question_is_embedded_ranks_as_one_statement(client, notes, database_url, level):
+    """A hybrid recall reads full text's candidates while its question is embedded and hands them
+    to the fusion (recall.fulltext_candidates): the same results, ranks and scores, bit for bit,
+    as the statement that runs both rankers itself; and the endpoint answers with them."""
+    qvec = embed_text(QUESTION)
+
+    async def both_ways():
+        async with await psycopg.AsyncConnection.connect(database_url, autocommit=True, row_factory=dict_row) as conn:
+            await register_vector_async(conn)
+            await conn.execute("SET ROLE memorywiki_public")
+            hub = (await (await conn.execute("SELECT id FROM hubs WHERE slug = 'kitchen'")).fetchone())["id"]
+            search = recall_sql.recall_chunks if level == "chunk" else recall_sql.recall_docs
+            query = {"hub_id": hub, "question": QUESTION, "k": 4, "qvec": qvec, "dim": len(qvec), "hybrid": True,
+                     "k1": 1.2, "b": 0.75}
+            fts = await recall_sql.fulltext_candidates(conn, hub_id=hub, question=QUESTION, level=level, k=4,
+                                                       k1=1.2, b=0.75)
+            return await search(conn, **query), await search(conn, **query, fts=fts), fts
+
+    one_statement, read_before, (fts_ids, fts_scores) = asyncio.run(both_ways())
+    assert len(fts_ids) > 4 and fts_scores == sorted(fts_scores, reverse=True)  # the whole pool, best first
+    assert any(r["fts_rank"] for r in one_statement) and any(r["vector_rank"] for r in one_statement)
+    assert read_before == one_statement
+    body = recall(client, level=level, k=4)
+    key = "chunk_id" if level == "chunk" else "doc_id"
+    assert [(r[key], r["fts_rank"], r["vector_rank"], r["score"]) for r in body["results"]] == [
+        (r[key], r["fts_rank"], r["vector_rank"], round(r["score"], 6)) for r in one_statement]
 
 
 def test_hybrid_follows_the_ranker_that_singles_out_a_candidate(client, database_url):
