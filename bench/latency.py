@@ -541,14 +541,19 @@ async def _main(opts: Options, pg: Postgres) -> dict:
     goals = []
     c1, c16 = row("after", "hybrid", 1), row("after", "hybrid", 16)
     if c1 and c16:
-        overheads = [r["overhead_p50"] for r in results if r["concurrency"] == 1 and r["overhead_p50"] is not None
-                     and r["code"] == "after"]
+        ones = {r["mode"]: r for r in results if r["concurrency"] == 1 and r["code"] == "after"
+                and r["size"] == c1["size"] and r["overhead_p50"] is not None}
+        overheads = [r["overhead_p50"] for r in ones.values()]
+        each = ", ".join(f"{mode} {r['overhead_p50']:.1f}" for mode, r in ones.items())
         goals.append(f"Goals at 100k chunks: hybrid p95 < 25 ms at concurrency 1: {c1['p95']:.1f} ms -> "
                      f"**{'met' if c1['p95'] < 25 else 'missed'}**; >= 150 recalls/s at concurrency 16: "
                      f"{c16['rps']:.0f}/s -> **{'met' if c16['rps'] >= 150 else 'missed'}** (the SQL alone: "
                      f"{c16['floor_qps']:.0f}/s); HTTP + Python overhead < 3 ms over the SQL floor (p50, concurrency 1, "
-                     f"query embedding subtracted): {min(overheads):.1f} to {max(overheads):.1f} ms -> "
-                     f"**{'met' if max(overheads) < 3 else 'missed'}**.")
+                     f"query embedding subtracted): {each} ms -> **{'met' if max(overheads) < 3 else 'missed'}**. "
+                     f"The vector and full-text rows measure the HTTP + Python path alone; a hybrid's question is "
+                     f"embedded while full text reads its candidates, so its figure subtracts an embedding it no "
+                     f"longer waits for in full (its HTTP p50 - SQL p50, nothing subtracted: "
+                     f"{c1['p50'] - c1['floor_p50']:.1f} ms).")
         b1, b16 = row("before", "hybrid", 1), row("before", "hybrid", 16)
         if b1 and b16:
             goals.append(f"Before/after at 100k, hybrid: p95 at concurrency 1 {b1['p95']:.1f} -> {c1['p95']:.1f} ms; "
@@ -591,8 +596,8 @@ Servers, each a process of its own on the same hub: **after** = this checkout (l
 **after, cache** = this checkout with its question cache on, each question asked twice in a row;
 "fulltext" = a server without an embedder. "questions per embedding pass": the question lane's
 micro-batches during that row (from /healthz). SQL floor: `recall.recall_chunks` on a psycopg pool
-set up like the server's public pool, query vectors precomputed. Overhead = HTTP p50 - SQL p50 -
-query embedding p50 (after rows; full text: HTTP p50 - SQL p50).
+set up like the server's public pool, query vectors precomputed, both rankers in one statement.
+Overhead = HTTP p50 - SQL p50 - query embedding p50 (after rows; full text: HTTP p50 - SQL p50).
 Peak RSS of the servers: {rss_line}.
 
 {emb_line}
