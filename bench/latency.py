@@ -11,8 +11,9 @@ by the same SQL and triggers the server uses; the HNSW index is built after the 
 same expression as server/store/space.py.
 
 Then, on uvicorn servers (subprocesses, loopback, access log off, no in-process worker), with a
-lean keep-alive HTTP/1.1 client (its CPU would otherwise be taken from the server's two cores): POST /api/hub/<hub>/recall, level chunk, k = 10, for vector, full text (a
-server with MEMORYWIKI_EMBEDDER=none) and hybrid, at concurrency 1 and 16, after a warm-up.
+lean keep-alive HTTP/1.1 client (its CPU would otherwise be taken from the server's two cores):
+POST /api/hub/<hub>/recall, level chunk, k = 10, for vector, full text (a server with
+MEMORYWIKI_EMBEDDER=none) and hybrid, at concurrency 1 and 16, after a warm-up.
 "after" is this checkout (question cache off, so every question is embedded); "before" the
 baseline commit's server (bench/baseline.py, `--baseline`, default i9-landed), hybrid only;
 "after, cache" asks every question twice in a row with the cache on; "after, rerank" adds the
@@ -484,6 +485,8 @@ async def _main(opts: Options, pg: Postgres) -> dict:
             baseline_name = describe(opts.extra.get("baseline") or "i9-landed")
         except (OSError, subprocess.CalledProcessError) as exc:  # no git history (a copied checkout)
             log(f"[latency] no baseline server: {exc}")
+    # an int8 space, which a baseline from before it cannot read: it runs on an fp32 copy of the hub
+    baseline_copies = bool(baseline) and base_model(embedder.name) != embedder.name and not knows_int8(baseline)
 
     results: list[dict] = []
     rss: list[dict] = []
@@ -495,8 +498,7 @@ async def _main(opts: Options, pg: Postgres) -> dict:
             if opts.extra.get("build_only"):
                 continue
             before_url, size_baseline = None, baseline
-            if baseline and base_model(embedder.name) != embedder.name and not knows_int8(baseline):
-                # an int8 space, which the baseline predates
+            if baseline_copies:
                 if size <= BEFORE_COPY_MAX:
                     before_url = before_copy(pg, name, base_model(embedder.name))
                 else:
@@ -529,8 +531,7 @@ async def _main(opts: Options, pg: Postgres) -> dict:
     build_line = ", ".join(f"{s:,} chunks {b:.0f} s" for s, b in builds.items())
     before_where = (f", on a copy of each hub up to {BEFORE_COPY_MAX:,} chunks recorded in its fp32 space (the baseline "
                     "has no int8; on the hub itself it would forget the hub's vectors)"
-                    if baseline and base_model(embedder.name) != embedder.name and not knows_int8(baseline)
-                    else ", on the same hub" if baseline else "")
+                    if baseline_copies else ", on the same hub" if baseline else "")
     rss_line = ", ".join(f"{r['size']:,}: {fmt(r['rss_server_mb'], 0)} MB (after), "
                          + (f"{fmt(r['rss_before_mb'], 0)} MB (before), " if r.get("rss_before_mb") else "")
                          + f"{fmt(r['rss_plain_mb'], 0)} MB (no embedder)" for r in rss)
