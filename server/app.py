@@ -87,13 +87,11 @@ def create_app(settings: Settings | None = None, *,
             if state.curator is not None:
                 if state.worker_process is not None:
                     state.curation_runs_in = "process"
-                elif settings.in_process_worker:
-                    await start_curator(state.curator)
-                    curation_task = asyncio.create_task(state.curator.run())
-                    state.curation_runs_in = "server"
                 else:
                     await start_curator(state.curator)
-                    state.curation_runs_in = "external"
+                    if settings.in_process_worker:
+                        curation_task = asyncio.create_task(state.curator.run())
+                    state.curation_runs_in = "server" if settings.in_process_worker else "external"
             app.state.mw = state
             log.info("Memory.Wiki ready (embedder: %s, curation: %s)", embedder.name if embedder else "none",
                      curation_mode(state.curator))
