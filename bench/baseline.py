@@ -42,6 +42,12 @@ def knows_int8(env: dict[str, str]) -> bool:
     return config.is_file() and "local_quantize" in config.read_text()
 
 
+def lacks_migrations(env: dict[str, str], names: tuple[str, ...]) -> list[str]:
+    """Which of the migration files `names` the baseline's server does not have."""
+    folder = Path(env["PYTHONPATH"]) / "memorywiki" / "server" / "store" / "migrations"
+    return [name for name in names if not (folder / name).is_file()]
+
+
 def describe(ref: str) -> str:
     """`i9-landed (d3faee3)`: how the tables name the baseline."""
     sha = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", f"{ref}^{{commit}}"],

@@ -404,3 +404,43 @@ def test_fresh_database_runs_the_baseline_not_the_superseded_release(new_db):
         names = {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
     assert not names & set(RELEASED)
     assert run(migrate(url)) == []  # and a restart runs nothing, released files still skipped
+
+
+def test_the_forward_index_is_rewritten_uncompressed_with_the_same_search(new_db, store_copy):
+    """0062: bm25_chunks rows compressed by the schema before it are stored plain after it
+    (the search re-scores from them once per pruned term), and every search answers the same."""
+    (store_copy / "migrations" / "0062_bm25_forward_index_uncompressed.sql").unlink()
+    url = new_db()
+    run(migrate(url, store_copy))  # the schema as released before 0062
+    seed(url)
+    # a chunk with 150 distinct lexemes: its forward index is ~3.5 kB, which the old schema
+    # compressed (rows over ~2 kB) and the new one keeps plain (rows up to 8160 bytes)
+    words = " ".join(f"lexeme{i:04d}x" for i in range(150))
+    with psycopg.connect(url, autocommit=True) as conn:
+        hub = conn.execute("SELECT id FROM hubs WHERE slug = 'alpha'").fetchone()[0]
+        with conn.transaction():
+            conn.execute("INSERT INTO docs (id, hub_id, title, markdown, edit_token_hash, source_hash)"
+                         " VALUES ('longdoc001', %s, 'Glossary', %s, 'e', 's')", (hub, words))
+            conn.execute("INSERT INTO chunks (doc_id, hub_id, ordinal, heading_path, markdown, hash, tsv)"
+                         " VALUES ('longdoc001', %s, 0, 'Glossary', %s, 'h', to_tsvector('english', %s))",
+                         (hub, words, words))
+        compressed = ("SELECT count(*) FROM bm25_chunks WHERE pg_column_compression(terms) IS NOT NULL"
+                      " OR pg_column_compression(tfs) IS NOT NULL OR pg_column_compression(impacts) IS NOT NULL")
+        assert conn.execute(compressed).fetchone()[0] >= 1
+        forward = "SELECT chunk_id, terms, tfs, impacts FROM bm25_chunks ORDER BY chunk_id"
+        questions = ["lexeme0007x lexeme0149x", "how do we deploy?", "rollback"]
+        search = "SELECT * FROM bm25_search(%s, %s, 10)"
+        before = (conn.execute(forward).fetchall(), [conn.execute(search, (hub, q)).fetchall() for q in questions])
+
+    assert run(migrate(url)) == ["0062_bm25_forward_index_uncompressed.sql"]
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert conn.execute(compressed).fetchone()[0] == 0
+        assert (conn.execute(forward).fetchall(), [conn.execute(search, (hub, q)).fetchall() for q in questions]) == before
+        assert before[1][0][0][0] == conn.execute("SELECT id FROM chunks WHERE doc_id = 'longdoc001'").fetchone()[0]
+        # and a row written from now on is stored plain from the start
+        with conn.transaction():
+            conn.execute("UPDATE chunks SET markdown = markdown || ' lexeme9999x',"
+                         " tsv = to_tsvector('english', markdown || ' lexeme9999x') WHERE doc_id = 'longdoc001'")
+        assert conn.execute(compressed).fetchone()[0] == 0
+        assert conn.execute("SELECT cardinality(terms) FROM bm25_chunks b JOIN chunks c ON c.id = b.chunk_id"
+                            " WHERE c.doc_id = 'longdoc001'").fetchone()[0] >= 151
