@@ -152,10 +152,9 @@ LIMIT %(k)s
 LEVELS = {"chunk": ("", CHUNK_RECALL), "doc": (DOC_VECTORS, DOC_RECALL)}
 
 # Where the full-text ranker's candidates come from: the search itself, or the list that
-# fulltext_candidates read beforehand (the same rows: the fusion is the same either way).
+# hub_and_fulltext read beforehand (the same rows: the fusion is the same either way).
 FTS_SEARCH = "bm25_search(%(hub)s, %(question)s, %(n_fts)s, %(k1)s, %(b)s)"
 FTS_READ_BEFORE = "unnest(%(fts_ids)s::bigint[], %(fts_scores)s::float8[]) AS t(chunk_id, score)"
-FTS_CANDIDATES = "SELECT chunk_id, score FROM " + FTS_SEARCH
 
 
 @lru_cache(maxsize=32)
@@ -176,15 +175,39 @@ def pool_size(level: str, k: int, hybrid: bool) -> int:
 
 FulltextCandidates = tuple[list[int], list[float]]  # chunk ids and BM25 scores, best first
 
+# A hybrid recall's first statement: the hub and the recorded embedding space (as
+# store.hubs.find_hub_for_recall reads them) and, when that space is this server's model so
+# that the question's vector will be usable, full text's candidate pool (BM25 needs no vector):
+# read on one round trip while the question is being embedded. Otherwise bm25_search is asked
+# for 0 rows and returns at once.
+HUB_AND_FULLTEXT = """
+SELECT h.id, h.slug, s.model, s.dim, s.model IS NOT DISTINCT FROM %(model)s AS fts_read,
+       f.ids AS fts_ids, f.scores AS fts_scores
+FROM hubs h
+LEFT JOIN embedding_space s ON true
+CROSS JOIN LATERAL (
+    SELECT array_agg(b.chunk_id ORDER BY b.n) AS ids, array_agg(b.score ORDER BY b.n) AS scores
+    FROM bm25_search(h.id, %(question)s,
+                     CASE WHEN s.model IS NOT DISTINCT FROM %(model)s THEN %(n_fts)s ELSE 0 END,
+                     %(k1)s, %(b)s) WITH ORDINALITY AS b(chunk_id, score, n)
+) f
+WHERE h.slug = %(slug)s
+"""
 
-async def fulltext_candidates(conn: psycopg.AsyncConnection, *, hub_id: int, question: str, level: str,
-                              k: int, k1: float, b: float) -> FulltextCandidates:
-    """The full-text pool of a hybrid recall, read on its own. It needs no query vector, so the
-    recall route reads it while the question is being embedded and hands it to recall_chunks /
+
+async def hub_and_fulltext(conn: psycopg.AsyncConnection, *, slug: str, model: str, question: str, level: str,
+                           k: int, k1: float, b: float) -> tuple[dict[str, Any] | None, FulltextCandidates | None]:
+    """The hub ({"id", "slug", "model", "dim"}, None if unknown) and, when its embedding space is
+    `model`, the full-text pool of a hybrid recall of it (else None), in one round trip. The
+    recall route reads them while the question is embedded and hands the pool to recall_chunks /
     recall_docs (`fts=`): the embedding's wait overlaps BM25's instead of adding to it."""
-    params = {"hub": hub_id, "question": question, "n_fts": pool_size(level, k, True), "k1": k1, "b": b}
-    rows = await (await conn.execute(FTS_CANDIDATES, params)).fetchall()
-    return [r["chunk_id"] for r in rows], [r["score"] for r in rows]
+    params = {"slug": slug, "model": model, "question": question, "n_fts": pool_size(level, k, True),
+              "k1": k1, "b": b}
+    row = await (await conn.execute(HUB_AND_FULLTEXT, params)).fetchone()
+    if row is None:
+        return None, None
+    hub = {key: row[key] for key in ("id", "slug", "model", "dim")}
+    return hub, ((row["fts_ids"] or [], row["fts_scores"] or []) if row["fts_read"] else None)
 
 
 async def _fused(conn: psycopg.AsyncConnection, level: str, *, hub_id: int, question: str, k: int,
@@ -192,7 +215,7 @@ async def _fused(conn: psycopg.AsyncConnection, level: str, *, hub_id: int, ques
                  k1: float, b: float, fts: FulltextCandidates | None = None) -> list[dict[str, Any]]:
     """Hybrid: both rankers' pools, fused. Otherwise vector alone, or full text when there is
     no query vector (a lone ranker's order is its own: the normalisation keeps it).
-    `fts`: a hybrid's full-text pool read beforehand by fulltext_candidates (same k and level)."""
+    `fts`: a hybrid's full-text pool read beforehand by hub_and_fulltext (same k and level)."""
     use_vec = qvec is not None and dim is not None
     n = pool_size(level, k, hybrid and use_vec)
     read_before = fts is not None and hybrid and use_vec

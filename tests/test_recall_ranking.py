@@ -112,9 +112,10 @@ def set_similarities(database_url: str, question: str, sims: dict[str, float]) -
 
 @pytest.mark.parametrize("level", ["chunk", "doc"])
 def test_full_text_read_while_the_question_is_embedded_ranks_as_one_statement(client, notes, database_url, level):
-    """A hybrid recall reads full text's candidates while its question is embedded and hands them
-    to the fusion (recall.fulltext_candidates): the same results, ranks and scores, bit for bit,
-    as the statement that runs both rankers itself; and the endpoint answers with them."""
+    """A hybrid recall reads full text's candidates with the hub, while its question is embedded,
+    and hands them to the fusion (recall.hub_and_fulltext): the same results, ranks and scores, bit
+    for bit, as the statement that runs both rankers itself; and the endpoint answers with them.
+    A hub whose vectors are another model's gets no pool read (its recall answers from full text)."""
     qvec = embed_text(QUESTION)
 
     async def both_ways():
@@ -125,8 +126,12 @@ def test_full_text_read_while_the_question_is_embedded_ranks_as_one_statement(cl
             search = recall_sql.recall_chunks if level == "chunk" else recall_sql.recall_docs
             query = {"hub_id": hub, "question": QUESTION, "k": 4, "qvec": qvec, "dim": len(qvec), "hybrid": True,
                      "k1": 1.2, "b": 0.75}
-            fts = await recall_sql.fulltext_candidates(conn, hub_id=hub, question=QUESTION, level=level, k=4,
-                                                       k1=1.2, b=0.75)
+            model = (await (await conn.execute("SELECT model FROM embedding_space")).fetchone())["model"]
+            ask = {"slug": "kitchen", "question": QUESTION, "level": level, "k": 4, "k1": 1.2, "b": 0.75}
+            found, fts = await recall_sql.hub_and_fulltext(conn, model=model, **ask)
+            assert found == {"id": hub, "slug": "kitchen", "model": model, "dim": len(qvec)}
+            assert await recall_sql.hub_and_fulltext(conn, model="another-model", **ask) == (found, None)
+            assert await recall_sql.hub_and_fulltext(conn, model=model, **{**ask, "slug": "nowhere"}) == (None, None)
             return await search(conn, **query), await search(conn, **query, fts=fts), fts
 
     one_statement, read_before, (fts_ids, fts_scores) = asyncio.run(both_ways())

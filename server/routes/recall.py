@@ -175,12 +175,14 @@ async def answer(request: Request, slug: str, question: str, *, k: int, level: s
     fts: recall.FulltextCandidates | None = None
     try:
         async with state.db.public.connection() as conn:
-            hub = await find_hub_for_recall(conn, slug)
-            space = (hub["model"], hub["dim"]) if hub is not None and hub["model"] is not None else None
-            with_vectors = task is not None and space is not None and space[0] == state.embedder.name
-            if with_vectors and hybrid and level != "bundle" and not task.done():
-                fts = await recall.fulltext_candidates(conn, hub_id=hub["id"], question=question, level=level,
-                                                       k=n, k1=settings.bm25_k1, b=settings.bm25_b)
+            if task is not None and hybrid and level != "bundle":  # the hub and full text's pool at once
+                hub, fts = await recall.hub_and_fulltext(conn, slug=slug, model=state.embedder.name,
+                                                         question=question, level=level, k=n,
+                                                         k1=settings.bm25_k1, b=settings.bm25_b)
+            else:
+                hub = await find_hub_for_recall(conn, slug)
+        space = (hub["model"], hub["dim"]) if hub is not None and hub["model"] is not None else None
+        with_vectors = task is not None and space is not None and space[0] == state.embedder.name
         if hub is None:
             raise unknown_hub(slug)
         if task is not None and not with_vectors:
