@@ -8,7 +8,7 @@ import time
 from .common import Options, machine
 
 ORDER = [("findings.md", None), ("ranking.md", None), ("quality.md", "quality"), ("locomo.md", "locomo"),
-         ("ranking-study.md", None), ("latency.md", "latency"), ("embedding.md", "embedding"),
+         ("ranking-study.md", None), ("latency.md", "latency"), ("pgstorage.md", None), ("embedding.md", "embedding"),
          ("underload.md", "underload"), ("cost.md", "cost"), ("curation.md", "curation"),
          ("soak.md", "soak"), ("scaleout.md", "scaleout"), ("fulltext.md", None)]
 
