@@ -151,10 +151,11 @@ def before_copy(pg: Postgres, name: str, model: str) -> str:
 # 100k and 1M hubs take 10 and 23 minutes to build), unlike the migrations and the functions that
 # write the stored rows (postings, counters, privacy, triggers).
 READ_ONLY_FUNCTIONS = ("40_bm25_search.sql",)
-# Migrations that change how rows are stored, not what they hold, which a server applies to a
-# built hub at its start (giving it the rows a fresh build has): they do not key the build either,
-# and a baseline that predates them runs on a hub that has them (forget_in_place).
-IN_PLACE_MIGRATIONS = ("0062_bm25_forward_index_uncompressed.sql",)
+# Migrations that change how rows are stored, not what they hold (or add what is derived from
+# it), which a server applies to a built hub at its start (giving it the rows a fresh build
+# has): they do not key the build either, and a baseline that predates them runs on a hub that
+# has them (forget_in_place).
+IN_PLACE_MIGRATIONS = ("0062_bm25_forward_index_uncompressed.sql", "0063_bm25_forward_index_tf_map.sql")
 
 
 def forget_in_place(url: str, baseline: dict[str, str]) -> list[str]:

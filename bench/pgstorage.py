@@ -7,9 +7,10 @@
    statement (recall.recall_chunks, query vectors computed once) over the 300 SciFact questions
    at concurrency 2 after three warm passes, PostgreSQL's CPU per statement read from /proc.
    The machine's speed drifts by 10-20% over minutes here, so the two sizes alternate.
-2. The BM25 forward index as stored before migration 0062 (arrays over ~2 kB pglz-compressed)
-   against now (plain): `bm25_search` over a copy of bm25_chunks with the old storage, question
-   by question in turn with the real function, both answers compared.
+2. The BM25 forward index as stored before migration 0062 (arrays over ~2 kB pglz-compressed),
+   before 0063 (plain arrays, re-scored by array_position) and now (with a jsonb map from term
+   to tf): `bm25_search` over copies of bm25_chunks, question by question in turn with the real
+   function, the answers compared.
 
 The hub comes from `python -m bench latency --sizes 100000 --pg-dir DIR` (its embedded cluster,
 not DATABASE_URL: the first run restarts the cluster). Writes pgstorage.md.
@@ -32,7 +33,6 @@ from .latency import sql_run
 
 HUB_DB = "bench_lat_100000"
 STATEMENTS = 1200
-OLD_STORAGE = "bm25_chunks_before_0062"
 
 
 def _postgres_cpu_s(folder: Path) -> float:
@@ -69,51 +69,70 @@ async def shared_buffers_rows(pg: Postgres, folder: Path, questions: list[str], 
             for size in sizes]
 
 
+# The forward index as it was stored before migrations 0062 and 0063, and now: (label, table,
+# toast_tuple_target, whether its rows carry tf_map). Each copy's arrays are new values, which
+# the insert stores as that target says; a row without tf_map is re-scored from the arrays.
+STORAGES = [
+    ("before 0062: arrays, compressed over ~2 kB", "bm25_chunks_before_0062", 2032, False),
+    ("0062: arrays, plain up to 8160 bytes", "bm25_chunks_before_0063", 8160, False),
+    ("0063: and the jsonb tf map (now)", "bm25_chunks", None, True),
+]
+
+
 def forward_index_rows(pg: Postgres, questions: list[str], rounds: int) -> tuple[list[list], int]:
     from importlib import resources
 
     source = (resources.files("memorywiki.server.store") / "functions" / "40_bm25_search.sql").read_text()
     body = source[source.index("CREATE OR REPLACE FUNCTION bm25_search("):source.index("-- Doc level")]
-    old = body.replace("FUNCTION bm25_search(", "FUNCTION bm25_search_before_0062(").replace(
-        "JOIN bm25_chunks b", f"JOIN {OLD_STORAGE} b")
-    assert old != body
+    functions = {}
     with psycopg.connect(pg.db_url(HUB_DB), autocommit=True) as conn:
         try:
-            # the storage before 0062: PostgreSQL's default toast_tuple_target, so rows over ~2 kB
-            # are compressed (each array a new value, which the insert then compresses)
-            conn.execute(f"DROP TABLE IF EXISTS {OLD_STORAGE}")
-            conn.execute(f"CREATE TABLE {OLD_STORAGE} (LIKE bm25_chunks INCLUDING ALL) WITH (toast_tuple_target = 2032)")
-            conn.execute(f"INSERT INTO {OLD_STORAGE} SELECT chunk_id, hub_id, doc_id, len, terms || '{{}}'::text[],"
-                         " tfs || '{}'::integer[], impacts || '{}'::real[] FROM bm25_chunks")
-            conn.execute(f"VACUUM ANALYZE {OLD_STORAGE}")
-            conn.execute(old)
-            stats = conn.execute(
-                f"SELECT (SELECT count(*) FILTER (WHERE pg_column_compression(terms) IS NOT NULL) FROM {OLD_STORAGE}),"
-                f" pg_total_relation_size('{OLD_STORAGE}'), pg_total_relation_size('bm25_chunks'),"
-                " (SELECT count(*) FILTER (WHERE pg_column_compression(terms) IS NOT NULL) FROM bm25_chunks),"
-                " (SELECT count(*) FROM bm25_chunks)").fetchone()
+            for label, table, target, _ in STORAGES:
+                if target is None:
+                    functions[label] = "bm25_search"
+                    continue
+                conn.execute(f"DROP TABLE IF EXISTS {table}")
+                conn.execute(f"CREATE TABLE {table} (LIKE bm25_chunks INCLUDING ALL) WITH (toast_tuple_target = {target})")
+                conn.execute(f"INSERT INTO {table} (chunk_id, hub_id, doc_id, len, terms, tfs, impacts)"
+                             " SELECT chunk_id, hub_id, doc_id, len, terms || '{}'::text[], tfs || '{}'::integer[],"
+                             " impacts || '{}'::real[] FROM bm25_chunks")
+                conn.execute(f"VACUUM ANALYZE {table}")
+                functions[label] = f"bm25_search_{table}"
+                variant = body.replace("FUNCTION bm25_search(", f"FUNCTION {functions[label]}(").replace(
+                    "JOIN bm25_chunks b", f"JOIN {table} b")
+                assert variant != body
+                conn.execute(variant)
+            stats = {label: conn.execute(
+                f"SELECT count(*) FILTER (WHERE pg_column_compression(terms) IS NOT NULL), count(tf_map), count(*),"
+                f" pg_total_relation_size('{table}') FROM {table}").fetchone() for label, table, _, _ in STORAGES}
             hub = conn.execute("SELECT id FROM hubs WHERE slug = 'lat'").fetchone()[0]
-            functions = ("bm25_search_before_0062", "bm25_search")
-            same = sum(conn.execute("SELECT * FROM bm25_search(%s, %s, 40)", (hub, q)).fetchall()
-                       == conn.execute("SELECT * FROM bm25_search_before_0062(%s, %s, 40)", (hub, q)).fetchall()
-                       for q in questions)
-            times: dict[str, list[float]] = {f: [] for f in functions}
-            for round_ in range(rounds + 1):  # the first round warms both up
+            same = 0
+            for question in questions:
+                answers = [conn.execute(f"SELECT * FROM {f}(%s, %s, 40)", (hub, question)).fetchall()
+                           for f in functions.values()]
+                same += all(a == answers[0] for a in answers)
+            times: dict[str, list[float]] = {label: [] for label in functions}
+            order = list(functions)
+            for round_ in range(rounds + 1):  # the first round warms them up
                 for i, question in enumerate(questions):
-                    for function in (functions if (i + round_) % 2 else functions[::-1]):
+                    shift = (i + round_) % len(order)
+                    for label in order[shift:] + order[:shift]:
                         t0 = time.perf_counter()
-                        conn.execute(f"SELECT * FROM {function}(%s, %s, 40)", (hub, question), prepare=True).fetchall()
+                        conn.execute(f"SELECT * FROM {functions[label]}(%s, %s, 40)", (hub, question),
+                                     prepare=True).fetchall()
                         if round_:
-                            times[function].append(1000 * (time.perf_counter() - t0))
+                            times[label].append(1000 * (time.perf_counter() - t0))
         finally:
-            conn.execute("DROP FUNCTION IF EXISTS bm25_search_before_0062(bigint, text, integer, float8, float8)")
-            conn.execute(f"DROP TABLE IF EXISTS {OLD_STORAGE}")
-    old_compressed, old_bytes, new_bytes, new_compressed, n = stats
-    labels = {"bm25_search_before_0062": ("before 0062 (compressed over ~2 kB)", old_compressed, old_bytes),
-              "bm25_search": ("0062 (plain up to 8160 bytes)", new_compressed, new_bytes)}
-    rows = [[labels[f][0], f"{labels[f][1]:,} of {n:,}", f"{labels[f][2] / 2**20:.0f} MB",
-             statistics.median(times[f]), statistics.mean(times[f]), sorted(times[f])[int(0.95 * len(times[f]))]]
-            for f in functions]
+            for label, table, target, _ in STORAGES:
+                if target is not None:
+                    conn.execute(f"DROP FUNCTION IF EXISTS bm25_search_{table}(bigint, text, integer, float8, float8)")
+                    conn.execute(f"DROP TABLE IF EXISTS {table}")
+    rows = []
+    for label in functions:
+        compressed, mapped, n, size = stats[label]
+        rows.append([label, f"{compressed:,} of {n:,}", f"{mapped:,}", f"{size / 2**20:.0f} MB",
+                     statistics.median(times[label]), statistics.mean(times[label]),
+                     sorted(times[label])[int(0.95 * len(times[label]))]])
     return rows, same
 
 
@@ -150,10 +169,10 @@ def main(argv: list[str] | None = None) -> int:
         md_table(["shared_buffers", "PostgreSQL CPU ms per statement (median)", "min", "max", "statements/s (median)"],
                  buffers, 2),
         f"**The BM25 forward index.** `bm25_search(hub, question, 40)` (a hybrid's full-text pool), each of "
-        f"the 300 questions through both in turn, {args.rounds} rounds after a warm one; the same chunks and "
-        f"scores from both for {same} of {len(questions)} questions.",
-        md_table(["bm25_chunks storage", "rows with compressed terms", "table", "p50 ms", "mean ms", "p95 ms"],
-                 forward, 2),
+        f"the 300 questions through each storage in turn, {args.rounds} rounds after a warm one; the same chunks "
+        f"and scores from all of them for {same} of {len(questions)} questions.",
+        md_table(["bm25_chunks storage", "rows with compressed terms", "rows with a tf map", "table", "p50 ms",
+                  "mean ms", "p95 ms"], forward, 2),
         machine_line(),
     ])
     args.out.mkdir(parents=True, exist_ok=True)

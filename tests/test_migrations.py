@@ -406,16 +406,20 @@ def test_fresh_database_runs_the_baseline_not_the_superseded_release(new_db):
     assert run(migrate(url)) == []  # and a restart runs nothing, released files still skipped
 
 
-def test_the_forward_index_is_rewritten_uncompressed_with_the_same_search(new_db, store_copy):
-    """0062: bm25_chunks rows compressed by the schema before it are stored plain after it
-    (the search re-scores from them once per pruned term), and every search answers the same."""
-    (store_copy / "migrations" / "0062_bm25_forward_index_uncompressed.sql").unlink()
+def test_the_forward_index_is_rewritten_uncompressed_with_a_tf_map_and_the_same_search(new_db):
+    """0062 and 0063: bm25_chunks rows compressed by the schema before them are stored plain and
+    get a jsonb map from term to tf (the search re-scores from it once per pruned term); every
+    search answers the same, and so does a row without the map (written by an older server)."""
     url = new_db()
-    run(migrate(url, store_copy))  # the schema as released before 0062
+    run(migrate(url))
     seed(url)
     # a chunk with 150 distinct lexemes: its forward index is ~3.5 kB, which the old schema
     # compressed (rows over ~2 kB) and the new one keeps plain (rows up to 8160 bytes)
     words = " ".join(f"lexeme{i:04d}x" for i in range(150))
+    compressed = ("SELECT count(*) FROM bm25_chunks WHERE pg_column_compression(terms) IS NOT NULL"
+                  " OR pg_column_compression(tfs) IS NOT NULL OR pg_column_compression(impacts) IS NOT NULL")
+    forward = "SELECT chunk_id, terms, tfs, impacts FROM bm25_chunks ORDER BY chunk_id"
+    questions = ["lexeme0007x lexeme0149x", "how do we deploy?", "rollback"]
     with psycopg.connect(url, autocommit=True) as conn:
         hub = conn.execute("SELECT id FROM hubs WHERE slug = 'alpha'").fetchone()[0]
         with conn.transaction():
@@ -424,23 +428,35 @@ def test_the_forward_index_is_rewritten_uncompressed_with_the_same_search(new_db
             conn.execute("INSERT INTO chunks (doc_id, hub_id, ordinal, heading_path, markdown, hash, tsv)"
                          " VALUES ('longdoc001', %s, 0, 'Glossary', %s, 'h', to_tsvector('english', %s))",
                          (hub, words, words))
-        compressed = ("SELECT count(*) FROM bm25_chunks WHERE pg_column_compression(terms) IS NOT NULL"
-                      " OR pg_column_compression(tfs) IS NOT NULL OR pg_column_compression(impacts) IS NOT NULL")
-        assert conn.execute(compressed).fetchone()[0] >= 1
-        forward = "SELECT chunk_id, terms, tfs, impacts FROM bm25_chunks ORDER BY chunk_id"
-        questions = ["lexeme0007x lexeme0149x", "how do we deploy?", "rollback"]
-        search = "SELECT * FROM bm25_search(%s, %s, 10)"
-        before = (conn.execute(forward).fetchall(), [conn.execute(search, (hub, q)).fetchall() for q in questions])
 
-    assert run(migrate(url)) == ["0062_bm25_forward_index_uncompressed.sql"]
+        def answers() -> list:
+            return [conn.execute("SELECT * FROM bm25_search(%s, %s, 10)", (hub, q)).fetchall() for q in questions]
+
+        before = (conn.execute(forward).fetchall(), answers())
+        assert before[1][0][0][0] == conn.execute("SELECT id FROM chunks WHERE doc_id = 'longdoc001'").fetchone()[0]
+        # the table as the schema before 0062 left it: no map, and the long row compressed
+        conn.execute("ALTER TABLE bm25_chunks DROP COLUMN tf_map")
+        conn.execute("ALTER TABLE bm25_chunks RESET (toast_tuple_target)")
+        conn.execute("UPDATE bm25_chunks SET terms = terms || '{}'::text[], tfs = tfs || '{}'::integer[],"
+                     " impacts = impacts || '{}'::real[]")
+        conn.execute("DELETE FROM schema_migrations WHERE name >= '0062'")
+        assert conn.execute(compressed).fetchone()[0] >= 1
+
+    assert run(migrate(url)) == ["0062_bm25_forward_index_uncompressed.sql", "0063_bm25_forward_index_tf_map.sql"]
     with psycopg.connect(url, autocommit=True) as conn:
         assert conn.execute(compressed).fetchone()[0] == 0
-        assert (conn.execute(forward).fetchall(), [conn.execute(search, (hub, q)).fetchall() for q in questions]) == before
-        assert before[1][0][0][0] == conn.execute("SELECT id FROM chunks WHERE doc_id = 'longdoc001'").fetchone()[0]
-        # and a row written from now on is stored plain from the start
+        assert (conn.execute(forward).fetchall(), answers()) == before
+        maps = "SELECT count(*) FROM bm25_chunks WHERE tf_map IS DISTINCT FROM jsonb_object(terms, tfs::text[])"
+        assert conn.execute(maps).fetchone()[0] == 0
+        long_row = " FROM bm25_chunks b JOIN chunks c ON c.id = b.chunk_id WHERE c.doc_id = 'longdoc001'"
+        assert conn.execute("SELECT tf_map ->> 'lexeme0007x'" + long_row).fetchone()[0] == "1"
+        # a row without the map, as a server from before 0063 writes it, is re-scored from its arrays
+        conn.execute("UPDATE bm25_chunks SET tf_map = NULL")
+        assert answers() == before[1]
+        # and a row written from now on is plain and mapped from the start (150 lexemes, the
+        # heading's and the new one)
         with conn.transaction():
             conn.execute("UPDATE chunks SET markdown = markdown || ' lexeme9999x',"
                          " tsv = to_tsvector('english', markdown || ' lexeme9999x') WHERE doc_id = 'longdoc001'")
         assert conn.execute(compressed).fetchone()[0] == 0
-        assert conn.execute("SELECT cardinality(terms) FROM bm25_chunks b JOIN chunks c ON c.id = b.chunk_id"
-                            " WHERE c.doc_id = 'longdoc001'").fetchone()[0] >= 151
+        assert conn.execute("SELECT cardinality(terms), tf_map ->> 'lexeme9999x'" + long_row).fetchone() == (152, "1")

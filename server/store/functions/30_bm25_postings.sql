@@ -45,7 +45,7 @@
 --   index-only scan: terms with df <= 3000 are read completely, more frequent (low-idf) terms
 --   only down to their top 300 postings by impact; the best 100 candidates by that partial
 --   score then get the frequent terms' exact contribution from the chunk's forward index
---   (bm25_chunks.terms / tfs). Returned scores are always exact BM25 (to float rounding); pruning can only make a
+--   (bm25_chunks.tf_map, a jsonb map from term to tf). Returned scores are always exact BM25 (to float rounding); pruning can only make a
 --   chunk miss the candidate list. With no term above the threshold the ranking is exact.
 --   Measured in bench/results/fulltext.md (python -m memorywiki.bench.fulltext).
 
@@ -188,8 +188,8 @@ BEGIN
           JOIN per p ON p.hub_id = r.hub_id
     ),
     ins_c AS (
-        INSERT INTO bm25_chunks (chunk_id, hub_id, doc_id, len, terms, tfs, impacts)
-        SELECT id, hub_id, doc_id, len, terms, tfs, impacts FROM fwd
+        INSERT INTO bm25_chunks (chunk_id, hub_id, doc_id, len, terms, tfs, impacts, tf_map)
+        SELECT id, hub_id, doc_id, len, terms, tfs, impacts, jsonb_object(terms, tfs::text[]) FROM fwd
     ),
     ins_p AS (
         INSERT INTO bm25_postings (hub_id, term, impact, chunk_id, tf, len)

@@ -114,12 +114,15 @@ BEGIN
          ORDER BY s DESC
          LIMIT v_rescore
     )
+    -- each pruned term's tf in the candidate: a key of its tf_map (binary search), or for a row
+    -- written before the map (migration 0063) its position in the terms array
     SELECT c.chunk_id,
            c.s_exact + coalesce((
-               SELECT sum(t.idf * b.tfs[t.i] / (b.tfs[t.i] + v_c0 + v_c1 * b.len))
-                 FROM (SELECT p.idf, array_position(b.terms, p.term) AS i
-                         FROM unnest(v_p_terms, v_p_idf) AS p(term, idf)) t
-                WHERE t.i IS NOT NULL), 0) AS score
+               SELECT sum(p.idf * t.tf / (t.tf + v_c0 + v_c1 * b.len))
+                 FROM unnest(v_p_terms, v_p_idf) AS p(term, idf),
+                      LATERAL (SELECT CASE WHEN b.tf_map IS NOT NULL THEN (b.tf_map ->> p.term)::float8
+                                           ELSE b.tfs[array_position(b.terms, p.term)]::float8 END AS tf) t
+                WHERE t.tf IS NOT NULL), 0) AS score
       FROM cand c
       JOIN bm25_chunks b ON b.chunk_id = c.chunk_id
      ORDER BY score DESC, c.chunk_id
