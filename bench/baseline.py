@@ -48,6 +48,17 @@ def lacks_migrations(env: dict[str, str], names: tuple[str, ...]) -> list[str]:
     return [name for name in names if not (folder / name).is_file()]
 
 
+def functions_differ(env: dict[str, str]) -> bool:
+    """Whether the baseline's SQL function files (server/store/functions) differ from this
+    checkout's. Every server re-applies its own at start, so on a shared hub the server started
+    last would run its search for the other too: such a baseline needs a copy of the hub."""
+    from memorywiki.server.store.migrate import checksum, function_files
+
+    folder = Path(env["PYTHONPATH"]) / "memorywiki" / "server" / "store" / "functions"
+    theirs = {path.name: checksum(path.read_text(encoding="utf-8")) for path in sorted(folder.glob("*.sql"))}
+    return theirs != {name: checksum(sql) for name, sql in function_files()}
+
+
 def describe(ref: str) -> str:
     """`i9-landed (d3faee3)`: how the tables name the baseline."""
     sha = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", f"{ref}^{{commit}}"],

@@ -40,7 +40,7 @@ import httpx
 import numpy as np
 import psycopg
 
-from .baseline import baseline_env, describe, knows_int8, lacks_migrations
+from .baseline import baseline_env, describe, functions_differ, knows_int8, lacks_migrations
 from .common import (CACHE, Options, Postgres, Proc, child_pids, create_hub, fmt, load_beir, log, machine_line,
                      make_bench_embedder, md_table, pct, process_cpu_s, write_result)
 from .rerank_stub import RerankStub
@@ -127,9 +127,9 @@ def record_space(url: str, model: str) -> None:
 
 def before_copy(pg: Postgres, name: str, model: str) -> str:
     """A copy of hub database `name` whose recorded space is `model` (the baseline server's),
-    for a baseline that embeds with another model name than this checkout (int8 is newer than
-    it): on the original it would forget the hub's vectors. A file-level copy, done before
-    any server connects."""
+    for a baseline that cannot share the hub: one that embeds with another model name than this
+    checkout (int8 is newer than it; on the original it would forget the hub's vectors), or whose
+    SQL functions differ. A file-level copy, done before any server connects."""
     copy = f"{name}_before"
     pg.drop(copy)
     with psycopg.connect(pg.url, autocommit=True) as conn:
@@ -503,8 +503,16 @@ async def _main(opts: Options, pg: Postgres) -> dict:
             baseline_name = describe(opts.extra.get("baseline") or "i9-landed")
         except (OSError, subprocess.CalledProcessError) as exc:  # no git history (a copied checkout)
             log(f"[latency] no baseline server: {exc}")
-    # an int8 space, which a baseline from before it cannot read: it runs on an fp32 copy of the hub
-    baseline_copies = bool(baseline) and base_model(embedder.name) != embedder.name and not knows_int8(baseline)
+    # A baseline runs on a copy of each hub when it cannot share it: it predates the int8 space
+    # (on the hub it would forget the vectors; the copy records the fp32 space), or its SQL
+    # functions differ (each server re-applies its own at start: one would run the other's).
+    before_model = embedder.name
+    copy_why = ""
+    if baseline and base_model(embedder.name) != embedder.name and not knows_int8(baseline):
+        before_model, copy_why = base_model(embedder.name), "recorded in its fp32 space (the baseline has no int8)"
+    elif baseline and functions_differ(baseline):
+        copy_why = "(the baseline's SQL functions differ, and each server applies its own at start)"
+    baseline_copies = bool(copy_why)
 
     results: list[dict] = []
     rss: list[dict] = []
@@ -518,7 +526,7 @@ async def _main(opts: Options, pg: Postgres) -> dict:
             before_url, size_baseline = None, baseline
             if baseline_copies:
                 if size <= BEFORE_COPY_MAX:
-                    before_url = before_copy(pg, name, base_model(embedder.name))
+                    before_url = before_copy(pg, name, before_model)
                 else:
                     size_baseline = None
                     log(f"[latency] no 'before' rows at {size} chunks: the baseline would need a copy of the hub")
@@ -547,8 +555,7 @@ async def _main(opts: Options, pg: Postgres) -> dict:
                 f"call, in the benchmark process): p50 {pct(embed_ms, 50):.1f} ms, p95 {pct(embed_ms, 95):.1f} ms, "
                 f"p99 {pct(embed_ms, 99):.1f} ms over {len(embed_ms)} questions.")
     build_line = ", ".join(f"{s:,} chunks {b:.0f} s" for s, b in builds.items())
-    before_where = (f", on a copy of each hub up to {BEFORE_COPY_MAX:,} chunks recorded in its fp32 space (the baseline "
-                    "has no int8; on the hub itself it would forget the hub's vectors)"
+    before_where = (f", on a copy of each hub up to {BEFORE_COPY_MAX:,} chunks {copy_why}"
                     if baseline_copies else ", on the same hub" if baseline else "")
     rss_line = ", ".join(f"{r['size']:,}: {fmt(r['rss_server_mb'], 0)} MB (after), "
                          + (f"{fmt(r['rss_before_mb'], 0)} MB (before), " if r.get("rss_before_mb") else "")
