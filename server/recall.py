@@ -25,6 +25,8 @@ import psycopg
 from pgvector import Vector
 from psycopg import sql
 
+from .store.hubs import HUB_FOR_RECALL
+
 # Candidates per ranker: 4 per result wanted, and never fewer than POOL_MIN, so the pool that
 # normalises a ranker's scores is a sample of its distribution, not just its top few.
 POOL_MIN = 40
@@ -175,23 +177,21 @@ def pool_size(level: str, k: int, hybrid: bool) -> int:
 
 FulltextCandidates = tuple[list[int], list[float]]  # chunk ids and BM25 scores, best first
 
-# A hybrid recall's first statement: the hub and the recorded embedding space (as
-# store.hubs.find_hub_for_recall reads them) and, when that space is this server's model so
-# that the question's vector will be usable, full text's candidate pool (BM25 needs no vector):
-# read on one round trip while the question is being embedded. Otherwise bm25_search is asked
-# for 0 rows and returns at once.
-HUB_AND_FULLTEXT = """
-SELECT h.id, h.slug, s.model, s.dim, s.model IS NOT DISTINCT FROM %(model)s AS fts_read,
+# A hybrid recall's first statement: the hub and the recorded embedding space (the store's
+# HUB_FOR_RECALL) and, when that space is this server's model so that the question's vector
+# will be usable, full text's candidate pool (BM25 needs no vector): read on one round trip
+# while the question is being embedded. Otherwise bm25_search is asked for 0 rows and returns
+# at once.
+HUB_AND_FULLTEXT = f"""
+SELECT h.id, h.slug, h.model, h.dim, h.model IS NOT DISTINCT FROM %(model)s AS fts_read,
        f.ids AS fts_ids, f.scores AS fts_scores
-FROM hubs h
-LEFT JOIN embedding_space s ON true
+FROM ({HUB_FOR_RECALL}) h
 CROSS JOIN LATERAL (
     SELECT array_agg(b.chunk_id ORDER BY b.n) AS ids, array_agg(b.score ORDER BY b.n) AS scores
     FROM bm25_search(h.id, %(question)s,
-                     CASE WHEN s.model IS NOT DISTINCT FROM %(model)s THEN %(n_fts)s ELSE 0 END,
+                     CASE WHEN h.model IS NOT DISTINCT FROM %(model)s THEN %(n_fts)s ELSE 0 END,
                      %(k1)s, %(b)s) WITH ORDINALITY AS b(chunk_id, score, n)
 ) f
-WHERE h.slug = %(slug)s
 """
 
 

@@ -50,12 +50,15 @@ async def listed_hubs(conn: psycopg.AsyncConnection) -> list[dict[str, Any]]:
     return await (await conn.execute(LISTED)).fetchall()
 
 
+# The hub and the recorded embedding space (model and dim None before the first vector): recall
+# needs both for every question. A hybrid recall reads it with full text's pool (recall.HUB_AND_FULLTEXT).
+HUB_FOR_RECALL = ("SELECT h.id, h.slug, s.model, s.dim FROM hubs h LEFT JOIN embedding_space s ON true"
+                  " WHERE h.slug = %(slug)s")
+
+
 async def find_hub_for_recall(conn: psycopg.AsyncConnection, slug: str) -> dict[str, Any] | None:
-    """{"id", "slug", "model", "dim"}: the hub and the recorded embedding space (model and dim
-    None before the first vector) in one round trip, since recall needs both for every question."""
-    return await (await conn.execute(
-        "SELECT h.id, h.slug, s.model, s.dim FROM hubs h LEFT JOIN embedding_space s ON true WHERE h.slug = %s",
-        (slug,))).fetchone()
+    """{"id", "slug", "model", "dim"} in one round trip (HUB_FOR_RECALL)."""
+    return await (await conn.execute(HUB_FOR_RECALL, {"slug": slug})).fetchone()
 
 
 async def is_owner(conn: psycopg.AsyncConnection, hub_id: int, token_hash: str) -> bool:
