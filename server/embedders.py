@@ -437,7 +437,6 @@ class OnnxEmbedder(LocalEmbedder):
                                 f"pip install 'memorywiki[onnx]' ({exc})") from exc
         except OSError as exc:
             raise EmbedderError(f"could not write the ONNX model under {target}: {exc}") from exc
-        import onnxruntime
         from tokenizers import Tokenizer
 
         tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
@@ -445,22 +444,17 @@ class OnnxEmbedder(LocalEmbedder):
         tokenizer.enable_padding()  # to the longest text of each pass, not a fixed length
         self._tokenizer = tokenizer
 
-        def session(threads: int) -> Any:
-            options = onnxruntime.SessionOptions()
-            options.intra_op_num_threads = threads
-            options.inter_op_num_threads = 1
-            # Threads that spin while idle would take the CPU from PostgreSQL and the other lane.
-            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            options.log_severity_level = 3
+        def session(threads: int, disabled_fusions: tuple[str, ...] = ()) -> Any:
             try:
-                return onnxruntime.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
+                return onnx_session(model_file, threads, disabled_fusions=disabled_fusions)
             except Exception as exc:
                 raise EmbedderError(f"could not load {model_file} into ONNX Runtime: {exc}") from exc
 
         # Indexing passes (long texts, many at once) share each pass out over the cores;
-        # questions run on a session of one thread per pass (question_workers).
+        # questions run on a session of one thread per pass (question_workers), without the
+        # fusion that makes them slower (QUESTION_DISABLED_FUSIONS).
         bulk = session(self.threads)
-        self._questions_model = session(1)
+        self._questions_model = session(1, QUESTION_DISABLED_FUSIONS)
         return bulk
 
     def _run(self, texts: list[str], *, question: bool = False) -> Any:
@@ -475,6 +469,37 @@ class OnnxEmbedder(LocalEmbedder):
             "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
         }
         return (self._questions_model if question else self._model).run(None, feeds)[0]
+
+
+# ONNX Runtime fuses each residual Add and the LayerNormalization after it into one
+# SkipLayerNormalization kernel in the int8 graph (the fp32 graph does not match the pattern),
+# and that kernel is the slower one: on onnxruntime 1.32, one thread, 160 SciFact questions, a
+# question alone cost 2.67-2.71 ms of CPU with the fusion and 2.21-2.34 without, passes of 8
+# 3.96 and 3.23-3.24 ms. Questions run without it. Indexing keeps it: without it the docs'
+# vectors lost SciFact nDCG@10 (0.6412-0.6425 against 0.6444, questions one at a time), while
+# questions without it lost nothing (0.6452 on the same docs). A question's vector moves by
+# cosine 0.9996 on average, less than the other questions of its pass move it, so the int8
+# space keeps its name and nothing re-indexes (bench/results, issue 14 item 5, sixth pass).
+QUESTION_DISABLED_FUSIONS = ("SkipLayerNormFusion",)
+
+
+def onnx_session(model_file: Path, threads: int, *, disabled_fusions: tuple[str, ...] = (),
+                 optimized_to: Path | None = None) -> Any:
+    """An ONNX Runtime session on the CPU with `threads` threads that sleep when idle, without
+    the runtime's graph fusions named in `disabled_fusions`. `optimized_to` saves the graph the
+    runtime runs, after its fusions, for inspection."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    # Threads that spin while idle would take the CPU from PostgreSQL and the other lane.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.log_severity_level = 3
+    if optimized_to is not None:
+        options.optimized_model_filepath = str(optimized_to)
+    return onnxruntime.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"],
+                                        disabled_optimizers=list(disabled_fusions) or None)
 
 
 class OnnxChildEmbedder:

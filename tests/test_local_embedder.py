@@ -101,6 +101,45 @@ async def test_int8_is_a_space_of_its_own(model_dir, tmp_path):
     assert (a * b).sum(1).min() > 0.9  # close, not equal
 
 
+async def test_int8_questions_run_without_the_slower_skip_layer_norm_fusion(model_dir, tmp_path, monkeypatch):
+    """ONNX Runtime fuses each residual Add + LayerNormalization of the int8 graph into
+    SkipLayerNormalization, which made questions ~18 % dearer on the real model: the questions'
+    session runs without that fusion; indexing keeps it, since docs' vectors lost quality
+    without it (embedders.QUESTION_DISABLED_FUSIONS)."""
+    import onnx
+    import onnxruntime
+
+    from memorywiki.server import embedders
+    from memorywiki.server.embedders import QUESTION_DISABLED_FUSIONS, onnx_session
+
+    opened = {}
+
+    def spy(model_file, threads, **kw):
+        session = onnx_session(model_file, threads, **kw)
+        opened[id(session)] = kw.get("disabled_fusions", ())
+        return session
+
+    monkeypatch.setattr(embedders, "onnx_session", spy)
+    int8 = onnx_embedder(model_dir, tmp_path, local_quantize=True)
+    assert len(await int8.embed_questions(["cats"])) == 1
+    assert opened[id(int8._questions_model)] == QUESTION_DISABLED_FUSIONS
+    assert opened[id(int8._model)] == ()  # indexing: the runtime's default graph
+    [built] = (tmp_path / "models").glob("*-int8.onnx")
+
+    def kernels(optimized) -> set[str]:
+        return {node.op_type for node in onnx.load(str(optimized)).graph.node}
+
+    onnx_session(built, 1, optimized_to=tmp_path / "default.onnx")
+    assert "SkipLayerNormalization" in kernels(tmp_path / "default.onnx")  # the fusion applies to this graph
+    onnx_session(built, 1, disabled_fusions=QUESTION_DISABLED_FUSIONS, optimized_to=tmp_path / "questions.onnx")
+    assert "SkipLayerNormalization" not in kernels(tmp_path / "questions.onnx")
+    assert "LayerNormalization" in kernels(tmp_path / "questions.onnx")
+    options = onnxruntime.SessionOptions()  # and what the runtime does by default is that fusion
+    options.optimized_model_filepath = str(tmp_path / "runtime.onnx")
+    onnxruntime.InferenceSession(str(built), options, providers=["CPUExecutionProvider"])
+    assert kernels(tmp_path / "runtime.onnx") == kernels(tmp_path / "default.onnx")
+
+
 async def test_a_question_does_not_wait_for_indexing(model_dir, tmp_path):
     """A question arriving during a long indexing job runs at once; the job's next pass
     waits until the question is done."""
