@@ -120,3 +120,35 @@ def test_reindexing_after_an_embedder_change_says_how_much_is_left(make_client, 
     body = ask(before, level=level)
     assert body["mode"] == "fulltext"
     assert body["vector_note"] == "re-indexing after an embedder change: 2 pages left"
+
+
+def server_timing(response) -> dict[str, float]:
+    """The Server-Timing header as {phase: milliseconds}, in the header's order."""
+    phases = {}
+    for entry in response.headers["server-timing"].split(", "):
+        name, *params = entry.split(";")
+        assert name not in phases
+        durations = [float(p.removeprefix("dur=")) for p in params if p.startswith("dur=")]
+        assert len(durations) == 1 and durations[0] >= 0, entry
+        assert any(p.startswith('desc="') and p.endswith('"') for p in params), entry
+        phases[name] = durations[0]
+    return phases
+
+
+def test_a_recall_says_where_its_time_went(client, make_client):
+    """Server-Timing on each recall: the hub's lookup, the wait for the question's vector, the
+    recall statement and the whole request in the application (browsers' developer tools show
+    it; the bench reads it to tell HTTP and Python from the database and the model)."""
+    _, ids = fill_hub(client)
+    wait_indexed(client, ids.values())
+    for level in ("chunk", "doc", "bundle"):
+        r = client.post("/api/hub/zoo/recall", json={"question": "walruses on the ice", "level": level})
+        assert r.status_code == 200, r.text
+        phases = server_timing(r)
+        assert list(phases) == ["hub", "embed", "recall", "app"], level
+        assert phases["app"] >= phases["hub"] + phases["embed"] + phases["recall"]
+    no_model = make_client(embedder="none")
+    fill_hub(no_model, "aquarium")
+    r = no_model.post("/api/hub/aquarium/recall", json={"question": "walruses on the ice"})
+    assert list(server_timing(r)) == ["hub", "recall", "app"]  # nothing to wait for
+    assert "server-timing" not in no_model.post("/api/hub/nowhere/recall", json={"question": "x"}).headers

@@ -17,6 +17,7 @@ from ..errors import ApiError, unknown_hub
 from ..rerank import RerankError
 from ..store.hubs import find_hub_for_recall
 from ..store.space import current_space, vector_backlog
+from ..timing import Phases
 from ..validate import get_bool, get_int, get_str, read_json
 from ..web import app_state, bundle_url, doc_url
 
@@ -146,8 +147,14 @@ def check_question(question: str) -> str:
 
 
 @operation("Recall: the chunks, docs or bundles of a hub that answer a question", body=RECALL_BODY,
-           errors=(400, 404, 413), responses={200: json_response(RECALL, "The results and the mode that ran")})
+           errors=(400, 404, 413), responses={200: {
+               **json_response(RECALL, "The results and the mode that ran"),
+               "headers": {"Server-Timing": {"description": (
+                   "where the time went, in ms: hub (the hub's lookup), embed (the wait for the question's "
+                   "vector), recall (the recall statement), rerank, app (the whole request)"),
+                   "schema": TEXT}}}})
 async def recall_endpoint(request: Request) -> Response:
+    phases = Phases()
     state = app_state(request)
     slug = request.path_params["slug"]
     data = await read_json(request, state.settings.max_query_bytes, fields=FIELDS)
@@ -158,14 +165,20 @@ async def recall_endpoint(request: Request) -> Response:
         raise ApiError(400, "unknown_level", f"'level' must be one of {', '.join(LEVELS)}")
     hybrid = get_bool(data, "hybrid", default=True)  # the API, the CLI and MCP agree
     rerank = get_bool(data, "rerank", default=False)
-    return JSONResponse(await answer(request, slug, question, k=k, level=level, hybrid=hybrid, rerank=rerank))
+    body = await answer(request, slug, question, k=k, level=level, hybrid=hybrid, rerank=rerank, phases=phases)
+    response = JSONResponse(body)
+    response.headers["server-timing"] = phases.header()
+    return response
 
 
 async def answer(request: Request, slug: str, question: str, *, k: int, level: str, hybrid: bool,
-                 rerank: bool = False) -> dict[str, Any]:
-    """What the recall endpoint answers (the hub page's search box shows the same)."""
+                 rerank: bool = False, phases: Phases | None = None) -> dict[str, Any]:
+    """What the recall endpoint answers (the hub page's search box shows the same); `phases`
+    gets where the time went: the hub lookup, the wait for the question's vector once the
+    lookup is done, the recall statement, the rerank."""
     state = app_state(request)
     settings = state.settings
+    phases = phases or Phases()
 
     n = min(MAX_RERANK, max(k, settings.rerank_candidates)) if rerank and state.reranker is not None else k
     # The question is embedded while the hub and the embedding space are looked up, and, for a
@@ -174,13 +187,14 @@ async def answer(request: Request, slug: str, question: str, *, k: int, level: s
     task = asyncio.create_task(state.questions.embed(question)) if state.questions is not None else None
     fts: recall.FulltextCandidates | None = None
     try:
-        async with state.db.public.connection() as conn:
-            if task is not None and hybrid and level != "bundle":  # the hub and full text's pool at once
-                hub, fts = await recall.hub_and_fulltext(conn, slug=slug, model=state.embedder.name,
-                                                         question=question, level=level, k=n,
-                                                         k1=settings.bm25_k1, b=settings.bm25_b)
-            else:
-                hub = await find_hub_for_recall(conn, slug)
+        with phases.span("hub", "the hub's lookup (with full text's candidates when hybrid)"):
+            async with state.db.public.connection() as conn:
+                if task is not None and hybrid and level != "bundle":  # the hub and full text's pool at once
+                    hub, fts = await recall.hub_and_fulltext(conn, slug=slug, model=state.embedder.name,
+                                                             question=question, level=level, k=n,
+                                                             k1=settings.bm25_k1, b=settings.bm25_b)
+                else:
+                    hub = await find_hub_for_recall(conn, slug)
         space = (hub["model"], hub["dim"]) if hub is not None and hub["model"] is not None else None
         with_vectors = task is not None and space is not None and space[0] == state.embedder.name
         if hub is None:
@@ -188,47 +202,51 @@ async def answer(request: Request, slug: str, question: str, *, k: int, level: s
         if task is not None and not with_vectors:
             task.cancel()  # no vectors to search yet: answer now, without waiting for the embedder
             qvec, why_not = None, await _why_no_vectors(state, hub["id"], space)
+        elif task is None:
+            qvec, why_not = await _await_vector(None)  # no embedder: nothing to wait for
         else:
-            qvec, why_not = await _await_vector(task)
+            with phases.span("embed", "waiting for the question's vector after the lookup"):
+                qvec, why_not = await _await_vector(task)
     except BaseException:
         if task is not None and not task.done():
             task.cancel()
         raise
     dim = space[1] if qvec is not None else None
 
-    async with state.db.public.connection() as conn:
-        if level == "chunk":
-            rows = await recall.recall_chunks(conn, hub_id=hub["id"], question=question, k=n, qvec=qvec,
-                                              dim=dim, hybrid=hybrid, k1=settings.bm25_k1, b=settings.bm25_b,
-                                              fts=fts)
-            results = [{
-                "markdown": r["markdown"], "heading_path": r["heading_path"], "doc_id": r["doc_id"],
-                "doc_url": doc_url(request, r["doc_id"]), "title": r["title"], "chunk_id": r["chunk_id"],
-                **_scores(r), "vector_rank": r["vector_rank"], "fts_rank": r["fts_rank"],
-                "similarity": _round(r["similarity"]), "fts_score": _round(r["fts_score"]),
-            } for r in rows]
-        elif level == "doc":
-            rows = await recall.recall_docs(conn, hub_id=hub["id"], question=question, k=n, qvec=qvec,
-                                            dim=dim, hybrid=hybrid, k1=settings.bm25_k1, b=settings.bm25_b,
-                                            fts=fts)
-            results = [{
-                "doc_id": r["doc_id"], "doc_url": doc_url(request, r["doc_id"]), "title": r["title"],
-                "markdown": r["markdown"], "similarity": _round(r["similarity"]),
-                **_scores(r), "vector_rank": r["vector_rank"], "fts_rank": r["fts_rank"],
-                "fts_score": _round(r["fts_score"]),
-                # the section that ranked the doc (its similarity / fts_score are this section's)
-                "section": {"chunk_id": r["chunk_id"], "heading_path": r["heading_path"],
-                            "markdown": r["section_markdown"]} if r["chunk_id"] is not None else None,
-            } for r in rows]
-        else:
-            rows = await recall.recall_bundles(conn, hub_id=hub["id"], question=question, k=n, qvec=qvec, dim=dim)
-            results = [{
-                "bundle_id": r["bundle_id"], "bundle_url": bundle_url(request, r["bundle_id"]),
-                "title": r["title"], "description": r["description"], "similarity": _round(r["similarity"]),
-            } for r in rows]
+    query = dict(hub_id=hub["id"], question=question, k=n, qvec=qvec, dim=dim)
+    with phases.span("recall", "the recall statement"):
+        async with state.db.public.connection() as conn:
+            if level == "bundle":
+                rows = await recall.recall_bundles(conn, **query)
+            else:
+                rows = await (recall.recall_chunks if level == "chunk" else recall.recall_docs)(
+                    conn, **query, hybrid=hybrid, k1=settings.bm25_k1, b=settings.bm25_b, fts=fts)
+    if level == "chunk":
+        results = [{
+            "markdown": r["markdown"], "heading_path": r["heading_path"], "doc_id": r["doc_id"],
+            "doc_url": doc_url(request, r["doc_id"]), "title": r["title"], "chunk_id": r["chunk_id"],
+            **_scores(r), "vector_rank": r["vector_rank"], "fts_rank": r["fts_rank"],
+            "similarity": _round(r["similarity"]), "fts_score": _round(r["fts_score"]),
+        } for r in rows]
+    elif level == "doc":
+        results = [{
+            "doc_id": r["doc_id"], "doc_url": doc_url(request, r["doc_id"]), "title": r["title"],
+            "markdown": r["markdown"], "similarity": _round(r["similarity"]),
+            **_scores(r), "vector_rank": r["vector_rank"], "fts_rank": r["fts_rank"],
+            "fts_score": _round(r["fts_score"]),
+            # the section that ranked the doc (its similarity / fts_score are this section's)
+            "section": {"chunk_id": r["chunk_id"], "heading_path": r["heading_path"],
+                        "markdown": r["section_markdown"]} if r["chunk_id"] is not None else None,
+        } for r in rows]
+    else:
+        results = [{
+            "bundle_id": r["bundle_id"], "bundle_url": bundle_url(request, r["bundle_id"]),
+            "title": r["title"], "description": r["description"], "similarity": _round(r["similarity"]),
+        } for r in rows]
     rerank_note = ""
     if rerank:
-        results, rerank_note = await _rerank(state, question, level, results, k)
+        with phases.span("rerank", "the reranker"):
+            results, rerank_note = await _rerank(state, question, level, results, k)
 
     if qvec is None:
         mode = "fulltext"
