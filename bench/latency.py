@@ -507,7 +507,7 @@ async def _measure(opts: Options, url: str, size: int, questions: list[str], qve
                     emb = pct(embed_ms, 50) if mode != "fulltext" and code == "after" else None
                     row["overhead_p50"] = row["p50"] - row["floor_p50"] - emb if emb is not None else (
                         row["p50"] - row["floor_p50"] if mode == "fulltext" else None)
-                    if conc == 1 and code == "after":
+                    if conc == 1 and code == "after" and embedder is not None:
                         paired = await paired_run(server.url, db, hub_id, embedder, questions, qvecs, dim, mode,
                                                   max(10, n // 2))
                         row["paired_p50"] = pct(paired, 50)
