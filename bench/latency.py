@@ -296,33 +296,62 @@ def server_timing(head: bytes) -> dict[str, float]:
 WAITS = ("hub", "embed", "recall")
 
 
+def _client(base_url: str) -> _Connection:
+    host, port = base_url.split("://", 1)[1].rstrip("/").rsplit(":", 1)
+    return _Connection(host, int(port))
+
+
+async def _ask(conn: _Connection, question: str, mode: str, rerank: bool = False) -> float:
+    """One recall over HTTP (ms), checked: a 200 in the expected mode (and reranked if asked);
+    its headers stay in `conn.head`."""
+    body = json.dumps({"question": question, "k": K, "level": "chunk", "hybrid": mode == "hybrid",
+                       **({"rerank": True} if rerank else {})}).encode()
+    t0 = time.perf_counter()
+    status, payload = await conn.post("/api/hub/lat/recall", body)
+    ms = (time.perf_counter() - t0) * 1000
+    if status != 200:
+        raise RuntimeError(f"recall answered {status}: {payload[:300]!r}")
+    answer = json.loads(payload)
+    if answer["mode"] != mode:
+        raise RuntimeError(f"expected {mode}, server answered {answer['mode']}: {answer.get('vector_note')}")
+    if rerank and not answer.get("reranked"):
+        raise RuntimeError(f"not reranked: {answer.get('rerank_note')}")
+    return ms
+
+
+async def _statement(conn, hub_id: int, question: str, qvec, dim: int, mode: str) -> float:
+    """The SQL floor of one recall (ms): `recall.recall_chunks` with the question's vector
+    precomputed, both rankers in one statement when hybrid."""
+    from memorywiki.server import recall
+
+    t0 = time.perf_counter()
+    await recall.recall_chunks(conn, hub_id=hub_id, question=question, k=K, qvec=qvec,
+                               dim=dim if qvec is not None else None, hybrid=mode == "hybrid", k1=1.2, b=0.75)
+    return (time.perf_counter() - t0) * 1000
+
+
+async def _embedding(embedder, question: str) -> float:
+    """One question through the embedder's question path (ms), as the server's lane asks it."""
+    t0 = time.perf_counter()
+    await embedder.embed_questions([question])
+    return (time.perf_counter() - t0) * 1000
+
+
 async def http_run(base_url: str, questions: list[str], mode: str, concurrency: int, n: int,
                    rerank: bool = False, outside: list[float] | None = None) -> tuple[list[float], float]:
     """Latencies (ms) and requests/s; `outside` gets each request's latency less the waits the
     server reports (WAITS): the time spent in HTTP and Python, the database and the model aside."""
     lat: list[float] = []
-    host, port = base_url.split("://", 1)[1].rstrip("/").rsplit(":", 1)
     counter = iter(range(n))
 
     async def runner():
-        conn = _Connection(host, int(port))
+        conn = _client(base_url)
         try:
             for i in counter:
-                body = json.dumps({"question": questions[i % len(questions)], "k": K, "level": "chunk",
-                                   "hybrid": mode == "hybrid", **({"rerank": True} if rerank else {})}).encode()
-                t0 = time.perf_counter()
-                status, payload = await conn.post("/api/hub/lat/recall", body)
-                lat.append((time.perf_counter() - t0) * 1000)
+                lat.append(await _ask(conn, questions[i % len(questions)], mode, rerank))
                 if outside is not None:
                     waits = server_timing(conn.head)
                     outside.append(lat[-1] - sum(waits.get(name, 0.0) for name in WAITS))
-                if status != 200:
-                    raise RuntimeError(f"recall answered {status}: {payload[:300]!r}")
-                answer = json.loads(payload)
-                if answer["mode"] != mode:
-                    raise RuntimeError(f"expected {mode}, server answered {answer['mode']}: {answer.get('vector_note')}")
-                if rerank and not answer.get("reranked"):
-                    raise RuntimeError(f"not reranked: {answer.get('rerank_note')}")
         finally:
             await conn.close()
 
@@ -333,8 +362,6 @@ async def http_run(base_url: str, questions: list[str], mode: str, concurrency: 
 
 async def sql_run(db, hub_id: int, questions: list[str], qvecs: list, dim: int, mode: str,
                   concurrency: int, n: int) -> tuple[list[float], float]:
-    from memorywiki.server import recall
-
     lat: list[float] = []
     counter = iter(range(n))
 
@@ -342,12 +369,8 @@ async def sql_run(db, hub_id: int, questions: list[str], qvecs: list, dim: int, 
         async with db.public.connection() as conn:
             for i in counter:
                 j = i % len(questions)
-                qvec = None if mode == "fulltext" else qvecs[j]
-                t0 = time.perf_counter()
-                await recall.recall_chunks(conn, hub_id=hub_id, question=questions[j], k=K, qvec=qvec,
-                                           dim=dim if qvec is not None else None, hybrid=mode == "hybrid",
-                                           k1=1.2, b=0.75)
-                lat.append((time.perf_counter() - t0) * 1000)
+                lat.append(await _statement(conn, hub_id, questions[j], None if mode == "fulltext" else qvecs[j],
+                                            dim, mode))
 
     t0 = time.perf_counter()
     await asyncio.gather(*(runner() for _ in range(concurrency)))
@@ -360,34 +383,16 @@ async def paired_run(base_url: str, db, hub_id: int, embedder, questions: list[s
     (as `embed_ms` is), then its SQL statement run (as the floor is), then the same question
     asked over HTTP, one after the other, so that all three see the same moment of the machine
     and the same rhythm (the server, too, runs its statement right after a model pass)."""
-    from memorywiki.server import recall
-
-    host, port = base_url.split("://", 1)[1].rstrip("/").rsplit(":", 1)
-    client = _Connection(host, int(port))
+    client = _client(base_url)
     overheads: list[float] = []
     try:
         async with db.public.connection() as conn:
             for i in range(n):
                 j = i % len(questions)
-                embed = 0.0
-                if mode != "fulltext":
-                    t0 = time.perf_counter()
-                    await embedder.embed_questions([questions[j]])
-                    embed = (time.perf_counter() - t0) * 1000
-                qvec = None if mode == "fulltext" else qvecs[j]
-                t0 = time.perf_counter()
-                await recall.recall_chunks(conn, hub_id=hub_id, question=questions[j], k=K, qvec=qvec,
-                                           dim=dim if qvec is not None else None, hybrid=mode == "hybrid",
-                                           k1=1.2, b=0.75)
-                floor = (time.perf_counter() - t0) * 1000
-                body = json.dumps({"question": questions[j], "k": K, "level": "chunk",
-                                   "hybrid": mode == "hybrid"}).encode()
-                t0 = time.perf_counter()
-                status, payload = await client.post("/api/hub/lat/recall", body)
-                http = (time.perf_counter() - t0) * 1000
-                if status != 200:
-                    raise RuntimeError(f"recall answered {status}: {payload[:300]!r}")
-                overheads.append(http - floor - embed)
+                embed = await _embedding(embedder, questions[j]) if mode != "fulltext" else 0.0
+                floor = await _statement(conn, hub_id, questions[j], None if mode == "fulltext" else qvecs[j],
+                                         dim, mode)
+                overheads.append(await _ask(client, questions[j], mode) - floor - embed)
     finally:
         await client.close()
     return overheads
@@ -551,11 +556,7 @@ async def _main(opts: Options, pg: Postgres) -> dict:
     questions = list(data.queries.values())
     # query embedding alone, one question at a time, through the embedder's question path
     await embedder.embed_questions(questions[:2])
-    embed_ms = []
-    for q in questions[: (10 if opts.smoke else 100)]:
-        t0 = time.perf_counter()
-        await embedder.embed_questions([q])
-        embed_ms.append((time.perf_counter() - t0) * 1000)
+    embed_ms = [await _embedding(embedder, q) for q in questions[: (10 if opts.smoke else 100)]]
     qvecs = await embedder.embed(questions)
     dim = len(qvecs[0])
     biggest = max(sizes)
