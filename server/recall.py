@@ -41,9 +41,9 @@ WITH vec AS (
     FROM ((
         SELECT c.id, c.doc_id, c.embedding::vector({dim}) <=> %(qvec)s::vector({dim}) AS dist
         FROM chunks c
-        WHERE c.hub_id = %(hub)s AND c.embedding IS NOT NULL
+        WHERE c.hub_id = {hub} AND c.embedding IS NOT NULL{no_vectors}
         ORDER BY dist
-        LIMIT %(n_vec)s
+        LIMIT {n_vec}
     ){doc_vectors}) v
 ),
 fts AS (   -- OFFSET 0 keeps the doc_id lookup a primary-key probe per candidate
@@ -75,9 +75,9 @@ DOC_VECTORS = """
     SELECT NULL::bigint, d.id, d.dist
     FROM (SELECT d.id, d.embedding::vector({dim}) <=> %(qvec)s::vector({dim}) AS dist
           FROM docs d
-          WHERE d.hub_id = %(hub)s AND d.embedding IS NOT NULL
+          WHERE d.hub_id = {hub} AND d.embedding IS NOT NULL{no_vectors}
           ORDER BY dist
-          LIMIT %(n_vec)s) d
+          LIMIT {n_vec}) d
     WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.doc_id = d.id)"""
 
 # The top k is taken before joining, so only k rows are looked up by primary key (otherwise
@@ -86,7 +86,7 @@ CHUNK_RECALL = """,
 top AS (
     SELECT * FROM fused
     ORDER BY score DESC, vector_rank NULLS LAST, fts_rank NULLS LAST, id
-    LIMIT %(k)s
+    LIMIT {k}
 )
 SELECT c.id AS chunk_id, c.doc_id, d.title, c.heading_path, c.markdown, c.ordinal,
        f.score::float8 AS score, f.vector_rank, f.fts_rank,
@@ -113,7 +113,7 @@ top AS (
            CASE WHEN fts_best IS NOT NULL THEN rank() OVER (ORDER BY fts_best NULLS LAST) END AS doc_fts_rank
     FROM best b
     ORDER BY score DESC, vector_rank NULLS LAST, fts_rank NULLS LAST, id
-    LIMIT %(k)s
+    LIMIT {k}
 )
 SELECT d.id AS doc_id, d.title, d.markdown, f.score::float8 AS score,
        f.doc_vector_rank AS vector_rank, f.doc_fts_rank AS fts_rank,
@@ -155,17 +155,31 @@ LEVELS = {"chunk": ("", CHUNK_RECALL), "doc": (DOC_VECTORS, DOC_RECALL)}
 
 # Where the full-text ranker's candidates come from: the search itself, or the list that
 # hub_and_fulltext read beforehand (the same rows: the fusion is the same either way).
-FTS_SEARCH = "bm25_search(%(hub)s, %(question)s, %(n_fts)s, %(k1)s, %(b)s)"
+FTS_SEARCH = "bm25_search({hub}, %(question)s, %(n_fts)s, %(k1)s, %(b)s)"
 FTS_READ_BEFORE = "unnest(%(fts_ids)s::bigint[], %(fts_scores)s::float8[]) AS t(chunk_id, score)"
 
 
-@lru_cache(maxsize=32)
-def statement(level: str, dim: int, fts_read_before: bool = False) -> sql.Composed:
-    """The fused recall statement for chunks or docs, vectors cast to `dim`."""
+@lru_cache(maxsize=512)
+def statement(level: str, dim: int, fts_read_before: bool = False, *, hub: int, k: int, n_vec: int) -> sql.Composed:
+    """The fused recall statement of one hub's chunks or docs, vectors cast to `dim`, returning
+    `k` rows from a vector pool of `n_vec`.
+
+    The hub and the two LIMITs are written into the statement, not sent as parameters, so that
+    PostgreSQL plans it once per connection and reuses the plan (a prepared statement's generic
+    plan), planned for that hub. With the LIMITs as parameters the generic plan guessed a LIMIT
+    of a thousand, joined every public chunk to its doc (100 ms at 100k chunks) and so was never
+    chosen: each recall planned the statement again, 0.8 ms of PostgreSQL's CPU, a tenth of what
+    a hybrid recall costs it. The hub stays in the plan as it was in each recall's own plan: with
+    another hub's size (or an average one) a small hub among large ones could get the vector
+    index where reading its few rows is right. Full text alone (`n_vec` 0) says `AND false`
+    where the vectors are read, so that its plan, too, is costed without the vector index (LIMIT
+    0 alone still counted the index's start-up cost against the plan kept)."""
     doc_vectors, final = LEVELS[level]
     rankers = RANKERS.replace("{doc_vectors}", doc_vectors).replace(
         "{fts_source}", FTS_READ_BEFORE if fts_read_before else FTS_SEARCH)
-    return sql.SQL(rankers + final).format(dim=sql.Literal(dim))
+    return sql.SQL(rankers + final).format(
+        dim=sql.Literal(dim), hub=sql.Literal(hub), k=sql.Literal(k), n_vec=sql.Literal(n_vec),
+        no_vectors=sql.SQL(" AND false" if n_vec == 0 else ""))
 
 
 def pool_size(level: str, k: int, hybrid: bool) -> int:
@@ -210,25 +224,29 @@ async def hub_and_fulltext(conn: psycopg.AsyncConnection, *, slug: str, model: s
     return hub, ((row["fts_ids"] or [], row["fts_scores"] or []) if row["fts_read"] else None)
 
 
-async def _fused(conn: psycopg.AsyncConnection, level: str, *, hub_id: int, question: str, k: int,
-                 qvec: list[float] | None, dim: int | None, hybrid: bool,
-                 k1: float, b: float, fts: FulltextCandidates | None = None) -> list[dict[str, Any]]:
-    """Hybrid: both rankers' pools, fused. Otherwise vector alone, or full text when there is
-    no query vector (a lone ranker's order is its own: the normalisation keeps it).
-    `fts`: a hybrid's full-text pool read beforehand by hub_and_fulltext (same k and level)."""
+def fused_query(level: str, *, hub_id: int, question: str, k: int, qvec: list[float] | None, dim: int | None,
+                hybrid: bool, k1: float, b: float,
+                fts: FulltextCandidates | None = None) -> tuple[sql.Composed, dict[str, Any]]:
+    """The statement and parameters of a recall (recall_chunks / recall_docs run them)."""
     use_vec = qvec is not None and dim is not None
     n = pool_size(level, k, hybrid and use_vec)
     read_before = fts is not None and hybrid and use_vec
     params = {
-        "hub": hub_id, "question": question, "k": k, "k1": k1, "b": b,
+        "question": question, "k1": k1, "b": b,
         # as a pgvector Vector (sent in binary), not a list of 384 floats each dumped as text
         "qvec": Vector(qvec) if use_vec else None,
-        "n_vec": n if use_vec else 0,
         "n_fts": n if hybrid or not use_vec else 0,
     }
     if read_before:
         params["fts_ids"], params["fts_scores"] = fts
-    return await (await conn.execute(statement(level, int(dim or 1), read_before), params)).fetchall()
+    return statement(level, int(dim or 1), read_before, hub=hub_id, k=k, n_vec=n if use_vec else 0), params
+
+
+async def _fused(conn: psycopg.AsyncConnection, level: str, **query: Any) -> list[dict[str, Any]]:
+    """Hybrid: both rankers' pools, fused. Otherwise vector alone, or full text when there is
+    no query vector (a lone ranker's order is its own: the normalisation keeps it).
+    `fts`: a hybrid's full-text pool read beforehand by hub_and_fulltext (same k and level)."""
+    return await (await conn.execute(*fused_query(level, **query))).fetchall()
 
 
 async def recall_chunks(conn: psycopg.AsyncConnection, **query: Any) -> list[dict[str, Any]]:

@@ -144,6 +144,50 @@ def test_full_text_read_while_the_question_is_embedded_ranks_as_one_statement(cl
         (r[key], r["fts_rank"], r["vector_rank"], round(r["score"], 6)) for r in one_statement]
 
 
+@pytest.mark.parametrize("level", ["chunk", "doc"])
+def test_each_recall_shape_keeps_one_plan_per_connection(client, notes, database_url, level):
+    """The fused statement of every recall shape (hybrid with full text read before or in the
+    statement, vector alone, full text alone; two k) is one statement per hub and shape, kept
+    with one plan per connection: the hub and the LIMITs are in its text. With them as parameters
+    PostgreSQL planned it again on every recall at 100k chunks (0.8 ms of its CPU, a tenth of a
+    hybrid recall; bench/results/findings.md, item 18); a hub this small does not show that
+    (any plan is cheap here), so this test guards the statements and their plans, and the bench
+    measures the gain. Same answers as ever: the ranking tests above."""
+    qvec = embed_text(QUESTION)
+    runs = 12  # psycopg prepares a statement at its 5th run; PostgreSQL then plans 5 runs each time
+
+    async def plans():
+        async with await psycopg.AsyncConnection.connect(database_url, autocommit=True, row_factory=dict_row) as conn:
+            await register_vector_async(conn)
+            await conn.execute("SET ROLE memorywiki_public")
+            hub = (await (await conn.execute("SELECT id FROM hubs WHERE slug = 'kitchen'")).fetchone())["id"]
+            model = (await (await conn.execute("SELECT model FROM embedding_space")).fetchone())["model"]
+            search = recall_sql.recall_chunks if level == "chunk" else recall_sql.recall_docs
+            texts = set()
+            for k in (3, 7):
+                _, fts = await recall_sql.hub_and_fulltext(conn, slug="kitchen", model=model, question=QUESTION,
+                                                           level=level, k=k, k1=1.2, b=0.75)
+                for how in ({"hybrid": True, "fts": fts}, {"hybrid": True}, {"hybrid": False}, {"qvec": None}):
+                    query = {"hub_id": hub, "question": QUESTION, "k": k, "qvec": qvec, "dim": len(qvec),
+                             "hybrid": True, "k1": 1.2, "b": 0.75, **how}
+                    answers = [await search(conn, **query) for _ in range(runs)]
+                    assert answers[0] and all(a == answers[0] for a in answers)
+                    statement, _ = recall_sql.fused_query(level, **query)
+                    text = statement.as_string(conn)
+                    assert f"hub_id = {hub} " in text and f"LIMIT {k}\n" in text and "%(k)s" not in text
+                    texts.add(text)
+            return texts, await (await conn.execute(
+                "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements"
+                " WHERE statement LIKE '%%fused AS%%'")).fetchall()
+
+    texts, prepared = asyncio.run(plans())
+    # at doc level vector alone reads as many candidates as a hybrid: the same statement
+    assert len(texts) == (8 if level == "chunk" else 6)
+    assert len(prepared) == len(texts)  # each prepared ($1, $2... in place of the names)
+    for p in prepared:
+        assert p["custom_plans"] <= 5 and p["generic_plans"] >= runs - 10, (p["generic_plans"], p["custom_plans"])
+
+
 def test_hybrid_follows_the_ranker_that_singles_out_a_candidate(client, database_url):
     """Full text puts one note far ahead of the rest of its candidates (the rare words match);
     the vector ranker only mildly prefers another note. The hybrid follows the ranker that is
