@@ -134,7 +134,8 @@ def test_full_text_read_while_the_question_is_embedded_ranks_as_one_statement(cl
             assert await recall_sql.hub_and_fulltext(conn, model=model, **{**ask, "slug": "nowhere"}) == (None, None)
             return await search(conn, **query), await search(conn, **query, fts=fts), fts
 
-    one_statement, read_before, (fts_ids, fts_scores) = asyncio.run(both_ways())
+    one_statement, read_before, fts = asyncio.run(both_ways())
+    fts_ids, fts_scores = ([float(x) for x in a.strip("{}").split(",")] for a in fts)  # array literals
     assert len(fts_ids) > 4 and fts_scores == sorted(fts_scores, reverse=True)  # the whole pool, best first
     assert any(r["fts_rank"] for r in one_statement) and any(r["vector_rank"] for r in one_statement)
     assert read_before == one_statement
