@@ -102,13 +102,13 @@ async def main_async(url: str, n: int) -> str:
             hub = (await (await conn.execute("SELECT id FROM hubs WHERE slug = 'lat'")).fetchone())["id"]
             for level, k in (("chunk", 5), ("chunk", 10), ("doc", 10)):
                 old = before_statement(level, dim)
-                n = recall.pool_size(level, k, True)
-                new = recall.statement(level, dim, hub=hub, k=k, n_vec=n)
+                pool = recall.pool_size(level, k, True)
+                new = recall.statement(level, dim, hub=hub, k=k, n_vec=pool)
                 lat: dict[str, list[float]] = {"before": [], "after": []}
                 for i, q in enumerate(questions):
                     base = {"hub": hub, "question": q, "k": k, "k1": 1.2, "b": 0.75, "qvec": qvecs[i]}
                     runs = (("before", old, {**base, "n_vec": 4 * k, "n_fts": 4 * k}),
-                            ("after", new, {**base, "n_fts": n}))
+                            ("after", new, {**base, "n_fts": pool}))
                     for name, statement, params in (runs if i % 2 else runs[::-1]):
                         t0 = time.perf_counter()
                         await (await conn.execute(statement, params)).fetchall()

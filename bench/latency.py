@@ -321,9 +321,11 @@ async def _ask(conn: _Connection, question: str, mode: str, rerank: bool = False
 
 async def _statement(conn, hub_id: int, question: str, qvec, dim: int, mode: str) -> float:
     """The SQL floor of one recall (ms): `recall.recall_chunks` with the question's vector
-    precomputed, both rankers in one statement when hybrid."""
+    precomputed (unused in full text), both rankers in one statement when hybrid."""
     from memorywiki.server import recall
 
+    if mode == "fulltext":
+        qvec = None
     t0 = time.perf_counter()
     await recall.recall_chunks(conn, hub_id=hub_id, question=question, k=K, qvec=qvec,
                                dim=dim if qvec is not None else None, hybrid=mode == "hybrid", k1=1.2, b=0.75)
@@ -369,8 +371,7 @@ async def sql_run(db, hub_id: int, questions: list[str], qvecs: list, dim: int, 
         async with db.public.connection() as conn:
             for i in counter:
                 j = i % len(questions)
-                lat.append(await _statement(conn, hub_id, questions[j], None if mode == "fulltext" else qvecs[j],
-                                            dim, mode))
+                lat.append(await _statement(conn, hub_id, questions[j], qvecs[j], dim, mode))
 
     t0 = time.perf_counter()
     await asyncio.gather(*(runner() for _ in range(concurrency)))
@@ -390,8 +391,7 @@ async def paired_run(base_url: str, db, hub_id: int, embedder, questions: list[s
             for i in range(n):
                 j = i % len(questions)
                 embed = await _embedding(embedder, questions[j]) if mode != "fulltext" else 0.0
-                floor = await _statement(conn, hub_id, questions[j], None if mode == "fulltext" else qvecs[j],
-                                         dim, mode)
+                floor = await _statement(conn, hub_id, questions[j], qvecs[j], dim, mode)
                 overheads.append(await _ask(client, questions[j], mode) - floor - embed)
     finally:
         await client.close()
