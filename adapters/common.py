@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from memorywiki.formats.storable import drop_unstorable
+
 USER = "user"
 ASSISTANT = "assistant"
 
@@ -106,7 +108,7 @@ def strip_injected(text: str) -> str:
 
 def one_line(text: str, limit: int = 100) -> str:
     """Collapse whitespace and cut to `limit` characters."""
-    text = " ".join(str(text).split())
+    text = " ".join(drop_unstorable(str(text)).split())
     if len(text) > limit:
         text = text[: limit - 1].rstrip() + "…"
     return text
@@ -250,7 +252,8 @@ class MarkdownBuilder:
             self._pending_tools = []
 
     def text(self, role: str, text: str) -> None:
-        text = (text or "").strip("\n")
+        # a tool's binary output may carry a NUL the server cannot store: drop it, keep the session
+        text = drop_unstorable(text or "").strip("\n")
         if not text.strip():
             return
         self._open(role)
@@ -262,7 +265,7 @@ class MarkdownBuilder:
         if not line:
             return
         self._open(role)
-        self._pending_tools.append(line)
+        self._pending_tools.append(drop_unstorable(line))
 
     def build(self) -> str:
         self._flush_tools()

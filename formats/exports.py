@@ -73,7 +73,25 @@ def _conversation_streams(path: Path, pattern: re.Pattern, limits: ZipLimits):
 
 
 def _iter_objects(name: str, open_fn: Callable) -> Iterator[dict]:
-    """Stream conversation objects from one JSON file: an array of them, or one object."""
+    """Stream conversation objects from one JSON file: an array of them, or one object.
+
+    The C parser is fast but cannot decode a lone low surrogate (`"\\udc00"`, a broken emoji
+    in a chat); on one it stops, and the file is read again by ijson's Python parser, which
+    can, from the object it stopped at (what it yields is then cleaned before saving)."""
+    done = 0
+    try:
+        for obj in _iter_with(ijson, name, open_fn):
+            done += 1
+            yield obj
+        return
+    except UnicodeDecodeError:
+        pass
+    for i, obj in enumerate(_iter_with(ijson.get_backend("python"), name, open_fn)):
+        if i >= done:
+            yield obj
+
+
+def _iter_with(backend, name: str, open_fn: Callable) -> Iterator[dict]:
     f = open_fn()
     try:
         first = b""
@@ -107,7 +125,7 @@ def _iter_objects(name: str, open_fn: Callable) -> Iterator[dict]:
                 return self.rest.read(n)
 
         try:
-            for obj in ijson.items(_Rejoin(first, f), prefix, use_float=True):
+            for obj in backend.items(_Rejoin(first, f), prefix, use_float=True):
                 if isinstance(obj, dict):
                     yield obj
         except ijson.common.IncompleteJSONError as exc:
@@ -144,7 +162,7 @@ def iter_chatgpt_export(
                     _skip(skipped, cid, title, "no visible messages")
                     continue
                 meta["file_name"] = name
-                yield Captured(title, markdown, "chatgpt-export", meta, f"chatgpt:{cid}" if cid else None)
+                yield Captured(title, markdown, "chatgpt-export", meta, f"chatgpt:{cid}" if cid else None).storable()
 
 
 def iter_claude_export(
@@ -167,7 +185,7 @@ def iter_claude_export(
                     _skip(skipped, uuid, title, "no visible messages")
                     continue
                 meta["file_name"] = name
-                yield Captured(title, markdown, "claude-export", meta, f"claude:{uuid}" if uuid else None)
+                yield Captured(title, markdown, "claude-export", meta, f"claude:{uuid}" if uuid else None).storable()
 
 
 def _skip(skipped, cid, title, reason):
@@ -179,33 +197,40 @@ def count_conversations(path, *, limits: ZipLimits = EXPORT_LIMITS) -> int | Non
     """Number of conversations in an export (ChatGPT or Claude), for a progress bar.
 
     A streaming pass with the C parser's event API (no objects built): about a second per
-    100 MB. Returns None when the file cannot be counted (the import itself then reports
-    the problem).
+    100 MB; the Python parser counts a file the C one cannot decode (see `_iter_objects`).
+    Returns None when the file cannot be counted (the import itself then reports the problem).
     """
     try:
-        total = 0
-        with _conversation_streams(Path(path), _CHATGPT_ENTRY, limits) as streams:
-            for name, open_fn in streams:
-                f = open_fn()
-                try:
-                    depth = 0
-                    top_is_array = None
-                    for event, _value in ijson.basic_parse(f):
-                        if event in ("start_map", "start_array"):
-                            if depth == 0:
-                                top_is_array = event == "start_array"
-                                if not top_is_array:
-                                    total += 1
-                            elif depth == 1 and top_is_array and event == "start_map":
-                                total += 1
-                            depth += 1
-                        elif event in ("end_map", "end_array"):
-                            depth -= 1
-                finally:
-                    f.close()
-        return total
+        try:
+            return _count(ijson, path, limits)
+        except UnicodeDecodeError:
+            return _count(ijson.get_backend("python"), path, limits)
     except (FormatError, ijson.common.JSONError, OSError, zipfile.BadZipFile):
         return None
+
+
+def _count(backend, path, limits: ZipLimits) -> int:
+    total = 0
+    with _conversation_streams(Path(path), _CHATGPT_ENTRY, limits) as streams:
+        for name, open_fn in streams:
+            f = open_fn()
+            try:
+                depth = 0
+                top_is_array = None
+                for event, _value in backend.basic_parse(f):
+                    if event in ("start_map", "start_array"):
+                        if depth == 0:
+                            top_is_array = event == "start_array"
+                            if not top_is_array:
+                                total += 1
+                        elif depth == 1 and top_is_array and event == "start_map":
+                            total += 1
+                        depth += 1
+                    elif event in ("end_map", "end_array"):
+                        depth -= 1
+            finally:
+                f.close()
+    return total
 
 
 def export_kind(path) -> str | None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .storable import strip_unstorable
+
 
 # Sources whose markdown is a conversation rendered by `mdutil.render_turns`: the server chunks
 # such a doc as windows of turns (server/chunker.py, chunk_conversation). "chat" is for any
@@ -23,6 +25,12 @@ class Captured:
     source: str
     meta: dict = field(default_factory=dict)
     external_id: str | None = None  # stable id for re-import dedupe, e.g. "chatgpt:<id>"
+
+    def storable(self) -> Captured:
+        """This capture with any NUL or broken surrogate dropped (a chat's stray byte, a PDF's
+        odd glyph): the server refuses them in a request, and they must not cost the page."""
+        return Captured(*(strip_unstorable(v) for v in (self.title, self.markdown, self.source, self.meta,
+                                                         self.external_id)))
 
 
 class FormatError(ValueError):

@@ -10,6 +10,7 @@ from typing import Any
 from starlette.requests import Request
 
 from memorywiki.formats.mdutil import split_title
+from memorywiki.formats.storable import first_unstorable
 
 from .errors import ApiError, BadRequest, TooLarge
 from .web import app_state
@@ -68,6 +69,9 @@ async def read_json(request: Request, limit: int | None = None, *,
     if not isinstance(data, dict):
         raise ApiError(400, "invalid_json", "request body must be a JSON object")
     reject_unknown(data, fields)
+    # one check for every field, list item and nested key, not one per getter a route may forget
+    if bad := first_unstorable(data):
+        raise ApiError(400, "invalid_field", f"'{bad[0]}' must not contain {bad[1]}")
     return data
 
 

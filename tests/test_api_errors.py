@@ -69,6 +69,36 @@ def test_create_doc_wrong_types(client, seeded, body):
     assert_intact(client, seeded)
 
 
+@pytest.mark.parametrize("method,url,body,field", [
+    # the fuzzer's case (a stateful run on CI): a NUL in a list item reached PostgreSQL as a 500
+    ("POST", "/api/bundles", {"hub": "main", "title": "\ud986\ude9d", "doc_ids": ["\f\u00ee", "\u0000>"]},
+     "'doc_ids[1]' must not contain NUL characters"),
+    ("POST", "/api/bundles", {"hub": "main", "title": "half \ud800", "doc_ids": []},
+     "'title' must not contain unpaired UTF-16 surrogates"),
+    ("POST", "/api/docs", {"hub": "main", "title": "t", "markdown": "body \udfff"},
+     "'markdown' must not contain unpaired UTF-16 surrogates"),
+    ("POST", "/api/docs", {"hub": "main", "title": "t", "markdown": "b", "allowed_emails": ["a\u0000@b.co"]},
+     "'allowed_emails[0]' must not contain NUL characters"),
+    ("PATCH", "/api/docs/{doc}", {"title": "\udc00"}, "'title' must not contain unpaired UTF-16 surrogates"),
+    ("POST", "/api/hub/main/recall", {"question": "narwhal \ud83d"}, "'question' must not contain unpaired"),
+    ("POST", "/api/hubs", {"slug": "a\u0000b"}, "'slug' must not contain NUL characters"),
+])
+def test_text_postgresql_cannot_store_is_a_400_naming_the_field(client, seeded, method, url, body, field):
+    """A NUL or a lone surrogate anywhere in a body (a list item too) is the caller's mistake."""
+    headers = seeded["edit"] if method == "PATCH" else seeded["h"]
+    # sent as escaped JSON: encoded as UTF-8, a lone surrogate would not even leave the client
+    r = client.request(method, url.format(doc=seeded["doc"]["id"]), content=json.dumps(body),
+                       headers={**headers, "Content-Type": "application/json"})
+    assert assert_json_error(r, 400) == "invalid_field"
+    assert r.json()["error"]["message"].startswith(field)
+    assert_intact(client, seeded)
+    # a valid pair is one character, stored as sent
+    r = client.post("/api/docs", content=json.dumps({"hub": "main", "title": "pair \ud986\ude9d", "markdown": "b"}),
+                    headers={**seeded["h"], "Content-Type": "application/json"})
+    assert r.status_code == 201, r.text
+    assert client.get(f"/api/docs/{r.json()['id']}").json()["title"] == "pair \U00071a9d"
+
+
 @pytest.mark.parametrize("body,code", [
     ({}, "missing_field"),
     ({"question": ""}, None), ({"question": "   "}, None), ({"question": None}, "missing_field"),

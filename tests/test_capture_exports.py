@@ -124,6 +124,19 @@ def test_chatgpt_legacy_single_file_in_folder_zip(tmp_path):
     assert [c.external_id for c in iter_chatgpt_export(path)] == ["chatgpt:conv-00001"]
 
 
+def test_a_lone_surrogate_midway_keeps_every_conversation_in_order(tmp_path):
+    """The C parser stops on "\\udc00" (a broken emoji); the read goes on from there, and the
+    conversations come out once each, in order, with the unstorable characters dropped."""
+    convs = [_chatgpt_conv(i) for i in range(3)]
+    convs[1]["title"] = "Broken \udc00emoji and a \x00 NUL"
+    bare = tmp_path / "conversations.json"
+    bare.write_text(json.dumps(convs))  # ASCII-escaped: the file holds the escapes, as exports do
+    got = list(iter_chatgpt_export(bare))
+    assert [c.external_id for c in got] == ["chatgpt:conv-00000", "chatgpt:conv-00001", "chatgpt:conv-00002"]
+    assert got[1].title == "Broken emoji and a  NUL"
+    assert count_conversations(bare) == 3
+
+
 def test_chatgpt_skips_empty_conversations(tmp_path):
     empty = {"id": "empty", "title": "Nothing", "mapping": {"r": {"id": "r", "message": None, "parent": None, "children": []}}, "current_node": "r"}
     bare = tmp_path / "conversations.json"

@@ -156,6 +156,30 @@ def test_claude_export_import(client, hub):
     assert doc["source"] == "claude-export" and "## Assistant" in doc["markdown"]
 
 
+def test_an_export_holding_a_nul_or_a_broken_surrogate_is_imported_without_them(client, hub):
+    """Exports carry whatever the chat held; a stray NUL (escaped in the JSON) once made the
+    whole import a 500. The characters PostgreSQL cannot store are dropped, the rest is kept."""
+    conversation = json.loads((FIXTURES / "chatgpt-export" / "native-conversation-v1.json").read_text())
+    conversation["title"] = "Binary\u0000 output \ud83d"
+    node = next(n for n in conversation["mapping"].values()
+                if n.get("message") and n["message"]["content"].get("parts"))
+    node["message"]["content"]["parts"][0] = "before\u0000after \udc00" + node["message"]["content"]["parts"][0]
+    response = client.post("/api/import/chatgpt", files={"file": ("export.zip", _chatgpt_export([conversation]))},
+                           data={"hub": "inbox"}, headers=hub)
+    assert response.status_code == 200, response.text
+    doc = client.get(f"/api/docs/{response.json()['docs'][0]['id']}").json()
+    assert doc["title"] == "Binary output" and "beforeafter " in doc["markdown"]
+
+
+@pytest.mark.parametrize("field", ["title", "hub", "source"])
+def test_a_nul_in_an_upload_form_field_is_a_400_naming_it(client, hub, field):
+    form = {"hub": "inbox", field: "in\x00box"}
+    response = client.post("/api/capture/file", files={"file": ("a.md", b"hello there")}, data=form, headers=hub)
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["message"] == f"'{field}' must not contain NUL characters"
+    assert _doc_count(client) == 0
+
+
 def test_import_refuses_zip_bombs_and_path_tricks_and_needs_the_owner(client, hub):
     bomb = io.BytesIO()
     with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as archive:

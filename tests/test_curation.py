@@ -163,6 +163,21 @@ def test_truncated_output_keeps_what_validated_and_marks_the_rest_missing(model_
     assert client.get(f"/api/docs/{other}/enrichment").json()["missing"] == []
 
 
+def test_a_nul_or_a_lone_surrogate_in_the_answer_is_dropped_not_the_enrichment(model_client, chat_server):
+    """PostgreSQL's jsonb refuses "\\u0000": such an answer once failed its write on every retry,
+    so the doc was owed forever."""
+    client = model_client()
+    owner = new_hub(client)
+    answer = dict(VALID, summary=VALID["summary"].replace("moved", "\u0000moved"),
+                  themes=["Vector search \ud800", *VALID["themes"][1:]])
+    chat_server.script(json.dumps(answer))
+    doc_id = capture(client, owner, "Recall on PostgreSQL", DOC)
+    wait_curated(client)
+    e = client.get(f"/api/docs/{doc_id}/enrichment").json()
+    assert e["status"] == "model" and e["missing"] == [] and e["calls"] == 1
+    assert e["data"]["summary"] == VALID["summary"] and e["data"]["themes"] == VALID["themes"]
+
+
 def test_unchanged_save_makes_no_model_call(model_client, chat_server):
     client = model_client()
     owner = new_hub(client)

@@ -19,6 +19,8 @@ from typing import Any
 import ijson
 from jsonschema import Draft202012Validator
 
+from memorywiki.formats.storable import UNSTORABLE, strip_unstorable
+
 KINDS = ("tag", "entity", "concept")
 
 _STRING_LIST = {"type": "array", "items": {"type": "string", "minLength": 2, "maxLength": 400}}
@@ -151,13 +153,15 @@ def parse_object(text: str) -> tuple[dict[str, Any], bool]:
     A truncated answer (the model hit its token limit) keeps every field that closed
     before the cut; the field being written when it was cut is dropped, never half-stored.
     """
-    body = _unfenced(text or "")
+    # A NUL or a lone surrogate, raw or escaped, means nothing in a summary and PostgreSQL
+    # cannot store it: dropped, so the rest of the answer is kept.
+    body = UNSTORABLE.sub("", _unfenced(text or ""))
     try:
         value = json.loads(body)
     except ValueError:
         pass
     else:
-        return (value, True) if isinstance(value, dict) else ({}, False)
+        return (strip_unstorable(value), True) if isinstance(value, dict) else ({}, False)
     fields: dict[str, Any] = {}
     builder: ijson.ObjectBuilder | None = None
     key: str | None = None
@@ -184,7 +188,7 @@ def parse_object(text: str) -> tuple[dict[str, Any], bool]:
                     key, builder = None, None
     except (ijson.JSONError, ijson.IncompleteJSONError, UnicodeDecodeError):
         pass
-    return fields, False
+    return strip_unstorable(fields), False
 
 
 @dataclass

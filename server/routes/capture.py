@@ -19,6 +19,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from memorywiki.formats import Captured, FormatError, iter_chatgpt_export, iter_claude_export
+from memorywiki.formats.storable import first_unstorable
 
 from ..openapi import NULLABLE_TEXT, TEXT, body_schema, json_response, obj, operation
 from ..auth import require_hub_owner
@@ -56,6 +57,7 @@ async def save_captured(request: Request, captured: Captured, *, hub_slug: str |
     returning the hub's page that already holds this content); return the API answer."""
     state = app_state(request)
     edit_token = new_token("mwe")
+    captured = captured.storable()  # a converted file's NUL is dropped; what the caller typed was refused
     title, markdown = page_content((title or captured.title or "").strip()[:MAX_TITLE], captured.markdown,
                                    max_title=MAX_TITLE, default_title="Untitled")
 
@@ -136,6 +138,8 @@ def _form_str(form: Any, key: str) -> str | None:
     value = form.get(key)
     if not isinstance(value, str):
         return None
+    if bad := first_unstorable(value, key):
+        raise ApiError(400, "invalid_field", f"'{bad[0]}' must not contain {bad[1]}")
     return value.strip() or None
 
 

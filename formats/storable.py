@@ -1,0 +1,50 @@
+"""What PostgreSQL text cannot hold: NUL, and a lone UTF-16 surrogate (UTF-8 cannot encode one).
+
+A request holding either is refused (`first_unstorable`); text the server or a client converted
+(an export, a file, a session, a model's answer) has them dropped, never the page.
+Dependency-free, so a coding tool's hook can import it without loading markdown-it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# json.loads joins a valid surrogate pair into one character, so any surrogate left in a str is alone.
+UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def drop_unstorable(text: str) -> str:
+    """`text` without NUL or lone surrogates: a binary tool output's stray byte or a chat
+    export's broken emoji must not cost the whole page."""
+    return UNSTORABLE.sub("", text) if UNSTORABLE.search(text) else text
+
+
+def first_unstorable(value: Any, where: str = "") -> tuple[str, str] | None:
+    """(the field's path, e.g. "doc_ids[2]", and what it holds) for the first string in a JSON
+    value that cannot be stored, keys of nested objects included; None when all can."""
+    if isinstance(value, str):
+        found = UNSTORABLE.search(value)
+        if found:
+            return where, "NUL characters" if found.group() == "\x00" else "unpaired UTF-16 surrogates"
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            if bad := first_unstorable(item, f"{where}[{i}]"):
+                return bad
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            path = f"{where}.{key}" if where else str(key)
+            if bad := first_unstorable(key, path) or first_unstorable(item, path):
+                return bad
+    return None
+
+
+def strip_unstorable(value: Any) -> Any:
+    """The same JSON value with every unstorable character dropped from its strings and keys."""
+    if isinstance(value, str):
+        return UNSTORABLE.sub("", value)
+    if isinstance(value, list):
+        return [strip_unstorable(item) for item in value]
+    if isinstance(value, dict):
+        return {strip_unstorable(key): strip_unstorable(item) for key, item in value.items()}
+    return value
