@@ -499,6 +499,25 @@ def test_agent_capture_with_the_real_claude_code_reader(env, monkeypatch):
     assert missing.exit_code == 1 and missing.stderr == "error: no claude-code session found with id no-such-session\n"
 
 
+def test_agent_capture_keeps_a_session_whose_output_holds_a_nul(env, monkeypatch):
+    """A tool that printed a binary file leaves "\\u0000" in the transcript; the server refuses a
+    NUL in a request, so the session reader drops it and the session is saved."""
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("CLAUDE_CODE_SESSION_ID", raising=False)
+    make_hub(env)
+    project = env.tmp / "home" / ".claude" / "projects" / "-work-proj"
+    project.mkdir(parents=True)
+    jsonl = (Path(__file__).parent / "data" / "adapters" / "claude_branching.jsonl").read_text()
+    jsonl = jsonl.replace("Iterate the file object:", "Iterate the file\\u0000 object:")
+    jsonl = jsonl.replace('"aiTitle": "Lazy JSONL parsing"', '"aiTitle": "Lazy \\u0000JSONL parsing"')
+    assert jsonl.count("\\u0000") == 2
+    (project / "sess-branch.jsonl").write_text(jsonl)
+
+    data = json.loads(run("capture", "--agent", "claude", "--session", "sess-branch", "--json").stdout)
+    doc = httpx.get(f"{env.url}/api/docs/{data['id']}", headers={"Authorization": f"Bearer {data['edit_token']}"}).json()
+    assert doc["title"] == "Lazy JSONL parsing" and "Iterate the file object:" in doc["markdown"]
+
+
 @pytest.mark.parametrize("name", ["report.pdf", "notes.docx", "meeting.vtt"])
 def test_capture_file_conversion(env, name):
     """Non-markdown files go to POST /api/capture/file (multipart) and come back as a page."""

@@ -16,6 +16,7 @@ from memorywiki.adapters.tools import TOOLS_HELP, normalize_tool
 from memorywiki.client import ApiError, Config, MemoryWikiError
 from memorywiki.client.auth import explain_hub_refusal
 from memorywiki.client.sections import headings
+from memorywiki.formats.storable import strip_unstorable
 
 from .. import output
 from ..context import HubOpt, JsonOpt, save_config, state
@@ -69,8 +70,9 @@ def _session_body(session: Transcript, session_id: str | None, title: str | None
             "git_branch": session.git_branch}
     default_title = ((session.title or "").strip() or first_h1(session.markdown)
                      or f"{session.tool} session {str(sid or '')[:8]}".strip())
-    return {"title": (title or default_title).strip(), "markdown": session.markdown, "meta": meta,
-            "source": source or session.tool}
+    # the tool's own title and paths too may carry a NUL the server refuses; drop it, keep the session
+    return strip_unstorable({"title": (title or default_title).strip(), "markdown": session.markdown, "meta": meta,
+                             "source": source or session.tool})
 
 
 def _text_body(file: str | None, title: str | None, source: str | None) -> dict[str, Any]:
