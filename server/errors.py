@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from memorywiki.formats import FormatError
+from memorywiki.formats.storable import strip_unstorable
 
 from . import negotiate
 from .ratelimit import RateLimited
@@ -140,9 +141,12 @@ def as_api_error(exc: Exception) -> ApiError:
 
 def error_response(request: Request, error: ApiError) -> Response:
     """The one place an error becomes a response."""
-    page = negotiate.error_page(request, error.status, error.code, error.message)
+    # A message may quote what the caller sent (an unknown field's name); a lone surrogate in it
+    # cannot be encoded as UTF-8, so it is shown as U+FFFD rather than crash the error itself.
+    message, extra = strip_unstorable(error.message, "\ufffd"), strip_unstorable(error.extra, "\ufffd")
+    page = negotiate.error_page(request, error.status, error.code, message)
     if page is None:
-        body = {"error": {"code": error.code, "message": error.message, **error.extra}}
+        body = {"error": {"code": error.code, "message": message, **extra}}
         page = JSONResponse(body, status_code=error.status)
     page.headers.update(error.headers)
     return page

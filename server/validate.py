@@ -70,9 +70,14 @@ async def read_json(request: Request, limit: int | None = None, *,
         raise ApiError(400, "invalid_json", "request body must be a JSON object")
     reject_unknown(data, fields)
     # one check for every field, list item and nested key, not one per getter a route may forget
-    if bad := first_unstorable(data):
-        raise ApiError(400, "invalid_field", f"'{bad[0]}' must not contain {bad[1]}")
+    reject_unstorable(data)
     return data
+
+
+def reject_unstorable(value: Any, where: str = "") -> None:
+    """A 400 naming the field (`'doc_ids[1]'`) when a value holds text PostgreSQL cannot store."""
+    if bad := first_unstorable(value, where):
+        raise ApiError(400, "invalid_field", f"'{bad[0]}' must not contain {bad[1]}")
 
 
 def get_str(data: dict, key: str, *, required: bool = False, max_len: int | None = None,

@@ -82,6 +82,8 @@ def test_create_doc_wrong_types(client, seeded, body):
     ("PATCH", "/api/docs/{doc}", {"title": "\udc00"}, "'title' must not contain unpaired UTF-16 surrogates"),
     ("POST", "/api/hub/main/recall", {"question": "narwhal \ud83d"}, "'question' must not contain unpaired"),
     ("POST", "/api/hubs", {"slug": "a\u0000b"}, "'slug' must not contain NUL characters"),
+    ("POST", "/api/docs", {"hub": "main", "title": "t", "markdown": "b", "meta": {"k\udc00": 1}},
+     "'meta.k\ufffd' must not contain unpaired UTF-16 surrogates"),  # the message shows U+FFFD for it
 ])
 def test_text_postgresql_cannot_store_is_a_400_naming_the_field(client, seeded, method, url, body, field):
     """A NUL or a lone surrogate anywhere in a body (a list item too) is the caller's mistake."""
@@ -97,6 +99,12 @@ def test_text_postgresql_cannot_store_is_a_400_naming_the_field(client, seeded, 
                     headers={**seeded["h"], "Content-Type": "application/json"})
     assert r.status_code == 201, r.text
     assert client.get(f"/api/docs/{r.json()['id']}").json()["title"] == "pair \U00071a9d"
+
+
+def test_an_unknown_field_named_with_a_lone_surrogate_is_still_a_400(client, seeded):
+    """The error quotes the name it refuses; a lone surrogate there once broke the error itself (500)."""
+    r = client.post("/api/docs", content='{"\\ud800x": 1}', headers={**seeded["h"], "Content-Type": "application/json"})
+    assert assert_json_error(r, 400) == "unknown_field" and r.json()["error"]["unknown"] == ["\ufffdx"]
 
 
 @pytest.mark.parametrize("body,code", [

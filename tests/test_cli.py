@@ -499,6 +499,17 @@ def test_agent_capture_with_the_real_claude_code_reader(env, monkeypatch):
     assert missing.exit_code == 1 and missing.stderr == "error: no claude-code session found with id no-such-session\n"
 
 
+def test_an_argument_that_is_not_utf8_is_one_clear_line_and_sends_nothing(env):
+    """`memorywiki recall $'\\xff'`: Python reads the byte as a lone surrogate, which no request can carry."""
+    s = make_hub(env)
+    for args in (["recall", "abc\udcff"], ["capture", "-", "--title", "t\udcff"], ["hub", "create", "x\udcff"]):
+        result = run(*args, input="body text here", ok=False)
+        assert result.exit_code == 1
+        assert result.stderr.startswith("error: not valid UTF-8 text near '") and "\\udcff" in result.stderr
+        assert result.stderr.endswith("; nothing was sent\n") and result.stderr.count("\n") == 1
+    assert httpx.get(f"{env.url}/api/hub/{s}").json()["docs"] == []
+
+
 def test_agent_capture_keeps_a_session_whose_output_holds_a_nul(env, monkeypatch):
     """A tool that printed a binary file leaves "\\u0000" in the transcript; the server refuses a
     NUL in a request, so the session reader drops it and the session is saved."""

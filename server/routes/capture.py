@@ -19,7 +19,6 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from memorywiki.formats import Captured, FormatError, iter_chatgpt_export, iter_claude_export
-from memorywiki.formats.storable import first_unstorable
 
 from ..openapi import NULLABLE_TEXT, TEXT, body_schema, json_response, obj, operation
 from ..auth import require_hub_owner
@@ -27,7 +26,7 @@ from ..capture import capture_url, convert_file
 from ..errors import ApiError, LengthRequired, TooLarge
 from ..store import docs as doc_store
 from ..tokens import hash_token, new_token
-from ..validate import get_bool, get_str, page_content, read_json, size_text
+from ..validate import get_bool, get_str, page_content, read_json, reject_unstorable, size_text
 from ..web import app_state, doc_url
 from .docs import already_captured
 
@@ -138,8 +137,7 @@ def _form_str(form: Any, key: str) -> str | None:
     value = form.get(key)
     if not isinstance(value, str):
         return None
-    if bad := first_unstorable(value, key):
-        raise ApiError(400, "invalid_field", f"'{bad[0]}' must not contain {bad[1]}")
+    reject_unstorable(value, key)
     return value.strip() or None
 
 
