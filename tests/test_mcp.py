@@ -336,7 +336,8 @@ def test_unknown_doc_resource_is_an_mcp_error(wiki, mcp_stdio):
     ("recall", {"question": "x", "k": 0}, []),
     ("create_bundle", {"title": "bad", "doc_ids": ["zzzzzzzzzz"]}, ["not a doc of this hub"]),
     ("capture", {"title": "t", "markdown": "hello", "hub": "someone-elses"}, ["hub"]),
-], ids=["unknown-doc", "unknown-hub", "k-out-of-range", "bundle-of-unknown-doc", "foreign-hub"])
+    ("capture", {"title": "t", "markdown": "hel\x00lo"}, ["'markdown' must not contain NUL characters"]),
+], ids=["unknown-doc", "unknown-hub", "k-out-of-range", "bundle-of-unknown-doc", "foreign-hub", "nul"])
 def test_errors_are_tool_errors(wiki, mcp_stdio, name, args, words):
     r = mcp_stdio.call(name, args, ok=False)
     for word in words:
