@@ -101,6 +101,19 @@ def test_text_postgresql_cannot_store_is_a_400_naming_the_field(client, seeded, 
     assert client.get(f"/api/docs/{r.json()['id']}").json()["title"] == "pair \U00071a9d"
 
 
+def test_a_blank_external_id_is_no_id_so_each_save_makes_its_own_page(client, seeded):
+    """Found by the fuzzer: the second save with `"external_id": ""` into a hub was a 500."""
+    ids = []
+    for i, blank in enumerate(["", "", "  "]):
+        r = client.post("/api/docs", json={"hub": "main", "title": f"Blank {i}", "markdown": f"text {i}",
+                                           "external_id": blank}, headers=seeded["h"])
+        assert r.status_code == 201, r.text
+        ids.append(r.json()["id"])
+    assert len(set(ids)) == 3
+    r = client.post("/api/docs", json={"title": "No hub", "markdown": "text", "external_id": ""})
+    assert r.status_code == 201, r.text  # no id, so it needs no hub
+
+
 def test_an_unknown_field_named_with_a_lone_surrogate_is_still_a_400(client, seeded):
     """The error quotes the name it refuses; a lone surrogate there once broke the error itself (500)."""
     r = client.post("/api/docs", content='{"\\ud800x": 1}', headers={**seeded["h"], "Content-Type": "application/json"})

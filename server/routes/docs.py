@@ -112,7 +112,11 @@ async def create_doc(request: Request) -> Response:
     is_draft = get_bool(data, "is_draft", default=False)
     _, password_hash = _password(data)
     emails = _emails(data) or []
+    # A blank id is no id: stored as "" it would make the hub's second blank-id save a
+    # unique-key violation (a 500) instead of a new page.
     external_id = get_str(data, "external_id", max_len=300)
+    if external_id is not None and not external_id.strip():
+        external_id = None
     dedupe = get_bool(data, "dedupe", default=True)
     if external_id is not None and not hub_slug:
         raise ApiError(400, "missing_field", "'external_id' needs a 'hub': ids are unique per hub")
