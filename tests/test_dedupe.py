@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 
 import httpx
+import pytest
 
 from tests.test_capture_support import LocalServer
 
@@ -93,9 +94,15 @@ def test_url_and_file_capture_dedupe_too(make_client):
     assert len(docs_in(client)) == 4
 
 
-async def test_identical_saves_at_once_make_one_page(database_url):
-    """Two transactions save the same content into a hub at the same time: the second waits
-    for the first to commit and gets its page back, instead of creating a twin."""
+@pytest.mark.parametrize("key,second_status", [
+    ({"external_id": None, "dedupe": True}, "exists"),
+    # an import's upsert: the second used to find nothing, insert, and hit the unique index (a 500)
+    ({"external_id": "chatgpt:c1", "dedupe": False}, "unchanged"),
+], ids=["same-content", "same-external-id"])
+async def test_identical_saves_at_once_make_one_page(database_url, key, second_status):
+    """Two transactions save the same content (or the same import id) into a hub at the same
+    time: the second waits for the first to commit and gets its page back, instead of creating
+    a twin or failing."""
     import asyncio
 
     import psycopg
@@ -103,9 +110,8 @@ async def test_identical_saves_at_once_make_one_page(database_url):
 
     from memorywiki.server.store.docs import save_doc
 
-    fields = dict(external_id=None, title=PAGE["title"], markdown=PAGE["markdown"], source=None, meta={},
-                  is_draft=False, password_hash=None, allowed_emails=[], edit_token_hash="e", via="owner",
-                  dedupe=True)
+    fields = dict(title=PAGE["title"], markdown=PAGE["markdown"], source=None, meta={}, is_draft=False,
+                  password_hash=None, allowed_emails=[], edit_token_hash="e", via="owner", **key)
     async with await psycopg.AsyncConnection.connect(database_url, row_factory=dict_row) as first, \
             await psycopg.AsyncConnection.connect(database_url, row_factory=dict_row) as second:
         hub_id = (await (await first.execute(
@@ -131,7 +137,7 @@ async def test_identical_saves_at_once_make_one_page(database_url):
         assert not racer.done(), f"the second save did not wait: {racer.result()[1]}"
         await first.commit()
         twin, status = await asyncio.wait_for(racer, 30)
-        assert status == "exists" and twin["id"] == row["id"]
+        assert status == second_status and twin["id"] == row["id"]
         count = await (await first.execute("SELECT count(*) AS n FROM docs WHERE hub_id = %s", (hub_id,))).fetchone()
         assert count["n"] == 1
 

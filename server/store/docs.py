@@ -166,6 +166,13 @@ async def soft_delete(conn: psycopg.AsyncConnection, doc_id: str, *, via: str) -
     )
 
 
+# One save of a given content (or import id) per hub at a time: the second of two identical
+# saves waits here for the first to commit, then finds its doc (two-key form: its own lock space).
+LOCK_CONTENT = "SELECT pg_advisory_xact_lock(%s::integer, hashtext(%s))"
+CONTENT_LOCK_CLASS = 0x6D77  # "mw"
+EXTERNAL_ID_LOCK_CLASS = 0x6D78
+
+
 async def upsert_external(conn: psycopg.AsyncConnection, *, hub_id: int, external_id: str, title: str,
                           markdown: str, source: str | None, meta: dict, is_draft: bool,
                           edit_token_hash: str, via: str = "owner") -> tuple[dict[str, Any], str]:
@@ -174,6 +181,8 @@ async def upsert_external(conn: psycopg.AsyncConnection, *, hub_id: int, externa
     Returns the row and "created", "updated", "unchanged" or "deleted" (a doc its owner
     deleted stays deleted: re-importing never resurrects it).
     """
+    # without it two imports of one conversation at once both find nothing and both insert
+    await conn.execute(LOCK_CONTENT, (EXTERNAL_ID_LOCK_CLASS, f"{hub_id}:{external_id}"))
     existing = await find_by_external_id(conn, hub_id, external_id)
     if existing is None:
         row = await insert_doc(conn, hub_id=hub_id, title=title, markdown=markdown, source=source,
@@ -187,11 +196,6 @@ async def upsert_external(conn: psycopg.AsyncConnection, *, hub_id: int, externa
                                                 "source": source, "meta": meta}, via=via, action="import")
     return updated, "updated" if updated["version"] != existing["version"] else "unchanged"
 
-
-# One capture of a given content per hub at a time: the second of two identical captures
-# waits here for the first to commit, then finds its doc (two-key form: its own lock space).
-LOCK_CONTENT = "SELECT pg_advisory_xact_lock(%s::integer, hashtext(%s))"
-CONTENT_LOCK_CLASS = 0x6D77  # "mw"
 
 LIVE_BY_CONTENT = sql.SQL("""
 SELECT {columns} FROM docs
