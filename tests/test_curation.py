@@ -337,7 +337,9 @@ def test_related_falls_back_to_shared_concepts_without_vectors(make_client):
     results = client.get(f"/api/docs/{a}/related").json()["results"]
     assert [r["id"] for r in results] == [b]
     assert results[0]["via"] == "concepts" and results[0]["shared_concepts"]
-    assert client.get(f"/api/docs/{a}/related?k=0").status_code == 400
+    for k in ("0", "51", "abc", "\u2075", "\u0663", "-1"):  # "⁵" and "٣" pass str.isdigit(); "⁵" failed int(): a 500
+        r = client.get(f"/api/docs/{a}/related", params={"k": k})
+        assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_query", (k, r.text)
     assert client.get("/api/docs/zzzzzzzzzz/related").status_code == 404
 
 

@@ -10,12 +10,12 @@ from starlette.routing import Route
 from ..auth import require_hub_owner
 from ..curation import reads
 from ..curation.markdown import digest_markdown
-from ..errors import BadRequest, Conflict, not_found, unknown_hub
+from ..errors import Conflict, not_found, unknown_hub
 from ..store import bundles as bundle_store
 from ..store import hubs as hub_store
 from ..store import suggestions as suggestion_store
 from ..tokens import looks_like_id, new_id
-from ..validate import get_int, get_str, read_json
+from ..validate import get_int, get_str, query_int, read_json
 from ..web import app_state, base_url, bundle_url, doc_url, hub_url
 from ..negotiate import markdown_response
 from ..openapi import NULLABLE_TEXT, TEXT, body_schema, json_response, obj, operation
@@ -41,12 +41,7 @@ READING_LIST = obj(["hub", "intent", "mode", "docs"], hub=TEXT, intent=TEXT, mod
 
 
 def _k(request: Request, default: int = 5, high: int = 50) -> int:
-    raw = request.query_params.get("k")
-    if raw is None:
-        return default
-    if not raw.isdigit() or not 1 <= int(raw) <= high:
-        raise BadRequest("invalid_field", f"'k' must be an integer from 1 to {high}")
-    return int(raw)
+    return query_int(request, "k", default=default, low=1, high=high)
 
 
 async def _public_hub(request: Request, slug: str) -> dict:
