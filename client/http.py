@@ -12,6 +12,8 @@ from typing import Any, Mapping
 
 import httpx
 
+from memorywiki.formats.storable import first_unstorable
+
 from .errors import ApiError, MemoryWikiError
 from .refs import seg
 
@@ -52,6 +54,16 @@ def _api_error(resp: httpx.Response) -> ApiError:
         snippet = text[0][:200] if text else ""
         message = f"HTTP {resp.status_code} {resp.reason_phrase}" + (f": {snippet}" if snippet else "")
     return ApiError(resp.status_code, code, str(message), details)
+
+
+def _refuse_undecodable(body: Any) -> None:
+    """Python reads a non-UTF-8 byte of an argument or a file as a lone surrogate, which no
+    request can carry: name the field before anything is sent (a NUL the server names itself)."""
+    bad = first_unstorable(body) if body is not None else None
+    if bad and bad.what != "NUL characters":
+        shown = bad.text[:60].encode("utf-8", "backslashreplace").decode()
+        raise MemoryWikiError(f"'{bad.where}' is not valid UTF-8 text ('{shown}': a byte your terminal or a file "
+                              "did not encode as UTF-8); nothing was sent")
 
 
 class Client:
@@ -96,6 +108,7 @@ class Client:
             hdrs["Authorization"] = f"Bearer {token}"
         if headers:
             hdrs.update(headers)
+        _refuse_undecodable(json)
         try:
             resp = self._http.request(method, path, json=json, data=data, files=files, headers=hdrs, params=params)
         except httpx.ConnectError:

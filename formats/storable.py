@@ -8,7 +8,7 @@ Dependency-free, so a coding tool's hook can import it without loading markdown-
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 # json.loads joins a valid surrogate pair into one character, so any surrogate left in a str is alone.
 UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
@@ -33,12 +33,18 @@ def drop_unstorable(text: str, replacement: str = "") -> str:
     return UNSTORABLE.sub(replacement, text) if _holds(text) else text
 
 
-def first_unstorable(value: Any, where: str = "") -> tuple[str, str] | None:
-    """(the field's path, e.g. "doc_ids[2]", and what it holds) for the first string in a JSON
-    value that cannot be stored, keys of nested objects included; None when all can."""
+class Unstorable(NamedTuple):
+    where: str  # the field's path in the JSON value, e.g. "doc_ids[2]" or "meta.key"
+    what: str  # "NUL characters" or "unpaired UTF-16 surrogates"
+    text: str  # the string that holds it
+
+
+def first_unstorable(value: Any, where: str = "") -> Unstorable | None:
+    """The first string in a JSON value that cannot be stored, keys of nested objects
+    included; None when all can."""
     if isinstance(value, str):
         if what := _holds(value):
-            return where, what
+            return Unstorable(where, what, value)
     elif isinstance(value, list):
         for i, item in enumerate(value):
             if bad := first_unstorable(item, f"{where}[{i}]"):

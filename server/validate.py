@@ -77,7 +77,7 @@ async def read_json(request: Request, limit: int | None = None, *,
 def reject_unstorable(value: Any, where: str = "") -> None:
     """A 400 naming the field (`'doc_ids[1]'`) when a value holds text PostgreSQL cannot store."""
     if bad := first_unstorable(value, where):
-        raise ApiError(400, "invalid_field", f"'{bad[0]}' must not contain {bad[1]}")
+        raise ApiError(400, "invalid_field", f"'{bad.where}' must not contain {bad.what}")
 
 
 def get_str(data: dict, key: str, *, required: bool = False, max_len: int | None = None,

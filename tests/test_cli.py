@@ -502,11 +502,17 @@ def test_agent_capture_with_the_real_claude_code_reader(env, monkeypatch):
 def test_an_argument_that_is_not_utf8_is_one_clear_line_and_sends_nothing(env):
     """`memorywiki recall $'\\xff'`: Python reads the byte as a lone surrogate, which no request can carry."""
     s = make_hub(env)
-    for args in (["recall", "abc\udcff"], ["capture", "-", "--title", "t\udcff"], ["hub", "create", "x\udcff"]):
+    for args, field, shown in ((["recall", "abc\udcff"], "question", "abc\\udcff"),
+                               (["capture", "-", "--title", "t\udcff"], "title", "t\\udcff"),
+                               (["hub", "create", "x\udcff"], "slug", "x\\udcff"),
+                               (["recall", "ok", "--hub", "h\udcff"], None, "h\\udcff")):  # in the URL's path
         result = run(*args, input="body text here", ok=False)
-        assert result.exit_code == 1
-        assert result.stderr.startswith("error: not valid UTF-8 text near '") and "\\udcff" in result.stderr
-        assert result.stderr.endswith("; nothing was sent\n") and result.stderr.count("\n") == 1
+        assert result.exit_code == 1 and result.stderr.count("\n") == 1, result.stderr
+        if field:
+            assert result.stderr.startswith(f"error: '{field}' is not valid UTF-8 text ('{shown}': "), result.stderr
+        else:
+            assert result.stderr.startswith("error: not valid UTF-8 text near '") and shown in result.stderr
+        assert result.stderr.endswith("; nothing was sent\n")
     assert httpx.get(f"{env.url}/api/hub/{s}").json()["docs"] == []
 
 
