@@ -168,7 +168,7 @@ async def soft_delete(conn: psycopg.AsyncConnection, doc_id: str, *, via: str) -
 
 # One save of a given content (or import id) per hub at a time: the second of two identical
 # saves waits here for the first to commit, then finds its doc (two-key form: its own lock space).
-LOCK_CONTENT = "SELECT pg_advisory_xact_lock(%s::integer, hashtext(%s))"
+SAVE_LOCK = "SELECT pg_advisory_xact_lock(%s::integer, hashtext(%s))"
 CONTENT_LOCK_CLASS = 0x6D77  # "mw"
 EXTERNAL_ID_LOCK_CLASS = 0x6D78
 
@@ -182,7 +182,7 @@ async def upsert_external(conn: psycopg.AsyncConnection, *, hub_id: int, externa
     deleted stays deleted: re-importing never resurrects it).
     """
     # without it two imports of one conversation at once both find nothing and both insert
-    await conn.execute(LOCK_CONTENT, (EXTERNAL_ID_LOCK_CLASS, f"{hub_id}:{external_id}"))
+    await conn.execute(SAVE_LOCK, (EXTERNAL_ID_LOCK_CLASS, f"{hub_id}:{external_id}"))
     existing = await find_by_external_id(conn, hub_id, external_id)
     if existing is None:
         row = await insert_doc(conn, hub_id=hub_id, title=title, markdown=markdown, source=source,
@@ -208,7 +208,7 @@ async def find_same_content(conn: psycopg.AsyncConnection, hub_id: int, title: s
     """The hub's live doc with exactly this title and body, holding a transaction lock on
     that content so a concurrent identical save waits instead of creating a twin."""
     digest = source_hash(title, markdown)
-    await conn.execute(LOCK_CONTENT, (CONTENT_LOCK_CLASS, f"{hub_id}:{digest}"))
+    await conn.execute(SAVE_LOCK, (CONTENT_LOCK_CLASS, f"{hub_id}:{digest}"))
     return await (await conn.execute(LIVE_BY_CONTENT, (hub_id, digest))).fetchone()
 
 
