@@ -19,7 +19,7 @@ from typing import Any
 import ijson
 from jsonschema import Draft202012Validator
 
-from memorywiki.formats.storable import UNSTORABLE, strip_unstorable
+from memorywiki.formats.storable import drop_unstorable, strip_unstorable
 
 KINDS = ("tag", "entity", "concept")
 
@@ -155,7 +155,7 @@ def parse_object(text: str) -> tuple[dict[str, Any], bool]:
     """
     # A NUL or a lone surrogate, raw or escaped, means nothing in a summary and PostgreSQL
     # cannot store it: dropped, so the rest of the answer is kept.
-    body = UNSTORABLE.sub("", _unfenced(text or ""))
+    body = drop_unstorable(_unfenced(text or ""))
     try:
         value = json.loads(body)
     except ValueError:
