@@ -305,7 +305,7 @@ def layout(kind: str, window: int = 1, window_chars: int = 600):
     renderer and chunker: kind "chat" = the chat-import default (`bench.locomo.chat_sessions`,
     conversation chunks of up to `window_chars`); kind "bench" = the earlier benchmark layout
     (`bench.locomo.session_docs`, heading chunks, `window` turns a section)."""
-    from memorywiki.server.chunker import chunk_conversation, chunk_markdown
+    from memorywiki.server.indexing.chunker import chunk_conversation, chunk_markdown
 
     from .locomo import chat_sessions, session_docs
 

@@ -53,7 +53,7 @@ def _peak_rss_mb() -> float:
 def child(backend: str, dataset: Path, out: Path, smoke: bool) -> None:
     """One backend, in this process: write its vectors and timings under `out`."""
     from memorywiki.server.config import Settings
-    from memorywiki.server.embedders import make_embedder
+    from memorywiki.server.embedding.embedders import make_embedder
 
     kind, int8 = BACKENDS[backend]
     data = load_beir(dataset)
@@ -107,7 +107,7 @@ def child(backend: str, dataset: Path, out: Path, smoke: bool) -> None:
 
 
 async def _through_child(settings, questions: list[str]) -> list[float]:
-    from memorywiki.server.embedders import make_embedder
+    from memorywiki.server.embedding.embedders import make_embedder
 
     embedder = make_embedder(settings)  # what a server runs: OnnxChildEmbedder
     try:
@@ -206,7 +206,7 @@ vectors for nDCG@10 through the server's lane (passes of similar length), the wh
 ({len(corpus):,} title + abstract texts) through the indexing path, and exact cosine search over
 those vectors for nDCG@10 (vectors only, no server; torch embeds only the first {min(TORCH_TEXTS, len(corpus))}
 texts, for its speed and the cosine with the others). The ONNX graph is built from the packaged
-weights by server/onnx_bert.py (no torch), on first load into an empty data dir.
+weights by server/embedding/onnx_bert.py (no torch), on first load into an empty data dir.
 
 {table}
 

@@ -5,7 +5,7 @@
 Runs on a hub the latency section built (`python -m bench latency --build-only --sizes 100000`:
 10 chunks a doc, real MiniLM vectors mixed). BEFORE is the statement shipped before issue 14,
 kept here verbatim: RRF of each ranker's top 4k, docs ranked by their mean vector and by
-bm25_search_docs. AFTER is server/recall.py now: z-score fusion over pools of max(4k, 40),
+bm25_search_docs. AFTER is server/store/recall.py now: z-score fusion over pools of max(4k, 40),
 docs by their best section. Hybrid mode, both on the public pool, interleaved per question so
 load hits both alike; p50 / p95 per level and k. (bm25_search is the current function in both:
 counting repeated query terms costs nothing measurable.)
@@ -25,7 +25,7 @@ from .common import CACHE, SHARED_DATA, MissingData, Postgres, load_beir, make_b
 
 RRF_K = 60
 
-# server/recall.py before issue 14 (commit d3faee3), verbatim.
+# server/store/recall.py before issue 14 (commit d3faee3), verbatim.
 FUSED_TOP_K = """
 WITH vec AS (
     SELECT id, row_number() OVER (ORDER BY dist) AS rank, 1 - dist AS similarity
@@ -86,7 +86,7 @@ def before_statement(level: str, dim: int) -> sql.Composed:
 
 
 async def main_async(url: str, n: int) -> str:
-    from memorywiki.server import recall
+    from memorywiki.server.store import recall
     from memorywiki.server.store.db import Database
 
     data = load_beir(SHARED_DATA / "scifact")

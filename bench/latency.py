@@ -280,7 +280,7 @@ class _Connection:
 
 
 def server_timing(head: bytes) -> dict[str, float]:
-    """An answer's Server-Timing header as {phase: ms} (server/timing.py)."""
+    """An answer's Server-Timing header as {phase: ms} (server/web/timing.py)."""
     found = re.search(rb"\r\nserver-timing: *([^\r]*)", head, re.IGNORECASE)
     phases = {}
     for entry in (found.group(1).decode().split(",") if found else []):
@@ -322,7 +322,7 @@ async def _ask(conn: _Connection, question: str, mode: str, rerank: bool = False
 async def _statement(conn, hub_id: int, question: str, qvec, dim: int, mode: str) -> float:
     """The SQL floor of one recall (ms): `recall.recall_chunks` with the question's vector
     precomputed (unused in full text), both rankers in one statement when hybrid."""
-    from memorywiki.server import recall
+    from memorywiki.server.store import recall
 
     if mode == "fulltext":
         qvec = None

@@ -28,7 +28,7 @@ from .common import CACHE, Postgres, machine_line, md_table
 
 def chunker(n_docs: int) -> list:
     """Chunk n ~1,500-character docs of four sections each (lists, code, inline code)."""
-    from memorywiki.server.chunker import chunk_markdown
+    from memorywiki.server.indexing.chunker import chunk_markdown
 
     section = ("## Section {n} about `things`\n\n" + "Some words here and there. " * 12 + "\n\n"
                "- one\n- two\n\n```py\n# x\nprint(1)\n```\n")

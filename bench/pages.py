@@ -45,7 +45,7 @@ def hostile(scale: int = 1) -> dict[str, str]:
 
 
 def render_times(repeat: int, scale: int = 1) -> list[list]:
-    from memorywiki.server.render import render_page
+    from memorywiki.server.web.render import render_page
 
     rows = []
     for name, text in hostile(scale).items():

@@ -2,7 +2,7 @@
 
     python -m bench.plan bench_lat_100000 [--pg-dir bench/.cache/pg-latency] [-n 60]
 
-Runs on a hub built by the latency section. The shipped statement (server/recall.py,
+Runs on a hub built by the latency section. The shipped statement (server/store/recall.py,
 CHUNK_RECALL) joins *every* fused candidate to chunks and docs and only then sorts and limits;
 with the row-level-security gate on docs estimated at 0.5 % of rows (an expression the planner
 has no statistics for), PostgreSQL hashes all public chunks x docs first. The variant adds one
@@ -25,7 +25,7 @@ TOP = ("\n),\ntop AS (\n    SELECT * FROM fused\n"
 
 
 def without_top(sql: str) -> str:
-    """The statement as it was before the `top` CTE went in (server/recall.py, before the fix)."""
+    """The statement as it was before the `top` CTE went in (server/store/recall.py, before the fix)."""
     start = sql.index(",\ntop AS (")
     end = sql.index("\n)\n", start) + 2
     return sql[:start] + sql[end:].replace("FROM top f\n", "FROM fused f\n", 1) + "LIMIT %(k)s\n"
@@ -42,7 +42,7 @@ def variant_sql(shipped: str) -> str:
 
 
 async def main_async(url: str, n: int) -> list[list]:
-    from memorywiki.server import recall
+    from memorywiki.server.store import recall
     from memorywiki.server.store.db import Database
 
     data = load_beir(SHARED_DATA / "scifact")

@@ -87,8 +87,8 @@ def serve(port: int) -> None:
 
 
 def worker() -> None:
-    from memorywiki.server import embedders
-    from memorywiki.server.worker import run_worker
+    from memorywiki.server.embedding import embedders
+    from memorywiki.server.indexing.worker import run_worker
 
     run_worker(embedder_factory=counting(embedders.make_embedder, "worker"))
 

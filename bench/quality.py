@@ -9,7 +9,7 @@ all-MiniLM-L6-v2). Then:
   "full text" is the same endpoint on a second server process with MEMORYWIKI_EMBEDDER=none
   (the API has no per-request switch; without an embedder recall answers from full text).
 - Recall@100 needs k=100, above the API's limit of 50, so it comes from the same SQL the
-  endpoint runs (memorywiki.server.recall.recall_chunks / recall_docs), on the same public
+  endpoint runs (memorywiki.server.store.recall.recall_chunks / recall_docs), on the same public
   (row-level-security) pool, with k=100; query vectors from the same embedder, in-process.
   Note: hybrid's candidate pools grow with k, so the k=100 list is not the k=10 list extended.
 - Chunk level: results map to their doc; a doc ranks where its best chunk ranks.
@@ -106,7 +106,7 @@ async def _api_runs(client: httpx.AsyncClient, hub: str, queries: dict[str, str]
 
 async def _sql_runs(url: str, hub_slug: str, queries: dict[str, str], qvecs: dict[str, list[float]],
                     doc_map: dict, dim: int, k: int = 100) -> dict[tuple[str, str], dict]:
-    from memorywiki.server import recall
+    from memorywiki.server.store import recall
     from memorywiki.server.store.db import Database
 
     db = Database(url, min_size=1, max_size=2)

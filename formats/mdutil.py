@@ -162,7 +162,7 @@ def render_turns(turns: Iterable[tuple]) -> str:
 
     Without times: ``## Role`` sections. With times (exports date every message): a ``## <day>``
     heading opens each day, and each turn is a ``### Role`` section under it, so a chunk of the
-    conversation (server/chunker.py, chunk_conversation) says on which day it was said; a turn
+    conversation (server/indexing/chunker.py, chunk_conversation) says on which day it was said; a turn
     without a time belongs to the day before it. Consecutive turns of one role on one day are
     merged into one section. Headings inside a turn are demoted below the turn's own heading.
     """

@@ -8,7 +8,7 @@ from .storable import strip_unstorable
 
 
 # Sources whose markdown is a conversation rendered by `mdutil.render_turns`: the server chunks
-# such a doc as windows of turns (server/chunker.py, chunk_conversation). "chat" is for any
+# such a doc as windows of turns (server/indexing/chunker.py, chunk_conversation). "chat" is for any
 # other client that sends a conversation in that layout.
 CONVERSATION_SOURCES = frozenset({"chatgpt-share", "claude-share", "chatgpt-export", "claude-export", "chat"})
 

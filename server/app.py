@@ -13,23 +13,23 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
 from .config import Settings, SettingsError
-from .csrf import CsrfTokens
-from .embedders import Embedder, make_embedder, runs_locally
+from .web.csrf import CsrfTokens
+from .embedding.embedders import Embedder, make_embedder, runs_locally
 from .curation.worker import curation_mode, make_curator, start_curator
 from .errors import EXCEPTION_HANDLERS
-from .middleware import CsrfMiddleware, SecurityHeadersMiddleware
-from .ratelimit import RateLimits
-from . import assets
+from .web.middleware import CsrfMiddleware, SecurityHeadersMiddleware
+from .web.ratelimit import RateLimits
+from .web import assets
 from .routes import (bundles, capture, contract, crossrefs, curation, docs, editor, embed, graph, health, history,
                      hubs, llms, pages, recall, versions)
 from .store.db import PrivacyRoleMissing, open_database
 from .store.migrate import MigrationError
 from .store.secrets import server_secret
 from .store.space import reset_if_model_changed
-from .questions import QuestionLane
-from .rerank import make_reranker
-from .web import AppState
-from .worker import Worker, WorkerProcess
+from .embedding.questions import QuestionLane
+from .embedding.rerank import make_reranker
+from .web.state import AppState
+from .indexing.worker import Worker, WorkerProcess
 
 log = logging.getLogger("memorywiki.server")
 

@@ -58,7 +58,7 @@ class Settings:
     embed_batch: int = 128
     embed_timeout: float = 30.0
     embed_max_retries: int = 2
-    # the question lane (server/questions.py)
+    # the question lane (server/embedding/questions.py)
     question_cache: int = 1024  # questions whose vectors are kept (LRU); 0 turns the cache off
     question_batch: int = 32  # questions embedded together in one forward pass at most
     # indexing: this server indexes (in_process_worker) or leaves it to `memorywiki worker`
@@ -76,7 +76,7 @@ class Settings:
     # saturating recall nice 10 starved indexing (96 chunks in 240 s, bench/results/underload.md)
     worker_nice: int = 5
     # set by the server, not the environment: where its embedding child publishes the questions
-    # in flight, so that its indexing child yields to them (server/question_board.py)
+    # in flight, so that its indexing child yields to them (server/embedding/question_board.py)
     question_board: str | None = None
     # optional rerank stage: any POST {url}/rerank of the Cohere / Jina / TEI shape
     rerank_url: str | None = None

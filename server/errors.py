@@ -20,8 +20,8 @@ from starlette.responses import JSONResponse, Response
 from memorywiki.formats import FormatError
 from memorywiki.formats.storable import strip_unstorable
 
-from . import negotiate
-from .ratelimit import RateLimited
+from .web import negotiate
+from .web.ratelimit import RateLimited
 
 log = logging.getLogger("memorywiki.server")
 

@@ -43,7 +43,7 @@ def _database_url(target: Any) -> str:
         raise TypeError(f"wait_indexed needs a TestClient or live server with an app, got {target!r}") from None
 
 
-# Owed = what the worker would claim (server/indexer.py CLAIM): live and not yet embedded at
+# Owed = what the worker would claim (server/indexing/indexer.py CLAIM): live and not yet embedded at
 # its current source hash. A deleted doc or bundle is never indexed, so it is not owed.
 OWED = {
     "doc": "SELECT id, deleted_at IS NULL AND source_hash IS DISTINCT FROM embedded_hash, index_error"

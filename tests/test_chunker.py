@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from memorywiki.server.chunker import Chunk, chunk_markdown, strip_front_matter
+from memorywiki.server.indexing.chunker import Chunk, chunk_markdown, strip_front_matter
 
 DATA = Path(__file__).parent / "data" / "chunker"
 
@@ -392,7 +392,7 @@ def test_renaming_a_parent_heading_changes_its_children() -> None:
 
 # --- conversations: windows of turns that overlap by one turn ---------------------------------
 
-from memorywiki.server.chunker import chunk_conversation  # noqa: E402
+from memorywiki.server.indexing.chunker import chunk_conversation  # noqa: E402
 
 
 def conversation(days: dict[str, list[tuple[str, str]]]) -> str:

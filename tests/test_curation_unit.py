@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from memorywiki.server.capture import parse_claude_share
-from memorywiki.server.chunker import chunk_markdown
+from memorywiki.server.indexing.chunker import chunk_markdown
 from memorywiki.server.curation import suggest
 from memorywiki.server.curation.concepts import fold
 from memorywiki.server.curation.contract import ENRICHMENT_SCHEMA, check_fields, parse_object, tidy_enrichment

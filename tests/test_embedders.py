@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memorywiki.server.config import Settings
-from memorywiki.server.embedders import (
+from memorywiki.server.embedding.embedders import (
     Embedder,
     EmbedderError,
     OpenAIEmbedder,

@@ -7,7 +7,7 @@ import math
 import psycopg
 import pytest
 
-from memorywiki.server.indexer import chunk_text, doc_text  # noqa: F401 (doc_text: empty docs)
+from memorywiki.server.indexing.indexer import chunk_text, doc_text  # noqa: F401 (doc_text: empty docs)
 from tests.embedding_server import embed_text
 from tests.polling import wait_indexed, wait_until
 
@@ -280,8 +280,8 @@ def test_a_doc_deleted_after_its_claim_and_restored_is_indexed_at_once(manual, e
     is claimable at once instead of after the five-minute lease (CI once waited 60 s for it)."""
     import asyncio
 
-    from memorywiki.server.embedders import make_embedder
-    from memorywiki.server.indexer import claim_owed, index_docs
+    from memorywiki.server.embedding.embedders import make_embedder
+    from memorywiki.server.indexing.indexer import claim_owed, index_docs
     from memorywiki.server.store.db import Database
 
     h = owner_hub(manual)
@@ -331,9 +331,9 @@ def test_a_big_doc_is_indexed_a_slice_at_a_time_and_holds_nothing_back(manual, e
     after it are not held back for the whole page), and each chunk is embedded exactly once."""
     import asyncio
 
-    from memorywiki.server.embedders import make_embedder
+    from memorywiki.server.embedding.embedders import make_embedder
     from memorywiki.server.store.db import Database
-    from memorywiki.server.worker import Worker
+    from memorywiki.server.indexing.worker import Worker
 
     h = owner_hub(manual)
     big = create(manual, h, title="Big", markdown="".join(

@@ -1,6 +1,6 @@
 """The local embedder on ONNX Runtime, on a tiny BERT the tests build (tests/tiny_bert.py).
 
-No torch anywhere: the graph is built from the weights by server/onnx_bert.py. The real
+No torch anywhere: the graph is built from the weights by server/embedding/onnx_bert.py. The real
 all-MiniLM-L6-v2 is checked against sentence-transformers by the bench
 (`python -m bench embedding`: cosine, nDCG@10, speed); here, that the graph computes BERT
 with mean pooling, that it is built once into the data dir, and that questions go first.
@@ -15,9 +15,9 @@ import threading
 import numpy as np
 import pytest
 
-from memorywiki.server import onnx_bert
+from memorywiki.server.embedding import onnx_bert
 from memorywiki.server.config import Settings
-from memorywiki.server.embedders import EmbedderError, LocalEmbedder, OnnxChildEmbedder, OnnxEmbedder, make_embedder
+from memorywiki.server.embedding.embedders import EmbedderError, LocalEmbedder, OnnxChildEmbedder, OnnxEmbedder, make_embedder
 from tests.polling import wait_until
 from tests.tiny_bert import make_tiny_bert, reference_embed
 
@@ -109,8 +109,8 @@ async def test_int8_questions_run_without_the_slower_skip_layer_norm_fusion(mode
     import onnx
     import onnxruntime
 
-    from memorywiki.server import embedders
-    from memorywiki.server.embedders import QUESTION_DISABLED_FUSIONS, onnx_session
+    from memorywiki.server.embedding import embedders
+    from memorywiki.server.embedding.embedders import QUESTION_DISABLED_FUSIONS, onnx_session
 
     opened = {}
 
@@ -383,7 +383,7 @@ async def test_the_indexing_child_yields_to_the_questions_of_the_embedding_child
     """A server answers questions in one process and indexes in another (each its own model):
     the indexing one reads the questions in flight from the board the other publishes, so it
     holds its passes while a question runs there, and still gets its floor."""
-    from memorywiki.server.question_board import QuestionBoard
+    from memorywiki.server.embedding.question_board import QuestionBoard
 
     board = QuestionBoard.create()
     try:

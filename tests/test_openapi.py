@@ -1,6 +1,6 @@
 """The HTTP contract at /openapi.json is true to the router (issue 10, item 5).
 
-Each route documents itself with `@operation` (server/openapi.py); these tests fail when a
+Each route documents itself with `@operation` (server/web/openapi.py); these tests fail when a
 route has none, when a JSON body schema lists other fields than the route accepts, or when
 a real answer does not fit its documented schema. Schema-driven fuzzing of the live server
 is tests/test_fuzz.py.
@@ -17,7 +17,7 @@ from referencing.jsonschema import DRAFT202012
 from starlette.routing import Route
 
 from memorywiki.server.app import create_app
-from memorywiki.server.openapi import undocumented
+from memorywiki.server.web.openapi import undocumented
 
 
 def _router_operations(app) -> set[tuple[str, str]]:
@@ -28,7 +28,7 @@ def _router_operations(app) -> set[tuple[str, str]]:
 def test_every_route_is_in_the_document_and_nothing_else(client):
     app = create_app()
     assert undocumented(app.routes) == [], (
-        "decorate these endpoints with @operation (server/openapi.py), beside the route")
+        "decorate these endpoints with @operation (server/web/openapi.py), beside the route")
     spec = client.get("/openapi.json").json()
     assert spec["openapi"].startswith("3.1")
     documented = {(method, path) for path, methods in spec["paths"].items() for method in methods}

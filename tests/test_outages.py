@@ -18,7 +18,7 @@ import httpx
 import psycopg
 import pytest
 
-from memorywiki.server.chunker import chunk_markdown
+from memorywiki.server.indexing.chunker import chunk_markdown
 from tests.embedding_server import EmbeddingServer
 from tests.polling import wait_until
 from tests.processes import Server, server_env

@@ -114,7 +114,7 @@ def test_wheel_imports_and_finds_its_files_outside_the_source_tree(wheel, tmp_pa
     code = (
         "import memorywiki.server.app as app, memorywiki.cli.main, memorywiki.adapters.mcp;"
         "from memorywiki.server.store.migrate import function_files, migration_files;"
-        "from memorywiki.server.templating import templates;"
+        "from memorywiki.server.web.templating import templates;"
         "assert app.__file__.startswith(%r), app.__file__;"
         "assert [m.name for m in migration_files()][:3] == ['0001_core.sql', '0002_bm25.sql', '0003_core_tables.sql'];"
         "assert function_files()[0][0] == '10_privacy.sql';"

@@ -88,7 +88,7 @@ def _inline_style_page() -> tuple[str, object]:
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    from memorywiki.server.middleware import CSP
+    from memorywiki.server.web.middleware import CSP
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self):

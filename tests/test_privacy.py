@@ -87,7 +87,7 @@ def public_reads(client, world):
     reads = []
     # an anonymous reader: no cookie from an earlier read (a page with a form, e.g. a locked
     # doc's password form, gives the browser a CSRF cookie, and a cookie-carrying API post
-    # must then carry the page's token: server/csrf.py)
+    # must then carry the page's token: server/web/csrf.py)
     client.cookies.clear()
     for level in ("chunk", "doc", "bundle"):
         for hybrid in (False, True):

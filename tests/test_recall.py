@@ -104,7 +104,7 @@ def test_rrf_score_is_kept_for_older_clients(client, hub):
 
 
 def test_candidate_pools():
-    from memorywiki.server.recall import pool_size
+    from memorywiki.server.store.recall import pool_size
 
     # hybrid: 4 candidates per result wanted, never fewer than 40 (they normalise the scores)
     assert [pool_size("chunk", k, True) for k in (1, 5, 10, 20, 50)] == [40, 40, 40, 80, 200]

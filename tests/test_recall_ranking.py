@@ -10,7 +10,7 @@ import pytest
 from pgvector.psycopg import register_vector_async
 from psycopg.rows import dict_row
 
-from memorywiki.server import recall as recall_sql
+from memorywiki.server.store import recall as recall_sql
 from tests.conftest import wait_indexed
 from tests.embedding_server import embed_text
 

@@ -15,7 +15,7 @@ from starlette.testclient import TestClient
 
 from memorywiki.server.app import create_app
 from memorywiki.server.config import Settings, SettingsError
-from memorywiki.server.csrf import COOKIE, CsrfTokens
+from memorywiki.server.web.csrf import COOKIE, CsrfTokens
 from tests.device_id import assert_onnxruntime_writes_a_device_id, files_under, fresh_home, user_env
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "server" / "templates"
@@ -98,7 +98,7 @@ def test_every_response_carries_the_security_headers(client, world):
         assert r.headers["x-frame-options"] == "DENY", what
     assert responses["stylesheet"].status_code == 200
     assert responses["stylesheet"].headers["content-type"].startswith("text/css")
-    # the one stylesheet, its URL versioned by its content (server/assets.py)
+    # the one stylesheet, its URL versioned by its content (server/web/assets.py)
     assert re.search(r'<link rel="stylesheet" href="/static/site\.css\?v=\w+">', responses["doc page"].text)
 
 

@@ -50,7 +50,7 @@ def test_clients_never_import_the_server():
     """cli/, client/ and adapters/ speak HTTP; only `serve` and `worker` start the server, and
     they import it lazily, inside the command."""
     allowed = {"memorywiki.server.app", "memorywiki.server.app.run_server",
-               "memorywiki.server.worker", "memorywiki.server.worker.run_worker"}
+               "memorywiki.server.indexing.worker", "memorywiki.server.indexing.worker.run_worker"}
     bad = []
     for package in ("cli", "client", "adapters"):
         for name, path in modules(package).items():
@@ -121,6 +121,8 @@ def test_no_docstring_points_at_a_missing_file():
     for package in ("server", "formats"):
         for path in (ROOT / package).rglob("*"):
             if path.suffix not in (".py", ".sql", ".md") or "__pycache__" in path.parts:
+                continue
+            if "migrations" in path.parts:  # released migrations are never edited, so may name old paths
                 continue
             for ref in pattern.findall(path.read_text(encoding="utf-8")):
                 if not (ROOT / ref).exists():

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from memorywiki.server.render import SUMMARY_CHARS, summary
+from memorywiki.server.web.render import SUMMARY_CHARS, summary
 
 MARKUP = re.compile(r"\*\*|__|`|~~|\]\(|<[a-z/]")
 

@@ -10,7 +10,7 @@ import re
 import psycopg
 import pytest
 
-from memorywiki.server.crossrefs import doc_links, link_target
+from memorywiki.server.indexing.crossrefs import doc_links, link_target
 from tests.polling import wait_indexed
 
 HTML = {"Accept": "text/html"}

@@ -5,7 +5,7 @@ tokenizer.json, sentence_bert_config.json, 1_Pooling/config.json), with random w
 40-word vocabulary and 2 layers of width 32, so the ONNX path runs in milliseconds. Its
 vectors mean nothing; what the tests check is that the ONNX graph computes what BERT +
 mean pooling + normalisation compute (`reference_embed`, plain numpy, written from the
-model's definition rather than from server/onnx_bert.py).
+model's definition rather than from server/embedding/onnx_bert.py).
 """
 
 from __future__ import annotations

@@ -75,7 +75,7 @@ class ChatModel:
     def _get_client(self) -> Any:
         import openai
 
-        from ..embedders import _http_client
+        from ..embedding.embedders import _http_client
 
         loop = asyncio.get_running_loop()
         if self._client is None or self._client_loop is not loop:

@@ -111,7 +111,7 @@ async def topic_reading_list(db: Database, hub_id: int, intent: str, k: int, *, 
     """Public docs on a topic, in a reading order, each with one line on why it belongs:
     hybrid recall over chunks, grouped by doc (a doc's best section is its reason), then
     ordered overview-first by their vectors (suggest.reading_order)."""
-    from .. import recall
+    from ..store import recall
     from . import suggest
     from .suggest import as_list
 

@@ -8,18 +8,18 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..openapi import TEXT, body_schema, json_response, markdown_page, obj, operation, page_response
-from ..auth import require_hub_owner
+from ..web.openapi import TEXT, body_schema, json_response, markdown_page, obj, operation, page_response
+from ..web.auth import require_hub_owner
 from ..curation import reads as curation_reads
 from ..curation.markdown import analysis_markdown
 from ..errors import ApiError, not_found
-from ..negotiate import markdown_response, wants_markdown
-from ..render import front_matter, markdown_to_html, member_body
+from ..web.negotiate import markdown_response, wants_markdown
+from ..web.render import front_matter, markdown_to_html, member_body
 from ..store import bundles as bundle_store
-from ..templating import templates
+from ..web.templating import templates
 from ..tokens import looks_like_id, new_id
-from ..validate import get_str, get_str_list, read_json
-from ..web import app_state, bundle_url, doc_url
+from ..web.validate import get_str, get_str_list, read_json
+from ..web.state import app_state, bundle_url, doc_url
 
 CREATE_FIELDS = ("hub", "title", "description", "doc_ids")
 PATCH_FIELDS = ("title", "description", "doc_ids")

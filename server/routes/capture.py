@@ -20,14 +20,14 @@ from starlette.routing import Route
 
 from memorywiki.formats import Captured, FormatError, iter_chatgpt_export, iter_claude_export
 
-from ..openapi import NULLABLE_TEXT, TEXT, body_schema, json_response, obj, operation
-from ..auth import require_hub_owner
+from ..web.openapi import NULLABLE_TEXT, TEXT, body_schema, json_response, obj, operation
+from ..web.auth import require_hub_owner
 from ..capture import capture_url, convert_file
 from ..errors import ApiError, LengthRequired, TooLarge
 from ..store import docs as doc_store
 from ..tokens import hash_token, new_token
-from ..validate import get_bool, get_str, page_content, read_json, reject_unstorable, size_text
-from ..web import app_state, doc_url
+from ..web.validate import get_bool, get_str, page_content, read_json, reject_unstorable, size_text
+from ..web.state import app_state, doc_url
 from .docs import already_captured
 
 IMPORT_BATCH = 50

@@ -10,9 +10,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..negotiate import markdown_response, wants_markdown
-from ..openapi import build_spec, json_response, obj, operation, page_response
-from ..templating import templates
+from ..web.negotiate import markdown_response, wants_markdown
+from ..web.openapi import build_spec, json_response, obj, operation, page_response
+from ..web.templating import templates
 
 
 def _version() -> str:

@@ -11,13 +11,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..errors import ApiError, not_found, unknown_hub
-from ..openapi import NULLABLE_TEXT, TEXT, json_response, obj, operation
+from ..web.openapi import NULLABLE_TEXT, TEXT, json_response, obj, operation
 from ..store import docs as doc_store
 from ..store import hubs as hub_store
 from ..store import links as link_store
 from ..tokens import looks_like_id
-from ..validate import query_str
-from ..web import app_state, doc_url, hub_url, own_hosts
+from ..web.validate import query_str
+from ..web.state import app_state, doc_url, hub_url, own_hosts
 
 PARAMS = ("doc", "hub")
 

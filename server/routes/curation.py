@@ -7,7 +7,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..auth import require_hub_owner
+from ..web.auth import require_hub_owner
 from ..curation import reads
 from ..curation.markdown import digest_markdown
 from ..errors import Conflict, not_found, unknown_hub
@@ -15,10 +15,10 @@ from ..store import bundles as bundle_store
 from ..store import hubs as hub_store
 from ..store import suggestions as suggestion_store
 from ..tokens import looks_like_id, new_id
-from ..validate import get_int, get_str, query_int, read_json
-from ..web import app_state, base_url, bundle_url, doc_url, hub_url
-from ..negotiate import markdown_response
-from ..openapi import NULLABLE_TEXT, TEXT, body_schema, json_response, obj, operation
+from ..web.validate import get_int, get_str, query_int, read_json
+from ..web.state import app_state, base_url, bundle_url, doc_url, hub_url
+from ..web.negotiate import markdown_response
+from ..web.openapi import NULLABLE_TEXT, TEXT, body_schema, json_response, obj, operation
 from .docs import load_readable_doc
 
 MAX_INTENT = 500

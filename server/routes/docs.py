@@ -11,16 +11,16 @@ from starlette.routing import Route
 
 from memorywiki.formats.mdutil import split_title
 
-from ..auth import can_edit, can_read_private, refused_credentials, require_edit, require_hub_owner
+from ..web.auth import can_edit, can_read_private, refused_credentials, require_edit, require_hub_owner
 from ..errors import ApiError, Conflict, not_found
-from ..openapi import NULLABLE_TEXT, TEXT, body_schema, json_response, obj, operation
+from ..web.openapi import NULLABLE_TEXT, TEXT, body_schema, json_response, obj, operation
 from ..store import access as access_store
 from ..store import docs as doc_store
 from ..store import graph as graph_store
 from ..store import hubs as hub_store
 from ..tokens import hash_password, hash_token, looks_like_id, new_token
-from ..validate import get_bool, get_dict, get_str, get_str_list, page_content, read_json
-from ..web import app_state, doc_url
+from ..web.validate import get_bool, get_dict, get_str, get_str_list, page_content, read_json
+from ..web.state import app_state, doc_url
 
 MAX_TITLE = 500
 MAX_SOURCE = 200
@@ -30,7 +30,7 @@ ACCESS_FIELDS = ("email",)
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 DIGITS = re.compile(r"[0-9]+")
 
-# ---- the contract (server/openapi.py): request and response schemas of these routes
+# ---- the contract (server/web/openapi.py): request and response schemas of these routes
 _DOC_FIELDS = dict(
     title={"type": "string", "maxLength": MAX_TITLE, "description": "optional when markdown opens with `# Title`"},
     markdown={"type": "string", "description": "the page; a leading `# Title` line becomes the title"},

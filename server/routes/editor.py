@@ -13,13 +13,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..errors import not_found
-from ..openapi import TEXT, body_schema, json_response, obj, operation, page_response
-from ..render import page_body, render
+from ..web.openapi import TEXT, body_schema, json_response, obj, operation, page_response
+from ..web.render import page_body, render
 from ..store import docs as doc_store
-from ..templating import templates
+from ..web.templating import templates
 from ..tokens import looks_like_id
-from ..validate import get_str, read_json
-from ..web import app_state
+from ..web.validate import get_str, read_json
+from ..web.state import app_state
 
 RENDER_FIELDS = ("markdown",)
 

@@ -6,12 +6,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..openapi import json_response, operation
-from ..embedders import EmbedderError
+from ..web.openapi import json_response, operation
+from ..embedding.embedders import EmbedderError
 from ..errors import Conflict, Unavailable, not_found
-from ..indexer import index_bundle, index_docs
+from ..indexing.indexer import index_bundle, index_docs
 from ..tokens import looks_like_id
-from ..web import app_state
+from ..web.state import app_state
 
 
 def _embedder(request: Request):

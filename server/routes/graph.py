@@ -10,13 +10,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..errors import unknown_hub
-from ..graphview import clusters, picture
-from ..negotiate import markdown_response, wants_markdown
-from ..openapi import TEXT, json_response, markdown_page, obj, operation, page_response
+from ..web.graphview import clusters, picture
+from ..web.negotiate import markdown_response, wants_markdown
+from ..web.openapi import TEXT, json_response, markdown_page, obj, operation, page_response
 from ..store import graph as graph_store
 from ..store import hubs as hub_store
-from ..templating import templates
-from ..web import app_state, doc_url, hub_url
+from ..web.templating import templates
+from ..web.state import app_state, doc_url, hub_url
 
 
 async def load_graph(request: Request) -> dict[str, Any]:

@@ -7,11 +7,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..curation.worker import curation_mode
-from ..openapi import NULLABLE_TEXT, json_response, obj, operation
-from ..indexer import owed_counts
+from ..web.openapi import NULLABLE_TEXT, json_response, obj, operation
+from ..indexing.indexer import owed_counts
 from ..store import analyses as analysis_store
 from ..store import enrichments as enrichment_store
-from ..web import app_state
+from ..web.state import app_state
 
 
 HEALTH = obj(["status", "embedder", "owed", "owed_docs", "owed_bundles", "worker"], status={"const": "ok"},

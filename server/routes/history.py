@@ -16,14 +16,14 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ..errors import BadRequest, not_found
-from ..openapi import markdown_page, operation, page_response
-from ..negotiate import markdown_response, wants_markdown
+from ..web.openapi import markdown_page, operation, page_response
+from ..web.negotiate import markdown_response, wants_markdown
 from ..store import docs as doc_store
 from ..store import versions as version_store
-from ..templating import templates
+from ..web.templating import templates
 from ..tokens import looks_like_id
-from ..validate import query_int
-from ..web import app_state, doc_url
+from ..web.validate import query_int
+from ..web.state import app_state, doc_url
 
 MAX_VERSION = 2**31 - 1
 DIFF_CONTEXT = 3

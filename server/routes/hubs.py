@@ -13,17 +13,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from .. import recall as recall_sql
-from ..auth import require_hub_owner
-from ..openapi import NULLABLE_TEXT, TEXT, body_schema, json_response, markdown_page, obj, operation, page_response
+from ..store import recall as recall_sql
+from ..web.auth import require_hub_owner
+from ..web.openapi import NULLABLE_TEXT, TEXT, body_schema, json_response, markdown_page, obj, operation, page_response
 from ..errors import ApiError, Conflict, unknown_hub
-from ..negotiate import markdown_response, wants_markdown
-from ..render import front_matter, plain_text, summary
+from ..web.negotiate import markdown_response, wants_markdown
+from ..web.render import front_matter, plain_text, summary
 from ..store import hubs as hub_store
-from ..templating import templates
+from ..web.templating import templates
 from ..tokens import hash_token, new_token
-from ..validate import get_bool, get_str, query_int, query_str, read_json
-from ..web import app_state, base_url, bundle_url, doc_url, hub_url
+from ..web.validate import get_bool, get_str, query_int, query_str, read_json
+from ..web.state import app_state, base_url, bundle_url, doc_url, hub_url
 from .recall import answer, check_question
 
 SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")

@@ -16,11 +16,11 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from ..errors import unknown_hub
-from ..negotiate import MARKDOWN, markdown_response
-from ..openapi import markdown_page, operation
-from ..render import member_body
+from ..web.negotiate import MARKDOWN, markdown_response
+from ..web.openapi import markdown_page, operation
+from ..web.render import member_body
 from ..store import hubs as hub_store
-from ..web import app_state, base_url, doc_url
+from ..web.state import app_state, base_url, doc_url
 from .hubs import load_hub
 
 FULL_BATCH = 100

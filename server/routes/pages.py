@@ -10,17 +10,17 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ..curation import reads as curation_reads
-from ..openapi import TEXT, markdown_page, obj, operation, page_response
+from ..web.openapi import TEXT, markdown_page, obj, operation, page_response
 from ..errors import ApiError
-from ..negotiate import markdown_response, wants_markdown
-from ..render import doc_markdown, page_body, render
+from ..web.negotiate import markdown_response, wants_markdown
+from ..web.render import doc_markdown, page_body, render
 from ..store import bundles as bundle_store
 from ..store import hubs as hub_store
 from ..store import links as link_store
 from ..store.docs import is_password_protected
-from ..templating import templates
+from ..web.templating import templates
 from ..tokens import looks_like_id
-from ..web import app_state, base_url, bundle_url, doc_url, own_hosts
+from ..web.state import app_state, base_url, bundle_url, doc_url, own_hosts
 from .docs import load_readable_doc
 
 

@@ -10,16 +10,16 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..openapi import TEXT, body_schema, json_response, obj, operation
-from .. import recall
-from ..embedders import EmbedderError
+from ..web.openapi import TEXT, body_schema, json_response, obj, operation
+from ..store import recall
+from ..embedding.embedders import EmbedderError
 from ..errors import ApiError, unknown_hub
-from ..rerank import RerankError
+from ..embedding.rerank import RerankError
 from ..store.hubs import find_hub_for_recall
 from ..store.space import current_space, vector_backlog
-from ..timing import Phases
-from ..validate import get_bool, get_int, get_str, read_json
-from ..web import app_state, bundle_url, doc_url
+from ..web.timing import Phases
+from ..web.validate import get_bool, get_int, get_str, read_json
+from ..web.state import app_state, bundle_url, doc_url
 
 log = logging.getLogger("memorywiki.recall")
 

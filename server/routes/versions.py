@@ -17,20 +17,20 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..auth import can_read_private, edit_credential, refused_credentials, require_restore
+from ..web.auth import can_read_private, edit_credential, refused_credentials, require_restore
 from ..errors import BadRequest, NotFound, not_found
-from ..openapi import NULLABLE_TEXT, TEXT, body_schema, json_response, obj, operation
+from ..web.openapi import NULLABLE_TEXT, TEXT, body_schema, json_response, obj, operation
 from ..store import docs as doc_store
 from ..store import hubs as hub_store
 from ..store import versions as version_store
-from ..validate import get_int, read_json
-from ..web import app_state, doc_url
+from ..web.validate import get_int, read_json
+from ..web.state import app_state, doc_url
 from .docs import DIGITS, DOC, READ_HEADERS, check_version, doc_json, doc_id_param, expected_version, has_credentials
 
 RESTORE_FIELDS = ("version",)
 MAX_VERSION = 2**31 - 1  # docs.version is an integer column
 
-# ---- the contract (server/openapi.py)
+# ---- the contract (server/web/openapi.py)
 _VERSION_NUMBER = {"type": "integer", "minimum": 1, "maximum": MAX_VERSION}
 ENTRY = obj(["version", "saved_at", "size", "title", "via", "action", "restored_from", "deleted", "current"],
             version=_VERSION_NUMBER, saved_at=TEXT, size={"type": "integer", "description": "bytes of markdown"},

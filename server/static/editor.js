@@ -34,7 +34,7 @@
   }
 
   // A post without a token header (a preview, a page of no hub) carries the page's CSRF token:
-  // the server checks it whenever the browser sends a cookie (server/csrf.py).
+  // the server checks it whenever the browser sends a cookie (server/web/csrf.py).
   var CSRF = (document.querySelector('meta[name="csrf-token"]') || {}).content;
   function plain(extra) {
     var h = Object.assign({ "Accept": "application/json" }, extra || {});

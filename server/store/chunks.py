@@ -15,7 +15,7 @@ import psycopg
 
 from memorywiki.formats.model import CONVERSATION_SOURCES
 
-from ..chunker import chunk_conversation, chunk_markdown
+from ..indexing.chunker import chunk_conversation, chunk_markdown
 
 # A larger doc is chunked in a thread: a 5 MB page is ~0.3 s of parsing, which on the event
 # loop held up every request for that long; in a thread the loop still gets the interpreter

@@ -11,7 +11,7 @@ from typing import Any
 
 import psycopg
 
-from ..crossrefs import doc_links
+from ..indexing.crossrefs import doc_links
 
 
 async def sync_links(conn: psycopg.AsyncConnection, doc_id: str, markdown: str) -> None:

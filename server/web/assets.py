@@ -20,7 +20,7 @@ from starlette.staticfiles import StaticFiles
 
 from .openapi import TEXT, operation
 
-STATIC = Path(__file__).parent / "static"
+STATIC = Path(__file__).parents[1] / "static"
 CACHE = "public, max-age=31536000, immutable"
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 
-from .config import Settings
+from ..config import Settings
 
 MAX_TEXT_CHARS = 4000  # per candidate: cross-encoders read ~512 tokens, a whole doc is waste
 FORMATS = ("cohere", "tei")

@@ -12,8 +12,8 @@ from starlette.requests import Request
 from memorywiki.formats.mdutil import split_title
 from memorywiki.formats.storable import first_unstorable
 
-from .errors import ApiError, BadRequest, TooLarge
-from .web import app_state
+from ..errors import ApiError, BadRequest, TooLarge
+from .state import app_state
 
 _MISSING = object()
 

@@ -17,15 +17,15 @@ from typing import Callable
 
 import psycopg
 
-from .children import child_env
-from .config import Settings, SettingsError
-from .curation.worker import make_curator, start_curator
-from .embedders import Embedder, EmbedderError, make_embedder
+from ..children import child_env
+from ..config import Settings, SettingsError
+from ..curation.worker import make_curator, start_curator
+from ..embedding.embedders import Embedder, EmbedderError, make_embedder
 from .indexer import claim_owed, index_bundle, index_docs, release_with_error
-from .store.db import Database, PrivacyRoleMissing, open_database
-from .store.graph import EdgeRule
-from .store.space import build_indexes
-from .store.migrate import MigrationError
+from ..store.db import Database, PrivacyRoleMissing, open_database
+from ..store.graph import EdgeRule
+from ..store.space import build_indexes
+from ..store.migrate import MigrationError
 
 log = logging.getLogger("memorywiki.worker")
 
@@ -259,7 +259,7 @@ class WorkerProcess:
     def start(self) -> None:
         payload = {k: str(v) if isinstance(v, Path) else v for k, v in asdict(self.settings).items()}
         self.popen = subprocess.Popen(
-            [sys.executable, "-m", "memorywiki.server.worker", "--child-of", str(os.getpid())],
+            [sys.executable, "-m", "memorywiki.server.indexing.worker", "--child-of", str(os.getpid())],
             stdin=subprocess.PIPE, start_new_session=True, env=child_env())
         os.setpriority(os.PRIO_PROCESS, self.popen.pid,
                        min(19, os.getpriority(os.PRIO_PROCESS, 0) + max(0, self.settings.worker_nice)))

@@ -1,6 +1,6 @@
 """Who may do what: edit tokens, hub owner tokens, passwords and access tokens.
 
-Every check of a token or password goes through the client's rate limit (server/ratelimit.py):
+Every check of a token or password goes through the client's rate limit (server/web/ratelimit.py):
 refused tokens and wrong passwords are counted, and a client that spent its budget gets 429
 before anything is checked.
 """
@@ -12,10 +12,10 @@ from typing import Any
 import psycopg
 from starlette.requests import Request
 
-from .errors import Forbidden, Unauthorized, unknown_hub
-from .store import access, hubs
-from .tokens import hash_token, verify_password
-from .web import app_state, bearer_token
+from ..errors import Forbidden, Unauthorized, unknown_hub
+from ..store import access, hubs
+from ..tokens import hash_token, verify_password
+from .state import app_state, bearer_token
 
 
 async def require_hub_owner(conn: psycopg.AsyncConnection, request: Request, slug: str) -> dict[str, Any]:

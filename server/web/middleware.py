@@ -8,7 +8,7 @@ through, the browser would not run it. The templates keep to that: one styleshee
 frames of our pages are refused, and no Referer leaves the site, since a page URL may carry an
 access token (`?access=`).
 
-The CSRF check applies the rule of server/csrf.py to every request a route would take, before it runs.
+The CSRF check applies the rule of server/web/csrf.py to every request a route would take, before it runs.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .csrf import COOKIE, FIELD, HEADER, STATE_KEY, cookie_nonce, needs_check
-from .errors import ApiError, error_response
+from ..errors import ApiError, error_response
 
 CSP = "; ".join([
     "default-src 'self'",

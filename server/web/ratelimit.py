@@ -22,7 +22,7 @@ from limits.storage import MemoryStorage
 from limits.strategies import MovingWindowRateLimiter
 from starlette.requests import Request
 
-from .config import Settings
+from ..config import Settings
 
 WHAT = {
     "password": "wrong passwords",

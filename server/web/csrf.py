@@ -22,8 +22,8 @@ Which unsafe requests (anything but GET, HEAD, OPTIONS) are checked:
    ambient authority, so forging it from another site gains nothing its author could not do.
 
 A refused request gets 403 `csrf_failed` (JSON for the API, an HTML page for a browser) and
-reaches no route, so nothing changes (the check: server/middleware.py). Templates get
-`csrf_token` as a global (server/templating.py); a page that calls it sets the cookie when the
+reaches no route, so nothing changes (the check: server/web/middleware.py). Templates get
+`csrf_token` as a global (server/web/templating.py); a page that calls it sets the cookie when the
 browser has none.
 """
 

@@ -1,7 +1,7 @@
 """What the question lane is doing, shared with the indexing child process.
 
 A server with the local embedder embeds its questions in one child process
-(server/embed_child.py) and indexes in another (worker.WorkerProcess), each with its own
+(server/embedding/child.py) and indexes in another (worker.WorkerProcess), each with its own
 model. For indexing to yield to questions across that process boundary, the embedding child
 publishes here the questions it has in flight and how many it has answered, and the indexing
 child's gate (embedders._QuestionsFirst) reads them before each forward pass. Two integers in a

@@ -2,7 +2,7 @@
 
 The indexer and recall only need `name` (so vectors from different spaces are never mixed),
 `embed` (one L2-normalised vector per text, for indexing) and `embed_questions` (the same for
-recall's questions, which must not queue behind indexing: see server/questions.py). Any failure
+recall's questions, which must not queue behind indexing: see server/embedding/questions.py). Any failure
 surfaces as `EmbedderError`, so a caller can leave the work owed (embedded_hash unchanged) and
 retry later instead of crashing.
 """
@@ -25,7 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import httpx
 
-from .config import Settings
+from ..config import Settings
 
 VALID_EMBEDDERS = ("openai", "local", "none", "auto")
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -170,7 +170,7 @@ class _QuestionsFirst:
     texts, so a question that arrives during it waits a few ms, not a whole sub-batch.
 
     `board`: when the questions are answered in another process (the indexing child of a
-    server, see server/question_board.py), their counts are read from there; the process that
+    server, see server/embedding/question_board.py), their counts are read from there; the process that
     answers questions publishes them there.
     """
 
@@ -390,7 +390,7 @@ class LocalEmbedder:
 
 class OnnxEmbedder(LocalEmbedder):
     """The same model on ONNX Runtime: the graph is built once from the model's weights into
-    the data dir (server/onnx_bert.py, no torch), then only onnxruntime and tokenizers run.
+    the data dir (server/embedding/onnx_bert.py, no torch), then only onnxruntime and tokenizers run.
     Its vectors match sentence-transformers' (cosine >= 0.9999), so it shares their space name
     and switching backends re-indexes nothing. A model the builder does not understand falls
     back to torch when sentence-transformers is installed."""
@@ -508,7 +508,7 @@ class OnnxChildEmbedder:
 
     Loading onnxruntime writes a device id under ~/.cache unless the environment says not to
     (server/children.py); the server never writes its own environment, so the model runs in a
-    child started with telemetry off (server/embed_child.py, an OnnxEmbedder at the server's
+    child started with telemetry off (server/embedding/child.py, an OnnxEmbedder at the server's
     priority). Questions still go first there, and one round trip over the child's pipes adds
     ~0.1 ms to a ~5 ms pass (bench/results, "Local embedder"). A child that dies fails what was
     in flight with EmbedderError (recall answers from full text) and is replaced on next use."""
@@ -525,7 +525,7 @@ class OnnxChildEmbedder:
 
     def question_board(self) -> str:
         """The file where the child publishes its questions in flight, for the server's
-        indexing child to yield to (server/question_board.py); made on first use."""
+        indexing child to yield to (server/embedding/question_board.py); made on first use."""
         from .question_board import QuestionBoard
 
         if self._board is None:
@@ -604,13 +604,13 @@ class _Child:
         import sys
         from dataclasses import asdict
 
-        from .children import child_env
+        from ..children import child_env
 
         self._pending: dict[int, concurrent.futures.Future] = {}
         self._pending_lock = threading.Lock()
         self._next_id = 0
         self._write_lock = threading.Lock()
-        self.proc = subprocess.Popen([sys.executable, "-m", "memorywiki.server.embed_child"],
+        self.proc = subprocess.Popen([sys.executable, "-m", "memorywiki.server.embedding.child"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=child_env())
         self._write(pickle.dumps(asdict(settings)))
         threading.Thread(target=self._read, name="onnx-child-reader", daemon=True).start()

@@ -10,8 +10,8 @@ HTML and markdown answers); only the static files of the /static Mount are not.
 
 Every operation answers 503 (database unavailable, with Retry-After) as well; one that checks
 a credential (auth, a credential header or ?access) or is `limited` answers 429 (its client's
-budget spent, server/ratelimit.py); every unsafe one answers 403 csrf_failed (a page post
-without its form's token, or an /api post carrying a cookie: server/csrf.py). Errors are the
+budget spent, server/web/ratelimit.py); every unsafe one answers 403 csrf_failed (a page post
+without its form's token, or an /api post carrying a cookie: server/web/csrf.py). Errors are the
 one shape of server/errors.py: {"error": {"code", "message", ...}}.
 """
 

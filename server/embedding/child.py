@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .config import Settings
+from ..config import Settings
 from .embedders import EmbedderError, LocalEmbedder, make_local_embedder
 
 

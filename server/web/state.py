@@ -8,11 +8,11 @@ from urllib.parse import urlsplit
 
 from starlette.requests import Request
 
-from .config import Settings
+from ..config import Settings
 from .csrf import CsrfTokens
-from .embedders import Embedder
+from ..embedding.embedders import Embedder
 from .ratelimit import RateLimits
-from .store.db import Database
+from ..store.db import Database
 
 
 @dataclass
@@ -27,7 +27,7 @@ class AppState:
     curation_runs_in: str | None = None  # "server", "process" (the worker child) or "external"
     worker_process: Any = None  # the child-process worker (WorkerProcess), when running
     questions: Any = None  # the QuestionLane recall embeds through, when there is an embedder
-    reranker: Any = None  # the optional rerank stage (server/rerank.py), when configured
+    reranker: Any = None  # the optional rerank stage (server/embedding/rerank.py), when configured
 
     def wake_worker(self) -> None:
         if self.worker is not None:

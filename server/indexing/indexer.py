@@ -15,10 +15,10 @@ from typing import Any
 
 from psycopg import sql
 
-from .embedders import Embedder
-from .store.db import Database
-from .store.graph import EdgeRule, refresh_doc_edges
-from .store.space import ensure_space
+from ..embedding.embedders import Embedder
+from ..store.db import Database
+from ..store.graph import EdgeRule, refresh_doc_edges
+from ..store.space import ensure_space
 
 log = logging.getLogger("memorywiki.indexer")
 

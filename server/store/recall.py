@@ -25,7 +25,7 @@ import psycopg
 from pgvector import Vector
 from psycopg import sql
 
-from .store.hubs import HUB_FOR_RECALL
+from .hubs import HUB_FOR_RECALL
 
 # Candidates per ranker: 4 per result wanted, and never fewer than POOL_MIN, so the pool that
 # normalises a ranker's scores is a sample of its distribution, not just its top few.

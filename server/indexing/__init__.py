@@ -1,0 +1,1 @@
+"""Derived work owed by saved docs: chunking, embedding chunks and docs, the worker loop."""

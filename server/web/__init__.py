@@ -1,0 +1,1 @@
+"""The HTTP edge: request parsing, middleware, CSRF, sessions, content negotiation, rendering and the OpenAPI contract."""
