@@ -1,11 +1,12 @@
-"""The benchmark suite: `python -m bench all|quality|locomo|latency|cost|curation|report`.
+"""The benchmark suite: `python -m bench SECTION` (or `all`), results in bench/results/.
 
-    python -m bench all                     # every section, results in bench/results/
+    python -m bench all                     # every section marked * below
     python -m bench quality --dataset DIR   # any BEIR-layout dataset
     python -m bench latency --large         # adds the 1M-chunk hub
-    python -m bench all --smoke --dataset tiny --locomo tiny-locomo --out /tmp/r
-    python -m bench soak                    # 16 clients, mixed load, 10 minutes
-    python -m bench scaleout                # 2 servers + 2 workers on one PostgreSQL
+    python -m bench latency --baseline REF  # adds 'before' rows from that commit's server
+    python -m bench all --smoke --dataset DIR --locomo DIR --out DIR
+    python -m bench pages --screenshots docs/screenshots
+    python -m bench report                  # rewrite the results index
 
 Run from the repository root (bench/ is not part of the installed package). The datasets
 are not in the repository; a section whose data is missing says where to get it and exits 2.
@@ -18,20 +19,35 @@ embedded PostgreSQL under bench/.cache/pg (or --pg-dir).
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import time
 from pathlib import Path
 
+from .baseline import is_commit
 from .common import CACHE, RESULTS, SHARED_DATA, MissingData, Options, Postgres, log, require_beir, require_locomo
+from .suite import BY_NAME, SECTIONS
 
-SECTIONS = ("quality", "locomo", "latency", "cost", "curation", "embedding", "underload", "soak", "scaleout")
+IN_ALL = tuple(section.name for section in SECTIONS if section.runs_in_all)
+OWN_ARGS = tuple(section.name for section in SECTIONS if not section.runs_in_all)
+REQUIRE = {"beir": ("dataset", require_beir), "locomo": ("locomo", require_locomo)}
+
+
+def _sections_help() -> str:
+    width = max(len(section.name) for section in SECTIONS)
+    lines = ["sections (* runs in `all`; the others take their own arguments, see NAME --help):"]
+    lines += [f"  {section.name:<{width}} {'*' if section.runs_in_all else ' '} {section.summary}"
+              for section in SECTIONS]
+    lines.append(f"  {'report':<{width}}   rewrite bench/results/README.md, the index of the results")
+    return "\n".join(lines)
 
 
 def parse(argv: list[str] | None = None) -> tuple[str, Options]:
-    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__, epilog=_sections_help(),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("section", choices=("all", *SECTIONS, "report"))
+    parser.add_argument("section", choices=("all", *IN_ALL, "report"), metavar="SECTION",
+                        help="all, report, or a section below")
     parser.add_argument("--dataset", type=Path, default=SHARED_DATA / "scifact",
                         help="BEIR-layout folder: corpus.jsonl, queries*.jsonl, qrels/test.tsv")
     parser.add_argument("--locomo", type=Path, default=SHARED_DATA / "locomo",
@@ -48,9 +64,9 @@ def parse(argv: list[str] | None = None) -> tuple[str, Options]:
     parser.add_argument("--build-only", action="store_true", help="latency: build (and cache) the hubs, measure nothing")
     parser.add_argument("--sizes", type=str, default=None, help="latency: hub sizes, e.g. 1000,10000")
     parser.add_argument("--soak-seconds", type=float, default=None, help="soak: how long the load runs (default 600)")
-    parser.add_argument("--baseline", type=str, default="i9-landed",
-                        help="latency, underload: the git commit whose server gives the 'before' figures "
-                             "(none: no 'before' rows)")
+    parser.add_argument("--baseline", type=str, default=None, metavar="REF",
+                        help="latency, underload: a commit of this repository whose server gives 'before' rows "
+                             "(default: none)")
     parser.add_argument("--embed-cache", type=Path, default=None,
                         help="quality/locomo: reuse vectors of texts embedded before (bench/embcache.py); "
                              "indexing times then do not measure embedding")
@@ -61,29 +77,36 @@ def parse(argv: list[str] | None = None) -> tuple[str, Options]:
                    extra={"build_only": args.build_only, "locomo_window": args.locomo_window,
                           "soak_seconds": args.soak_seconds, "baseline": args.baseline, "embed_cache": args.embed_cache},
                    command="python -m bench " + " ".join(argv if argv is not None else sys.argv[1:]))
+    if args.baseline and not is_commit(args.baseline):
+        parser.exit(2, f"bench: --baseline {args.baseline} is not a commit of this repository "
+                       "(a tag, branch or sha that `git rev-parse` knows here)\n")
     return args.section, opts
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     os.environ.setdefault("MEMORYWIKI_EMBEDDER", "local")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    if argv and argv[0] in OWN_ARGS:
+        module = importlib.import_module(f"bench.suite.{argv[0]}")
+        return module.main(argv[1:]) or 0
     section, opts = parse(argv)
     if opts.extra.get("embed_cache"):  # inherited by the server and worker processes (bench/proc.py)
         os.environ["MEMORYWIKI_BENCH_EMBED_CACHE"] = str(opts.extra["embed_cache"].resolve())
     opts.out.mkdir(parents=True, exist_ok=True)
-    from . import report
+    from .suite import report
 
     if section == "report":
-        report.write_readme(opts, {})
+        report.write_index(opts, {})
         return 0
-    wanted = SECTIONS if section == "all" else (section,)
+    wanted = IN_ALL if section == "all" else (section,)
     # before anything starts: a missing dataset is a message saying where to get it, not a traceback
-    checks = [(require_beir, opts.dataset)] if set(wanted) & {"quality", "latency", "cost", "embedding", "underload"} else []
-    checks += [(require_locomo, opts.locomo)] if set(wanted) & {"locomo", "curation"} else []
+    needs = [need for name in wanted for need in BY_NAME[name].needs]
     missing = []
-    for require, folder in checks:
+    for need in dict.fromkeys(needs):
+        option, require = REQUIRE[need]
         try:
-            require(folder)
+            require(getattr(opts, option))
         except MissingData as error:
             missing.append(str(error))
     if missing:
@@ -95,11 +118,10 @@ def main(argv: list[str] | None = None) -> int:
         for name in wanted:
             t0 = time.perf_counter()
             log(f"=== {name} ===")
-            module = __import__(f"bench.{name}", fromlist=["run"])
-            module.run(opts, pg)
+            importlib.import_module(f"bench.suite.{name}").run(opts, pg)
             timings[name] = time.perf_counter() - t0
             log(f"=== {name} done in {timings[name]:.0f}s ===")
-            report.write_readme(opts, timings)
+            report.write_index(opts, timings)
     finally:
         pg.close()
     return 0

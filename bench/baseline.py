@@ -19,6 +19,12 @@ from .common import CACHE, ROOT
 PACKAGES = ("server", "client", "formats", "cli", "skill", "adapters")
 
 
+def is_commit(ref: str) -> bool:
+    """Whether `ref` names a commit of this checkout's repository."""
+    return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--quiet", "--verify", f"{ref}^{{commit}}"],
+                          capture_output=True).returncode == 0
+
+
 def baseline_env(ref: str) -> dict[str, str]:
     sha = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--verify", f"{ref}^{{commit}}"],
                          capture_output=True, text=True, check=True).stdout.strip()
@@ -60,7 +66,7 @@ def functions_differ(env: dict[str, str]) -> bool:
 
 
 def describe(ref: str) -> str:
-    """`i9-landed (d3faee3)`: how the tables name the baseline."""
+    """`v0.3.0 (d3faee3)`: how the tables name the baseline."""
     sha = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", f"{ref}^{{commit}}"],
                          capture_output=True, text=True, check=True).stdout.strip()
     return ref if ref.startswith(sha) else f"{ref} ({sha})"

@@ -6,6 +6,8 @@ import asyncio
 import json
 import os
 import platform
+import random
+import re
 import signal
 import socket
 import subprocess
@@ -123,6 +125,56 @@ def load_beir(folder: Path) -> Beir:
                 qrels.setdefault(qid, {})[did] = score
     queries = {k: v for k, v in queries.items() if k in qrels}
     return Beir(corpus, queries, qrels, folder.name)
+
+
+# Sentence ends in abstracts: where synthetic text is cut and recombined.
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(])")
+
+
+def synthetic_chunks(corpus: list[dict], n: int, seed: int = 7) -> list[tuple[str, str, str]]:
+    """n varied distractor chunks (id, title, text) recombined from the corpus's sentence fragments
+    (no identical copies), so a big hub reads like more of the same collection."""
+    rng = random.Random(seed)
+    sentences = [s for d in corpus for s in SENTENCE_END.split(d["text"]) if len(s.split()) >= 4]
+    titles = [d["title"].split() for d in corpus if d["title"].strip()]
+    vocab = [w for d in corpus for w in d["text"].split()]
+    out = []
+    for i in range(n):
+        t = rng.choice(titles)
+        k = max(3, int(len(t) * rng.uniform(0.5, 1.0)))
+        title = " ".join(rng.sample(t, min(k, len(t))))
+        parts = []
+        for _ in range(rng.randint(5, 10)):
+            words = rng.choice(sentences).split()
+            span = max(3, int(len(words) * rng.uniform(0.5, 1.0)))
+            start = rng.randint(0, len(words) - span)
+            words = words[start:start + span]
+            words = [rng.choice(vocab) if rng.random() < 0.1 else w for w in words]
+            parts.append(" ".join(words))
+        out.append((f"syn{i}", title, ". ".join(parts) + "."))
+    return out
+
+
+def run_bm25s(corpus: list[dict], queries: dict[str, str], k1: float, b: float, k: int = 100) -> dict[str, dict]:
+    """The bm25s library's BM25 over title + text (English Snowball, English stopwords): the
+    reference the in-database BM25 is compared with."""
+    import bm25s
+    import Stemmer
+
+    stemmer = Stemmer.Stemmer("english")
+    ids = [d["_id"] for d in corpus]
+    toks = bm25s.tokenize([d["title"] + " " + d["text"] for d in corpus], stopwords="en",
+                          stemmer=stemmer, show_progress=False)
+    model = bm25s.BM25(k1=k1, b=b)
+    model.index(toks, show_progress=False)
+    qids = list(queries)
+    qt = bm25s.tokenize([queries[q] for q in qids], stopwords="en", stemmer=stemmer,
+                        show_progress=False)
+    docs, scores = model.retrieve(qt, k=k, show_progress=False, n_threads=1)
+    run = {}
+    for i, qid in enumerate(qids):
+        run[qid] = {ids[int(d)]: float(s) for d, s in zip(docs[i], scores[i]) if s > 0}
+    return run
 
 
 # --------------------------------------------------------------------------- PostgreSQL

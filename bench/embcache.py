@@ -7,7 +7,7 @@ the same input; a new text (a new chunking) is embedded and added. One SQLite fi
 cache folder, written in WAL mode so a server and a worker process can share it.
 
 Used by `bench.proc` when MEMORYWIKI_BENCH_EMBED_CACHE names a folder, and by
-`bench.ablation` for its in-process studies.
+`bench.studies.ablation` for its in-process studies.
 """
 
 from __future__ import annotations

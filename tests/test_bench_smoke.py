@@ -95,7 +95,7 @@ def test_bench_locomo_smoke_with_the_embedding_cache(smoke_env, tmp_path):
 
 @pytest.mark.slow
 def test_bench_micro_smoke(smoke_env):
-    proc = bench("bench.micro", "--smoke", env=smoke_env)
+    proc = bench("bench", "micro", "--smoke", env=smoke_env)
     assert proc.returncode == 0, proc.stderr[-4000:]
     rows = [line for line in proc.stdout.splitlines() if line.startswith("| ") and not line.startswith("| what")]
     assert [row.split(" | ")[0] for row in rows] == [
@@ -107,7 +107,7 @@ def test_bench_micro_smoke(smoke_env):
 
 @pytest.mark.slow
 def test_bench_pages_smoke(smoke_env, tmp_path):
-    proc = bench("bench.pages", "--smoke", "--out", str(tmp_path), env=smoke_env)
+    proc = bench("bench", "pages", "--smoke", "--out", str(tmp_path), env=smoke_env)
     assert proc.returncode == 0, proc.stderr[-4000:]
     text = (tmp_path / "pages.md").read_text()
     assert "| 1,000-row table | " in text and "| 500-deep nested list | " in text
@@ -120,15 +120,15 @@ def test_bench_pages_smoke(smoke_env, tmp_path):
     (("bench", "all"), ("scifact.zip", "snap-research/locomo")),
     (("bench", "quality"), ("scifact.zip",)),
     (("bench", "locomo"), ("snap-research/locomo",)),
-    (("bench.fulltext",), ("scifact.zip",)),
-    (("bench.plan", "bench_lat_100000"), ("scifact.zip",)),
+    (("bench.studies.fulltext",), ("scifact.zip",)),
+    (("bench.studies.plan", "bench_lat_100000"), ("scifact.zip",)),
 ])
 def test_bench_without_its_data_says_where_to_get_it(tmp_path, args, missing):
     """No traceback, nothing started: a message naming the folder and the source, exit 2."""
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
     env.update({"MEMORYWIKI_BENCH_DATA": str(tmp_path / "data"), "SCIFACT_DIR": str(tmp_path / "data" / "scifact")})
     pg_dir = tmp_path / "pg"
-    extra = ("--pg-dir", str(pg_dir)) if args[0] in ("bench", "bench.plan") else ()
+    extra = ("--pg-dir", str(pg_dir)) if args[0] in ("bench", "bench.studies.plan") else ()
     proc = bench(*args, *extra, env=env, timeout=60)
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr and proc.stdout == ""
@@ -136,3 +136,22 @@ def test_bench_without_its_data_says_where_to_get_it(tmp_path, args, missing):
     for source in missing:
         assert source in proc.stderr
     assert not pg_dir.exists()  # it stopped before starting PostgreSQL
+
+
+def test_bench_help_lists_every_section():
+    from bench.suite import SECTIONS
+
+    proc = bench("bench", "--help", env=dict(os.environ), timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    listed = {line.split()[0] for line in proc.stdout.split("sections (")[1].splitlines()[1:] if line.strip()}
+    assert listed == {section.name for section in SECTIONS} | {"report"}
+
+
+def test_bench_baseline_must_name_a_commit_of_the_repository(tmp_path):
+    """No 'before' rows unless asked; asked for with a ref the repository lacks: exit 2 before anything starts."""
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    pg_dir = tmp_path / "pg"
+    proc = bench("bench", "latency", "--baseline", "no-such-ref-here", "--pg-dir", str(pg_dir), env=env, timeout=60)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "--baseline no-such-ref-here is not a commit of this repository" in proc.stderr
+    assert not pg_dir.exists()

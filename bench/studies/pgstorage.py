@@ -1,6 +1,6 @@
 """PostgreSQL storage against the latency bench's 100k hub: two A/B runs, each in one process.
 
-    python -m bench.pgstorage [--pg-dir bench/.cache/pg-latency] [--rounds 3] [--out bench/results]
+    python -m bench.studies.pgstorage [--pg-dir bench/.cache/pg-latency] [--rounds 3] [--out bench/results]
 
 1. shared_buffers: PostgreSQL's default 128 MB against the embedded cluster's auto size
    (server/store/embedded.py), in turn, the cluster restarted with each: the fused hybrid
@@ -27,9 +27,9 @@ from pathlib import Path
 
 import psycopg
 
-from .common import (CACHE, RESULTS, SHARED_DATA, MissingData, Postgres, child_pids, load_beir, machine_line,
+from ..common import (CACHE, RESULTS, SHARED_DATA, MissingData, Postgres, child_pids, load_beir, machine_line,
                      make_bench_embedder, md_table, process_cpu_s, require_beir)
-from .latency import sql_run
+from ..suite.latency import sql_run
 
 HUB_DB = "bench_lat_100000"
 STATEMENTS = 1200
@@ -137,7 +137,7 @@ def forward_index_rows(pg: Postgres, questions: list[str], rounds: int) -> tuple
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.pgstorage", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.studies.pgstorage", description=__doc__.split("\n\n")[0])
     parser.add_argument("--pg-dir", type=Path, default=CACHE / "pg-latency")
     parser.add_argument("--dataset", type=Path, default=SHARED_DATA / "scifact")
     parser.add_argument("--rounds", type=int, default=3)
@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         pg.close()
     text = "\n\n".join([
-        f"<!-- python -m bench.pgstorage --rounds {args.rounds}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} -->",
+        f"<!-- python -m bench.studies.pgstorage --rounds {args.rounds}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} -->",
         "## PostgreSQL storage at 100,000 chunks (the latency hub)",
         "**shared_buffers.** The fused hybrid statement (both rankers, level chunk, k = 10, query vectors "
         "computed once) over the 300 SciFact questions at concurrency 2, after three warm passes; "

@@ -2,7 +2,7 @@
 
 Hubs are built fast, straight in SQL (not through HTTP): one database per size, one hub,
 docs of 10 chunks. Chunk text: the dataset's corpus (SciFact abstracts) first, then synthetic
-distractors recombined from its sentence fragments (bench/fulltext.py's generator when present).
+distractors recombined from its sentence fragments (bench/common.py's synthetic_chunks).
 Vectors: the real embedder's vectors of the first chunks (up to SAMPLE texts, embedded once
 and cached), and for every other chunk a mixture of two of those real vectors plus Gaussian
 noise, re-normalised ("perturbed real vectors": clustered like real data, unlike uniform random
@@ -15,9 +15,9 @@ lean keep-alive HTTP/1.1 client (its CPU would otherwise be taken from the serve
 POST /api/hub/<hub>/recall, level chunk, k = 10, for vector, full text (a server with
 MEMORYWIKI_EMBEDDER=none) and hybrid, at concurrency 1 and 16, after a warm-up.
 "after" is this checkout (question cache off, so every question is embedded); "before" the
-baseline commit's server (bench/baseline.py, `--baseline`, default i9-landed), hybrid only;
+baseline commit's server (bench/baseline.py, `--baseline REF`; none by default), hybrid only;
 "after, cache" asks every question twice in a row with the cache on; "after, rerank" adds the
-rerank stage against a stand-in reranker (bench/rerank_stub.py). Beside them the floor: the
+rerank stage against a stand-in reranker (bench/suite/rerank_stub.py). Beside them the floor: the
 endpoint's own SQL (recall.recall_chunks) on a psycopg pool configured like the server's public
 pool, with the query vectors computed beforehand; and the query embedding alone (the same
 embedder's question path, in the benchmark process).
@@ -30,9 +30,7 @@ import contextlib
 import hashlib
 import json
 import os
-import random
 import re
-import subprocess
 import time
 from pathlib import Path
 
@@ -40,9 +38,9 @@ import httpx
 import numpy as np
 import psycopg
 
-from .baseline import baseline_env, describe, functions_differ, knows_int8, lacks_migrations
-from .common import (CACHE, Options, Postgres, Proc, child_pids, create_hub, fmt, load_beir, log, machine_line,
-                     make_bench_embedder, md_table, pct, process_cpu_s, write_result)
+from ..baseline import baseline_env, describe, functions_differ, knows_int8, lacks_migrations
+from ..common import (CACHE, Options, Postgres, Proc, child_pids, fmt, load_beir, log, machine_line,
+                     make_bench_embedder, md_table, pct, process_cpu_s, synthetic_chunks, write_result)
 from .rerank_stub import RerankStub
 
 SAMPLE = 300          # real-embedded texts per run (cached)
@@ -58,20 +56,8 @@ BEFORE_COPY_MAX = 100000
 
 # ---------------------------------------------------------------- synthetic text
 
-_SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(])")
-
-
 def _synthetic(corpus: list[dict], n: int, seed: int = 7) -> list[tuple[str, str]]:
-    try:
-        from .fulltext import synthetic_chunks
-
-        return [(t, x) for _, t, x in synthetic_chunks(corpus, n, seed=seed)]
-    except Exception:
-        rng = random.Random(seed)
-        sentences = [s for d in corpus for s in _SENT.split(d["text"]) if len(s.split()) >= 4] or ["empty text here"]
-        titles = [d["title"] for d in corpus if d["title"].strip()] or ["Untitled"]
-        return [(rng.choice(titles), " ".join(rng.choice(sentences) for _ in range(rng.randint(4, 8))))
-                for _ in range(n)]
+    return [(t, x) for _, t, x in synthetic_chunks(corpus, n, seed=seed)]
 
 
 def chunk_texts(corpus: list[dict], n: int) -> list[tuple[str, str]]:
@@ -566,12 +552,9 @@ async def _main(opts: Options, pg: Postgres) -> dict:
     base = await sample_vectors(embedder, [f"{t}\n\n{m}" for t, m in texts[:sample_n]], opts.smoke)
     vectors = make_vectors(base, biggest)
     baseline, baseline_name = None, None
-    if not opts.smoke and not opts.extra.get("build_only") and opts.extra.get("baseline") != "none":
-        try:
-            baseline = baseline_env(opts.extra.get("baseline") or "i9-landed")
-            baseline_name = describe(opts.extra.get("baseline") or "i9-landed")
-        except (OSError, subprocess.CalledProcessError) as exc:  # no git history (a copied checkout)
-            log(f"[latency] no baseline server: {exc}")
+    ref = opts.extra.get("baseline")
+    if ref and not opts.smoke and not opts.extra.get("build_only"):
+        baseline, baseline_name = baseline_env(ref), describe(ref)
     # A baseline runs on a copy of each hub when it cannot share it: it predates the int8 space
     # (on the hub it would forget the vectors; the copy records the fp32 space), or its SQL
     # functions differ (each server re-applies its own at start: one would run the other's).
@@ -686,7 +669,7 @@ async def _main(opts: Options, pg: Postgres) -> dict:
                           "benchmark client", "total", "ceiling recalls/s", "measured req/s"], lines, digits=2))
     rerank_rows = [r for r in results if r["code"] == "after, rerank"]
     rerank_line = ("Rerank stage (`\"rerank\": true`, 30 fused candidates to a stand-in reranker on loopback that "
-                   "answers at once, bench/rerank_stub.py; each question asked without and with it, in turn): added "
+                   "answers at once, bench/suite/rerank_stub.py; each question asked without and with it, in turn): added "
                    "p50 / p95 " + ", ".join(
                        f"{r['size']:,} chunks: {r['added_p50']:+.1f} / {r['added_p95']:+.1f} ms" for r in rerank_rows)
                    + ". That is the stage's own cost (30 candidates fetched and sent, one round trip, the re-sort); "

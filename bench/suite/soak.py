@@ -25,7 +25,7 @@ from pathlib import Path
 import httpx
 import psutil
 
-from .common import CACHE, Options, Proc, fmt, log, machine_line, md_table, pct, write_result
+from ..common import CACHE, Options, Proc, fmt, log, machine_line, md_table, pct, write_result
 
 CLIENTS = 16
 WORDS = ("glacier meltwater moraine vaccine antibody espresso grinder compiler parser orchard blossom "

@@ -24,7 +24,7 @@ from collections import Counter
 import httpx
 import psycopg
 
-from .common import CACHE, Options, Postgres, Proc, log, machine_line, md_table, pct, read_counts, write_result
+from ..common import CACHE, Options, Postgres, Proc, log, machine_line, md_table, pct, read_counts, write_result
 
 CLIENTS = 8
 WORDS = ("harbour ferry lantern quarry glacier meltwater moraine orchard blossom telescope galaxy "

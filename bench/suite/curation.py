@@ -29,9 +29,9 @@ from pathlib import Path
 
 import httpx
 
-from .common import Options, Postgres, Proc, create_hub, log, machine_line, md_table, write_result
+from ..common import ROOT, Options, Postgres, Proc, create_hub, log, machine_line, md_table, write_result
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = ROOT
 FIXTURES = REPO / "tests" / "data" / "capture"
 LOCOMO_CONVERSATIONS = 2  # ~38 sessions: with the fixtures, a hub of a few dozen captures
 SMOKE_SESSIONS = 6

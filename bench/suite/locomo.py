@@ -44,7 +44,7 @@ from pathlib import Path
 
 import httpx
 
-from .common import (SERVER_ERRORS, Options, Postgres, Proc, count_summary, create_hub, log, machine_line,
+from ..common import (SERVER_ERRORS, Options, Postgres, Proc, count_summary, create_hub, log, machine_line,
                      md_table, post_docs, run_concurrent, wait_indexed, write_result)
 
 KS = (5, 10, 20)
@@ -395,7 +395,7 @@ async def _main(opts: Options, pg: Postgres) -> dict:
     variant = "" if window <= 1 else (
         f"\n**Variant: {window} consecutive turns per chunk** (`--locomo-window {window}`): a"
         f" `## Turns D1:1-D1:{window}` section per {window} turns, each turn a paragraph opening with"
-        f" `**<speaker> (<dia_id>):**` (written in bench/locomo.py, not the chat-import renderer).\n")
+        f" `**<speaker> (<dia_id>):**` (written in bench/suite/locomo.py, not the chat-import renderer).\n")
     layout = {0: "as a chat import gives it: markdown from the chat-import renderer (`formats/mdutil.render_turns`)"
                  " with the speakers and the session's date (`## <day>`, a `### <speaker>` section per turn), source"
                  " \"chat\", so the server chunks it as a conversation: windows of turns of up to 600 characters"

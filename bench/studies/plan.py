@@ -1,6 +1,6 @@
 """Plan check: chunk-recall SQL joining every candidate vs taking the top k before the joins.
 
-    python -m bench.plan bench_lat_100000 [--pg-dir bench/.cache/pg-latency] [-n 60]
+    python -m bench.studies.plan bench_lat_100000 [--pg-dir bench/.cache/pg-latency] [-n 60]
 
 Runs on a hub built by the latency section. The shipped statement (server/store/recall.py,
 CHUNK_RECALL) joins *every* fused candidate to chunks and docs and only then sorts and limits;
@@ -18,7 +18,7 @@ import asyncio
 import sys
 import time
 
-from .common import CACHE, SHARED_DATA, MissingData, Postgres, load_beir, make_bench_embedder, pct, require_beir
+from ..common import CACHE, SHARED_DATA, MissingData, Postgres, load_beir, make_bench_embedder, pct, require_beir
 
 TOP = ("\n),\ntop AS (\n    SELECT * FROM fused\n"
        "    ORDER BY rrf_score DESC, vector_rank NULLS LAST, fts_rank NULLS LAST\n    LIMIT %(k)s\n)\n")
@@ -35,7 +35,7 @@ def variant_sql(shipped: str) -> str:
     head, sep, tail = shipped.rpartition("\n)\n\nSELECT c.id AS chunk_id")
     if not sep:
         head, sep, tail = shipped.rpartition("\n)\nSELECT c.id AS chunk_id")
-    assert sep, "CHUNK_RECALL changed shape; update bench/plan.py"
+    assert sep, "CHUNK_RECALL changed shape; update bench/studies/plan.py"
     tail = tail.replace("FROM fused f\n", "FROM top f\n", 1)
     tail = tail[:tail.rindex("LIMIT %(k)s")] if "LIMIT %(k)s" in tail else tail
     return head + TOP + "SELECT c.id AS chunk_id" + tail

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import httpx
 
-from .common import (Options, Postgres, Proc, count_summary, create_hub, load_beir, log, machine_line,
-                     make_bench_embedder, md_table, post_docs, run_concurrent, wait_indexed, write_result)
+from ..common import (Options, Postgres, Proc, count_summary, create_hub, load_beir, log, machine_line,
+                     make_bench_embedder, md_table, post_docs, run_bm25s, run_concurrent, wait_indexed, write_result)
 
 # Published nDCG@10 on a dataset's test split, shown only under that dataset.
 PUBLISHED = {"scifact": {"BM25 (BEIR paper)": 0.665, "all-MiniLM-L6-v2 (MTEB)": 0.645}}
@@ -235,8 +235,6 @@ async def _main(opts: Options, pg: Postgres) -> dict:
         rows[key] = {"ndcg@10": m10["ndcg@10"], "mrr@10": m10["mrr@10"], "recall@100": m100["recall@100"],
                      "ndcg@10_sql100": m100["ndcg@10"]}
     refs: dict[str, dict] = {}
-    from .fulltext import run_bm25s
-
     bm = run_bm25s(data.corpus, data.queries, 1.2, 0.75, k=min(100, len(data.corpus)))
     refs["bm25s (k1 1.2, b 0.75, Snowball, same data)"] = evaluate(data.qrels, bm, ["ndcg@10", "mrr@10", "recall@100"])
     exact = _exact_cosine(url, data.queries, qvecs, doc_map)
@@ -274,7 +272,7 @@ async def _main(opts: Options, pg: Postgres) -> dict:
         goal += (f" SciFact goal (hybrid nDCG@10 >= 0.69): chunk {hyb:.3f}, doc {hyb_doc:.3f} -> "
                  f"**{'met' if min(hyb, hyb_doc) >= 0.69 else 'missed'}**.")
     n = len(data.corpus)
-    from .common import SERVER_ERRORS
+    from ..common import SERVER_ERRORS
 
     server_errors = ""
     if SERVER_ERRORS:

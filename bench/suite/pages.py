@@ -1,10 +1,10 @@
 """Pages: how long hostile markdown takes to render, and what each page weighs.
 
-    python -m bench.pages                        # results in bench/results/pages.md
-    python -m bench.pages --screenshots docs/screenshots   # also the README's screenshots
-    python -m bench.pages --smoke --out /tmp/r   # quick run (tests/test_bench_smoke.py)
+    python -m bench pages                        # results in bench/results/pages.md
+    python -m bench pages --screenshots docs/screenshots   # also the README's screenshots
+    python -m bench pages --smoke --out DIR     # quick run (tests/test_bench_smoke.py)
 
-Weights are the bytes a browser loads for a page of the demo hub (bench/demo.py): the HTML plus
+Weights are the bytes a browser loads for a page of the demo hub (bench/suite/demo.py): the HTML plus
 the stylesheet and scripts it links (no images or fonts are used), raw and gzip-compressed.
 The demo embeds with the test suite's word-hash embedder (tests/embedding_server.py), so it
 runs without torch; screenshots need Debian's chromium and Playwright (`.[dev]`).
@@ -28,7 +28,7 @@ from pathlib import Path
 import httpx
 
 from . import demo
-from .common import CACHE, RESULTS, Postgres, machine_line, md_table
+from ..common import CACHE, RESULTS, Postgres, machine_line, md_table
 
 def hostile(scale: int = 1) -> dict[str, str]:
     """Markdown an attacker (or an unlucky import) might save; `scale` divides the sizes."""
@@ -167,7 +167,7 @@ def screenshots(base: str, world: dict, out: Path) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.pages", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m bench pages", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=RESULTS, help="where pages.md goes")
     parser.add_argument("--screenshots", type=Path, default=None, help="write the README's screenshots here")
@@ -206,11 +206,11 @@ def main(argv: list[str] | None = None) -> int:
         machine_line(),
         "## Hostile markdown, rendered once (best of runs; a page's HTML is then cached by its text)",
         md_table(["input", "chars", "render", "HTML chars"], timings),
-        f"## Page weight of the demo hub ({len(demo.DOCS)} pages, bench/demo.py)",
+        f"## Page weight of the demo hub ({len(demo.DOCS)} pages, bench/suite/demo.py)",
         "HTML plus the stylesheet and scripts the page links; no images or web fonts.",
         md_table(["page", "HTML bytes", "CSS + JS bytes", "total bytes", "total gzip"],
                  [[shorten(w[0]), *w[1:]] for w in weights]),
-        "Command: `python -m bench.pages" + (" --smoke" if args.smoke else "") + "`",
+        "Command: `python -m bench pages" + (" --smoke" if args.smoke else "") + "`",
     ])
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "pages.md").write_text(text + "\n", encoding="utf-8")

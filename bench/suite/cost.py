@@ -23,7 +23,7 @@ import time
 import httpx
 import psycopg
 
-from .common import (SERVER_ERRORS, Options, Postgres, Proc, count_summary, create_hub, load_beir, log,
+from ..common import (SERVER_ERRORS, Options, Postgres, Proc, count_summary, create_hub, load_beir, log,
                      machine_line, md_table, post_docs, run_concurrent, wait_indexed, write_result)
 
 SECTIONS = 8

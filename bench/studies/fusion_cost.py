@@ -1,6 +1,6 @@
 """Recall SQL cost before and after issue 14, on the same hub.
 
-    python -m bench.fusion_cost bench_lat_100000 [--pg-dir bench/.cache/pg-latency] [-n 100]
+    python -m bench.studies.fusion_cost bench_lat_100000 [--pg-dir bench/.cache/pg-latency] [-n 100]
 
 Runs on a hub the latency section built (`python -m bench latency --build-only --sizes 100000`:
 10 chunks a doc, real MiniLM vectors mixed). BEFORE is the statement shipped before issue 14,
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from psycopg import sql
 
-from .common import CACHE, SHARED_DATA, MissingData, Postgres, load_beir, make_bench_embedder, md_table, pct, require_beir
+from ..common import CACHE, SHARED_DATA, MissingData, Postgres, load_beir, make_bench_embedder, md_table, pct, require_beir
 
 RRF_K = 60
 

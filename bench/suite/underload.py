@@ -1,6 +1,6 @@
 """Recall under indexing load: does a question wait behind a page being indexed?
 
-For each server (the baseline commit, before the question lane; and this checkout):
+For each server (this checkout, and with `--baseline REF` that commit's server first):
 1. a fresh database, a hub `sci` of SciFact abstracts, indexed;
 2. idle: hybrid recall (k = 10) at concurrency 2, questions never repeated (the question cache
    is off in this checkout's server, so every question is embedded);
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -24,8 +23,8 @@ from pathlib import Path
 import httpx
 import psycopg
 
-from .baseline import baseline_env, describe
-from .common import (Options, Postgres, Proc, create_hub, load_beir, log, machine_line, md_table, pct,
+from ..baseline import baseline_env, describe
+from ..common import (Options, Postgres, Proc, create_hub, load_beir, log, machine_line, md_table, pct,
                      post_docs, wait_indexed, write_result)
 from .micro import _conversation
 
@@ -175,7 +174,7 @@ async def one_server(opts: Options, pg: Postgres, label: str, extra_env: dict, w
 
 async def _main(opts: Options, pg: Postgres) -> dict:
     data = load_beir(opts.dataset)
-    ref = opts.extra.get("baseline") or "i9-landed"
+    ref = opts.extra.get("baseline")
     page = big_page(data.corpus, 50_000 if opts.smoke else PAGE_BYTES)
     results = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -184,14 +183,10 @@ async def _main(opts: Options, pg: Postgres) -> dict:
                     "this checkout: question lane, indexing and curation in a child process (nice 5) whose "
                     "indexing passes yield to questions with a floor (one chunk at least every 8 questions "
                     "answered or 500 ms)")]
-        # the smoke run has no "before" server (nor, in CI's copy, any git history); --baseline none
-        # skips it too (a quicker run of this checkout alone, while tuning)
-        if not opts.smoke and ref != "none":
-            try:
-                configs.insert(0, ("before", baseline_env(ref), "inprocess",
-                                   f"{describe(ref)}: one lock for every encode, indexing in the server process"))
-            except (OSError, subprocess.CalledProcessError) as exc:  # no git history (a copied checkout)
-                log(f"[underload] no baseline server: {exc}")
+        # "before" rows only when asked for (--baseline REF); the smoke run never has them
+        if ref and not opts.smoke:
+            configs.insert(0, ("before", baseline_env(ref), "inprocess",
+                               f"{describe(ref)}: one lock for every encode, indexing in the server process"))
         for label, env, worker, what in configs:
             log(f"[underload] {label}: {what}")
             r = await one_server(opts, pg, label, env, worker, data, page, export)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .common import CACHE, ROOT, Options, Postgres, load_beir, log, machine_line, md_table, pct, write_result
+from ..common import CACHE, ROOT, Options, Postgres, load_beir, log, machine_line, md_table, pct, write_result
 
 BACKENDS = {  # name -> (MEMORYWIKI_LOCAL_BACKEND, int8)
     "torch": ("torch", False),

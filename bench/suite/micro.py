@@ -1,7 +1,7 @@
 """Micro-benchmarks of single components, timed here rather than asserted in tests.
 
-    python -m bench.micro            # chunker, chat-export streaming, BM25 bulk insert
-    python -m bench.micro --smoke    # the same at a tenth of the size (tests/test_bench_smoke.py)
+    python -m bench micro            # chunker, chat-export streaming, BM25 bulk insert
+    python -m bench micro --smoke    # the same at a tenth of the size (tests/test_bench_smoke.py)
 
 Prints one markdown table. The tests keep what is behaviour (chunk counts, bounded memory,
 exact BM25 counters); how fast it goes depends on the machine and its load, so it is measured
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import psycopg
 
-from .common import CACHE, Postgres, machine_line, md_table
+from ..common import CACHE, Postgres, machine_line, md_table
 
 
 def chunker(n_docs: int) -> list:
@@ -110,7 +110,7 @@ def bm25_bulk_insert(pg: Postgres, n_chunks: int) -> list:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.micro", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m bench micro", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--smoke", action="store_true", help="a tenth of the sizes (CI)")
     parser.add_argument("--pg-dir", type=Path, default=CACHE / "pg-micro",

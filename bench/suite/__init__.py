@@ -1,0 +1,47 @@
+"""The benchmark suite's sections: one registry, read by `python -m bench` and the results index.
+
+A section with `runs_in_all` is a module with `run(opts, pg)`, started by `python -m bench NAME`
+or `all`; the others have a command line of their own (`main(argv)`), which
+`python -m bench NAME ARGS...` hands the rest of its arguments to.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Section:
+    name: str
+    summary: str
+    results: tuple[str, ...]  # files it writes under bench/results/
+    needs: tuple[str, ...] = ()  # datasets: "beir", "locomo"
+    runs_in_all: bool = True
+
+
+SECTIONS: tuple[Section, ...] = (
+    Section("quality", "retrieval quality on a BEIR set (SciFact): nDCG@10, MRR@10, Recall@100 by level and mode",
+            ("quality.md", "quality.png"), ("beir",)),
+    Section("locomo", "conversation memory on LoCoMo: evidence recall@k and tokens per answer",
+            ("locomo.md",), ("locomo",)),
+    Section("latency", "recall latency and throughput over HTTP against the SQL floor, hubs of 1k-100k chunks",
+            ("latency.md", "latency.png"), ("beir",)),
+    Section("cost", "indexing throughput and embedding calls per kind of save (idempotency)",
+            ("cost.md",), ("beir",)),
+    Section("curation", "AI curation: model calls and tokens per doc, digest size, suggested bundles",
+            ("curation.md", "curation-sample-extractive.md"), ("locomo",)),
+    Section("embedding", "the local embedder's backends: torch, ONNX fp32, ONNX int8",
+            ("embedding.md",), ("beir",)),
+    Section("underload", "recall while a big page and an export are indexed",
+            ("underload.md",), ("beir",)),
+    Section("soak", "16 clients of mixed load for 10 minutes: errors, lost writes, memory",
+            ("soak.md",)),
+    Section("scaleout", "2 servers and 2 workers on one PostgreSQL, one worker killed",
+            ("scaleout.md",)),
+    Section("pages", "page weights and render times of hostile markdown (--screenshots DIR)",
+            ("pages.md",), runs_in_all=False),
+    Section("micro", "chunker, chat-export streaming and BM25 insert speed (prints a table)",
+            (), runs_in_all=False),
+)
+
+BY_NAME = {section.name: section for section in SECTIONS}
