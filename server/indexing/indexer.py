@@ -171,7 +171,7 @@ async def index_docs(db: Database, embedder: Embedder, doc_ids: list[str],
     rest are still missing) and its claim let go, like the docs left for next time. So a 5 MB
     page (~4,000 chunks, minutes of CPU) shows its progress as it goes and never holds back
     the pages saved after it; without it, nothing of a 32-doc batch holding such a page was
-    written for the whole 240 s of bench/underload.py's window.
+    written for the whole 240 s of bench/suite/underload.py's window.
 
     Raises EmbedderError with nothing written when the embedder fails.
     """

@@ -7,7 +7,7 @@ so a re-index follows instead of a mix of dimensions.
 The indexes are built CONCURRENTLY, on a connection of their own, by the worker once the
 space is recorded: a plain CREATE INDEX holds a SHARE lock on its table until commit, and
 taken mid-traffic against saves (which hold ROW EXCLUSIVE on docs and then want chunks) it
-deadlocked them into HTTP 500s (bench/results/README.md, finding 2). A concurrent build
+deadlocked them into HTTP 500s (bench/results/findings.md, item 2). A concurrent build
 takes no lock that a save waits for, so saves go on while the first vectors arrive.
 """
 
