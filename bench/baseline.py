@@ -42,7 +42,7 @@ def baseline_env(ref: str) -> dict[str, str]:
 
 
 def knows_int8(env: dict[str, str]) -> bool:
-    """Whether the baseline's server has the int8 space (issue 14): then it runs on the same hub
+    """Whether the baseline's server has the int8 space: then it runs on the same hub
     as this checkout, with no copy."""
     config = Path(env["PYTHONPATH"]) / "memorywiki" / "server" / "config.py"
     return config.is_file() and "local_quantize" in config.read_text()

@@ -122,13 +122,14 @@ def test_bench_pages_smoke(smoke_env, tmp_path):
     (("bench", "locomo"), ("snap-research/locomo",)),
     (("bench.studies.fulltext",), ("scifact.zip",)),
     (("bench.studies.plan", "bench_lat_100000"), ("scifact.zip",)),
+    (("bench.studies.ablation",), ("scifact.zip", "snap-research/locomo")),
 ])
 def test_bench_without_its_data_says_where_to_get_it(tmp_path, args, missing):
     """No traceback, nothing started: a message naming the folder and the source, exit 2."""
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
     env.update({"MEMORYWIKI_BENCH_DATA": str(tmp_path / "data"), "SCIFACT_DIR": str(tmp_path / "data" / "scifact")})
     pg_dir = tmp_path / "pg"
-    extra = ("--pg-dir", str(pg_dir)) if args[0] in ("bench", "bench.studies.plan") else ()
+    extra = ("--pg-dir", str(pg_dir)) if args[0] in ("bench", "bench.studies.plan", "bench.studies.ablation") else ()
     proc = bench(*args, *extra, env=env, timeout=60)
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr and proc.stdout == ""

@@ -1,9 +1,9 @@
-"""Recall SQL cost before and after issue 14, on the same hub.
+"""Recall SQL cost of z-score fusion against the RRF statement it replaced, on the same hub.
 
     python -m bench.studies.fusion_cost bench_lat_100000 [--pg-dir bench/.cache/pg-latency] [-n 100]
 
 Runs on a hub the latency section built (`python -m bench latency --build-only --sizes 100000`:
-10 chunks a doc, real MiniLM vectors mixed). BEFORE is the statement shipped before issue 14,
+10 chunks a doc, real MiniLM vectors mixed). BEFORE is the statement shipped before z-score fusion,
 kept here verbatim: RRF of each ranker's top 4k, docs ranked by their mean vector and by
 bm25_search_docs. AFTER is server/store/recall.py now: z-score fusion over pools of max(4k, 40),
 docs by their best section. Hybrid mode, both on the public pool, interleaved per question so
@@ -25,7 +25,7 @@ from ..common import CACHE, SHARED_DATA, MissingData, Postgres, load_beir, make_
 
 RRF_K = 60
 
-# server/store/recall.py before issue 14 (commit d3faee3), verbatim.
+# server/store/recall.py before z-score fusion (commit d3faee3), verbatim.
 FUSED_TOP_K = """
 WITH vec AS (
     SELECT id, row_number() OVER (ORDER BY dist) AS rank, 1 - dist AS similarity

@@ -235,7 +235,7 @@ class _Connection:
 
     The benchmark shares the two cores with the server it measures, so its client is kept as
     light as wrk's or hey's: httpx's async client spent 1.35 ms of CPU per recall at
-    concurrency 16 (bench/results, issue 14 item 5, third pass), CPU the server then lacked, and
+    concurrency 16 (bench/results/findings.md), CPU the server then lacked, and
     its own time in each request counted as the server's overhead at concurrency 1."""
 
     def __init__(self, host: str, port: int) -> None:

@@ -52,7 +52,7 @@ DOC_KS = (5, 10)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 METHODS = ("hybrid", "vector", "fulltext")
 PUBLISHED = "recall@5 0.497 at turn level (a peer memory service, see shared/data/README.md)"
-PUBLISHED_SESSIONS = "about 0.875 / 0.914 session recall@10 (published peers, issue 14)"
+PUBLISHED_SESSIONS = "about 0.875 / 0.914 session recall@10 (published peers)"
 
 
 @dataclass
@@ -401,7 +401,7 @@ async def _main(opts: Options, pg: Postgres) -> dict:
                  " \"chat\", so the server chunks it as a conversation: windows of turns of up to 600 characters"
                  " overlapping by one turn, breadcrumb `<A> and <B>, session <n> > <day>`",
               1: "markdown from the chat-import renderer without times (`formats/mdutil.render_turns`), one"
-                 " `## <speaker> (<dia_id>)` section per turn, so one chunk per turn (the layout before issue 14)"
+                 " `## <speaker> (<dia_id>)` section per turn, so one chunk per turn (the earlier layout)"
               }.get(window, f"{window} turns per section (see above), so one chunk per {window} turns")
     suffix = {0: "", 1: " - 1 turn per chunk (the earlier layout)"}.get(window, f" - {window} turns per chunk")
     cache_note = (", vectors of texts embedded before from the bench's disk cache, bench/embcache.py"
