@@ -11,6 +11,7 @@ from html import escape
 from typing import Any
 
 from markdown_it import MarkdownIt
+from markupsafe import Markup
 from mdit_py_plugins.anchors import anchors_plugin
 from mdit_py_plugins.anchors.index import slugify as anchor_slugify
 from pygments import highlight
@@ -19,6 +20,8 @@ from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
 from memorywiki.formats.mdutil import inline_text, shift_headings, split_title
+
+from ..store.recall import MARK_END, MARK_START
 
 
 # Ids the page's own parts use; a heading that slugs to one of them gets a suffix instead.
@@ -103,6 +106,11 @@ async def render(markdown: str) -> Rendered:
 def markdown_to_html(markdown: str) -> str:
     """Safe HTML without heading ids (bundle members: many bodies on one page)."""
     return _md(False).render(markdown)
+
+
+def highlighted(snippet: str) -> Markup:
+    """A search headline as HTML: the text escaped, then its match marks turned into <mark>."""
+    return Markup(escape(snippet).replace(MARK_START, "<mark>").replace(MARK_END, "</mark>"))
 
 
 # For text only, never rendered to HTML: with html on, raw tags are tokens of their own and
