@@ -116,7 +116,7 @@ async def page(ctx: Context, urls: Urls, slug: str, *, page: int, per_page: int,
     hub = await contents(ctx, urls, slug, page=page, per_page=per_page)
     hub["found"] = await search(ctx, urls, slug, question) if question else None
     if ctx.settings.curation:
-        concepts, _ = await curation.hub_concepts(ctx, urls, (await curation.public_hub(ctx, urls, slug))["id"])
+        concepts, _ = await curation.hub_concepts(ctx, urls, hub["hub_id"])
         hub["concepts"] = [curation.concept_json(c) for c in concepts[:PAGE_CONCEPTS]]
         hub["suggestions"] = await curation.open_suggestions(ctx, urls, hub["hub_id"])
     return hub
