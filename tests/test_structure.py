@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -79,8 +80,7 @@ def test_formats_never_import_the_server():
 
 
 def test_no_import_cycles_in_the_server():
-    """Module-level imports between our own modules form no cycle (app <-> worker and
-    capture files <-> share were cycles, hidden in function-level imports)."""
+    """Imports between our own modules form no cycle; one hidden in a function counts too."""
     ours = {**modules("server"), **modules("formats")}
     graph: dict[str, set[str]] = {}
     for name, path in ours.items():
@@ -128,3 +128,86 @@ def test_no_docstring_points_at_a_missing_file():
                 if not (ROOT / ref).exists():
                     missing.append(f"{path.relative_to(ROOT)} names {ref}")
     assert not missing, "\n".join(missing)
+
+
+def _imports_of(package: str) -> list[tuple[str, Path, str, int]]:
+    """(module, file, imported module, line) for every import in a folder of server/."""
+    return [(name, path, target, line) for name, path in modules("server").items()
+            if name.startswith(f"memorywiki.server.{package}.")
+            for target, line, _ in imports(name, path)]
+
+
+def _within(target: str, package: str) -> bool:
+    return target == package or target.startswith(package + ".")
+
+
+def test_routes_import_no_other_route_and_no_store():
+    """A route parses, calls one use case (server/services/) and shapes the answer: what two
+    routes share is a service or a web helper, never one route reaching into another."""
+    bad = []
+    for name, path, target, line in _imports_of("routes"):
+        if _within(target, "memorywiki.server.routes") and not _within(target, name):
+            bad.append(f"{path.relative_to(ROOT)}:{line} imports the route {target}")
+        if _within(target, "memorywiki.server.store"):
+            bad.append(f"{path.relative_to(ROOT)}:{line} imports the store ({target}): call a service")
+    assert not bad, "\n".join(bad)
+
+
+def _speaks_http(module: str, ours: dict[str, Path]) -> bool:
+    return any(_within(target, "starlette") for target, _, _ in imports(module, ours[module]))
+
+
+def test_services_never_see_http():
+    """Use cases take typed values and return data: no Starlette, no route, and of the web
+    layer only modules that do not speak HTTP themselves (markdown rendering, timing)."""
+    ours = modules("server")
+    assert any(name.startswith("memorywiki.server.services.") for name in ours)
+    bad = []
+    for name, path, target, line in _imports_of("services"):
+        where = f"{path.relative_to(ROOT)}:{line}"
+        if _within(target, "starlette"):
+            bad.append(f"{where} imports {target}")
+        elif _within(target, "memorywiki.server.routes"):
+            bad.append(f"{where} imports the route {target}")
+        elif _within(target, "memorywiki.server.web") and target in ours and _speaks_http(target, ours):
+            bad.append(f"{where} imports {target}, which speaks HTTP")
+    assert not bad, "\n".join(bad)
+
+
+SQL_SHAPES = re.compile(r"\bSELECT\b[\s\S]*?\bFROM\b|\bINSERT\s+INTO\b|\bUPDATE\s+\w+\s+SET\b|\bDELETE\s+FROM\b"
+                        r"|\bWITH\s+\w+\s+AS\s*\(")
+
+
+def sql_strings(source: str) -> list[tuple[int, str]]:
+    """(line, text) of each string constant that looks like SQL; docstrings are prose."""
+    tree = ast.parse(source)
+    docstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                docstrings.add(id(first.value))
+    return [(node.lineno, node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+            and SQL_SHAPES.search(node.value)]
+
+
+def test_the_sql_check_finds_sql():
+    source = ('"""SELECT a FROM b is prose here."""\n'
+              'Q = "SELECT id FROM docs WHERE id = %s"\n'
+              'def f(conn):\n'
+              '    conn.execute("UPDATE docs SET title = %s", ("x",))\n'
+              '    conn.execute("""WITH me AS (SELECT 1) DELETE FROM t""")\n'
+              '    return "select the text from the page"\n')
+    assert [line for line, _ in sql_strings(source)] == [2, 4, 5]
+
+
+def test_no_sql_outside_the_store():
+    """Every statement lives in server/store/, one module per table family."""
+    found = []
+    for name, path in modules("server").items():
+        if _within(name, "memorywiki.server.store"):
+            continue
+        for line, text in sql_strings(path.read_text(encoding="utf-8")):
+            found.append(f"{path.relative_to(ROOT)}:{line}: {' '.join(text.split())[:80]}")
+    assert not found, "SQL belongs in server/store/:\n" + "\n".join(found)

@@ -12,14 +12,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..errors import not_found
+from ..services import docs
 from ..web.openapi import TEXT, body_schema, json_response, obj, operation, page_response
 from ..web.render import page_body, render
-from ..store import docs as doc_store
-from ..web.templating import templates
-from ..tokens import looks_like_id
-from ..web.validate import get_str, read_json
 from ..web.state import app_state
+from ..web.templating import templates
+from ..web.validate import get_str, read_json
 
 RENDER_FIELDS = ("markdown",)
 
@@ -55,21 +53,13 @@ async def new_page(request: Request) -> Response:
 @operation("The editor for a doc (a private one is loaded by the page's script with the browser's token)",
            tag="pages", page=True, errors=(404,), responses={200: page_response("The editor")})
 async def edit_page(request: Request) -> Response:
-    doc_id = request.path_params["doc_id"]
-    if not looks_like_id(doc_id):
-        raise not_found("doc")
-    state = app_state(request)
-    async with state.db.public.connection() as conn:
-        public = await doc_store.public_doc(conn, doc_id)
-    if public is None:
-        async with state.db.owner.connection() as conn:
-            if await doc_store.find_doc(conn, doc_id) is None:
-                raise not_found("doc")
-        # private: the script fetches it with the browser's token; nothing of it is shown here
-        return _editor(request, doc={"id": doc_id, "private": True}, hub="", preview="", twin_url=None)
-    body = page_body(public)
-    return _editor(request, doc={**public, "body": body, "private": False}, hub=public["hub_slug"] or "",
-                   preview=(await render(body)).html, twin_url=f"/{doc_id}.md")
+    doc = await docs.for_editor(app_state(request), request.path_params["doc_id"])
+    if doc["private"]:
+        # the script fetches it with the browser's token; nothing of it is shown here
+        return _editor(request, doc={"id": doc["id"], "private": True}, hub="", preview="", twin_url=None)
+    body = page_body(doc)
+    return _editor(request, doc={**doc, "body": body}, hub=doc["hub_slug"] or "",
+                   preview=(await render(body)).html, twin_url=f"/{doc['id']}.md")
 
 
 routes = [

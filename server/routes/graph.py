@@ -9,32 +9,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..errors import unknown_hub
-from ..web.graphview import clusters, picture
+from ..services import graph as graph_service
+from ..web.graphview import picture
 from ..web.negotiate import markdown_response, wants_markdown
 from ..web.openapi import TEXT, json_response, markdown_page, obj, operation, page_response
-from ..store import graph as graph_store
-from ..store import hubs as hub_store
+from ..web.state import app_state
 from ..web.templating import templates
-from ..web.state import app_state, doc_url, hub_url
+from ..web.urls import urls
 
 
 async def load_graph(request: Request) -> dict[str, Any]:
-    slug = request.path_params["slug"]
-    async with app_state(request).db.public.connection() as conn:
-        hub = await hub_store.find_hub(conn, slug)
-        if hub is None:
-            raise unknown_hub(slug)
-        nodes, edges = await graph_store.hub_graph(conn, hub["id"])
-    weighted = [(e["source"], e["target"], round(1.0 - float(e["distance"]), 4)) for e in edges]
-    cluster_of = clusters([n["id"] for n in nodes], weighted)
-    return {
-        "hub": slug, "url": hub_url(request, slug),
-        "max_distance": app_state(request).settings.graph_max_distance,
-        "nodes": [{"id": n["id"], "title": n["title"], "url": doc_url(request, n["id"]),
-                   "size": n["chars"], "cluster": cluster_of[n["id"]]} for n in nodes],
-        "edges": [{"source": a, "target": b, "weight": w} for a, b, w in weighted],
-    }
+    return await graph_service.hub_graph(app_state(request), urls(request), request.path_params["slug"])
 
 
 GRAPH = obj(["hub", "url", "nodes", "edges"], hub=TEXT, url=TEXT,

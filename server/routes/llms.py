@@ -15,15 +15,12 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from ..errors import unknown_hub
+from ..services import hubs
 from ..web.negotiate import MARKDOWN, markdown_response
 from ..web.openapi import markdown_page, operation
 from ..web.render import member_body
-from ..store import hubs as hub_store
-from ..web.state import app_state, base_url, doc_url
-from .hubs import load_hub
-
-FULL_BATCH = 100
+from ..web.state import app_state
+from ..web.urls import base_url, urls
 
 
 def _note(text: str) -> str:
@@ -34,17 +31,16 @@ def _note(text: str) -> str:
            responses={200: markdown_page("The index")})
 async def site_llms(request: Request) -> Response:
     base = base_url(request)
-    async with app_state(request).db.public.connection() as conn:
-        hubs = await hub_store.listed_hubs(conn)
+    listed = await hubs.listed(app_state(request))
     lines = ["# Memory.Wiki", "",
              "> An AI-memory hub: markdown pages at permanent URLs, grouped into hubs and bundles. "
              "Every page is markdown at its URL plus `.md`; each hub has its own llms.txt.", "",
-             f"This server lists {len(hubs)} hub{'' if len(hubs) == 1 else 's'}. Ask a hub a question with "
+             f"This server lists {len(listed)} hub{'' if len(listed) == 1 else 's'}. Ask a hub a question with "
              f"`POST {base}/api/hub/<slug>/recall` and a JSON body `{{\"question\": \"...\"}}`.", "",
              "## Hubs", ""]
     lines += [f"- [{h['slug']}]({base}/hub/{h['slug']}/llms.txt)"
               + _note(h["description"] or f"{h['docs']} public page{'' if h['docs'] == 1 else 's'}")
-              for h in hubs]
+              for h in listed]
     lines += ["", "## Optional", "",
               f"- [Hub indexes]({base}/hub/<slug>.md): a hub's pages and bundles as one markdown index",
               f"- [Home]({base}/): the same list of hubs for people"]
@@ -75,33 +71,24 @@ def hub_llms_text(request: Request, hub: dict[str, Any]) -> str:
 @operation("A hub's llms.txt: its public pages, one line each", tag="pages", page=True, errors=(404,),
            responses={200: markdown_page("The hub's index")})
 async def hub_llms(request: Request) -> Response:
-    return markdown_response(hub_llms_text(request, await load_hub(request)))
+    hub = await hubs.contents(app_state(request), urls(request), request.path_params["slug"])
+    return markdown_response(hub_llms_text(request, hub))
 
 
 @operation("A hub's llms-full.txt: every public page in full, streamed", tag="pages", page=True, errors=(404,),
            responses={200: markdown_page("The hub's pages")})
 async def hub_llms_full(request: Request) -> Response:
-    state = app_state(request)
     slug = request.path_params["slug"]
-    async with state.db.public.connection() as conn:
-        hub = await hub_store.find_hub(conn, slug)
-    if hub is None:
-        raise unknown_hub(slug)
+    docs = await hubs.full_text(app_state(request), slug)
+    page_urls = urls(request)
 
     async def pages() -> AsyncIterator[str]:
         yield (f"# {slug}\n\n> Every public page of the hub {slug} in full, oldest first: each under its own "
                "`## Title`, its headings one level down.\n")
-        after = None
-        while True:
-            async with state.db.public.connection() as conn:
-                batch = await hub_store.hub_docs_batch(conn, hub["id"], after, FULL_BATCH)
-            for doc in batch:
-                url = doc_url(request, doc["id"])
-                yield (f"\n---\n\n## {' '.join(doc['title'].split())}\n\n<{url}> · updated "
-                       f"{doc['updated_at'].date().isoformat()}\n\n{member_body(doc).strip()}\n")
-            if len(batch) < FULL_BATCH:
-                return
-            after = (batch[-1]["created_at"], batch[-1]["id"])
+        async for doc in docs:
+            url = page_urls.doc(doc["id"])
+            yield (f"\n---\n\n## {' '.join(doc['title'].split())}\n\n<{url}> · updated "
+                   f"{doc['updated_at'].date().isoformat()}\n\n{member_body(doc).strip()}\n")
 
     return StreamingResponse(pages(), media_type=MARKDOWN, headers={"Vary": "Accept"})
 

@@ -8,7 +8,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
 from .templating import templates
-from .state import base_url
+from .urls import base_url
 
 MARKDOWN = "text/markdown; charset=utf-8"
 

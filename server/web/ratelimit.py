@@ -41,6 +41,7 @@ class RateLimited(Exception):
 
 
 def client_key(request: Request) -> str:
+    """The key a request's client is counted under: its address."""
     return request.client.host if request.client else "unknown"
 
 
@@ -61,18 +62,16 @@ class RateLimits:
             f"too many {WHAT[kind]} from this client (limit {item.amount} per {item.multiples} "
             f"{item.GRANULARITY.name}); try again in {retry_after} s", retry_after)
 
-    def check(self, request: Request, kind: str) -> None:
+    def check(self, client: str, kind: str) -> None:
         """Before an attempt: 429 when this client has no budget left (counts nothing)."""
-        key = client_key(request)
-        if not self._limiter.test(self._items[kind], kind, key):
-            raise self._refusal(kind, key)
+        if not self._limiter.test(self._items[kind], kind, client):
+            raise self._refusal(kind, client)
 
-    def failed(self, request: Request, kind: str) -> None:
+    def failed(self, client: str, kind: str) -> None:
         """After a failed attempt: spend one from the budget."""
-        self._limiter.hit(self._items[kind], kind, client_key(request))
+        self._limiter.hit(self._items[kind], kind, client)
 
-    def spend(self, request: Request, kind: str) -> None:
+    def spend(self, client: str, kind: str) -> None:
         """Count this request; 429 when it is one over the budget."""
-        key = client_key(request)
-        if not self._limiter.hit(self._items[kind], kind, key):
-            raise self._refusal(kind, key)
+        if not self._limiter.hit(self._items[kind], kind, client):
+            raise self._refusal(kind, client)

@@ -11,6 +11,7 @@ from html import escape
 from typing import Any
 
 from markdown_it import MarkdownIt
+from markupsafe import Markup
 from mdit_py_plugins.anchors import anchors_plugin
 from mdit_py_plugins.anchors.index import slugify as anchor_slugify
 from pygments import highlight
@@ -20,13 +21,15 @@ from pygments.util import ClassNotFound
 
 from memorywiki.formats.mdutil import inline_text, shift_headings, split_title
 
+from ..store.recall import MARK_END, MARK_START
+
 
 # Ids the page's own parts use; a heading that slugs to one of them gets a suffix instead.
 RESERVED_IDS = frozenset({"main", "toc", "content", "search", "results"})
 TOC_LEVELS = (1, 2, 3)
-# A page's rendered HTML is kept by its text: a 10,000-row table costs its parse once.
+# A page's rendered HTML is kept by its text: a huge table costs its parse once.
 RENDER_CACHE = 256
-# Past this a code block stays plain text: colouring 20,000 lines takes seconds and helps nobody.
+# Past this a code block stays plain text: colouring that much is slow and helps nobody.
 HIGHLIGHT_MAX_CHARS = 50_000
 
 
@@ -54,7 +57,7 @@ def _slug(text: str) -> str:
 def _new_md(anchors: bool) -> MarkdownIt:
     # html=False escapes raw HTML (scripts included); markdown-it's validateLink already
     # refuses javascript:, vbscript:, file: and non-image data: URLs. The commonmark preset
-    # nests at most 20 blocks deep, so a 500-deep list renders flat instead of hanging.
+    # caps how deep blocks nest, so a pathologically deep list renders flat instead of hanging.
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False,
                                    "highlight": _highlight})
     md.enable("table").enable("strikethrough")
@@ -88,7 +91,7 @@ def render_page(markdown: str) -> Rendered:
     return Rendered(md.renderer.render(tokens, md.options, env), tuple(toc))
 
 
-# Longer texts render in a worker thread, so a 10,000-row table never stalls other requests.
+# Longer texts render in a worker thread, so a huge table never stalls other requests.
 OFF_LOOP_CHARS = 20_000
 
 
@@ -105,6 +108,11 @@ def markdown_to_html(markdown: str) -> str:
     return _md(False).render(markdown)
 
 
+def highlighted(snippet: str) -> Markup:
+    """A search headline as HTML: the text escaped, then its match marks turned into <mark>."""
+    return Markup(escape(snippet).replace(MARK_START, "<mark>").replace(MARK_END, "</mark>"))
+
+
 # For text only, never rendered to HTML: with html on, raw tags are tokens of their own and
 # drop out of the text instead of showing as `<b>`. Blocks are parsed first, and only the
 # paragraphs a summary reads get their (costly) inline pass.
@@ -118,7 +126,7 @@ _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 SUMMARY_CHARS = 160
 
 
-@lru_cache(maxsize=4096)  # a hub page summarises up to 1000 docs on every request
+@lru_cache(maxsize=4096)  # a hub page summarises many docs on every request
 def summary(markdown: str, limit: int = SUMMARY_CHARS) -> str:
     """One line for an index: the opening prose as a reader sees it (rendered, then its
     text), cut on a word boundary with an ellipsis. Headings, code and tables are skipped.

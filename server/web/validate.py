@@ -9,7 +9,6 @@ from typing import Any
 
 from starlette.requests import Request
 
-from memorywiki.formats.mdutil import split_title
 from memorywiki.formats.storable import first_unstorable
 
 from ..errors import ApiError, BadRequest, TooLarge
@@ -137,29 +136,10 @@ def get_dict(data: dict, key: str, default: Any = None) -> Any:
     return value
 
 
-def page_content(title: str | None, markdown: str, *, max_title: int,
-                 default_title: str | None = None) -> tuple[str, str]:
-    """A page's title and body as stored, the same for every way a page comes in.
-
-    The title rule (`split_title`) runs first; then a page needs a title and some text:
-    a page with an empty body is refused, whether it is sent to the API or by the CLI.
-    """
-    title, body = split_title(title, markdown)
-    title = title or default_title
-    if not title:
-        raise BadRequest("missing_field", "'title' is required (or open 'markdown' with a `# Title` line)")
-    if len(title) > max_title:
-        raise BadRequest("invalid_field", f"'title' is longer than {max_title} characters")
-    if not body.strip():
-        said = "holds nothing but its title" if markdown.strip() else "is empty"
-        raise BadRequest("empty_markdown", f"'markdown' {said}: a page needs some text")
-    return title, body
-
-
 _DIGITS = re.compile(r"[0-9]+")
 
 
-def query_int(request: Any, key: str, *, default: int, low: int, high: int) -> int:
+def query_int(request: Any, key: str, *, default: int | None, low: int, high: int) -> int | None:
     """An integer query parameter (`?page=2`), or a 400 that names it."""
     raw = request.query_params.get(key)
     if raw is None or raw == "":

@@ -1,0 +1,155 @@
+"""Who may do what: edit tokens, hub owner tokens, passwords and access tokens.
+
+Every check of a token or password goes through the client's rate limit (server/web/ratelimit.py):
+refused tokens and wrong passwords are counted, and a client that spent its budget gets 429
+before anything is checked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import psycopg
+
+from ..errors import Forbidden, Unauthorized, unknown_hub
+from ..store import access, hubs
+from ..tokens import hash_token, verify_password
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """What a request offered to prove its rights, parsed once by the web layer."""
+
+    bearer: str | None = None  # Authorization: Bearer (an owner or edit token)
+    edit_token: str | None = None  # X-Edit-Token (beside a hub owner's bearer when moving a doc)
+    password: str | None = None  # X-Doc-Password, or the password form's field
+    access_token: str | None = None  # X-Doc-Access or ?access=
+    client: str = "unknown"  # whom the rate limits count
+
+    @property
+    def tokens(self) -> list[str]:
+        return [t for t in (self.bearer, self.edit_token) if t]
+
+    @property
+    def given(self) -> bool:
+        return bool(self.tokens or self.password or self.access_token)
+
+
+NO_CREDENTIALS = Credentials()
+
+
+class Limits(Protocol):
+    """The rate limits (server/web/ratelimit.py), keyed by client."""
+
+    def check(self, client: str, kind: str) -> None: ...
+
+    def failed(self, client: str, kind: str) -> None: ...
+
+    def spend(self, client: str, kind: str) -> None: ...
+
+
+class Access:
+    """The checks for one request's credentials."""
+
+    def __init__(self, limits: Limits, credentials: Credentials):
+        self.limits = limits
+        self.credentials = credentials
+
+    def _check(self, kind: str) -> None:
+        self.limits.check(self.credentials.client, kind)
+
+    def _failed(self, kind: str) -> None:
+        self.limits.failed(self.credentials.client, kind)
+
+    async def hub_owner(self, conn: psycopg.AsyncConnection, slug: str) -> dict[str, Any]:
+        """The hub {"id", "slug"}, once the bearer token proved it owns it."""
+        hub = await hubs.find_hub(conn, slug)
+        if hub is None:
+            raise unknown_hub(slug)
+        token = self.credentials.bearer
+        if token is None:
+            raise Unauthorized("unauthorized",
+                               f"writing to hub '{slug}' needs its owner token (Authorization: Bearer ...)")
+        self._check("token")
+        if not await hubs.is_owner(conn, hub["id"], hash_token(token)):
+            self._failed("token")
+            raise Forbidden("forbidden", f"that token does not own hub '{slug}'")
+        return hub
+
+    async def edit_credential(self, conn: psycopg.AsyncConnection, doc: dict[str, Any]) -> str | None:
+        """Which credential may edit the doc: "owner" (the owner token of the hub it lives in),
+        "edit_token" (its own edit token), or None. The owner wins when both are sent."""
+        found = None
+        tokens = self.credentials.tokens
+        if tokens:
+            self._check("token")
+        for token in tokens:
+            hashed = hash_token(token)
+            if doc["hub_id"] is not None and await hubs.is_owner(conn, doc["hub_id"], hashed):
+                return "owner"
+            if hashed == doc["edit_token_hash"]:
+                found = "edit_token"
+        return found
+
+    async def can_edit(self, conn: psycopg.AsyncConnection, doc: dict[str, Any]) -> bool:
+        return await self.edit_credential(conn, doc) is not None
+
+    async def require_edit(self, conn: psycopg.AsyncConnection, doc: dict[str, Any]) -> str:
+        """The credential that may edit the doc ("owner" or "edit_token"), or 401/403."""
+        if not self.credentials.tokens:
+            raise Unauthorized("unauthorized", "editing needs the doc's edit token or its hub's owner token")
+        via = await self.edit_credential(conn, doc)  # checks the client's budget first
+        if via is None:
+            self._failed("token")
+            raise Forbidden("forbidden", "that token cannot edit this doc")
+        return via
+
+    async def require_restore(self, conn: psycopg.AsyncConnection, doc: dict[str, Any]) -> str:
+        """Who may restore a version. A live doc: whoever may edit it. A deleted doc: its owner
+        only, i.e. the hub's owner token, or for a doc in no hub its edit token (the only
+        credential such a doc has). An edit token of a hub doc cannot bring back what was
+        deleted: the hub owner decides (a token may have been deleted with the doc because it leaked)."""
+        via = await self.require_edit(conn, doc)
+        if doc["deleted_at"] is not None and doc["hub_id"] is not None and via != "owner":
+            raise Forbidden("forbidden", "only the hub's owner token can restore a deleted doc")
+        return via
+
+    async def owns_deleted(self, conn: psycopg.AsyncConnection, doc: dict[str, Any]) -> bool:
+        """A deleted doc is its owner's only: the hub's owner token, or for a doc in no hub
+        its edit token."""
+        via = await self.edit_credential(conn, doc)
+        return via == "owner" or (via is not None and doc["hub_id"] is None)
+
+    async def can_read_private(self, conn: psycopg.AsyncConnection, doc: dict[str, Any]) -> bool:
+        """A private doc opens to its editors, to its password, or to an issued access token."""
+        if doc["deleted_at"] is not None:
+            return False
+        if await self.can_edit(conn, doc):
+            return True
+        if doc["is_draft"]:
+            return False
+        password = self.credentials.password
+        if doc["password_hash"] is not None:
+            if not password:
+                return False
+            self._check("password")
+            if not verify_password(doc["password_hash"], password):
+                self._failed("password")
+                return False
+        if doc["allowed_emails"]:
+            token = self.credentials.access_token
+            if not token:
+                return False
+            self._check("token")
+            email = await access.email_for(conn, hash_token(token), doc["id"])
+            if email is None or email.lower() not in {e.lower() for e in doc["allowed_emails"]}:
+                self._failed("token")
+                return False
+        return True
+
+    def refused(self) -> None:
+        """A read that sent credentials and still found nothing it may see: one refused token
+        (a guess at a private doc's token looks exactly like this)."""
+        if self.credentials.tokens:
+            self._failed("token")

@@ -1,0 +1,79 @@
+"""Bundles: a curated reading order of docs in a hub, embedded as one vector."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import ApiError, not_found
+from ..store import bundles as bundle_store
+from ..tokens import looks_like_id, new_id
+from . import curation
+from .access import Access, Credentials
+from .context import Context
+from .urls import Urls
+
+MAX_TITLE = 500
+MAX_DESCRIPTION = 5000
+
+
+async def _check_members(conn, hub_id: int, doc_ids: list[str]) -> list[str]:
+    if len(set(doc_ids)) != len(doc_ids):
+        raise ApiError(400, "invalid_field", "'doc_ids' lists a doc twice")
+    missing = await bundle_store.not_in_hub(conn, hub_id, doc_ids)
+    if missing:
+        raise ApiError(400, "unknown_doc", f"not a doc of this hub: {', '.join(sorted(missing))}")
+    return doc_ids
+
+
+async def create(ctx: Context, credentials: Credentials, urls: Urls, *, hub: str, title: str,
+                 description: str, doc_ids: list[str]) -> dict[str, Any]:
+    """A bundle of the hub's docs in this order (owner token)."""
+    access = Access(ctx.limits, credentials)
+    bundle_id = new_id()
+
+    async def insert(conn):
+        owned = await access.hub_owner(conn, hub)
+        await bundle_store.insert_bundle(conn, bundle_id, owned["id"], title, description,
+                                         await _check_members(conn, owned["id"], doc_ids))
+
+    await ctx.db.write(insert)
+    ctx.wake_worker()
+    return {"id": bundle_id, "url": urls.bundle(bundle_id)}
+
+
+async def _owned_bundle(conn, access: Access, bundle_id: str) -> dict[str, Any]:
+    if not looks_like_id(bundle_id):
+        raise not_found("bundle")
+    bundle = await bundle_store.lock_bundle(conn, bundle_id)
+    if bundle is None:
+        raise not_found("bundle")
+    await access.hub_owner(conn, bundle["slug"])
+    return bundle
+
+
+async def edit(ctx: Context, credentials: Credentials, urls: Urls, bundle_id: str, changes: dict[str, Any],
+               doc_ids: list[str] | None) -> dict[str, Any]:
+    """Change title or description (`changes`) or the members (`doc_ids`, None: unchanged);
+    the bundle alone is re-embedded."""
+    access = Access(ctx.limits, credentials)
+
+    async def apply(conn):
+        bundle = await _owned_bundle(conn, access, bundle_id)
+        members = await _check_members(conn, bundle["hub_id"], doc_ids) if doc_ids is not None else None
+        await bundle_store.update_bundle(conn, bundle_id, changes, members)
+
+    await ctx.db.write(apply)
+    ctx.wake_worker()
+    return {"id": bundle_id, "url": urls.bundle(bundle_id)}
+
+
+async def read(ctx: Context, bundle_id: str, *, analysis: bool = False) -> tuple[dict, list[dict], dict | None]:
+    """The bundle, its public members in reading order (read as the public role) and, when
+    asked for, its analysis."""
+    if not looks_like_id(bundle_id):
+        raise not_found("bundle")
+    async with ctx.db.public.connection() as conn:
+        bundle, members = await bundle_store.public_bundle(conn, bundle_id)
+    if bundle is None:
+        raise not_found("bundle")
+    return bundle, members, await curation.bundle_analysis(ctx, bundle["id"]) if analysis else None

@@ -1,0 +1,244 @@
+"""Docs: save, read as the reader may see them, edit, delete, and access tokens for restricted docs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from memorywiki.formats.mdutil import split_title
+
+from ..errors import ApiError, BadRequest, Conflict, not_found
+from ..store import access as access_store
+from ..store import docs as doc_store
+from ..store import graph as graph_store
+from ..store import hubs as hub_store
+from ..tokens import hash_password, hash_token, looks_like_id, new_token
+from .access import Access, Credentials
+from .context import Context
+from .urls import Urls
+
+MAX_TITLE = 500
+MAX_SOURCE = 200
+
+
+@dataclass(frozen=True)
+class NewDoc:
+    """A page to save, its title and body already through `page_content`."""
+
+    title: str
+    markdown: str
+    hub: str | None = None
+    source: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    is_draft: bool = False
+    password: str | None = None
+    allowed_emails: list[str] = field(default_factory=list)
+    external_id: str | None = None
+    dedupe: bool = True
+
+
+def page_content(title: str | None, markdown: str, *, max_title: int,
+                 default_title: str | None = None) -> tuple[str, str]:
+    """A page's title and body as stored, the same for every way a page comes in.
+
+    The title rule (`split_title`) runs first; then a page needs a title and some text:
+    a page with an empty body is refused, whether it is sent to the API or by the CLI.
+    """
+    title, body = split_title(title, markdown)
+    title = title or default_title
+    if not title:
+        raise BadRequest("missing_field", "'title' is required (or open 'markdown' with a `# Title` line)")
+    if len(title) > max_title:
+        raise BadRequest("invalid_field", f"'title' is longer than {max_title} characters")
+    if not body.strip():
+        said = "holds nothing but its title" if markdown.strip() else "is empty"
+        raise BadRequest("empty_markdown", f"'markdown' {said}: a page needs some text")
+    return title, body
+
+
+def doc_json(urls: Urls, doc: dict[str, Any], hub_slug: str | None, *, owner_view: bool) -> dict[str, Any]:
+    body = {
+        "id": doc["id"], "url": urls.doc(doc["id"]), "title": doc["title"],
+        "markdown": doc["markdown"], "hub": hub_slug, "source": doc.get("source"),
+        "meta": doc.get("meta") or {}, "version": doc["version"],
+        "created_at": doc["created_at"].isoformat(), "updated_at": doc["updated_at"].isoformat(),
+    }
+    if owner_view:
+        body.update({
+            "is_draft": doc["is_draft"], "has_password": doc["password_hash"] is not None,
+            "allowed_emails": doc["allowed_emails"],
+            "indexed": doc["embedded_hash"] == doc["source_hash"],
+        })
+    return body
+
+
+def already_captured(urls: Urls, doc_id: str) -> str:
+    return f"already captured as {urls.doc(doc_id)}; send \"dedupe\": false for a separate page"
+
+
+def saved_json(urls: Urls, doc: dict[str, Any], status: str, edit_token: str) -> dict[str, Any]:
+    """What a save answers: the edit token only when the doc was created by it."""
+    body = {"id": doc["id"], "url": urls.doc(doc["id"]), "version": doc["version"], "status": status,
+            "edit_token": edit_token if status == "created" else None}
+    if status == "exists":
+        body["message"] = already_captured(urls, doc["id"])
+    return body
+
+
+async def create(ctx: Context, credentials: Credentials, urls: Urls, new: NewDoc) -> dict[str, Any]:
+    """Save a page: a new doc, the hub's doc with this importer id, or (with `dedupe`) the
+    hub's live doc that already holds this content."""
+    if new.external_id is not None and not new.hub:
+        raise ApiError(400, "missing_field", "'external_id' needs a 'hub': ids are unique per hub")
+    access = Access(ctx.limits, credentials)
+    password_hash = hash_password(new.password) if new.password else None
+    edit_token = new_token("mwe")
+
+    async def save(conn):
+        hub = await access.hub_owner(conn, new.hub) if new.hub else None
+        return await doc_store.save_doc(
+            conn, hub_id=hub["id"] if hub else None, external_id=new.external_id, title=new.title,
+            markdown=new.markdown, source=new.source, meta=new.meta, is_draft=new.is_draft,
+            password_hash=password_hash, allowed_emails=new.allowed_emails,
+            edit_token_hash=hash_token(edit_token), via="owner" if hub else "anonymous", dedupe=new.dedupe)
+
+    doc, status = await ctx.db.write(save)
+    ctx.wake_worker()
+    return saved_json(urls, doc, status, edit_token)
+
+
+async def readable(ctx: Context, credentials: Credentials, doc_id: str) -> tuple[dict[str, Any], bool]:
+    """The doc as these credentials may see it, and whether they see it as an editor.
+
+    Without credentials the read runs on the public pool, where row-level security
+    decides; credentials are checked one by one on the owner pool.
+    """
+    if not looks_like_id(doc_id):
+        raise not_found("doc")
+    access = Access(ctx.limits, credentials)
+    if credentials.given:
+        async with ctx.db.owner.connection() as conn:
+            doc = await doc_store.find_doc(conn, doc_id)
+            if doc is not None and await access.can_read_private(conn, doc):
+                doc["hub_slug"] = await hub_store.hub_slug(conn, doc["hub_id"])
+                return doc, await access.can_edit(conn, doc)
+    async with ctx.db.public.connection() as conn:
+        doc = await doc_store.public_doc(conn, doc_id)
+    if doc is None:
+        if credentials.given:
+            access.refused()
+        raise not_found("doc")
+    return doc, False
+
+
+async def read(ctx: Context, credentials: Credentials, urls: Urls, doc_id: str) -> dict[str, Any]:
+    """The doc as JSON; its private fields only for a credential that may edit it."""
+    doc, owner_view = await readable(ctx, credentials, doc_id)
+    return doc_json(urls, doc, doc.get("hub_slug"), owner_view=owner_view)
+
+
+async def _lock_for_edit(conn, access: Access, doc_id: str) -> tuple[dict[str, Any], str]:
+    """The doc, row-locked for this transaction, once the credentials proved they may edit
+    it, and the credential that proved it ("owner" or "edit_token")."""
+    doc = await doc_store.lock_doc(conn, doc_id)
+    if doc is None:
+        raise not_found("doc")
+    return doc, await access.require_edit(conn, doc)
+
+
+def check_version(doc: dict[str, Any], expected: int | None) -> None:
+    """409 when the doc moved on since the caller read it. The body carries the current
+    version (number, title, markdown, updated_at), so an editor can show both sides; only
+    callers that proved they may edit the doc get here."""
+    if expected is None or expected == doc["version"]:
+        return
+    raise Conflict("version_conflict",
+                   f"the doc is at version {doc['version']}, not {expected}; reload and retry",
+                   expected=expected,
+                   current={"version": doc["version"], "title": doc["title"], "markdown": doc["markdown"],
+                            "updated_at": doc["updated_at"].isoformat()})
+
+
+def _apply_title_rule(doc: dict[str, Any], changes: dict[str, Any]) -> None:
+    """The title rule for an edit: a new body is checked like a new page; a rename alone
+    only drops a body heading that now repeats the title (never empties a page)."""
+    if "markdown" in changes:
+        changes["title"], changes["markdown"] = page_content(
+            changes.get("title", doc["title"]), changes["markdown"], max_title=MAX_TITLE)
+    elif "title" in changes:
+        _, body = split_title(changes["title"], doc["markdown"])
+        if body.strip() and body != doc["markdown"]:
+            changes["markdown"] = body
+
+
+MOVE = "hub"  # the key of `changes` that moves the doc: a hub's slug, or None for no hub
+
+
+async def edit(ctx: Context, credentials: Credentials, urls: Urls, doc_id: str, changes: dict[str, Any],
+               expected: int | None) -> dict[str, Any]:
+    """Apply `changes` (doc columns; "password" as plain text, None or "" to clear it; "hub"
+    as a slug) if the doc is still at `expected`; the doc as saved."""
+    access = Access(ctx.limits, credentials)
+    columns = {k: v for k, v in changes.items() if k not in ("password", MOVE)}
+    if "password" in changes:
+        columns["password_hash"] = hash_password(changes["password"]) if changes["password"] else None
+
+    async def apply(conn):
+        doc, via = await _lock_for_edit(conn, access, doc_id)
+        wanted = dict(columns)  # a retried run starts again from the request's own changes
+        if MOVE in changes:
+            slug = changes[MOVE]
+            wanted["hub_id"] = (await access.hub_owner(conn, slug))["id"] if slug else None
+        check_version(doc, expected)
+        _apply_title_rule(doc, wanted)
+        updated = await doc_store.update_doc(conn, doc, wanted, via=via)
+        if updated["hub_id"] != doc["hub_id"]:  # its neighbours are in the new hub now
+            await graph_store.refresh_doc_edges(conn, doc_id, ctx.settings.edge_rule)
+        return updated, await hub_store.hub_slug(conn, updated["hub_id"])
+
+    updated, slug = await ctx.db.write(apply)
+    ctx.wake_worker()
+    return doc_json(urls, updated, slug, owner_view=True)
+
+
+async def delete(ctx: Context, credentials: Credentials, doc_id: str) -> dict[str, Any]:
+    """Soft delete: the doc leaves every public read at once; its owner can restore it."""
+    access = Access(ctx.limits, credentials)
+
+    async def remove(conn):
+        _, via = await _lock_for_edit(conn, access, doc_id)
+        await doc_store.soft_delete(conn, doc_id, via=via)
+
+    await ctx.db.write(remove)
+    return {"id": doc_id, "deleted": True}
+
+
+async def issue_access(ctx: Context, credentials: Credentials, urls: Urls, doc_id: str,
+                       email: str) -> dict[str, Any]:
+    """The owner of an email-restricted doc gives one of its allowed readers an access token."""
+    access = Access(ctx.limits, credentials)
+    token = new_token("mwa")
+
+    async def issue(conn):
+        doc, _ = await _lock_for_edit(conn, access, doc_id)
+        if email not in doc["allowed_emails"]:
+            raise ApiError(400, "not_allowed", f"{email} is not in this doc's allowed_emails")
+        await access_store.issue(conn, hash_token(token), doc_id, email)
+
+    await ctx.db.write(issue)
+    return {"access_token": token, "email": email, "url": f"{urls.doc(doc_id)}?access={token}"}
+
+
+async def for_editor(ctx: Context, doc_id: str) -> dict[str, Any]:
+    """What the editor page may show without a token: a public doc whole; of a private one,
+    only that it exists (the page's script fetches it with the browser's token)."""
+    if not looks_like_id(doc_id):
+        raise not_found("doc")
+    async with ctx.db.public.connection() as conn:
+        public = await doc_store.public_doc(conn, doc_id)
+    if public is not None:
+        return {**public, "private": False}
+    async with ctx.db.owner.connection() as conn:
+        if await doc_store.find_doc(conn, doc_id) is None:
+            raise not_found("doc")
+    return {"id": doc_id, "private": True}

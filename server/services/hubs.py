@@ -1,0 +1,144 @@
+"""Hubs: create one, list or describe it, and read its public docs and bundles (and search them)."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, AsyncIterator
+
+from ..errors import ApiError, Conflict, unknown_hub
+from ..store import hubs as hub_store
+from ..store import recall as recall_store
+from ..tokens import hash_token, new_token
+from ..web.render import plain_text, summary
+from . import curation, recall
+from .access import Access, Credentials
+from .context import Context
+from .urls import Urls
+
+SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
+RESERVED = {"api", "raw", "hub", "b", "healthz", "static", "admin", "new", "login"}
+MAX_DESCRIPTION = 500
+SEARCH_RESULTS = 10
+FULL_BATCH = 100
+PAGE_CONCEPTS = 60
+
+
+async def create(ctx: Context, urls: Urls, slug: str) -> dict[str, Any]:
+    """A new hub; the answer holds its owner token, shown once."""
+    slug = slug.strip().lower()
+    if not SLUG.match(slug) or slug in RESERVED:
+        raise ApiError(400, "invalid_slug",
+                       "a hub slug is 1-63 lowercase letters, digits or dashes, not starting or ending with a dash")
+    token = new_token("mwo")
+    async with ctx.db.owner.connection() as conn:
+        hub_id = await hub_store.create_hub(conn, slug, hash_token(token))
+    if hub_id is None:
+        raise Conflict("hub_taken", f"hub '{slug}' already exists")
+    return {"slug": slug, "url": urls.hub(slug), "owner_token": token}
+
+
+async def update(ctx: Context, credentials: Credentials, urls: Urls, slug: str, *, listed: bool | None,
+                 description: str | None) -> dict[str, Any]:
+    """The owner lists the hub on the home page and /llms.txt (or unlists it), and gives it
+    the one-line description those show (None: unchanged)."""
+    access = Access(ctx.limits, credentials)
+    if description is not None:
+        description = " ".join(description.split())
+
+    async def change(conn):
+        hub = await access.hub_owner(conn, slug)
+        return await hub_store.update_hub(conn, hub["id"], listed=listed, description=description)
+
+    hub = await ctx.db.write(change)
+    return {"slug": hub["slug"], "url": urls.hub(hub["slug"]), "listed": hub["listed"],
+            "description": hub["description"]}
+
+
+async def listed(ctx: Context) -> list[dict[str, Any]]:
+    """The hubs their owners listed, with their public page counts."""
+    async with ctx.db.public.connection() as conn:
+        return await hub_store.listed_hubs(conn)
+
+
+def _doc_entry(urls: Urls, d: dict[str, Any]) -> dict[str, Any]:
+    return {"id": d["id"], "title": d["title"], "url": urls.doc(d["id"]),
+            "updated_at": d["updated_at"].isoformat(), "summary": summary(d["head"])}
+
+
+async def contents(ctx: Context, urls: Urls, slug: str, *, page: int = 1,
+                   per_page: int | None = None) -> dict[str, Any]:
+    """The hub's public contents, read as the public role: one page of docs (newest first)
+    or, with no `per_page`, all of them."""
+    async with ctx.db.public.connection() as conn:
+        hub = await hub_store.find_hub(conn, slug)
+        if hub is None:
+            raise unknown_hub(slug)
+        offset = (page - 1) * per_page if per_page else 0
+        docs, total, bundles = await hub_store.hub_contents(conn, hub["id"], limit=per_page, offset=offset)
+    pages = max(1, math.ceil(total / per_page)) if per_page else 1
+    return {
+        "slug": slug, "url": urls.hub(slug), "description": hub["description"],
+        "listed": hub["listed"], "hub_id": hub["id"],
+        "docs": [_doc_entry(urls, d) for d in docs],
+        "bundles": [{"id": b["id"], "title": b["title"], "description": b["description"],
+                     "url": urls.bundle(b["id"])} for b in bundles],
+        "total_docs": total, "page": page, "pages": pages,
+    }
+
+
+async def listing(ctx: Context, urls: Urls, slug: str, *, page: int, per_page: int) -> dict[str, Any]:
+    """One page of the hub's public docs as the API answers it, with the next page's URL."""
+    hub = await contents(ctx, urls, slug, page=page, per_page=per_page)
+    hub.pop("hub_id")
+    hub["per_page"] = per_page
+    hub["next"] = (f"{urls.base}/api/hub/{hub['slug']}?page={page + 1}&per_page={per_page}"
+                   if page < hub["pages"] else None)
+    return hub
+
+
+async def search(ctx: Context, urls: Urls, slug: str, question: str) -> dict[str, Any]:
+    """The recall endpoint's answer for the search box, with snippets (their matches between
+    recall_store.MARK_START and MARK_END) and breadcrumbs."""
+    found = await recall.answer(ctx, urls, recall.Question(slug, recall.check_question(question), k=SEARCH_RESULTS))
+    async with ctx.db.public.connection() as conn:
+        snippets = await recall_store.headlines(conn, question, [plain_text(r["markdown"]) for r in found["results"]])
+    results = []
+    for r, snippet in zip(found["results"], snippets):
+        crumbs = [part.strip() for part in r["heading_path"].split(" > ")]
+        results.append({"title": r["title"], "url": r["doc_url"], "sections": crumbs[1:], "snippet": snippet})
+    return {"results": results, "mode": found["mode"], "vector_note": found.get("vector_note")}
+
+
+async def page(ctx: Context, urls: Urls, slug: str, *, page: int, per_page: int, question: str) -> dict[str, Any]:
+    """What the hub's page shows: a page of its docs, its bundles, the search's answer when
+    there is a question, and with curation on its concepts and suggested bundles."""
+    hub = await contents(ctx, urls, slug, page=page, per_page=per_page)
+    hub["found"] = await search(ctx, urls, slug, question) if question else None
+    if ctx.settings.curation:
+        concepts, _ = await curation.hub_concepts(ctx, urls, hub["hub_id"])
+        hub["concepts"] = [curation.concept_json(c) for c in concepts[:PAGE_CONCEPTS]]
+        hub["suggestions"] = await curation.open_suggestions(ctx, urls, hub["hub_id"])
+    return hub
+
+
+async def full_text(ctx: Context, slug: str) -> AsyncIterator[dict[str, Any]]:
+    """Every public doc of the hub, oldest first, read a batch at a time so a large hub never
+    sits in memory. An unknown hub raises before the first doc."""
+    async with ctx.db.public.connection() as conn:
+        hub = await hub_store.find_hub(conn, slug)
+    if hub is None:
+        raise unknown_hub(slug)
+
+    async def docs() -> AsyncIterator[dict[str, Any]]:
+        after = None
+        while True:
+            async with ctx.db.public.connection() as conn:
+                batch = await hub_store.hub_docs_batch(conn, hub["id"], after, FULL_BATCH)
+            for doc in batch:
+                yield doc
+            if len(batch) < FULL_BATCH:
+                return
+            after = (batch[-1]["created_at"], batch[-1]["id"])
+
+    return docs()

@@ -1,0 +1,213 @@
+"""Recall: the chunks, docs or bundles of a hub that answer a question, read as the public role."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from ..embedding.embedders import EmbedderError
+from ..embedding.rerank import RerankError
+from ..errors import ApiError, unknown_hub
+from ..store import recall
+from ..store.hubs import find_hub_for_recall
+from ..store.space import current_space, vector_backlog
+from ..web.timing import Phases
+from .context import Context
+from .urls import Urls
+
+log = logging.getLogger("memorywiki.recall")
+
+LEVELS = ("chunk", "doc", "bundle")
+MAX_QUESTION = 4000
+MAX_RERANK = 50  # fused candidates the reranker sees at most (k's own upper bound)
+
+
+@dataclass(frozen=True)
+class Question:
+    slug: str
+    question: str
+    k: int = 5
+    level: str = "chunk"
+    hybrid: bool = True  # the API, the CLI and MCP agree
+    rerank: bool = False
+
+
+def check_question(question: str) -> str:
+    if len(question) > MAX_QUESTION:
+        raise ApiError(400, "question_too_long", f"'question' is longer than {MAX_QUESTION} characters")
+    return question
+
+
+def _pages(n: int) -> str:
+    return f"{n} page{'' if n == 1 else 's'}"
+
+
+async def _why_no_vectors(ctx: Context, hub_id: int, space: tuple[str, int] | None) -> str:
+    """Why the question's vector cannot be used, in words a user understands (recall then
+    answers from full text)."""
+    async with ctx.db.owner.connection() as conn:
+        owed, replaced = await vector_backlog(conn, hub_id)
+    if (replaced or space is not None) and owed:
+        return f"re-indexing after an embedder change: {_pages(owed)} left"
+    if replaced or space is not None:
+        return "re-indexing after an embedder change: answering from full text"
+    if owed:
+        return f"vectors not ready yet: {_pages(owed)} still indexing"
+    return "vectors not ready yet: answering from full text"
+
+
+async def _await_vector(task: asyncio.Task | None) -> tuple[list[float] | None, str]:
+    if task is None:
+        return None, "no embedder configured: answering from full text"
+    try:
+        return await task, ""
+    except EmbedderError as exc:
+        log.warning("query embedding failed, answering from full text: %s", exc)
+        return None, "the embedder is unreachable: answering from full text"
+
+
+async def question_vector(ctx: Context, hub_id: int, question: str) -> tuple[list[float] | None, int | None, str]:
+    """(vector, dim, "") of a question, through the question lane, or (None, None, why not):
+    for use cases that search one hub by meaning besides recall (the topic reading list)."""
+    if ctx.questions is None:
+        return None, None, "no embedder configured: answering from full text"
+    async with ctx.db.public.connection() as conn:
+        space = await current_space(conn)
+    if space is None or space[0] != ctx.embedder.name:
+        return None, None, await _why_no_vectors(ctx, hub_id, space)
+    qvec, why_not = await _await_vector(asyncio.create_task(ctx.questions.embed(question)))
+    return qvec, (space[1] if qvec is not None else None), why_not
+
+
+def _rerank_text(level: str, result: dict[str, Any]) -> str:
+    if level == "chunk":
+        return f"{result['heading_path']}\n\n{result['markdown']}"
+    if level == "doc":
+        return f"{result['title']}\n\n{result['markdown']}"
+    return f"{result['title']}\n\n{result['description']}"
+
+
+async def _rerank(ctx: Context, question: str, level: str, results: list[dict[str, Any]],
+                  k: int) -> tuple[list[dict[str, Any]], str]:
+    """The fused candidates in the reranker's order, cut to k; or the fused order and why."""
+    if ctx.reranker is None:
+        return results[:k], "no reranker configured (MEMORYWIKI_RERANK_URL): results in fused order"
+    try:
+        scores = await ctx.reranker.scores(question, [_rerank_text(level, r) for r in results])
+    except RerankError as exc:
+        log.warning("rerank failed, answering in fused order: %s", exc)
+        return results[:k], "the reranker is unreachable: results in fused order"
+    for result, score in zip(results, scores):
+        result["rerank_score"] = _round(score)
+    order = sorted(range(len(results)), key=lambda i: -scores[i])  # stable: ties keep the fused order
+    return [results[i] for i in order[:k]], ""
+
+
+def _round(value: Any) -> Any:
+    return round(value, 6) if isinstance(value, float) else value
+
+
+def _scores(r: dict[str, Any]) -> dict[str, Any]:
+    """The fused score, under its name and (deprecated) under the name it had when fusion was
+    RRF, so clients written against `rrf_score` keep ranking and printing the same order."""
+    score = _round(r["score"])
+    return {"score": score, "rrf_score": score}
+
+
+def _results(urls: Urls, level: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if level == "chunk":
+        return [{
+            "markdown": r["markdown"], "heading_path": r["heading_path"], "doc_id": r["doc_id"],
+            "doc_url": urls.doc(r["doc_id"]), "title": r["title"], "chunk_id": r["chunk_id"],
+            **_scores(r), "vector_rank": r["vector_rank"], "fts_rank": r["fts_rank"],
+            "similarity": _round(r["similarity"]), "fts_score": _round(r["fts_score"]),
+        } for r in rows]
+    if level == "doc":
+        return [{
+            "doc_id": r["doc_id"], "doc_url": urls.doc(r["doc_id"]), "title": r["title"],
+            "markdown": r["markdown"], "similarity": _round(r["similarity"]),
+            **_scores(r), "vector_rank": r["vector_rank"], "fts_rank": r["fts_rank"],
+            "fts_score": _round(r["fts_score"]),
+            # the section that ranked the doc (its similarity / fts_score are this section's)
+            "section": {"chunk_id": r["chunk_id"], "heading_path": r["heading_path"],
+                        "markdown": r["section_markdown"]} if r["chunk_id"] is not None else None,
+        } for r in rows]
+    return [{
+        "bundle_id": r["bundle_id"], "bundle_url": urls.bundle(r["bundle_id"]),
+        "title": r["title"], "description": r["description"], "similarity": _round(r["similarity"]),
+    } for r in rows]
+
+
+async def answer(ctx: Context, urls: Urls, q: Question, phases: Phases | None = None) -> dict[str, Any]:
+    """What the recall endpoint answers (the hub page's search box shows the same); `phases`
+    gets where the time went: the hub lookup, the wait for the question's vector once the
+    lookup is done, the recall statement, the rerank."""
+    settings = ctx.settings
+    phases = phases or Phases()
+    question, level, hybrid, k = q.question, q.level, q.hybrid, q.k
+
+    n = min(MAX_RERANK, max(k, settings.rerank_candidates)) if q.rerank and ctx.reranker is not None else k
+    # The question is embedded while the hub and the embedding space are looked up, and, for a
+    # hybrid, while full text reads its candidates (it needs no vector): the model's time then
+    # hides behind BM25's instead of adding to it.
+    task = asyncio.create_task(ctx.questions.embed(question)) if ctx.questions is not None else None
+    fts: recall.FulltextCandidates | None = None
+    try:
+        with phases.span("hub", "the hub's lookup (with full text's candidates when hybrid)"):
+            async with ctx.db.public.connection() as conn:
+                if task is not None and hybrid and level != "bundle":  # the hub and full text's pool at once
+                    hub, fts = await recall.hub_and_fulltext(conn, slug=q.slug, model=ctx.embedder.name,
+                                                             question=question, level=level, k=n,
+                                                             k1=settings.bm25_k1, b=settings.bm25_b)
+                else:
+                    hub = await find_hub_for_recall(conn, q.slug)
+        space = (hub["model"], hub["dim"]) if hub is not None and hub["model"] is not None else None
+        with_vectors = task is not None and space is not None and space[0] == ctx.embedder.name
+        if hub is None:
+            raise unknown_hub(q.slug)
+        if task is not None and not with_vectors:
+            task.cancel()  # no vectors to search yet: answer now, without waiting for the embedder
+            qvec, why_not = None, await _why_no_vectors(ctx, hub["id"], space)
+        elif task is None:
+            qvec, why_not = await _await_vector(None)  # no embedder: nothing to wait for
+        else:
+            with phases.span("embed", "waiting for the question's vector after the lookup"):
+                qvec, why_not = await _await_vector(task)
+    except BaseException:
+        if task is not None and not task.done():
+            task.cancel()
+        raise
+    dim = space[1] if qvec is not None else None
+
+    query = dict(hub_id=hub["id"], question=question, k=n, qvec=qvec, dim=dim)
+    with phases.span("recall", "the recall statement"):
+        async with ctx.db.public.connection() as conn:
+            if level == "bundle":
+                rows = await recall.recall_bundles(conn, **query)
+            else:
+                rows = await (recall.recall_chunks if level == "chunk" else recall.recall_docs)(
+                    conn, **query, hybrid=hybrid, k1=settings.bm25_k1, b=settings.bm25_b, fts=fts)
+    results = _results(urls, level, rows)
+    rerank_note = ""
+    if q.rerank:
+        with phases.span("rerank", "the reranker"):
+            results, rerank_note = await _rerank(ctx, question, level, results, k)
+
+    if qvec is None:
+        mode = "fulltext"
+    elif level == "bundle":
+        mode = "vector"
+    else:
+        mode = "hybrid" if hybrid else "vector"
+    body: dict[str, Any] = {"hub": q.slug, "level": level, "k": k, "mode": mode,
+                            "vector": "ok" if qvec is not None else "unavailable", "results": results}
+    if why_not:
+        body["vector_note"] = why_not
+    if q.rerank:
+        body["reranked"] = not rerank_note
+        if rerank_note:
+            body["rerank_note"] = rerank_note
+    return body
+

@@ -1,0 +1,169 @@
+"""Version history: list a doc's versions, read one, restore one, diff two.
+
+Versions are read by exactly the people who can read the doc: without credentials the
+reads run on the public pool, where row-level security decides for the doc and its versions
+alike; with credentials they are checked on the owner pool, as for the doc itself. A deleted
+doc's versions are readable, and restorable, by its owner only (Access.require_restore).
+A restore is a new version made from an old one's title, markdown and meta (privacy
+settings and the hub stay as they are now), re-indexed like any edit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+from typing import Any, AsyncIterator
+
+from ..errors import BadRequest, NotFound, not_found
+from ..store import docs as doc_store
+from ..store import hubs as hub_store
+from ..store import versions as version_store
+from ..tokens import looks_like_id
+from .access import Access, Credentials
+from .context import Context
+from .docs import check_version, doc_json
+from .urls import Urls
+
+MAX_VERSION = 2**31 - 1  # docs.version is an integer column
+DIFF_CONTEXT = 3
+MAX_DIFF_LINES = 5000  # a diff longer than this is cut, with a note (the twin has the texts)
+
+
+def unknown_version(doc_id: str, number: int) -> NotFound:
+    return NotFound("unknown_version",
+                    f"doc {doc_id} has no version {number}; GET /api/docs/{doc_id}/versions lists them")
+
+
+async def _may_read(conn, access: Access, doc: dict[str, Any]) -> bool:
+    if doc["deleted_at"] is None:
+        return await access.can_read_private(conn, doc)
+    return await access.owns_deleted(conn, doc)
+
+
+@contextlib.asynccontextmanager
+async def _readable_doc(ctx: Context, credentials: Credentials, doc_id: str) -> AsyncIterator[tuple[Any, dict[str, Any]]]:
+    """(connection, doc) for a doc these credentials may read; its versions are read on that
+    connection, so the public pool's row-level security covers them too."""
+    access = Access(ctx.limits, credentials)
+    if credentials.given:
+        async with ctx.db.owner.connection() as conn:
+            doc = await doc_store.find_any_doc(conn, doc_id)
+            if doc is not None and await _may_read(conn, access, doc):
+                yield conn, doc
+                return
+    async with ctx.db.public.connection() as conn:
+        doc = await doc_store.public_doc(conn, doc_id)
+        if doc is None:
+            if credentials.given:
+                access.refused()
+            raise not_found("doc")
+        yield conn, {**doc, "deleted_at": None}
+
+
+def _entry(row: dict[str, Any], *, current: bool) -> dict[str, Any]:
+    return {"version": row["version"], "saved_at": row["saved_at"].isoformat(), "size": row["size"],
+            "title": row["title"], "via": row["saved_via"], "action": row["saved_action"],
+            "restored_from": row["restored_from"], "deleted": row["deleted"], "current": current}
+
+
+def _current_entry(doc: dict[str, Any]) -> dict[str, Any]:
+    return {**doc, "saved_at": doc["updated_at"], "size": len(doc["markdown"].encode("utf-8")),
+            "deleted": doc["deleted_at"] is not None}
+
+
+async def list_versions(ctx: Context, credentials: Credentials, urls: Urls, doc_id: str) -> dict[str, Any]:
+    """A readable doc's versions, newest first, the current one marked."""
+    async with _readable_doc(ctx, credentials, doc_id) as (conn, doc):
+        rows = await version_store.list_versions(conn, doc_id)
+    versions = [_entry(_current_entry(doc), current=True)]
+    versions += [_entry(row, current=False) for row in rows if row["version"] != doc["version"]]
+    return {"id": doc_id, "url": urls.doc(doc_id), "version": doc["version"],
+            "deleted": doc["deleted_at"] is not None, "versions": versions}
+
+
+async def get_version(ctx: Context, credentials: Credentials, doc_id: str, number: int) -> dict[str, Any]:
+    """One version of a readable doc, with its markdown."""
+    async with _readable_doc(ctx, credentials, doc_id) as (conn, doc):
+        current = number == doc["version"]
+        row = _current_entry(doc) if current else await version_store.get_version(conn, doc_id, number)
+    if row is None:
+        raise unknown_version(doc_id, number)
+    return {"id": doc_id, **_entry(row, current=current), "markdown": row["markdown"],
+            "meta": row["meta"] or {}, "source": row["source"]}
+
+
+async def restore(ctx: Context, credentials: Credentials, urls: Urls, doc_id: str, number: int,
+                  expected: int | None) -> dict[str, Any]:
+    """A new version with that version's title, markdown and meta, if the doc is still at `expected`."""
+    access = Access(ctx.limits, credentials)
+
+    async def restore_in(conn):
+        doc = await doc_store.lock_any_doc(conn, doc_id)
+        if doc is None:
+            raise not_found("doc")
+        via = await access.require_restore(conn, doc)
+        check_version(doc, expected)
+        old = doc if number == doc["version"] else await version_store.get_version(conn, doc_id, number)
+        if old is None:
+            raise unknown_version(doc_id, number)
+        changes = {"title": old["title"], "markdown": old["markdown"], "meta": old["meta"] or {},
+                   "deleted_at": None}
+        updated = await doc_store.update_doc(conn, doc, changes, via=via, action="restore",
+                                             restored_from=number)
+        return doc, updated, await hub_store.hub_slug(conn, updated["hub_id"])
+
+    doc, updated, slug = await ctx.db.write(restore_in)
+    ctx.wake_worker()
+    body = doc_json(urls, updated, slug, owner_view=True)
+    body.update({"restored_from": number, "changed": updated["version"] != doc["version"]})
+    return body
+
+
+def _page_versions(doc: dict[str, Any], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    current = {"version": doc["version"], "saved_at": doc["updated_at"], "size": len(doc["markdown"].encode()),
+               "title": doc["title"], "saved_action": "current", "saved_via": None, "restored_from": None,
+               "current": True}
+    return [current] + [{**r, "current": False} for r in rows if r["version"] != doc["version"]]
+
+
+def diff_lines(old: str, new: str) -> tuple[list[tuple[str, str]], bool]:
+    """(kind, line) of a unified diff, kind in hunk/add/del/same; and whether it was cut."""
+    out: list[tuple[str, str]] = []
+    lines = difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=DIFF_CONTEXT)
+    for i, line in enumerate(lines):
+        if i < 2:  # the ---/+++ header
+            continue
+        if len(out) >= MAX_DIFF_LINES:
+            return out, True
+        kind = "hunk" if line.startswith("@@") else "add" if line.startswith("+") else \
+            "del" if line.startswith("-") else "same"
+        out.append((kind, line))
+    return out, False
+
+
+async def _text(conn, doc: dict[str, Any], number: int) -> dict[str, Any] | None:
+    if number == doc["version"]:
+        return {"title": doc["title"], "markdown": doc["markdown"]}
+    return await version_store.get_version(conn, doc["id"], number)
+
+
+async def history(ctx: Context, doc_id: str, a: int | None, b: int | None) -> dict[str, Any]:
+    """A public doc, its versions (newest first) and the diff between versions `a` and `b`
+    (default: the previous version and the current one), read as the public role."""
+    if not looks_like_id(doc_id):
+        raise not_found("doc")
+    async with ctx.db.public.connection() as conn:
+        doc = await doc_store.public_doc(conn, doc_id)
+        if doc is None:
+            raise not_found("doc")
+        versions = _page_versions(doc, await version_store.list_versions(conn, doc_id))
+        numbers = [v["version"] for v in versions]
+        a = a if a is not None else numbers[1] if len(numbers) > 1 else doc["version"]
+        b = b if b is not None else doc["version"]
+        old, new = await _text(conn, doc, a), await _text(conn, doc, b)
+    missing = [n for n, text in ((a, old), (b, new)) if text is None]
+    if missing:
+        raise BadRequest("unknown_version", f"this page has no version {missing[0]}; its versions: "
+                         + ", ".join(map(str, numbers)))
+    lines, cut = diff_lines(f"# {old['title']}\n\n{old['markdown']}", f"# {new['title']}\n\n{new['markdown']}")
+    return {"doc": doc, "versions": versions, "a": a, "b": b, "diff": lines, "cut": cut}
