@@ -33,8 +33,8 @@
     history.replaceState(null, "", location.pathname + location.search);
   }
 
-  // A post without a token header (a preview, a page of no hub) carries the page's CSRF token:
-  // the server checks it whenever the browser sends a cookie (server/web/csrf.py).
+  // A post without a token header (a page of no hub) carries the page's CSRF token: the server
+  // checks it whenever the browser sends this site's session cookie (server/web/csrf.py).
   var CSRF = (document.querySelector('meta[name="csrf-token"]') || {}).content;
   function plain(extra) {
     var h = Object.assign({ "Accept": "application/json" }, extra || {});
