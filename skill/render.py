@@ -19,6 +19,9 @@ Per tool:
 - aider: `.aider.memorywiki.md`, a read-only conventions file loaded through `read:` in
   `.aider.conf.yml` (aider has no custom slash commands; commands go through `/run`).
 
+Every command in the files starts with `command` (`{{CLI}}` in SKILL.md): the bare
+`memorywiki` by default, the installation's absolute command when the installer writes them.
+
 Multi-line markdown reaches the CLI through a quoted heredoc, except in aider: aider 0.86.2
 runs each line of a suggested ```bash block as a command of its own and ends the block at
 any line starting with ```, so there the page goes on one line (`printf '%s\n' 'line' ... |`).
@@ -33,6 +36,7 @@ from memorywiki.adapters.tools import normalize_tool
 
 SKILL_NAME = "memory-wiki"
 COMMAND_NAME = "memory.wiki"
+COMMAND = "memorywiki"  # the console script, as a shell whose PATH has it runs it
 GENERATED_MARKER = "<!-- memorywiki:generated"
 CODEX_PROMPTS_REMOVED_IN = (0, 117, 0)
 
@@ -109,7 +113,7 @@ _TRANSCRIPT_NOTES = {
     "codex": "This reads the current rollout from `~/.codex/sessions` (found by `CODEX_THREAD_ID`).",
     "aider": (
         "This reads the last session in `.aider.chat.history.md` at the repository root. The "
-        "user can also run it directly: `/run memorywiki capture --agent aider --title '<title>'`."
+        "user can also run it directly: `/run {{CLI}} capture --agent aider --title '<title>'`."
     ),
 }
 
@@ -122,7 +126,7 @@ _MULTILINE = {
         "MULTILINE_RULE": """- Send multi-line markdown through a **quoted heredoc**, so nothing inside is expanded:
 
   ```bash
-  memorywiki capture --title 'The title' - <<'MEMORYWIKI_EOF'
+  {{CLI}} capture --title 'The title' - <<'MEMORYWIKI_EOF'
   ...markdown...
   MEMORYWIKI_EOF
   ```
@@ -132,7 +136,7 @@ _MULTILINE = {
         "CAPTURE_STEP": """3. Pipe it to the CLI with a quoted heredoc:
 
    ```bash
-   memorywiki capture --title '<title>' - <<'MEMORYWIKI_EOF'
+   {{CLI}} capture --title '<title>' - <<'MEMORYWIKI_EOF'
    ## Question
    ...
    MEMORYWIKI_EOF
@@ -140,7 +144,7 @@ _MULTILINE = {
         "UPDATE_STEP": """4. Run:
 
    ```bash
-   memorywiki update '<id>' --section '<heading text, without the #>' - <<'MEMORYWIKI_EOF'
+   {{CLI}} update '<id>' --section '<heading text, without the #>' - <<'MEMORYWIKI_EOF'
    ...new section body...
    MEMORYWIKI_EOF
    ```""",
@@ -151,7 +155,7 @@ _MULTILINE = {
   line as its own single-quoted argument (an empty line is `''`), piped to the command:
 
   ```bash
-  printf '%s\\n' '## Question' '' 'What we wanted.' | memorywiki capture --title 'The title' -
+  printf '%s\\n' '## Question' '' 'What we wanted.' | {{CLI}} capture --title 'The title' -
   ```
 
   Never break that command over several lines.""",
@@ -159,13 +163,13 @@ _MULTILINE = {
    place of `<lines>`:
 
    ```bash
-   printf '%s\\n' <lines> | memorywiki capture --title '<title>' -
+   printf '%s\\n' <lines> | {{CLI}} capture --title '<title>' -
    ```""",
         "UPDATE_STEP": """4. Run, on one line, each line of the new body its own single-quoted argument in place of
    `<lines>`:
 
    ```bash
-   printf '%s\\n' <lines> | memorywiki update '<id>' --section '<heading text, without the #>' -
+   printf '%s\\n' <lines> | {{CLI}} update '<id>' --section '<heading text, without the #>' -
    ```""",
     },
 }
@@ -209,14 +213,24 @@ def _values(tool: str, variant: str) -> dict[str, str]:
     }
 
 
-def render_body(tool: str, variant: str = "command") -> str:
-    """The skill body with this tool's placeholders filled in."""
+def _run_note(tool: str, command: str) -> str:
+    if command == COMMAND:
+        return _RUN_NOTES[tool]
+    return (f"{_RUN_NOTES[tool]} Always run `memorywiki` by its full path, `{command}`, as every "
+            "command below does: the shell that runs your commands may not have it on its PATH.")
+
+
+def render_body(tool: str, variant: str = "command", command: str = COMMAND) -> str:
+    """The skill body with this tool's placeholders filled in; `command` is how each shell
+    command starts (`memorywiki`, or the absolute command the installer passes)."""
     tool = normalize_tool(tool)
     _, body = load_source()
     values = _values(tool, variant)
-    values["RUN_NOTE"] = _RUN_NOTES[tool]
+    values["RUN_NOTE"] = _run_note(tool, command)
     values["TRANSCRIPT_NOTE"] = _TRANSCRIPT_NOTES[tool]
     values.update(_MULTILINE["one-line" if tool == "aider" else "heredoc"])
+    values = {name: value.replace("{{CLI}}", command) for name, value in values.items()}
+    values["CLI"] = command
     out = re.sub(r"\{\{([A-Z_]+)\}\}", lambda m: values[m.group(1)], body)
     return out.rstrip() + "\n\n" + GENERATED_MARKER + " from skill/SKILL.md by `memorywiki install` -->\n"
 
@@ -231,11 +245,14 @@ def parse_version(text: str | None) -> tuple[int, ...] | None:
     return tuple(int(g or 0) for g in m.groups())
 
 
-def render(tool: str, codex_version: str | None = None) -> dict[str, str]:
+def render(tool: str, codex_version: str | None = None, command: str = COMMAND) -> dict[str, str]:
     """{relative path: content} of every file `tool` needs for /memory.wiki.
 
     codex_version: the output of `codex --version`; when it is older than 0.117 the legacy
     custom prompt `.codex/prompts/memory.wiki.md` is included as well.
+    command: how the files' shell commands start. The installer passes the installation's
+    absolute command: a tool may run commands in a shell that does not have a venv's `bin`
+    on its PATH (Codex runs a login shell, which resets PATH from the profile).
     """
     tool = normalize_tool(tool)
     fields, _ = load_source()
@@ -245,30 +262,30 @@ def render(tool: str, codex_version: str | None = None) -> dict[str, str]:
         command_fm = {
             "description": "Memory.Wiki: capture this session, recall from your pages, pull, update, list, hub, bundle",
             "argument-hint": hint,
-            "allowed-tools": "Bash(memorywiki:*)",
+            "allowed-tools": f"Bash({command}:*)",
             "disable-model-invocation": "true",
         }
         skill_fm = {
             "name": SKILL_NAME,
             "description": description,
             "argument-hint": hint,
-            "allowed-tools": "Bash(memorywiki:*)",
+            "allowed-tools": f"Bash({command}:*)",
         }
         return {
-            CLAUDE_COMMAND: _frontmatter(command_fm) + render_body(tool, "command"),
-            CLAUDE_SKILL: _frontmatter(skill_fm) + render_body(tool, "skill"),
+            CLAUDE_COMMAND: _frontmatter(command_fm) + render_body(tool, "command", command),
+            CLAUDE_SKILL: _frontmatter(skill_fm) + render_body(tool, "skill", command),
         }
     if tool == "cursor":
-        return {CURSOR_COMMAND: render_body(tool)}
+        return {CURSOR_COMMAND: render_body(tool, command=command)}
     if tool == "codex":
         files = {
             CODEX_SKILL: _frontmatter({"name": SKILL_NAME, "description": description})
-            + render_body(tool, "skill"),
+            + render_body(tool, "skill", command),
         }
         version = parse_version(codex_version)
         if version is not None and version < CODEX_PROMPTS_REMOVED_IN:
             files[CODEX_PROMPT] = _frontmatter(
                 {"description": "Memory.Wiki: capture, recall, pull, update, list, hub, bundle", "argument-hint": hint}
-            ) + render_body(tool, "prompt")
+            ) + render_body(tool, "prompt", command)
         return files
-    return {AIDER_CONVENTIONS: render_body(tool)}
+    return {AIDER_CONVENTIONS: render_body(tool, command=command)}

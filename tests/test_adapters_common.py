@@ -68,6 +68,17 @@ def test_render_all_tools(tool):
             assert isinstance(fm, dict) and fm.get("description")
 
 
+@pytest.mark.parametrize("tool", ["claude-code", "cursor", "codex", "aider"])
+def test_render_starts_every_command_with_the_command_given(tool):
+    exe = "'/home/ada/my tools/.venv/bin/memorywiki'"  # shell-quoted, as the installer passes it
+    for rel, content in render(tool, codex_version="0.116.0", command=exe).items():
+        assert f"Run `{exe} recall '<question>' --hybrid --json`" in content, rel
+        assert f"{exe} capture --agent {tool}" in content and f"{exe} update '<id>'" in content, rel
+        assert f"Always run `memorywiki` by its full path, `{exe}`" in content, rel
+        assert not re.search(r"(?:^\s*|Run `|\| )memorywiki (?=[a-z])", content, re.MULTILINE), rel
+    assert "full path" not in render(tool)[next(iter(render(tool)))]
+
+
 def test_render_specifics():
     claude = render("claude-code")
     cmd = claude[".claude/commands/memory.wiki.md"]

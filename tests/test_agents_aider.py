@@ -20,6 +20,7 @@ from memorywiki.skill.render import render_body
 from tests.agents import tools
 from tests.agents.workspace import (  # noqa: F401 - fixtures
     ANSWER,
+    CLI,
     QUESTION,
     Workspace,
     assert_model_clean,
@@ -74,7 +75,7 @@ def test_capture_and_recall(workspace, model_server, aider):
     steps = {s.action: s for s in model.steps}
 
     # The conventions file reached the model, whole, as a read-only file.
-    conventions = render_body("aider").strip()
+    conventions = render_body("aider", command=CLI).strip()
     assert any(conventions in m.text for m in model_server.turns()[0].messages), "conventions not loaded"
 
     # memory.wiki capture <title>: the model's one-line command ran in aider's shell (a
@@ -106,7 +107,7 @@ def test_capture_and_recall(workspace, model_server, aider):
         "What does the wiki say?",
     ])
     recall = model.steps[-1]
-    assert recall.command == "memorywiki recall 'why did the HNSW index build deadlock?' --hybrid --json"
+    assert recall.command == f"{CLI} recall 'why did the HNSW index build deadlock?' --hybrid --json"
     assert recall.answer and recall.answer in output
     cited = recall.answer.rsplit("](", 1)[-1].rstrip(")")
     assert cited in (record["url"], page["url"]) and workspace.page_exists(cited)

@@ -17,6 +17,7 @@ from memorywiki.skill.render import render_body
 from tests.agents import tools
 from tests.agents.workspace import (  # noqa: F401 - fixtures
     ANSWER,
+    CLI,
     QUESTION,
     Workspace,
     assert_model_clean,
@@ -69,7 +70,7 @@ def test_capture_and_recall_through_the_command_and_the_skill(workspace, model_s
     step = model.steps[-1]
     assert (step.invocation, step.action, step.argument) == ("", "capture", "Bob's fix")
     # The command body arrived whole, frontmatter gone, $ARGUMENTS and the session id filled.
-    body = render_body("claude-code", "command").replace("$ARGUMENTS", "capture Bob's fix")
+    body = render_body("claude-code", "command", CLI).replace("$ARGUMENTS", "capture Bob's fix")
     assert body.replace("${CLAUDE_SESSION_ID}", sid).strip() in step.skill_text
     record = workspace.doc(step.output.strip())
     assert record["title"] == "Bob's fix"
@@ -98,7 +99,7 @@ def test_capture_and_recall_through_the_command_and_the_skill(workspace, model_s
     result = run_claude(workspace, model_server, claude,
                         "/memory.wiki recall why did the HNSW index build deadlock?", "--resume", sid)
     step = model.steps[-1]
-    assert step.command == "memorywiki recall 'why did the HNSW index build deadlock?' --hybrid --json"
+    assert step.command == f"{CLI} recall 'why did the HNSW index build deadlock?' --hybrid --json"
     cited = json.loads(step.output)["results"][0]["doc_url"]
     assert cited in (record["url"], page["url"]) and workspace.page_exists(cited)
     assert f"]({cited})" in result["result"]

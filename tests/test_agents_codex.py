@@ -16,6 +16,7 @@ from memorywiki.adapters.codex.reader import read_session
 from tests.agents import tools
 from tests.agents.workspace import (  # noqa: F401 - fixtures
     ANSWER,
+    CLI,
     QUESTION,
     Workspace,
     assert_model_clean,
@@ -110,7 +111,7 @@ def test_capture_and_recall_through_the_skill(workspace, model_server, codex):
     workspace.wait_indexed(record["id"], page["id"])
     _, answer = run_codex(workspace, codex, "$memory-wiki recall why did the HNSW index build deadlock?", thread)
     step = model.steps[-1]
-    assert step.command == "memorywiki recall 'why did the HNSW index build deadlock?' --hybrid --json"
+    assert step.command == f"{CLI} recall 'why did the HNSW index build deadlock?' --hybrid --json"
     cited = answer.rsplit("](", 1)[-1].rstrip(")")
     assert cited in (record["url"], page["url"]) and workspace.page_exists(cited)
     assert_model_clean(model_server)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shlex
 import tomllib
 from pathlib import Path
@@ -15,6 +16,7 @@ from typer.testing import CliRunner
 from memorywiki.adapters.install.launch import mcp_server_command
 from memorywiki.adapters.tools import ALIASES
 from memorywiki.cli.main import app
+from tests.agents.workspace import PROFILE
 
 runner = CliRunner()
 EXE, *ARGS = mcp_server_command()
@@ -278,3 +280,38 @@ async def test_module_fallback_command_starts_the_server(dirs):
 
     _, project = dirs
     assert await _initialize(sys.executable, ["-m", "memorywiki.cli", "mcp"], project) == "memorywiki"
+
+
+SKILL_FILES = {"claude-code": [CLAUDE_CMD, CLAUDE_SKILL], "cursor": [Path(".cursor/commands/memory.wiki.md")],
+               "codex": [Path(".agents/skills/memory-wiki/SKILL.md")], "aider": [Path(".aider.memorywiki.md")]}
+
+
+@pytest.mark.parametrize("tool", list(SKILL_FILES))
+def test_the_installed_skill_runs_in_a_login_shell_that_does_not_know_the_venv(dirs, live_server, tool):
+    """Codex runs each command in a login shell (bash -lc), which resets PATH from the
+    profile: the skill's commands must run there all the same, from a venv install."""
+    import subprocess
+
+    home, project = dirs
+    (home / ".profile").write_text(PROFILE, encoding="utf-8")
+    run("config", "--set-server", live_server.url)
+    run("hub", "create", "shell")
+    run("install", tool)
+    venv_bin = Path(EXE).parent
+    # the tool was started from an activated venv; its login shell forgets that
+    env = {"HOME": str(home), "PATH": f"{venv_bin}:/usr/bin:/bin", "LANG": "C.UTF-8"}
+
+    def login_shell(command: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["bash", "-lc", command], cwd=project, env=env, capture_output=True,
+                              text=True, timeout=60, stdin=subprocess.DEVNULL)
+
+    assert login_shell("command -v memorywiki").returncode != 0  # the bare name is not found there
+    for rel in SKILL_FILES[tool]:
+        text = (project / rel).read_text()
+        recall = re.search(r"Run `(.+) recall '<question>' --hybrid --json`", text).group(1)
+        out = login_shell(f"{recall} recall 'what did we decide?' --hybrid --json")
+        assert out.returncode == 0, (rel, out.stderr)
+        assert json.loads(out.stdout)["results"] == []  # the server answered: an empty hub
+        hub = re.search(r"Run `(.+) hub`", text).group(1)
+        out = login_shell(f"{hub} hub")
+        assert out.returncode == 0 and f"{live_server.url}/hub/shell" in out.stdout, (rel, out.stdout, out.stderr)

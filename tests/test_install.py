@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from pathlib import Path
 
@@ -11,12 +12,13 @@ import yaml
 
 from memorywiki.adapters import install as inst
 from memorywiki.adapters.install.files import sha
-from memorywiki.adapters.install.launch import mcp_server_command
+from memorywiki.adapters.install.launch import mcp_server_command, shell_command
 from memorywiki.adapters.install.manifest import Manifest
 from memorywiki.skill.render import render
 
 EXE, *ARGS = mcp_server_command()
 ENTRY = {"command": EXE, "args": ARGS}
+CLI = shell_command()  # what the installed skill files run
 
 
 @pytest.fixture
@@ -52,7 +54,7 @@ def test_install_reinstall_uninstall(dirs, tool, scope):
     before = _snapshot(root)
     acts = inst.install(tool, scope, project, home, env=env, codex_version="0.145.0")
     assert _ops(acts) == ["create"] * len(EXPECTED[tool])
-    rendered = render(tool)
+    rendered = render(tool, command=CLI)
     for rel in EXPECTED[tool]:
         p = root / rel
         assert p.is_file(), rel
@@ -106,7 +108,7 @@ def test_user_edits_are_protected_and_force(dirs):
     # force overwrites
     acts = inst.install("claude-code", "project", project, home, force=True, env={})
     assert _ops(acts) == ["update", "create"]
-    assert cmd.read_text() == render("claude-code")[".claude/commands/memory.wiki.md"]
+    assert cmd.read_text() == render("claude-code", command=CLI)[".claude/commands/memory.wiki.md"]
     # a file we never wrote is a conflict too
     other = project / ".cursor/commands/memory.wiki.md"
     other.parent.mkdir(parents=True)
@@ -126,7 +128,7 @@ def test_outdated_but_unedited_file_is_updated(dirs):
     m.entries[str(p)]["sha256"] = sha(old)
     m.save()
     assert _ops(inst.install("cursor", "project", project, home, env={})) == ["update"]
-    assert p.read_text() == render("cursor")[".cursor/commands/memory.wiki.md"]
+    assert p.read_text() == render("cursor", command=CLI)[".cursor/commands/memory.wiki.md"]
 
 
 def test_aider_conf_keeps_user_settings(dirs):
@@ -176,6 +178,27 @@ def test_mcp_command_is_absolute():
     exe, *args = mcp_server_command()
     assert Path(exe).is_absolute() and Path(exe).is_file()
     assert args[-1] == "mcp"
+
+
+@pytest.mark.parametrize("tool", list(EXPECTED))
+def test_installed_skill_files_run_the_absolute_command(dirs, tool):
+    """A tool may run commands in a shell whose PATH lacks the venv (Codex: a login shell):
+    every command the installed files show starts with this installation's absolute path."""
+    home, project = dirs
+    exe = Path(CLI)
+    assert exe.is_absolute() and exe.is_file() and exe.name == "memorywiki"
+    inst.install(tool, "project", project, home, env={})
+    for rel in EXPECTED[tool]:
+        if rel.endswith(".yml"):
+            continue
+        text = (project / rel).read_text()
+        runs = re.findall(r"(?:^\s*|Run `|/run |\| )(\S*memorywiki) (?=[a-z])", text, re.MULTILINE)
+        assert len(runs) >= 10 and set(runs) == {CLI}, (rel, sorted(set(runs)))
+        if tool == "claude-code":
+            assert yaml.safe_load(text.split("---\n")[1])["allowed-tools"] == f"Bash({CLI}:*)"
+    # a command given explicitly is the one written
+    inst.install(tool, "project", project, home, env={}, force=True, command="/opt/mw/bin/memorywiki")
+    assert "Run `/opt/mw/bin/memorywiki recall '<question>' --hybrid --json`" in (project / EXPECTED[tool][0]).read_text()
 
 
 def test_mcp_snippets():

@@ -141,7 +141,7 @@ def test_real_answers_fit_their_documented_schemas(client, world):
 
 def test_rate_limit_and_csrf_refusals_are_documented_where_they_happen(make_client, world):
     """A 429 (a client that spent its refused-token budget) and a 403 csrf_failed (an API post
-    carrying a cookie but no X-CSRF-Token) are answers of the routes that give them, in the spec."""
+    carrying the session cookie but no X-CSRF-Token) are answers of the routes that give them, in the spec."""
     client = make_client(rate_token_failures="2/minute")
     spec = client.get("/openapi.json").json()
     owner = client.post("/api/hubs", json={"slug": "limits"}).json()["owner_token"]
@@ -158,7 +158,7 @@ def test_rate_limit_and_csrf_refusals_are_documented_where_they_happen(make_clie
         documented = spec["paths"][template][method]["responses"]
         assert str(r.status_code) in documented and "Retry-After" in documented["429"]["headers"]
         assert not list(_validator(spec, template, method, 429, "application/json").iter_errors(r.json()))
-    forged = client.post("/api/hubs", json={"slug": "forged"}, headers={"Cookie": "mw_csrf=" + "a" * 40})
+    forged = client.post("/api/hubs", json={"slug": "forged"}, headers={"Cookie": "mw_session=" + "a" * 40})
     assert forged.status_code == 403 and forged.json()["error"]["code"] == "csrf_failed"
     assert "403" in spec["paths"]["/api/hubs"]["post"]["responses"]
     assert "429" not in spec["paths"]["/healthz"]["get"]["responses"]  # nothing there checks a credential

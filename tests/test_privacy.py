@@ -85,9 +85,7 @@ def public_reads(client, world):
     """(label, response text) of every public read there is."""
     bundle = world["bundle"]
     reads = []
-    # an anonymous reader: no cookie from an earlier read (a page with a form, e.g. a locked
-    # doc's password form, gives the browser a CSRF cookie, and a cookie-carrying API post
-    # must then carry the page's token: server/web/csrf.py)
+    # an anonymous reader: no cookie left from an earlier read
     client.cookies.clear()
     for level in ("chunk", "doc", "bundle"):
         for hybrid in (False, True):

@@ -6,20 +6,27 @@ Every refusal is a clear 4xx that changes nothing: a forged or missing CSRF toke
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import shutil
+import subprocess
 from dataclasses import replace
 from pathlib import Path
 
+import httpx
 import pytest
 from starlette.testclient import TestClient
 
 from memorywiki.server.app import create_app
 from memorywiki.server.config import Settings, SettingsError
-from memorywiki.server.web.csrf import COOKIE, CsrfTokens
+from memorywiki.server.web.csrf import AUTHORITY_COOKIES, COOKIE, READ_ONLY_ROUTES, CsrfTokens
+from tests.polling import wait_indexed
 from tests.device_id import assert_onnxruntime_writes_a_device_id, files_under, fresh_home, user_env
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "server" / "templates"
 PASSWORD = "hunter2"
+SESSION = AUTHORITY_COOKIES[0]  # the signed session cookie of a browser sign-in
 
 
 class ClientAddress:
@@ -165,12 +172,18 @@ def test_an_expired_token_is_refused(make_client, world):
     assert r.status_code == 403 and r.json()["error"]["code"] == "csrf_failed"
 
 
-def test_a_browser_json_post_with_cookies_needs_the_token(client, world):
+def test_an_api_write_is_checked_when_it_carries_the_session_cookie(client, world):
+    """Only this server's authority cookies make an /api/ write a browser's, to be checked:
+    the CSRF nonce and other sites' cookies grant nothing, so they need no token."""
     page = client.get(f"/{world['locked']}", headers={"Accept": "text/html"})
     token = csrf_field(page.text)
-    body = {"title": "From a browser", "markdown": "posted with cookies", "hub": "main"}
     before = doc_count(client)
-    # the cookie jar sends mw_csrf: this is a browser request, and it has no token
+    # the cookie jar sends only the mw_csrf nonce: no authority, nothing to forge
+    assert client.post("/api/docs", json={"title": "Jar", "markdown": "x"}).status_code == 201
+    client.cookies.set("sessionid", "another-app-on-localhost")
+    assert client.post("/api/docs", json={"title": "Other", "markdown": "x"}).status_code == 201
+    # a session cookie could carry authority: a write needs the page's token with it
+    client.cookies.set(SESSION, "a-signed-session")
     r = client.post("/api/docs", json={"title": "Loose", "markdown": "x"})
     assert r.status_code == 403 and r.json()["error"]["code"] == "csrf_failed"
     assert "X-CSRF-Token" in r.json()["error"]["message"]
@@ -179,8 +192,8 @@ def test_a_browser_json_post_with_cookies_needs_the_token(client, world):
     r = client.post("/api/docs", json={"title": "Loose", "markdown": "x"}, headers={"X-CSRF-Token": token})
     assert r.status_code == 201
     # a credential in a header is no cookie authentication: no token needed, cookie or not
-    r = client.post("/api/docs", json=body, headers=world["owner"])
-    assert r.status_code == 201
+    body = {"title": "From a browser", "markdown": "posted with cookies", "hub": "main"}
+    assert client.post("/api/docs", json=body, headers=world["owner"]).status_code == 201
     assert doc_count(client) == before + 1
     # and a request with no cookie and no credential carries no authority to forge
     client.cookies.clear()
@@ -188,14 +201,29 @@ def test_a_browser_json_post_with_cookies_needs_the_token(client, world):
 
 
 def test_a_refused_post_changes_nothing(client, world):
-    client.get(f"/{world['locked']}", headers={"Accept": "text/html"})  # the browser has the cookie
+    client.get(f"/{world['locked']}", headers={"Accept": "text/html"})  # the browser has the nonce
+    client.cookies.set(SESSION, "a-signed-session")
     r = client.patch(f"/api/docs/{world['locked']}", json={"markdown": "defaced"},
                      headers={"X-Edit-Token": ""})  # an empty credential header is no credential
     assert r.status_code == 403 and r.json()["error"]["code"] == "csrf_failed"
     r = client.delete(f"/api/docs/{world['locked']}")
-    assert r.status_code == 403
+    assert r.status_code == 403 and r.json()["error"]["code"] == "csrf_failed"
+    r = client.post(f"/api/docs/{world['locked']}/restore", json={"version": 1})
+    assert r.status_code == 403 and r.json()["error"]["code"] == "csrf_failed"
     doc = client.get(f"/api/docs/{world['locked']}", headers=world["edit"]).json()
     assert (doc["markdown"], doc["version"]) == ("The plan is **bold**.", 1)
+
+
+def test_another_apps_malformed_cookie_does_not_hide_the_nonce(client, world):
+    """A browser sends every cookie of the host, whatever another app on it set; the form's
+    token still matches the nonce among them."""
+    page = client.get(f"/{world['locked']}", headers={"Accept": "text/html"})
+    token, nonce = csrf_field(page.text), client.cookies[COOKIE]
+    client.cookies.clear()
+    jar = f'prefs={{"theme":"dark"}}; cart="unterminated; {COOKIE}={nonce}'
+    r = client.post(f"/{world['locked']}", data={"password": PASSWORD, "csrf_token": token},
+                    headers={"Cookie": jar, "Accept": "text/html"})
+    assert r.status_code == 200 and "The plan is <strong>bold</strong>." in r.text
 
 
 def test_the_csrf_key_is_shared_through_the_database(make_client, world, client):
@@ -209,6 +237,60 @@ def test_the_csrf_key_is_shared_through_the_database(make_client, world, client)
     keyed = make_client(secret_key="a key of my own, set in the environment")
     keyed.cookies.set(COOKIE, nonce)
     assert keyed.post(f"/{world['locked']}", data={"password": PASSWORD, "csrf_token": token}).status_code == 403
+
+
+def test_recall_answers_whatever_cookies_the_client_holds(live_server, tmp_path):
+    """Recall reads public pages and changes nothing: a client that loaded a page first (so
+    holds the mw_csrf nonce), carries another app's cookies or even a session cookie gets its
+    answer, over real HTTP, like any client without cookies."""
+    base = live_server.url
+    owner = {"Authorization": f"Bearer {httpx.post(f'{base}/api/hubs', json={'slug': 'jar'}).json()['owner_token']}"}
+    doc = httpx.post(f"{base}/api/docs", headers=owner, json={
+        "hub": "jar", "title": "Sourdough", "markdown": "## Starter\n\nFeed the sourdough starter twice a day.\n"}).json()
+    locked = httpx.post(f"{base}/api/docs", headers=owner, json={
+        "hub": "jar", "title": "Vault", "markdown": "closed", "password": PASSWORD}).json()
+    wait_indexed(live_server, [doc["id"], locked["id"]])
+    recall = f"{base}/api/hub/jar/recall"
+    question = {"question": "how often do I feed the starter?", "k": 3}
+
+    def answered(r: httpx.Response) -> None:
+        assert r.status_code == 200, r.text
+        assert r.json()["results"][0]["doc_id"] == doc["id"]
+
+    # curl with a cookie jar, after loading a page (the password form sets the nonce)
+    jar = tmp_path / "cookies.txt"
+    if shutil.which("curl"):
+        subprocess.run(["curl", "-sS", "-c", str(jar), "-o", os.devnull, "-H", "Accept: text/html",
+                        f"{base}/{locked['id']}"], check=True, timeout=30)
+        assert COOKIE in jar.read_text()
+        out = subprocess.run(["curl", "-sS", "-b", str(jar), "-w", "\n%{http_code}", "-H",
+                              "Content-Type: application/json", "-d", json.dumps(question), recall],
+                             check=True, capture_output=True, text=True, timeout=30).stdout
+        body, status = out.rsplit("\n", 1)
+        assert status == "200", body
+        assert json.loads(body)["results"][0]["doc_id"] == doc["id"]
+    # an httpx.Client (or a requests.Session) that loaded a page keeps the nonce in its jar
+    with httpx.Client() as session:
+        session.get(f"{base}/{locked['id']}", headers={"Accept": "text/html"})
+        assert COOKIE in session.cookies
+        answered(session.post(recall, json=question))
+    # the Cookie header a browser sends: every cookie of the host, whichever app set it
+    nonce = "n" * 43
+    for cookies in (f"{COOKIE}={nonce}", "sessionid=abc123; csrftoken=xyz", f'prefs={{"a":1}}; {COOKIE}={nonce}',
+                    f"{SESSION}=a-signed-session", f"{SESSION}=a-signed-session; {COOKIE}={nonce}"):
+        answered(httpx.post(recall, json=question, headers={"Cookie": cookies}))
+
+
+def test_the_routes_that_only_read_are_named_by_their_real_paths(client):
+    """READ_ONLY_ROUTES names routes of the app (a renamed route cannot drop out of it
+    unnoticed), and the contract does not promise a csrf_failed they never give."""
+    posts = {route.path for route in client.app.routes if "POST" in (getattr(route, "methods", None) or ())}
+    assert READ_ONLY_ROUTES <= posts, READ_ONLY_ROUTES - posts
+    spec = client.get("/openapi.json").json()
+    for path in READ_ONLY_ROUTES:
+        assert "403" not in spec["paths"][path]["post"]["responses"], path
+    assert "403" in spec["paths"]["/api/docs"]["post"]["responses"]
+    assert "403" in spec["paths"]["/{doc_id}"]["post"]["responses"]  # the password form
 
 
 # ---- rate limits ----------------------------------------------------------------------------

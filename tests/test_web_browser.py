@@ -183,6 +183,50 @@ def test_pasting_a_share_link_captures_the_conversation(tab, live_server):
     assert doc["source"] == "chatgpt-share" and doc["title"] == "今天重大新闻概览"
 
 
+TRANSCRIPT = ("WEBVTT\n\n00:00:01.000 --> 00:00:04.000\n<v Ada>We ship the garden planner on Friday.\n\n"
+              "00:00:05.000 --> 00:00:08.000\n<v Alan>Then the seed list goes out on Monday.\n")
+# What the browser does when a file from the desktop is dropped on the editor.
+DROP_FILE = """([text, name]) => {
+    const data = new DataTransfer();
+    data.items.add(new File([text], name, {type: 'text/vtt'}));
+    const zone = document.querySelector('[data-mw=dropzone]');
+    for (const type of ['dragenter', 'dragover', 'drop'])
+        zone.dispatchEvent(new DragEvent(type, {dataTransfer: data, bubbles: true, cancelable: true}));
+}"""
+
+
+@pytest.mark.parametrize("how", ["choose a file", "drop a file after typing a title"])
+def test_a_file_captured_on_new_gets_its_edit_address(tab, live_server, how):
+    t = tab()
+    dialogs: list[str] = []
+    # a "leave this page?" prompt, answered as a user keeping their work would: stay
+    t.page.on("dialog", lambda dialog: (dialogs.append(dialog.type), dialog.dismiss()))
+    t.page.goto("/new")
+    with t.page.expect_response("**/api/capture/file") as capture:
+        if how == "choose a file":
+            with t.page.expect_file_chooser() as chooser:
+                t.page.get_by_text("choose one").click()
+            chooser.value.set_files(files=[{"name": "standup.vtt", "mimeType": "text/vtt",
+                                            "buffer": TRANSCRIPT.encode()}])
+        else:
+            t.page.locator("input[name=title]").press_sequentially("Standup")
+            t.page.evaluate(DROP_FILE, [TRANSCRIPT, "standup.vtt"])
+    doc_id = capture.value.json()["id"]
+    edit_url = f"{live_server.url}/{doc_id}/edit"
+    status, markdown = t.page.locator("[data-mw=status]"), t.page.locator("textarea[name=markdown]")
+    wait_until(lambda: t.page.url == edit_url, f"the address to become {edit_url}", timeout=30)
+    wait_until(lambda: status.get_attribute("data-state") == "saved", "the captured page to load")
+    assert "garden planner" in markdown.input_value()
+    assert t.page.locator("[data-mw=view-link]").get_attribute("href") == f"/{doc_id}"
+    t.page.reload()  # a reload (or the bookmark) opens the page, with this browser's edit token
+    assert t.page.url == edit_url
+    wait_until(lambda: status.get_attribute("data-state") == "saved", "the page to load again")
+    assert "garden planner" in markdown.input_value()
+    assert t.page.locator("[data-mw=edit-link-url]").input_value().startswith(f"{edit_url}#token=mwe_")
+    assert not dialogs, dialogs
+    assert "garden planner" in httpx.get(f"{live_server.url}/api/docs/{doc_id}").json()["markdown"]
+
+
 def test_open_the_graph_and_click_a_node(tab, hub, live_server):
     docs = [hub["add"]("Roses in winter", "Prune roses in winter; roses like sun."),
             hub["add"]("Roses in summer", "Water roses in summer; roses like sun."),

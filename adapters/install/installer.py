@@ -22,6 +22,7 @@ from memorywiki.skill.render import AIDER_CONVENTIONS, render
 
 from .aider_conf import install_aider_conf, remove_aider_conf
 from .files import prune_dirs, read, sha
+from .launch import shell_command
 from .locations import check_scope, env_or_os, resolve, target
 from .manifest import Action, Manifest, matches, record_base
 from .mcp_config import registered_entry, remove_mcp
@@ -49,12 +50,15 @@ def install(
     force: bool = False,
     codex_version: str | None = None,
     env: Mapping[str, str] | None = None,
+    command: str | None = None,
 ) -> list[Action]:
     """Write /memory.wiki for `tool` ("claude-code", "cursor", "codex", "aider").
 
     scope "project" writes under project_dir (default: cwd); "user" under home (default: ~),
     with Codex prompt files under $CODEX_HOME. For Codex at user scope, `codex_version`
     (default: detected with `codex --version`) below 0.117 adds the legacy custom prompt.
+    The files run `command` (default: this installation's absolute command, as the MCP
+    configs do), so the tool finds it whatever PATH its shell has.
     """
     tool = normalize_tool(tool)
     scope = check_scope(scope)
@@ -62,7 +66,7 @@ def install(
     project, home_p = resolve(project_dir, home)
     if tool == "codex" and scope == "user" and codex_version is None:
         codex_version = detect_codex_version()
-    files = render(tool, codex_version=codex_version)
+    files = render(tool, codex_version=codex_version, command=command or shell_command())
     manifest = Manifest(home_p)
     rec_base = record_base(tool, scope, project)
     actions: list[Action] = []

@@ -1,6 +1,8 @@
 """How something outside this process starts memorywiki. An MCP client does not share the
-user's shell, so a venv's bin directory is not on its PATH: it gets an absolute command. A user
-whose `memorywiki` lives in a venv they have not activated gets the one line that fixes that."""
+user's shell, and a coding tool may run commands in a shell of its own (Codex: a login shell,
+which resets PATH from the profile), so a venv's bin directory is not on their PATH: they get an
+absolute command. A user whose `memorywiki` lives in a venv they have not activated gets the
+one line that fixes that."""
 
 from __future__ import annotations
 
@@ -18,13 +20,23 @@ def memorywiki_executable() -> Path | None:
     return Path(found).absolute() if found else None
 
 
-def mcp_server_command() -> list[str]:
-    """The command (absolute) that starts the MCP server over stdio: the console script, else
-    this interpreter running the CLI module."""
+def cli_command() -> list[str]:
+    """The command (absolute) that runs this installation's CLI: the console script, else this
+    interpreter running the CLI module."""
     exe = memorywiki_executable()
     if exe is not None:
-        return [str(exe), "mcp"]
-    return [str(Path(sys.executable).absolute()), "-m", "memorywiki.cli", "mcp"]
+        return [str(exe)]
+    return [str(Path(sys.executable).absolute()), "-m", "memorywiki.cli"]
+
+
+def shell_command() -> str:
+    """cli_command() as a shell command line starts, for the skill files' commands."""
+    return shlex.join(cli_command())
+
+
+def mcp_server_command() -> list[str]:
+    """The command (absolute) that starts the MCP server over stdio."""
+    return [*cli_command(), "mcp"]
 
 
 def path_hint() -> str | None:

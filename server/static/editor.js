@@ -33,8 +33,8 @@
     history.replaceState(null, "", location.pathname + location.search);
   }
 
-  // A post without a token header (a preview, a page of no hub) carries the page's CSRF token:
-  // the server checks it whenever the browser sends a cookie (server/web/csrf.py).
+  // A post without a token header (a page of no hub) carries the page's CSRF token: the server
+  // checks it whenever the browser sends this site's session cookie (server/web/csrf.py).
   var CSRF = (document.querySelector('meta[name="csrf-token"]') || {}).content;
   function plain(extra) {
     var h = Object.assign({ "Accept": "application/json" }, extra || {});
@@ -165,16 +165,26 @@
       });
   }
 
+  // This editor now edits the page `id`: the address becomes its edit address, so a reload or
+  // a bookmark opens the page, and the page's own links appear.
+  function becomePage(id, editToken) {
+    state.id = id;
+    if (editToken) store.set("mw:edit:" + id, editToken);
+    history.replaceState(null, "", "/" + id + "/edit");
+    form.dataset.docId = id;
+    $("view-link").href = "/" + id; $("view-link").hidden = false;
+    $("history-link").href = "/" + id + "/history"; $("history-link").hidden = false;
+    showEditLink();
+  }
+
   function saved(data, isNew, sent) {
     if (isNew) {
-      state.id = data.id;
-      if (data.edit_token) store.set("mw:edit:" + data.id, data.edit_token);
-      history.replaceState(null, "", "/" + data.id + "/edit");
-      form.dataset.docId = data.id;
-      $("view-link").href = "/" + data.id; $("view-link").hidden = false;
-      $("history-link").href = "/" + data.id + "/history"; $("history-link").hidden = false;
       try { localStorage.removeItem("mw:draft:new"); } catch (e) { /* ignore */ }
-      showEditLink();
+      if (state.id) {  // a capture became this editor's page meanwhile; the typed page is saved too
+        if (data.edit_token) store.set("mw:edit:" + data.id, data.edit_token);
+        return;
+      }
+      becomePage(data.id, data.edit_token);
     }
     state.version = data.version;
     if ("hub" in sent) state.hub = sent.hub || "";
@@ -248,7 +258,9 @@
     load();
   }
 
-  function load() {
+  // `fresh`: show the doc as it is now even if something was typed meanwhile (a capture's
+  // page replaces the text that was in the editor).
+  function load(fresh) {
     if (!state.id) return;
     fetch("/api/docs/" + state.id, { headers: headers() })
       .then(function (r) { return r.json().then(function (d) { return { r: r, data: d }; }); })
@@ -259,6 +271,7 @@
         try { draft = JSON.parse(store.get(draftKey()) || "null"); } catch (e) { draft = null; }
         state.hub = doc.hub || "";
         field("hub").value = state.hub;
+        if (fresh) { clearTimeout(state.timer); state.dirty = false; }
         if (!state.dirty) {  // nothing typed yet: show the doc as it is now
           field("title").value = doc.title;
           field("markdown").value = doc.markdown;
@@ -286,9 +299,15 @@
 
   // ---------------------------------------------------------------- capture
   var SHARE = /^https?:\/\/\S+\/share\/\S+$/i;
+  // The captured page opens here, in place: no navigation, so no "leave this page?" prompt
+  // stands between the user and it. What was typed but not saved stays in this browser's
+  // draft for /new; the editor shows the captured page once it is loaded.
   function captured(res) {
-    if (res.data.edit_token) store.set("mw:edit:" + res.data.id, res.data.edit_token);
-    location.assign("/" + res.data.id + "/edit");
+    clearTimeout(state.timer);
+    state.dirty = false;
+    state.loaded = false;  // nothing is saved over the page before its text is here
+    becomePage(res.data.id, res.data.edit_token);
+    load(true);
   }
   function capturing(promise) {
     setStatus("saving", "capturing");
@@ -320,6 +339,7 @@
 
   // ---------------------------------------------------------------- wiring
   form.addEventListener("input", function (event) {
+    if (event.target === $("file")) return;  // choosing a file to capture is no edit of this page
     var name = event.target.name;
     if (name === "is_draft" || name === "password" || name === "allowed_emails" || name === "clear_password") {
       state.privacyDirty[name === "clear_password" ? "password" : name] = true;

@@ -7,19 +7,28 @@ or a script sends it as the `X-CSRF-Token` header. A post passes when the token'
 holds, it is younger than `csrf_max_age`, and its nonce is the cookie's. Another site can
 make a browser post, but it can neither read our cookie nor mint a signature for it.
 
-Which unsafe requests (anything but GET, HEAD, OPTIONS) are checked:
+Which unsafe requests (anything but GET, HEAD, OPTIONS) are checked: those where a cookie can
+carry authority, when they may change something.
 
 1. A request that carries its credential in a header (`Authorization: Bearer`,
    `X-Edit-Token`, `X-Doc-Password`, `X-Doc-Access`) is NOT checked: browsers never attach
    those by themselves, and a cross-site page cannot set them without a CORS preflight,
    which this server never grants. That is every CLI, MCP, skill and curl call.
-2. A post to a page (any path outside /api/, e.g. the password form) IS checked, whatever
+2. A post to a page (any route outside /api/, e.g. the password form) IS checked, whatever
    it carries: pages are only ever posted by our own forms. The token may be in the form
    field (the body is read once, up to `max_body_bytes`, and handed on unchanged) or the header.
-3. A post to /api/ that carries a Cookie header IS checked (a browser sent it, with
-   whatever the cookie may grant); the token must be in the `X-CSRF-Token` header.
-4. Any other /api/ post (no cookie, no credential header) is not checked: it carries no
-   ambient authority, so forging it from another site gains nothing its author could not do.
+   The password form only reads, yet stays checked: a forged post from another site would
+   spend this visitor's wrong-password budget (rate limits count per client) and could lock
+   them out of the page, while our own form always carries its token.
+3. A request to /api/ IS checked when it carries one of this server's authority cookies
+   (`AUTHORITY_COOKIES`, the signed session cookie a browser signs in with) and its route may
+   change something (every unsafe route but `READ_ONLY_ROUTES`); the token must be in the
+   `X-CSRF-Token` header.
+4. Any other /api/ request is not checked. Other cookies grant nothing here: the `mw_csrf`
+   nonce is no credential, and a browser sends a host's cookies to every port of it (another
+   app on localhost), so a curl cookie jar or an `httpx.Client` that loaded a page carries
+   them too. And a route that only reads (recall) answers even a session cookie: another
+   site could make the browser ask, but it can never read the answer.
 
 A refused request gets 403 `csrf_failed` (JSON for the API, an HTML page for a browser) and
 reaches no route, so nothing changes (the check: server/web/middleware.py). Templates get
@@ -36,13 +45,20 @@ from typing import Any
 
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 from starlette.datastructures import Headers
-from starlette.requests import Request
+from starlette.requests import Request, cookie_parser
 
 COOKIE = "mw_csrf"
 FIELD = "csrf_token"
 HEADER = "x-csrf-token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 CREDENTIAL_HEADERS = ("authorization", "x-edit-token", "x-doc-password", "x-doc-access")
+# The cookies that can carry this server's authority: the signed HttpOnly SameSite session
+# cookie of a browser sign-in (the owner's, or a reader's from an email link), set by the
+# ownership and sharing work. An /api/ request carrying one is checked (rule 3).
+AUTHORITY_COOKIES = ("mw_session",)
+# Unsafe routes that change nothing (they read public pages or render text), so no cookie
+# makes them worth forging: route path templates, as the app declares them.
+READ_ONLY_ROUTES = frozenset({"/api/hub/{slug}/recall", "/api/bundles/suggest", "/api/render"})
 _NONCE = re.compile(r"[A-Za-z0-9_-]{32,64}")
 STATE_KEY = "mw_csrf_nonce"  # request.state: the nonce a page issued a token for
 
@@ -67,19 +83,16 @@ class CsrfTokens:
         return isinstance(signed, str) and hmac.compare_digest(signed.encode(), nonce.encode())
 
 
-def cookie_nonce(headers: Headers | Any) -> str | None:
-    from http.cookies import SimpleCookie
-
+def _cookies(headers: Headers | Any) -> dict[str, str]:
+    """The request's cookies, read as Starlette reads them for a route (leniently: another
+    app's malformed cookie on the same host hides none of ours)."""
     raw = headers.get("cookie")
-    if not raw:
-        return None
-    jar = SimpleCookie()
-    try:
-        jar.load(raw)
-    except Exception:  # a malformed Cookie header: no nonce
-        return None
-    morsel = jar.get(COOKIE)
-    return morsel.value if morsel is not None and _NONCE.fullmatch(morsel.value) else None
+    return cookie_parser(raw) if raw else {}
+
+
+def cookie_nonce(headers: Headers | Any) -> str | None:
+    value = _cookies(headers).get(COOKIE)
+    return value if value is not None and _NONCE.fullmatch(value) else None
 
 
 def csrf_token(request: Request) -> str:
@@ -92,11 +105,23 @@ def csrf_token(request: Request) -> str:
     return request.app.state.mw.csrf.issue(nonce)
 
 
-def needs_check(method: str, path: str, headers: Headers) -> bool:
-    """The rule in the module docstring, for one request."""
-    if method in SAFE_METHODS:
+def is_api(route: str) -> bool:
+    return route == "/api" or route.startswith("/api/")
+
+
+def may_change(method: str, route: str) -> bool:
+    """Whether this method on this route (a path template) may change something."""
+    return method not in SAFE_METHODS and route not in READ_ONLY_ROUTES
+
+
+def needs_check(method: str, route: str, headers: Headers) -> bool:
+    """The rule in the module docstring, for one request to the route whose path template
+    is `route`."""
+    if not may_change(method, route):
         return False
     if any(headers.get(name) for name in CREDENTIAL_HEADERS):
         return False
-    is_api = path == "/api" or path.startswith("/api/")
-    return not is_api or "cookie" in headers
+    if not is_api(route):
+        return True
+    cookies = _cookies(headers)
+    return any(name in cookies for name in AUTHORITY_COOKIES)

@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .csrf import COOKIE, FIELD, HEADER, STATE_KEY, cookie_nonce, needs_check
+from .csrf import COOKIE, FIELD, HEADER, SAFE_METHODS, STATE_KEY, cookie_nonce, is_api, needs_check
 from ..errors import ApiError, error_response
 
 CSP = "; ".join([
@@ -80,8 +80,9 @@ class CsrfMiddleware:
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)
-        if needs_check(scope["method"], scope["path"], headers) and _routed(scope):
-            receive = await self._check(scope, receive, send, headers)
+        route = _route(scope) if scope["method"] not in SAFE_METHODS else None
+        if route is not None and needs_check(scope["method"], route, headers):
+            receive = await self._check(scope, receive, send, headers, is_api(route))
             if receive is None:
                 return
         had = cookie_nonce(headers)
@@ -98,14 +99,14 @@ class CsrfMiddleware:
 
         await self.app(scope, receive, send_with_cookie)
 
-    async def _check(self, scope: Scope, receive: Receive, send: Send, headers: Headers) -> Receive | None:
+    async def _check(self, scope: Scope, receive: Receive, send: Send, headers: Headers,
+                     api: bool) -> Receive | None:
         """The receive to hand on (the body replayed, when it was read for the form field),
         or None when the request was refused."""
         state = scope["app"].state.mw
         token = headers.get(HEADER)
         replay = receive
-        is_api = scope["path"] == "/api" or scope["path"].startswith("/api/")
-        if token is None and not is_api and _is_form(headers.get("content-type", "")):
+        if token is None and not api and _is_form(headers.get("content-type", "")):
             messages, too_large = await _read_body(receive, state.settings.max_body_bytes)
             if too_large:
                 await _refuse(scope, receive, send, 413, "too_large", "the form is too large")
@@ -116,16 +117,19 @@ class CsrfMiddleware:
         if state.csrf.valid(token, cookie_nonce(headers)):
             return replay
         why = ("this form has expired or did not come from this site: reload the page and try again"
-               if not is_api else
-               "a browser request with cookies needs the page's CSRF token in the X-CSRF-Token header")
+               if not api else
+               "a request carrying this site's session cookie needs the page's CSRF token in the X-CSRF-Token header")
         await _refuse(scope, receive, send, 403, "csrf_failed", why)
         return None
 
 
-def _routed(scope: Scope) -> bool:
-    """A route takes this method at this path. Others get the router's own 404 or 405 (they
-    change nothing, so there is nothing to protect)."""
-    return any(route.matches(scope)[0] == Match.FULL for route in scope["app"].router.routes)
+def _route(scope: Scope) -> str | None:
+    """The path template of the route that takes this method at this path, if one does.
+    Others get the router's own 404 or 405 (they change nothing, so there is nothing to protect)."""
+    for route in scope["app"].router.routes:
+        if route.matches(scope)[0] == Match.FULL:
+            return getattr(route, "path", "")
+    return None
 
 
 def _replaying(messages: list[Message], receive: Receive) -> Receive:

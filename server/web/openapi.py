@@ -10,9 +10,10 @@ HTML and markdown answers); only the static files of the /static Mount are not.
 
 Every operation answers 503 (database unavailable, with Retry-After) as well; one that checks
 a credential (auth, a credential header or ?access) or is `limited` answers 429 (its client's
-budget spent, server/web/ratelimit.py); every unsafe one answers 403 csrf_failed (a page post
-without its form's token, or an /api post carrying a cookie: server/web/csrf.py). Errors are the
-one shape of server/errors.py: {"error": {"code", "message", ...}}.
+budget spent, server/web/ratelimit.py); every unsafe one that may change something answers 403
+csrf_failed (a page post without its form's token, or an /api request carrying the session
+cookie without X-CSRF-Token: server/web/csrf.py). Errors are the one shape of server/errors.py:
+{"error": {"code", "message", ...}}.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from starlette.routing import BaseRoute, Route
+
+from .csrf import may_change
 
 OPENAPI_VERSION = "3.1.0"
 
@@ -58,7 +61,6 @@ _ERROR_TEXT = {
 TEXT = {"type": "string"}
 # Headers and query parameters that carry a credential: checking one spends the client's budget.
 CREDENTIAL_PARAMS = frozenset({"x-edit-token", "x-doc-password", "x-doc-access", "access"})
-SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 NULLABLE_TEXT = {"type": ["string", "null"]}
 
 
@@ -149,14 +151,14 @@ def _parameters(route: Route, op: Operation) -> list[dict]:
     return params
 
 
-def _error_statuses(method: str, op: Operation) -> set[int]:
+def _error_statuses(route: Route, method: str, op: Operation) -> set[int]:
     """The operation's own error statuses and those every operation of its kind can answer."""
     statuses = {*op.errors, 503}
     params = {name.lower() for name in (*op.headers, *op.query)}
     password_form = op.form is not None and "password" in op.form[1].get("properties", {})
     if op.auth or op.limited or params & CREDENTIAL_PARAMS or password_form:
         statuses.add(429)
-    if method not in SAFE_METHODS:
+    if may_change(method, route.path):
         statuses.add(403)
     return statuses
 
@@ -169,7 +171,7 @@ def _operation(route: Route, method: str, op: Operation, used_ids: set[str]) -> 
         op_id = f"{base}_{n}"
     used_ids.add(op_id)
     responses = {str(status): response for status, response in op.responses.items()}
-    for status in sorted(_error_statuses(method, op)):
+    for status in sorted(_error_statuses(route, method, op)):
         responses.setdefault(str(status), _error_response(status, op.page))
     spec: dict[str, Any] = {"operationId": op_id, "summary": op.summary, "tags": [op.tag],
                             "responses": responses}

@@ -4,7 +4,8 @@ It is stateless, like a real model: each request carries the whole conversation,
 model reads from it what the user asked, which skill text the tool delivered, and what its
 earlier tool calls returned. Commands are not hard-coded: they are filled into the templates
 the delivered skill text shows (the `memorywiki capture --agent ...` block, the heredoc
-capture, `memorywiki recall '<question>' --hybrid --json`), with the skill's quoting rules,
+capture, `memorywiki recall '<question>' --hybrid --json`, each starting with the command as
+the skill names it), with the skill's quoting rules,
 so a wrong flag or path in the installed skill reaches the real CLI and fails the test.
 
 What it saw is recorded in `steps` (one entry per skill action it started) and what went
@@ -199,7 +200,7 @@ class SkillModel:
                 step.command = self._capture_command(skill, title, self._record(turn, title, group))
         elif action == "recall":
             section = self._section(skill, "recall <question>")
-            m = re.search(r"Run `(memorywiki recall [^`]*)`", section)
+            m = re.search(r"Run `([^`]* recall '<question>'[^`]*)`", section)
             if not m:
                 raise AssertionError("skill recall section names no command")
             step.command = m.group(1).replace("'<question>'", sh_quote(argument))

@@ -10,6 +10,7 @@ tool under test.
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -22,6 +23,10 @@ from tests.agents.model_server import ModelServer
 from tests.agents.skill_model import SkillModel
 
 VENV_BIN = Path(sys.executable).parent  # where this checkout's `memorywiki` is installed
+CLI = shlex.quote(str(VENV_BIN / "memorywiki"))  # how the installed skill runs it
+# A home's profile as Debian's skeleton writes it: it knows ~/bin and ~/.local/bin, not a venv.
+PROFILE = ('if [ -d "$HOME/bin" ] ; then PATH="$HOME/bin:$PATH"; fi\n'
+           'if [ -d "$HOME/.local/bin" ] ; then PATH="$HOME/.local/bin:$PATH"; fi\n')
 
 
 @dataclass
@@ -96,9 +101,10 @@ def make_workspace(tmp_path: Path, live, hub: str = "agents") -> Workspace:
         "USER": os.environ.get("USER", "user"),
         "SHELL": "/bin/bash",
     }
-    # Codex runs commands in a login shell (bash -lc), which resets PATH from /etc/profile;
-    # like a user's own ~/.profile, this one keeps `memorywiki` on it.
-    (home / ".profile").write_text(f'export PATH="{VENV_BIN}:$PATH"\n', encoding="utf-8")
+    # Codex runs commands in a login shell (bash -lc), which resets PATH from /etc/profile and
+    # this profile; like most users' own, it does not know the venv, so the installed skill
+    # has to name `memorywiki` by its full path.
+    (home / ".profile").write_text(PROFILE, encoding="utf-8")
     ws = Workspace(home, project, live.url, hub, live, env)
     ws.memorywiki("config", "--set-server", live.url)
     ws.memorywiki("hub", "create", hub)
