@@ -37,8 +37,8 @@ do not edit it by hand.
   `unknown` and `accepted` lists). Pages answer an error as a page (HTML, or markdown for an AI).
 - **Every operation** can answer 503 while the database is unreachable (with `Retry-After`);
   one that checks a credential can answer 429 once a client spent its budget of refused
-  credentials; every unsafe one answers 403 `csrf_failed` for a browser request that carries a
-  cookie but no `X-CSRF-Token`.
+  credentials; every one that may change something answers 403 `csrf_failed` for a browser
+  request that carries the session cookie (`mw_session`) but no `X-CSRF-Token`.
 - **Content negotiation.** Pages are HTML for a browser and markdown for `Accept: text/markdown`,
   a `.md` suffix or `/raw/...`.
 """
