@@ -14,7 +14,8 @@ from starlette.middleware import Middleware
 
 from .config import Settings, SettingsError
 from .web.csrf import CsrfTokens
-from .embedding.embedders import Embedder, make_embedder, runs_locally
+from .embedding.base import Embedder
+from .embedding.factory import make_embedder, runs_locally
 from .curation.worker import curation_mode, make_curator, start_curator
 from .errors import EXCEPTION_HANDLERS
 from .web.middleware import CsrfMiddleware, SecurityHeadersMiddleware
@@ -113,6 +114,8 @@ def create_app(settings: Settings | None = None, *,
                 await state.reranker.close()
             if hasattr(embedder, "close"):  # the ONNX embedder's child process
                 await asyncio.to_thread(embedder.close)
+            if hasattr(embedder, "aclose"):  # the OpenAI-compatible endpoint's client
+                await embedder.aclose()
             await db.close()
             if embedded is not None:
                 await asyncio.to_thread(embedded.stop)

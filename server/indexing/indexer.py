@@ -15,7 +15,7 @@ from typing import Any
 
 from psycopg import sql
 
-from ..embedding.embedders import Embedder
+from ..embedding.base import Embedder
 from ..store.db import Database
 from ..store.graph import EdgeRule, refresh_doc_edges
 from ..store.space import ensure_space

@@ -7,7 +7,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..web.openapi import json_response, operation
-from ..embedding.embedders import EmbedderError
+from ..embedding.base import EmbedderError
 from ..errors import Conflict, Unavailable, not_found
 from ..indexing.indexer import index_bundle, index_docs
 from ..tokens import looks_like_id

@@ -12,7 +12,7 @@ from starlette.routing import Route
 
 from ..web.openapi import TEXT, body_schema, json_response, obj, operation
 from ..store import recall
-from ..embedding.embedders import EmbedderError
+from ..embedding.base import EmbedderError
 from ..errors import ApiError, unknown_hub
 from ..embedding.rerank import RerankError
 from ..store.hubs import find_hub_for_recall

@@ -10,7 +10,7 @@ from starlette.requests import Request
 
 from ..config import Settings
 from .csrf import CsrfTokens
-from ..embedding.embedders import Embedder
+from ..embedding.base import Embedder
 from .ratelimit import RateLimits
 from ..store.db import Database
 
