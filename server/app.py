@@ -75,8 +75,7 @@ def create_app(settings: Settings | None = None, *,
                     state.worker_process = WorkerProcess(replace(settings, question_board=board), db.url)
                     state.worker_process.start()
                 else:
-                    state.worker = Worker(db, embedder, batch=max(1, settings.embed_batch // 4), edges=settings.edge_rule,
-                                          max_backoff=settings.worker_max_backoff, slice_inputs=settings.index_slice)
+                    state.worker = Worker.from_settings(settings, db, embedder)
                     task = asyncio.create_task(state.worker.run())
             if runs_locally(embedder):  # so the first question does not wait for it
                 warm_up = asyncio.create_task(asyncio.to_thread(embedder.load_quietly))

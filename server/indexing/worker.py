@@ -49,6 +49,11 @@ class Worker(OwedWork):
         self.slice_inputs = slice_inputs  # inputs embedded per batch at most (indexer.index_docs)
         self._indexes_ready = False  # the space's HNSW indexes are known to be in place
 
+    @classmethod
+    def from_settings(cls, settings: Settings, db: Database, embedder: Embedder) -> "Worker":
+        return cls(db, embedder, batch=max(1, settings.embed_batch // 4), edges=settings.edge_rule,
+                   max_backoff=settings.worker_max_backoff, slice_inputs=settings.index_slice)
+
     def what_failed(self, exc: Exception) -> str:
         return "embedder failed" if isinstance(exc, EmbedderError) else "database unavailable"
 
@@ -100,8 +105,7 @@ def _run(settings: Settings, embedder_factory: Callable[[Settings], Embedder | N
         db, embedded = await open_database(settings)
         loops = []
         if embedder is not None:
-            loops.append(Worker(db, embedder, batch=settings.embed_batch // 4 or 1, edges=settings.edge_rule,
-                                max_backoff=settings.worker_max_backoff, slice_inputs=settings.index_slice))
+            loops.append(Worker.from_settings(settings, db, embedder))
         curator = make_curator(settings, db, have_embedder=embedder is not None)
         if curator is not None:
             await start_curator(curator)
