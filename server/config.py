@@ -99,7 +99,7 @@ class Settings:
     # indexing's floor under a steady stream of questions (server/embedding/scheduling.py)
     local_floor_questions: int = setting(8, "MEMORYWIKI_LOCAL_FLOOR_QUESTIONS",
                                          "a waiting indexing pass goes after this many questions answered")
-    local_floor_ms: float = setting(500.0, "MEMORYWIKI_LOCAL_FLOOR_MS", "... or after this many milliseconds")
+    local_floor_ms: float = setting(500.0, "MEMORYWIKI_LOCAL_FLOOR_MS", "... or after this many milliseconds of waiting")
     local_floor_batch: int = setting(1, "MEMORYWIKI_LOCAL_FLOOR_BATCH",
                                      "texts an indexing pass takes while questions flow")
     question_cache: int = setting(1024, "MEMORYWIKI_QUESTION_CACHE",
@@ -165,7 +165,7 @@ class Settings:
     curation_extract_chars: int = setting(100_000, "MEMORYWIKI_CURATION_EXTRACT_CHARS",
                                           "characters of a doc (its most central chunks) extractive enrichment reads")
     curation_retry_seconds: float = setting(5.0, "MEMORYWIKI_CURATION_RETRY",
-                                            "first wait in seconds after a model outage (doubles, up to 5 minutes)")
+                                            "first wait in seconds after a chat model outage (then doubles)")
     suggest_debounce: float = setting(5.0, "MEMORYWIKI_SUGGEST_DEBOUNCE",
                                       "seconds a hub is left to settle before its docs are regrouped")
     suggest_neighbors: int = setting(5, "MEMORYWIKI_SUGGEST_NEIGHBORS",
