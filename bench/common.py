@@ -392,7 +392,7 @@ def make_bench_embedder(cached: bool = False):
     """The same embedder the server is configured with, for query vectors in SQL-floor runs.
     cached: answer from MEMORYWIKI_BENCH_EMBED_CACHE when set (never for latency figures)."""
     from memorywiki.server.config import Settings
-    from memorywiki.server.embedding.embedders import make_embedder
+    from memorywiki.server.embedding.factory import make_embedder
 
     embedder = make_embedder(Settings.from_env(**{"embedder": embedder_env()["MEMORYWIKI_EMBEDDER"]}))
     folder = os.environ.get("MEMORYWIKI_BENCH_EMBED_CACHE")

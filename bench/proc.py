@@ -87,10 +87,10 @@ def serve(port: int) -> None:
 
 
 def worker() -> None:
-    from memorywiki.server.embedding import embedders
+    from memorywiki.server.embedding import factory
     from memorywiki.server.indexing.worker import run_worker
 
-    run_worker(embedder_factory=counting(embedders.make_embedder, "worker"))
+    run_worker(embedder_factory=counting(factory.make_embedder, "worker"))
 
 
 def main() -> None:

@@ -14,7 +14,8 @@ from starlette.middleware import Middleware
 
 from .config import Settings, SettingsError
 from .web.csrf import CsrfTokens
-from .embedding.embedders import Embedder, make_embedder, runs_locally
+from .embedding.base import Embedder
+from .embedding.factory import make_embedder, runs_locally
 from .curation.worker import curation_mode, make_curator, start_curator
 from .errors import EXCEPTION_HANDLERS
 from .web.middleware import CsrfMiddleware, SecurityHeadersMiddleware
@@ -74,8 +75,7 @@ def create_app(settings: Settings | None = None, *,
                     state.worker_process = WorkerProcess(replace(settings, question_board=board), db.url)
                     state.worker_process.start()
                 else:
-                    state.worker = Worker(db, embedder, batch=max(1, settings.embed_batch // 4), edges=settings.edge_rule,
-                                          max_backoff=settings.worker_max_backoff, slice_inputs=settings.index_slice)
+                    state.worker = Worker.from_settings(settings, db, embedder)
                     task = asyncio.create_task(state.worker.run())
             if runs_locally(embedder):  # so the first question does not wait for it
                 warm_up = asyncio.create_task(asyncio.to_thread(embedder.load_quietly))
@@ -113,6 +113,8 @@ def create_app(settings: Settings | None = None, *,
                 await state.reranker.close()
             if hasattr(embedder, "close"):  # the ONNX embedder's child process
                 await asyncio.to_thread(embedder.close)
+            if hasattr(embedder, "aclose"):  # the OpenAI-compatible endpoint's client
+                await embedder.aclose()
             await db.close()
             if embedded is not None:
                 await asyncio.to_thread(embedded.stop)

@@ -221,16 +221,16 @@ def test_model_outage_keeps_work_owed_and_backs_off(model_client, chat_server):
     chat_server.set_failing(True)
     doc_id = capture(client, owner, "Recall", DOC)
     deadline = time.monotonic() + 10
-    while client.app.state.mw.curator.outages < 2 and time.monotonic() < deadline:
+    while client.app.state.mw.curator.failures < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
     curator = client.app.state.mw.curator
-    assert curator.outages >= 2 and curator.backoff() > 0.2, "the back-off grows with each outage"
+    assert curator.failures >= 2 and curator.backoff() > 0.2, "the back-off grows with each outage"
     assert client.get("/healthz").json()["curation"]["owed_enrichments"] == 1
     assert client.get(f"/api/docs/{doc_id}/enrichment").json()["status"] == "pending"
     chat_server.set_failing(False)
     wait_curated(client, timeout=30)
     assert client.get(f"/api/docs/{doc_id}/enrichment").json()["status"] == "model"
-    assert curator.outages == 0
+    assert curator.failures == 0
 
 
 def test_json_schema_refused_falls_back_to_json_mode(model_client, chat_server):
@@ -495,8 +495,8 @@ async def test_a_doc_deleted_after_its_enrichment_claim_is_let_go_for_its_restor
     once rather than when the lease runs out."""
     import asyncio
 
-    from memorywiki.server.curation.enrich import Budget
-    from memorywiki.server.curation.worker import CurationConfig, Curator
+    from memorywiki.server.config import Settings
+    from memorywiki.server.curation.worker import Curator
     from memorywiki.server.store import enrichments as enrichment_store
     from memorywiki.server.store.db import Database
 
@@ -507,9 +507,9 @@ async def test_a_doc_deleted_after_its_enrichment_claim_is_let_go_for_its_restor
     db = Database(database_url, min_size=1, max_size=3)
     await db.open()
     try:
-        curator = Curator(db, None, CurationConfig(budget=Budget(), wait_for_vectors=False))
+        curator = Curator(db, None, Settings(), wait_for_vectors=False)
         async with db.owner.connection() as conn:
-            assert await enrichment_store.claim_owed(conn, worker=await curator._pid(), limit=4,
+            assert await enrichment_store.claim_owed(conn, worker=await curator.session_pid(), limit=4,
                                                      wait_for_vectors=False, vector_grace=0) == [doc_id]
         r = await asyncio.to_thread(client.delete, f"/api/docs/{doc_id}", headers=owner)
         assert r.status_code == 200, r.text
@@ -517,7 +517,7 @@ async def test_a_doc_deleted_after_its_enrichment_claim_is_let_go_for_its_restor
         r = await asyncio.to_thread(client.post, f"/api/docs/{doc_id}/restore", json={"version": 1}, headers=owner)
         assert r.status_code == 200, r.text
         async with db.owner.connection() as conn:  # the same curator, still alive, asks again
-            assert await enrichment_store.claim_owed(conn, worker=await curator._pid(), limit=4,
+            assert await enrichment_store.claim_owed(conn, worker=await curator.session_pid(), limit=4,
                                                      wait_for_vectors=False, vector_grace=0) == [doc_id]
     finally:
         await curator.close()

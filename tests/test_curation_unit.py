@@ -131,7 +131,7 @@ def test_budget_keeps_central_chunks_and_windows_fit():
     # seven chunks about one thing, three about another: the first seven are central
     chunks = [ChunkText(f"Doc > S{i}", "word " * 400, vector=[0.0, 1.0] if i in (0, 1, 3) else [1.0, 0.0])
               for i in range(10)]
-    sections, left_out = select_sections(chunks, Budget(window_tokens=500, doc_tokens=1200, output_tokens=100))
+    sections, left_out = select_sections(chunks, Budget(window_tokens=500, doc_tokens=1200, output_tokens=100, extract_chars=100_000))
     assert left_out > 0 and sum(estimate_tokens(s) for s in sections) <= 1200
     assert [s.split("\n", 1)[0] for s in sections] == ["Doc > S2", "Doc > S4"], "the most central, in doc order"
     for w in windows(sections, 500):

@@ -9,14 +9,9 @@ from pathlib import Path
 import pytest
 
 from memorywiki.server.config import Settings
-from memorywiki.server.embedding.embedders import (
-    Embedder,
-    EmbedderError,
-    OpenAIEmbedder,
-    make_embedder,
-    onnx_available,
-    runs_locally,
-)
+from memorywiki.server.embedding.base import Embedder, EmbedderError
+from memorywiki.server.embedding.factory import make_embedder, onnx_available, runs_locally
+from memorywiki.server.embedding.openai import OpenAIEmbedder
 from tests.embedding_server import DIM, EmbeddingServer, start_embedding_server
 
 
@@ -136,7 +131,7 @@ def test_auto_picks_openai_when_key_set(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     embedder = make_embedder(Settings.from_env(embedder="auto"))
     assert isinstance(embedder, OpenAIEmbedder)
-    assert embedder.timeout == 30 and embedder.max_retries == 2
+    assert (embedder.client.endpoint.timeout, embedder.client.endpoint.max_retries) == (30, 2)
 
 
 def test_none_gives_no_embedder(monkeypatch):

@@ -280,7 +280,7 @@ def test_a_doc_deleted_after_its_claim_and_restored_is_indexed_at_once(manual, e
     is claimable at once instead of after the five-minute lease (CI once waited 60 s for it)."""
     import asyncio
 
-    from memorywiki.server.embedding.embedders import make_embedder
+    from memorywiki.server.embedding.factory import make_embedder
     from memorywiki.server.indexing.indexer import claim_owed, index_docs
     from memorywiki.server.store.db import Database
 
@@ -331,7 +331,7 @@ def test_a_big_doc_is_indexed_a_slice_at_a_time_and_holds_nothing_back(manual, e
     after it are not held back for the whole page), and each chunk is embedded exactly once."""
     import asyncio
 
-    from memorywiki.server.embedding.embedders import make_embedder
+    from memorywiki.server.embedding.factory import make_embedder
     from memorywiki.server.store.db import Database
     from memorywiki.server.indexing.worker import Worker
 

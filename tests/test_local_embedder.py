@@ -17,7 +17,10 @@ import pytest
 
 from memorywiki.server.embedding import onnx_bert
 from memorywiki.server.config import Settings
-from memorywiki.server.embedding.embedders import EmbedderError, LocalEmbedder, OnnxChildEmbedder, OnnxEmbedder, make_embedder
+from memorywiki.server.embedding.base import EmbedderError
+from memorywiki.server.embedding.factory import make_embedder
+from memorywiki.server.embedding.local import LocalEmbedder
+from memorywiki.server.embedding.onnx import OnnxChildEmbedder, OnnxEmbedder
 from tests.polling import wait_until
 from tests.tiny_bert import make_tiny_bert, reference_embed
 
@@ -105,12 +108,12 @@ async def test_int8_questions_run_without_the_slower_skip_layer_norm_fusion(mode
     """ONNX Runtime fuses each residual Add + LayerNormalization of the int8 graph into
     SkipLayerNormalization, which made questions ~18 % dearer on the real model: the questions'
     session runs without that fusion; indexing keeps it, since docs' vectors lost quality
-    without it (embedders.QUESTION_DISABLED_FUSIONS)."""
+    without it (onnx.QUESTION_DISABLED_FUSIONS)."""
     import onnx
     import onnxruntime
 
-    from memorywiki.server.embedding import embedders
-    from memorywiki.server.embedding.embedders import QUESTION_DISABLED_FUSIONS, onnx_session
+    from memorywiki.server.embedding import onnx as onnx_backend
+    from memorywiki.server.embedding.onnx import QUESTION_DISABLED_FUSIONS, onnx_session
 
     opened = {}
 
@@ -119,7 +122,7 @@ async def test_int8_questions_run_without_the_slower_skip_layer_norm_fusion(mode
         opened[id(session)] = kw.get("disabled_fusions", ())
         return session
 
-    monkeypatch.setattr(embedders, "onnx_session", spy)
+    monkeypatch.setattr(onnx_backend, "onnx_session", spy)
     int8 = onnx_embedder(model_dir, tmp_path, local_quantize=True)
     assert len(await int8.embed_questions(["cats"])) == 1
     assert opened[id(int8._questions_model)] == QUESTION_DISABLED_FUSIONS

@@ -11,7 +11,8 @@ import asyncio
 import pytest
 
 from memorywiki.server.config import Settings
-from memorywiki.server.embedding.embedders import EmbedderError, make_embedder
+from memorywiki.server.embedding.base import EmbedderError
+from memorywiki.server.embedding.factory import make_embedder
 from memorywiki.server.embedding.questions import QuestionLane
 from tests.embedding_server import embed_text
 from tests.polling import wait_indexed, wait_until

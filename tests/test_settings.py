@@ -175,3 +175,79 @@ def test_a_bad_worker_value_is_a_clear_error():
     with pytest.raises(SettingsError) as err:
         Settings.from_env({"MEMORYWIKI_WORKER": "thread"})
     assert str(err.value) == "MEMORYWIKI_WORKER must be one of auto, inprocess, process, external, not 'thread'"
+
+
+def test_every_setting_is_declared_once_with_one_line_of_help():
+    from dataclasses import fields
+
+    from memorywiki.server.setting import declared
+
+    read = {f.name for f, _ in declared(Settings)}
+    assert {f.name for f in fields(Settings)} - read == {"question_board"}  # set by the server for its children
+    listed = [meta for _, meta in declared(Settings) if meta.listed]
+    names = [meta.env for meta in listed]
+    assert len(names) == len(set(names))
+    assert all(meta.help and "\n" not in meta.help and len(meta.help) <= 100 for meta in listed)
+
+
+def test_configuration_docs_are_generated_from_the_settings():
+    """docs/configuration.md is regenerated with `python -m memorywiki.server.config --markdown`."""
+    from memorywiki.server.config import configuration_markdown
+
+    committed = (Path(__file__).resolve().parents[1] / "docs" / "configuration.md").read_text(encoding="utf-8")
+    assert committed == configuration_markdown(), "docs/configuration.md is stale: regenerate it"
+    assert "| `MEMORYWIKI_WORKER` | `auto` |" in committed and "| `OPENAI_API_KEY` | unset |" in committed
+    assert "/root" not in committed and "/home" not in committed  # the same on every machine
+
+
+@pytest.mark.parametrize("name, value, words", [
+    ("MEMORYWIKI_EMBEDDER", "Bert", "MEMORYWIKI_EMBEDDER must be one of openai, local, none, auto, not 'bert'"),
+    ("MEMORYWIKI_RATE_EMBED", "often", "MEMORYWIKI_RATE_EMBED must be a rate such as 10/minute, not 'often'"),
+    ("MEMORYWIKI_PG_SHARED_BUFFERS", "1MB",
+     "MEMORYWIKI_PG_SHARED_BUFFERS must be auto, keep or a size of at least 128MB such as 1GB, not '1MB'"),
+    ("MEMORYWIKI_RERANK_FORMAT", "xml", "MEMORYWIKI_RERANK_FORMAT must be one of cohere, tei, not 'xml'"),
+])
+def test_a_bad_choice_is_named_with_its_choices(name, value, words):
+    with pytest.raises(SettingsError) as err:
+        Settings.from_env({name: value})
+    assert str(err.value) == words
+
+
+def test_flags_and_blank_values():
+    s = Settings.from_env({"MEMORYWIKI_CURATION": "off", "MEMORYWIKI_FETCH_ALLOW_LOOPBACK": "on",
+                           "MEMORYWIKI_LLM_MODEL": "  ", "MEMORYWIKI_EMBED_BATCH": " ", "MEMORYWIKI_LOCAL_BACKEND": " ONNX"})
+    assert (s.curation, s.fetch_allow_loopback, s.llm_model, s.embed_batch, s.local_backend) == (
+        False, True, None, 128, "onnx")
+    assert Settings.from_env({"MEMORYWIKI_CURATION": ""}).curation  # blank: the default
+
+
+def test_config_server_lists_every_setting_with_secrets_masked():
+    from typer.testing import CliRunner
+
+    from memorywiki.cli.main import app
+
+    env = {"OPENAI_API_KEY": "sk-very-secret", "MEMORYWIKI_WORKER": "external", "MEMORYWIKI_EMBED_BATCH": "64",
+           "DATABASE_URL": "postgresql://mw:hunter2@db.internal:5432/wiki"}
+    result = CliRunner().invoke(app, ["config", "--server"], env=env)
+    assert result.exit_code == 0, result.output
+    lines = {line.split()[0]: line.split() for line in result.output.splitlines() if line.strip()}
+    assert lines["MEMORYWIKI_WORKER"][1:3] == ["external", "auto"]
+    assert lines["MEMORYWIKI_EMBED_BATCH"][1:3] == ["64", "128"]
+    assert lines["OPENAI_API_KEY"][1] == "(set)" and "sk-very-secret" not in result.output
+    assert lines["DATABASE_URL"][1] == "postgresql://mw:****@db.internal:5432/wiki" and "hunter2" not in result.output
+    assert lines["MEMORYWIKI_BM25_K1"][1:3] == ["-", "1.2"]
+    from memorywiki.server.setting import declared
+
+    assert {meta.env for _, meta in declared(Settings)} <= set(lines)
+
+
+def test_config_server_names_a_bad_value_in_one_line():
+    from typer.testing import CliRunner
+
+    from memorywiki.cli.main import app
+
+    result = CliRunner().invoke(app, ["config", "--server"], env={"MEMORYWIKI_FETCH_TIMEOUT": "5s"})
+    assert result.exit_code == 1
+    assert result.stderr.strip() == "error: MEMORYWIKI_FETCH_TIMEOUT must be a number, not '5s'"
+    refused = CliRunner().invoke(app, ["config", "--server", "--set-hub", "x"])
+    assert refused.exit_code == 1 and "takes no other option" in refused.stderr

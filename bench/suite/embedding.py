@@ -53,7 +53,7 @@ def _peak_rss_mb() -> float:
 def child(backend: str, dataset: Path, out: Path, smoke: bool) -> None:
     """One backend, in this process: write its vectors and timings under `out`."""
     from memorywiki.server.config import Settings
-    from memorywiki.server.embedding.embedders import make_embedder
+    from memorywiki.server.embedding.factory import make_embedder
 
     kind, int8 = BACKENDS[backend]
     data = load_beir(dataset)
@@ -107,7 +107,7 @@ def child(backend: str, dataset: Path, out: Path, smoke: bool) -> None:
 
 
 async def _through_child(settings, questions: list[str]) -> list[float]:
-    from memorywiki.server.embedding.embedders import make_embedder
+    from memorywiki.server.embedding.factory import make_embedder
 
     embedder = make_embedder(settings)  # what a server runs: OnnxChildEmbedder
     try:

@@ -181,7 +181,7 @@ def token_counter():
     try:
         from transformers import AutoTokenizer
 
-        from memorywiki.server.embedding.embedders import packaged_model_dir
+        from memorywiki.server.embedding.local import packaged_model_dir
 
         tok = AutoTokenizer.from_pretrained(str(packaged_model_dir()), local_files_only=True)
 

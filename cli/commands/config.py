@@ -1,4 +1,5 @@
-"""`memorywiki config`: where the config file is, what it says, and setting its defaults and tokens."""
+"""`memorywiki config`: where the config file is, what it says, and setting its defaults and tokens;
+`memorywiki config --server`: the server's settings as this environment sets them."""
 
 from __future__ import annotations
 
@@ -24,8 +25,17 @@ def config_cmd(
              "or, with --doc, a doc's edit token.")] = None,
     hub: Annotated[Optional[str], typer.Option("--hub", help="With --set-token: the hub the owner token is for.")] = None,
     doc: Annotated[Optional[str], typer.Option("--doc", help="With --set-token: the doc (id or URL) the edit token is for.")] = None,
+    server: Annotated[bool, typer.Option(
+        "--server", help="List the server's settings instead: each environment variable `memorywiki serve` "
+                         "reads, its value here (secrets masked) and its default.")] = False,
 ) -> None:
-    """Show the config file's location and effective settings (tokens hidden), or change them."""
+    """Show the config file's location and effective settings (tokens hidden), or change them;
+    with --server, the settings the server reads from the environment."""
+    if server:
+        if set_server is not None or set_hub is not None or set_token is not None or hub or doc:
+            raise MemoryWikiError("--server lists the server's settings and takes no other option")
+        _server_settings()
+        return
     st = state(ctx)
     cfg = st.config
     if (hub or doc) and set_token is None:
@@ -69,3 +79,25 @@ def config_cmd(
 
 def register(app: typer.Typer) -> None:
     app.command("config")(config_cmd)
+
+
+def _server_settings() -> None:
+    """The server's settings as this environment sets them; exit 1 when the server would refuse one."""
+    try:
+        from memorywiki.server.config import settings_listing
+    except ImportError as exc:
+        raise MemoryWikiError(f"the server is not installed here: {exc}") from None
+    rows, error = settings_listing(os.environ)
+    width = max(len(name) for _, name, _, _, _ in rows)
+    value_width = min(40, max(len("value"), *(len(value) for _, _, value, _, _ in rows)))
+    default_width = min(30, max(len(default) for _, _, _, default, _ in rows))
+    out = sys.stdout
+    out.write(f"{'variable':<{width}}  {'value':<{value_width}}  {'default':<{default_width}}  meaning\n")
+    current = None
+    for section, name, value, default, meaning in rows:
+        if section != current:
+            current = section
+            out.write(f"\n# {section}\n")
+        out.write(f"{name:<{width}}  {value or '-':<{value_width}}  {default or '-':<{default_width}}  {meaning}\n")
+    if error:
+        raise MemoryWikiError(error)

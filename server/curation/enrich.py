@@ -18,6 +18,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from ..config import Settings
 from .concepts import fold_doc_concepts
 from .contract import ENRICHMENT_SCHEMA, tidy_enrichment
 from .extractive import chunk_centrality, extract
@@ -51,13 +52,15 @@ class ChunkText:
 
 @dataclass
 class Budget:
-    window_tokens: int = 3000
-    doc_tokens: int = 12000
-    output_tokens: int = 1500
-    # the extractive pass reads at most this much of a doc's text (its most central chunks): its
-    # cost grows faster than the text (segmenting, BM25 of every sentence), ~1.5 s for 100,000
-    # chars on a 2-core CPU, and a whole 5 MB page was 95 s of CPU (bench/results/underload.md)
-    extract_chars: int = 100_000
+    window_tokens: int
+    doc_tokens: int
+    output_tokens: int
+    extract_chars: int  # the extractive pass's cost grows faster than the text it reads
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "Budget":
+        return cls(window_tokens=settings.llm_window_tokens, doc_tokens=settings.llm_doc_tokens,
+                   output_tokens=settings.llm_output_tokens, extract_chars=settings.curation_extract_chars)
 
 
 @dataclass
@@ -172,7 +175,7 @@ async def enrich_with_model(model: ChatModel, title: str, chunks: Sequence[Chunk
 
 
 def enrich_extractively(title: str, chunks: Sequence[ChunkText], note: str | None = None,
-                        max_chars: int = Budget.extract_chars) -> Enrichment:
+                        max_chars: int = Settings.curation_extract_chars) -> Enrichment:
     """Within `max_chars` of the doc's markdown: its most central chunks past that."""
     keep = _most_central(chunks, [len(c.markdown) for c in chunks], max_chars)
     if len(keep) < len(chunks):

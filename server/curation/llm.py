@@ -1,7 +1,7 @@
 """The chat model, through the official `openai` client (any OpenAI-compatible server).
 
 Key and URL come from Settings (OPENAI_API_KEY; MEMORYWIKI_LLM_BASE_URL, else
-OPENAI_BASE_URL), never from the environment at call time.
+OPENAI_BASE_URL) through server/openai_client.py.
 
 One call asks for one JSON object. Structured output (`json_schema`) is tried first; a
 server that refuses it with HTTP 400 is asked again in plain JSON mode (`json_object`,
@@ -13,12 +13,13 @@ raises ModelRefused. Token counts come from the server's `usage` when it reports
 
 from __future__ import annotations
 
-import asyncio
 import math
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..config import Settings
+from ..openai_client import Endpoint, OpenAIClient
 from .contract import describe_schema, wire_schema
 
 
@@ -59,39 +60,27 @@ class Answer:
 class ChatModel:
     """A named model on an OpenAI-compatible /v1/chat/completions endpoint."""
 
-    def __init__(self, model: str, *, api_key: str | None = None, base_url: str | None = None,
-                 timeout: float = 60.0, max_retries: int = 1, max_output_tokens: int = 1500) -> None:
+    def __init__(self, model: str, endpoint: Endpoint, *, max_output_tokens: int) -> None:
         self.model = model
         self.name = f"openai:{model}"
-        self.api_key = api_key
-        self.base_url = base_url
-        self.timeout = timeout
-        self.max_retries = max_retries
         self.max_output_tokens = max_output_tokens
         self.json_schema_supported = True
-        self._client: Any = None
-        self._client_loop: asyncio.AbstractEventLoop | None = None
+        self.client = OpenAIClient(endpoint, lambda: ModelUnavailable(
+            "chat model is not configured: OPENAI_API_KEY is not set"))
 
-    def _get_client(self) -> Any:
-        import openai
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "ChatModel":
+        return cls(settings.llm_model or "", Endpoint.for_chat(settings), max_output_tokens=settings.llm_output_tokens)
 
-        from ..embedding.embedders import _http_client
-
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._client_loop is not loop:
-            if not self.api_key:
-                raise ModelUnavailable("chat model is not configured: OPENAI_API_KEY is not set")
-            self._client = openai.AsyncOpenAI(api_key=self.api_key, base_url=self.base_url, timeout=self.timeout,
-                                              max_retries=self.max_retries, http_client=_http_client(self.timeout))
-            self._client_loop = loop
-        return self._client
+    async def aclose(self) -> None:
+        await self.client.aclose()
 
     async def ask_json(self, system: str, user: str, *, schema_name: str, schema: dict[str, Any],
                        max_tokens: int | None = None) -> Answer:
         """One chat call that should answer with a JSON object matching `schema`."""
         import openai
 
-        client = self._get_client()
+        client = self.client.get()
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         limit = max_tokens or self.max_output_tokens
         try:

@@ -6,7 +6,7 @@ Each round it claims owed work with SKIP LOCKED leases and does it:
 2. re-analyse bundles whose public members or enrichments changed;
 3. recompute the suggested bundles of hubs marked as changed (debounced, so a bulk import
    is grouped once, not after every doc).
-A model outage releases the claims with an exponential back-off; nothing is lost.
+A model outage releases the claims until the next try (server/indexing/loop.py): nothing is lost.
 """
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any
 
 import psycopg
 
+from ..config import Settings
+from ..indexing.loop import OwedWork
 from ..store import analyses as analysis_store
 from ..store import concepts as concept_store
 from ..store import enrichments as enrichment_store
@@ -31,7 +32,7 @@ from .analysis import analyse_extractively, analyse_with_model
 from .concepts import concept_key
 from .contract import BUNDLE_NAME_SCHEMA
 from .enrich import Budget, ChunkText, enrich
-from .llm import ChatModel, ModelError, ModelRefused, ModelUnavailable, ask_validated
+from .llm import ChatModel, ModelRefused, ModelUnavailable, ask_validated
 
 log = logging.getLogger("memorywiki.curation")
 
@@ -39,51 +40,34 @@ NAME_SYSTEM = """You name a group of related pages from someone's knowledge wiki
 accept it as a reading list. Give a short topic title and one line on what the pages cover \
 together. Use only what the page descriptions say. Answer with the JSON object only."""
 
-MAX_BACKOFF = 300.0
+BAD_DOC_RETRY = 300.0  # seconds before a doc whose enrichment failed (not an outage) is tried again
+BATCH = 4  # items of each job claimed per round
 
 
-@dataclass
-class CurationConfig:
-    budget: Budget
-    wait_for_vectors: bool = True
-    vector_grace: float = 120.0
-    suggest_debounce: float = 5.0
-    suggest_neighbors: int = 5
-    suggest_min_similarity: float = 0.35
-    suggest_max_docs: int = 2000
-    batch: int = 4
-    idle_seconds: float = 1.0
-    retry_seconds: float = 5.0
+class Curator(OwedWork):
+    """Enrichment, bundle analyses and suggestions, a round of each at a time (the loop:
+    server/indexing/loop.py); its settings are the server's."""
 
+    job = "curation"
+    log = logging.getLogger("memorywiki.curation")
+    outage_errors = (psycopg.OperationalError, ModelUnavailable)
 
-class Curator:
-    def __init__(self, db: Database, model: ChatModel | None, config: CurationConfig) -> None:
-        self.db = db
+    def __init__(self, db: Database, model: ChatModel | None, settings: Settings, *,
+                 wait_for_vectors: bool = True) -> None:
+        super().__init__(db, idle_seconds=min(1.0, settings.curation_retry_seconds),
+                         retry_seconds=settings.curation_retry_seconds, max_backoff=settings.worker_max_backoff)
         self.model = model
-        self.config = config
-        self.wake = asyncio.Event()
-        self.outages = 0  # consecutive model outages: the back-off doubles with each
-        self._stopping = False
-        self._session = None  # held open: its backend pid marks this curator's claims
+        self.settings = settings
+        self.budget = Budget.from_settings(settings)
+        self.wait_for_vectors = wait_for_vectors
 
-    def stop(self) -> None:
-        self._stopping = True
-        self.wake.set()
-
-    async def _pid(self) -> int:
-        import psycopg
-
-        if self._session is None or self._session.closed:
-            self._session = await psycopg.AsyncConnection.connect(self.db.url, autocommit=True)
-        return self._session.info.backend_pid
+    def what_failed(self, exc: Exception) -> str:
+        return "chat model unavailable" if isinstance(exc, ModelUnavailable) else "database unavailable"
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
-
-    def backoff(self) -> float:
-        return min(MAX_BACKOFF, self.config.retry_seconds * (2 ** max(0, self.outages - 1)))
+        await super().close()
+        if self.model is not None:
+            await self.model.aclose()
 
     # ---- 1. enrichment --------------------------------------------------------------------
 
@@ -95,7 +79,7 @@ class Curator:
                 return False
         chunks = [ChunkText(c["heading_path"], c["markdown"],
                             as_list(c["embedding"])) for c in doc["chunks"]]
-        result = await enrich(self.model, doc["title"], chunks, self.config.budget)
+        result = await enrich(self.model, doc["title"], chunks, self.budget)
         rows = [(concept_key(c["name"]), c["name"], c["kind"], c.get("gloss", ""), c.get("aliases", []))
                 for c in result.data.get("concepts", [])]
         async with self.db.owner.connection() as conn:
@@ -105,30 +89,26 @@ class Curator:
     async def enrich_owed(self) -> int:
         async with self.db.owner.connection() as conn:
             ids = await enrichment_store.claim_owed(
-                conn, worker=await self._pid(), limit=self.config.batch,
-                wait_for_vectors=self.config.wait_for_vectors, vector_grace=self.config.vector_grace)
+                conn, worker=await self.session_pid(), limit=BATCH,
+                wait_for_vectors=self.wait_for_vectors, vector_grace=self.settings.curation_vector_grace)
         for i, doc_id in enumerate(ids):
             try:
                 await self.enrich_doc(doc_id)
             except ModelUnavailable as exc:
-                self.outages += 1
-                log.warning("chat model unavailable, enrichment stays owed (retry in %.0fs): %s", self.backoff(), exc)
                 async with self.db.owner.connection() as conn:
-                    await enrichment_store.release(conn, ids[i:], str(exc), self.backoff())
+                    await enrichment_store.release(conn, ids[i:], str(exc), self.lease())
                 raise
             except Exception as exc:  # a bad doc must not stop the others; it is retried later
                 log.exception("enriching %s failed", doc_id)
                 async with self.db.owner.connection() as conn:
-                    await enrichment_store.release(conn, [doc_id], repr(exc), MAX_BACKOFF)
-        if ids:
-            self.outages = 0
+                    await enrichment_store.release(conn, [doc_id], repr(exc), BAD_DOC_RETRY)
         return len(ids)
 
     # ---- 2. bundle analysis ---------------------------------------------------------------
 
     async def analyse_owed(self) -> int:
         async with self.db.owner.connection() as conn:
-            ids = await analysis_store.claim_owed(conn, worker=await self._pid(), limit=self.config.batch)
+            ids = await analysis_store.claim_owed(conn, worker=await self.session_pid(), limit=BATCH)
         for i, bundle_id in enumerate(ids):
             try:
                 async with self.db.owner.connection() as conn:
@@ -141,7 +121,7 @@ class Curator:
                 if self.model is not None and len(members) >= 2:
                     try:
                         analysis = await analyse_with_model(self.model, bundle, members,
-                                                            self.config.budget.output_tokens)
+                                                            self.budget.output_tokens)
                     except ModelRefused as exc:
                         log.warning("chat model refused a bundle analysis, using the extractive one: %s", exc)
                 if analysis is None:
@@ -151,10 +131,9 @@ class Curator:
                                                      analysis["completion_tokens"])
                     await analysis_store.write(conn, bundle_id, bundle["input_hash"],
                                                [m["id"] for m in bundle["members"]], analysis)
-            except ModelUnavailable as exc:
-                self.outages += 1
+            except ModelUnavailable:
                 async with self.db.owner.connection() as conn:
-                    await analysis_store.release(conn, ids[i:], self.backoff())
+                    await analysis_store.release(conn, ids[i:], self.lease())
                 raise
         return len(ids)
 
@@ -181,7 +160,7 @@ class Curator:
 
     async def suggest_for_hub(self, hub: dict[str, Any]) -> None:
         async with self.db.public.connection() as conn:  # public docs only, by construction
-            docs = await concept_store.hub_vectors(conn, hub["id"], self.config.suggest_max_docs)
+            docs = await concept_store.hub_vectors(conn, hub["id"], self.settings.suggest_max_docs)
             mentions = await concept_store.hub_mentions(conn, hub["id"])
             bundled = await concept_store.hub_bundle_members(conn, hub["id"])
             enriched = await concept_store.enrichments_of(conn, [d["id"] for d in docs])
@@ -195,8 +174,8 @@ class Curator:
 
         def grouped() -> list[list[str]]:  # CPU work: off the event loop
             if len(vectors) >= suggest.MIN_SIZE:
-                graph = suggest.vector_graph(vectors, self.config.suggest_neighbors,
-                                             self.config.suggest_min_similarity)
+                graph = suggest.vector_graph(vectors, self.settings.suggest_neighbors,
+                                             self.settings.suggest_min_similarity)
             else:
                 graph = suggest.concept_graph({d: {concept_key(n) for n in names} for d, names in concepts.items()})
             return suggest.not_yet_bundled(suggest.groups(graph), bundled)
@@ -226,79 +205,30 @@ class Curator:
 
     async def suggest_owed(self) -> int:
         async with self.db.owner.connection() as conn:
-            hubs = await suggestion_store.claim_owed(conn, worker=await self._pid(), limit=self.config.batch,
-                                                     debounce=self.config.suggest_debounce)
+            hubs = await suggestion_store.claim_owed(conn, worker=await self.session_pid(), limit=BATCH,
+                                                     debounce=self.settings.suggest_debounce)
         for i, hub in enumerate(hubs):
             try:
                 await self.suggest_for_hub(hub)
             except ModelUnavailable:
-                self.outages += 1
                 async with self.db.owner.connection() as conn:
-                    await suggestion_store.release(conn, [h["id"] for h in hubs[i:]], self.backoff())
+                    await suggestion_store.release(conn, [h["id"] for h in hubs[i:]], self.lease())
                 raise
         return len(hubs)
 
-    # ---- the loop -------------------------------------------------------------------------
+    # ---- the round ------------------------------------------------------------------------
 
     async def run_once(self) -> int:
         """One round of each job; how many items were claimed."""
         return await self.enrich_owed() + await self.analyse_owed() + await self.suggest_owed()
 
-    async def run(self) -> None:
-        db_failures = 0  # rounds in a row that found the database unreachable
-        while not self._stopping:
-            try:
-                done = await self.run_once()
-                db_failures = 0
-            except ModelError:
-                done = 0
-                await self._sleep(min(self.backoff(), 5.0))
-                continue
-            except psycopg.OperationalError as exc:  # the database is down or restarting
-                db_failures += 1
-                wait = min(self.config.retry_seconds * 2 ** (db_failures - 1), 60.0)
-                if db_failures & (db_failures - 1) == 0:  # one line on the 1st, 2nd, 4th... failure
-                    log.warning("curation: database unavailable (failed round %d in a row), next try in %.0f s: %s",
-                                db_failures, wait, str(exc).strip().splitlines()[0] if str(exc).strip() else exc)
-                await self._sleep(wait)
-                continue
-            except Exception:  # keep the curator alive; the work stays owed
-                log.exception("curation round failed")
-                done = 0
-                await self._sleep(self.config.retry_seconds)
-                continue
-            if done == 0:
-                await self._sleep(self.config.idle_seconds)
-        await self.close()
 
-    async def _sleep(self, seconds: float) -> None:
-        if self._stopping:
-            return
-        self.wake.clear()
-        try:
-            await asyncio.wait_for(self.wake.wait(), seconds)
-        except TimeoutError:
-            pass
-
-
-def make_curator(settings: Any, db: Database, *, have_embedder: bool) -> Curator | None:
+def make_curator(settings: Settings, db: Database, *, have_embedder: bool) -> Curator | None:
     """The curator these settings ask for (None when curation is off)."""
     if not settings.curation:
         return None
-    model = None
-    if settings.llm_model:
-        model = ChatModel(settings.llm_model, api_key=settings.openai_api_key,
-                          base_url=settings.llm_base_url or settings.openai_base_url, timeout=settings.llm_timeout,
-                          max_retries=settings.llm_max_retries, max_output_tokens=settings.llm_output_tokens)
-    config = CurationConfig(
-        budget=Budget(window_tokens=settings.llm_window_tokens, doc_tokens=settings.llm_doc_tokens,
-                      output_tokens=settings.llm_output_tokens, extract_chars=settings.curation_extract_chars),
-        wait_for_vectors=have_embedder, vector_grace=settings.curation_vector_grace,
-        suggest_debounce=settings.suggest_debounce, suggest_neighbors=settings.suggest_neighbors,
-        suggest_min_similarity=settings.suggest_min_similarity, suggest_max_docs=settings.suggest_max_docs,
-        retry_seconds=settings.curation_retry_seconds,
-        idle_seconds=min(1.0, settings.curation_retry_seconds))
-    return Curator(db, model, config)
+    model = ChatModel.from_settings(settings) if settings.llm_model else None
+    return Curator(db, model, settings, wait_for_vectors=have_embedder)
 
 
 async def start_curator(curator: Curator) -> None:

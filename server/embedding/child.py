@@ -1,5 +1,5 @@
-"""The ONNX embedding child process (started by embedders.OnnxChildEmbedder with telemetry
-off: server/children.py). Framing and messages are described in embedders._Child.
+"""The ONNX embedding child process (started by onnx.OnnxChildEmbedder with telemetry
+off: server/children.py). Framing and messages are described in onnx._Child.
 
 A reader (the main thread) takes requests as they come: a question is counted as waiting at
 once, so the indexing pass that follows holds back, and runs on the question thread;
@@ -20,7 +20,9 @@ from pathlib import Path
 import numpy as np
 
 from ..config import Settings
-from .embedders import EmbedderError, LocalEmbedder, make_local_embedder
+from .base import EmbedderError
+from .factory import make_local_embedder
+from .local import LocalEmbedder
 
 
 def main() -> None:

@@ -4,7 +4,7 @@ A server with the local embedder embeds its questions in one child process
 (server/embedding/child.py) and indexes in another (worker.WorkerProcess), each with its own
 model. For indexing to yield to questions across that process boundary, the embedding child
 publishes here the questions it has in flight and how many it has answered, and the indexing
-child's gate (embedders._QuestionsFirst) reads them before each forward pass. Two integers in a
+child's gate (scheduling.QuestionsFirst) reads them before each forward pass. Two integers in a
 small shared file (in /dev/shm when there is one), written by one process only: no lock needed,
 a stale read only delays or advances one pass.
 """

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 
-from .embedders import Embedder
+from .base import Embedder
 
 
 class QuestionLane:

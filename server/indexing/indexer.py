@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..embedding.embedders import Embedder
+from ..embedding.base import Embedder
 from ..store import indexing
 from ..store.db import Database
 from ..store.graph import EdgeRule, refresh_doc_edges

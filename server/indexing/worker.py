@@ -20,8 +20,10 @@ import psycopg
 from ..children import child_env
 from ..config import Settings, SettingsError
 from ..curation.worker import make_curator, start_curator
-from ..embedding.embedders import Embedder, EmbedderError, make_embedder
+from ..embedding.base import Embedder, EmbedderError
+from ..embedding.factory import make_embedder
 from .indexer import claim_owed, index_bundle, index_docs, release_with_error
+from .loop import OwedWork
 from ..store.db import Database, PrivacyRoleMissing, open_database
 from ..store.graph import EdgeRule
 from ..store.space import build_indexes
@@ -30,69 +32,38 @@ from ..store.migrate import MigrationError
 log = logging.getLogger("memorywiki.worker")
 
 
-class Worker:
-    """Claims owed docs and bundles and indexes them until stopped.
+class Worker(OwedWork):
+    """Claims owed docs and bundles and indexes them until stopped (the loop: indexing/loop.py)."""
 
-    While the embedder (or the database) is down the worker backs off: it waits
-    retry_seconds, then twice that, up to max_backoff, between tries, and saves waking it
-    do not cut a wait short, so an outage costs a try now and then, not a busy loop. It logs
-    the first failure, then only on the 2nd, 4th, 8th... try, and once when work resumes.
-    """
+    job = "indexing"
+    outage_errors = (psycopg.OperationalError, EmbedderError)
+    channel = "memorywiki_owed"
 
     def __init__(self, db: Database, embedder: Embedder, *, batch: int = 32,
                  idle_seconds: float = 1.0, retry_seconds: float = 1.0, max_backoff: float = 60.0,
                  edges: EdgeRule = EdgeRule(), slice_inputs: int | None = None):
-        self.db = db
-        self.slice_inputs = slice_inputs  # inputs embedded per batch at most (indexer.index_docs)
-        self.edges = edges
+        super().__init__(db, idle_seconds=idle_seconds, retry_seconds=retry_seconds, max_backoff=max_backoff)
         self.embedder = embedder
         self.batch = batch
-        self.idle_seconds = idle_seconds
-        self.retry_seconds = retry_seconds
-        self.max_backoff = max_backoff
-        self.wake = asyncio.Event()
-        self.failures = 0  # consecutive failed tries (embedder or database down)
-        self.tries_failed = 0  # failed tries since start, for /healthz
-        self._stopping = False
-        self._session = None  # held open: its backend pid marks this worker's claims
+        self.edges = edges
+        self.slice_inputs = slice_inputs  # inputs embedded per batch at most (indexer.index_docs)
         self._indexes_ready = False  # the space's HNSW indexes are known to be in place
 
-    def stop(self) -> None:
-        self._stopping = True
-        self.wake.set()
+    @classmethod
+    def from_settings(cls, settings: Settings, db: Database, embedder: Embedder) -> "Worker":
+        return cls(db, embedder, batch=max(1, settings.embed_batch // 4), edges=settings.edge_rule,
+                   max_backoff=settings.worker_max_backoff, slice_inputs=settings.index_slice)
 
-    def backoff(self) -> float:
-        """Seconds to wait before the next try after `failures` failed ones in a row."""
-        if not self.failures:
-            return 0.0
-        return min(self.retry_seconds * 2 ** (self.failures - 1), self.max_backoff)
-
-    async def _worker_pid(self) -> int:
-        if self._session is None or self._session.closed:
-            self._session = await psycopg.AsyncConnection.connect(self.db.url, autocommit=True)
-        return self._session.info.backend_pid
-
-    async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
-
-    def _failed(self, what: str, exc: Exception) -> None:
-        self.failures += 1
-        self.tries_failed += 1
-        if self.failures & (self.failures - 1) == 0:  # 1st, 2nd, 4th, 8th... failure in a row
-            log.warning("%s (failed try %d in a row), work stays owed; next try in %.0f s: %s",
-                        what, self.failures, self.backoff(), str(exc).strip().splitlines()[0] if str(exc).strip()
-                        else type(exc).__name__)
-
-    def _succeeded(self) -> None:
-        if self.failures:
-            log.info("indexing resumed after %d failed tries", self.failures)
-        self.failures = 0
+    def what_failed(self, exc: Exception) -> str:
+        return "embedder failed" if isinstance(exc, EmbedderError) else "database unavailable"
 
     async def run_once(self) -> int:
         """Index one batch of owed work; return how many items were claimed."""
-        doc_ids, bundle_ids = await claim_owed(self.db, self.batch, await self._worker_pid())
+        if not self._indexes_ready:
+            # At start (repairing a build that a crash interrupted) and after the batch that
+            # recorded the embedding space: off the save path.
+            self._indexes_ready = await build_indexes(self.db.url)
+        doc_ids, bundle_ids = await claim_owed(self.db, self.batch, await self.session_pid())
         if not doc_ids and not bundle_ids:
             return 0
         try:
@@ -101,73 +72,15 @@ class Worker:
             for bundle_id in bundle_ids:
                 await index_bundle(self.db, self.embedder, bundle_id)
         except EmbedderError as exc:
-            self._failed("embedder failed", exc)
             # the claims lapse when the next try is due, for this worker or another
-            await release_with_error(self.db, doc_ids, bundle_ids, str(exc), self.backoff())
-            return len(doc_ids) + len(bundle_ids)
+            await release_with_error(self.db, doc_ids, bundle_ids, str(exc), self.lease())
+            raise
         except psycopg.OperationalError:
-            raise  # the database went away: run() backs off; the claims lapse with their lease
+            raise  # the database went away: the claims lapse with their lease
         except Exception as exc:  # keep the claims short: retry soon, not when the lease ends
-            log.exception("indexing batch failed, work stays owed")
             await release_with_error(self.db, doc_ids, bundle_ids, repr(exc), self.retry_seconds)
             raise
-        self._succeeded()
         return len(doc_ids) + len(bundle_ids)
-
-    async def run(self) -> None:
-        listener = asyncio.create_task(self._listen())
-        try:
-            while not self._stopping:
-                try:
-                    if not self._indexes_ready:
-                        # At start (repairing a build that a crash interrupted) and after the
-                        # batch that recorded the embedding space: off the save path.
-                        self._indexes_ready = await build_indexes(self.db.url)
-                    claimed = await self.run_once()
-                except psycopg.OperationalError as exc:  # the database is down or restarting
-                    self._failed("database unavailable", exc)
-                    claimed = 0
-                except Exception:  # keep the worker alive; the work stays owed
-                    log.exception("indexing batch failed")
-                    claimed = 0
-                    await asyncio.sleep(self.retry_seconds)
-                if self.failures:
-                    await self._sleep(self.backoff())  # a save's wake-up does not cut this short
-                elif claimed == 0 and not self._stopping:
-                    self.wake.clear()
-                    try:
-                        await asyncio.wait_for(self.wake.wait(), self.idle_seconds)
-                    except TimeoutError:
-                        pass
-        finally:
-            listener.cancel()
-            await self.close()
-
-    async def _sleep(self, seconds: float) -> None:
-        """Sleep, but return at once when the worker is stopped."""
-        deadline = asyncio.get_running_loop().time() + seconds
-        while not self._stopping:
-            left = deadline - asyncio.get_running_loop().time()
-            if left <= 0:
-                return
-            self.wake.clear()
-            try:
-                await asyncio.wait_for(self.wake.wait(), left)
-            except TimeoutError:
-                return
-
-    async def _listen(self) -> None:
-        """Wake up as soon as any process commits owed work (NOTIFY memorywiki_owed)."""
-        while not self._stopping:
-            try:
-                async with await psycopg.AsyncConnection.connect(self.db.url, autocommit=True) as conn:
-                    await conn.execute("LISTEN memorywiki_owed")
-                    async for _ in conn.notifies():
-                        self.wake.set()
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                await asyncio.sleep(self.retry_seconds)
 
 
 def run_worker(data_dir: Path | None = None, *,
@@ -192,8 +105,7 @@ def _run(settings: Settings, embedder_factory: Callable[[Settings], Embedder | N
         db, embedded = await open_database(settings)
         loops = []
         if embedder is not None:
-            loops.append(Worker(db, embedder, batch=settings.embed_batch // 4 or 1, edges=settings.edge_rule,
-                                max_backoff=settings.worker_max_backoff, slice_inputs=settings.index_slice))
+            loops.append(Worker.from_settings(settings, db, embedder))
         curator = make_curator(settings, db, have_embedder=embedder is not None)
         if curator is not None:
             await start_curator(curator)
@@ -211,6 +123,8 @@ def _run(settings: Settings, embedder_factory: Callable[[Settings], Embedder | N
         finally:
             if watchdog is not None:
                 watchdog.cancel()
+            if hasattr(embedder, "aclose"):  # the OpenAI-compatible endpoint's client
+                await embedder.aclose()
             await db.close()
             if embedded is not None:
                 await asyncio.to_thread(embedded.stop)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..config import Settings
-from ..embedding.embedders import Embedder
+from ..embedding.base import Embedder
 from ..store.db import Database
 from .access import Limits
 

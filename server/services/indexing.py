@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..embedding.embedders import Embedder, EmbedderError
+from ..embedding.base import Embedder, EmbedderError
 from ..errors import Conflict, Unavailable, not_found
 from ..indexing.indexer import index_bundle, index_docs
 from ..tokens import looks_like_id

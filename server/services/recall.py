@@ -7,7 +7,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from ..embedding.embedders import EmbedderError
+from ..embedding.base import EmbedderError
 from ..embedding.rerank import RerankError
 from ..errors import ApiError, unknown_hub
 from ..store import recall
