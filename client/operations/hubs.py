@@ -103,7 +103,7 @@ def set_hub(wiki: Wiki, hub: str | None = None, *, listed: bool | None = None,
             description: str | None = None) -> dict[str, Any]:
     """List or unlist the hub (home page, /llms.txt), or describe it."""
     if listed is None and description is None:
-        raise InputError("nothing to set: list or unlist the hub, or give it a description")
+        raise InputError("nothing to set: give --listed, --unlisted or --description")
     slug = wiki.require_hub(hub)
     body = {k: v for k, v in (("listed", listed), ("description", description)) if v is not None}
     return wiki.client.set_hub(slug, body, token=wiki.config.hub_token(slug))
