@@ -214,7 +214,7 @@ class Client:
     def create_bundle(self, body: dict, token: str | None) -> dict:
         return self.json("POST", "/api/bundles", json=body, token=token)
 
-    # ---- curation (issue 12) ------------------------------------------------------------
+    # ---- curation ----------------------------------------------------------------------
 
     def related(self, doc_id: str, k: int = 5, token: str | None = None) -> dict:
         return self.json("GET", f"/api/docs/{seg(doc_id)}/related?k={int(k)}", token=token)
