@@ -8,7 +8,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from memorywiki.client import Client, Config, MemoryWikiError
+from memorywiki.client import Config
+from memorywiki.client.operations import Wiki
 
 from . import output
 
@@ -33,9 +34,10 @@ class State:
             self._config = Config.load()
         return self._config
 
-    def client(self, server: str | None = None) -> Client:
-        return Client(self.config.server_url(server or self.server_flag),
-                      user_agent=f"memorywiki-cli/{package_version()}")
+    def wiki(self, server: str | None = None) -> Wiki:
+        """The operations' context for one command: the config and a client of the server."""
+        return Wiki.open(self.config, server or self.server_flag, source="cli",
+                         user_agent=f"memorywiki-cli/{package_version()}")
 
 
 def state(ctx: typer.Context) -> State:
@@ -58,10 +60,8 @@ HubOpt = Annotated[Optional[str], typer.Option("--hub", help="Hub slug (default:
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the raw JSON response.")]
 
 
-def save_config(cfg: Config, what: str) -> None:
-    """Save the config; when that fails the command's work is done, so warn (saying what to
-    keep by hand) instead of failing."""
-    try:
-        cfg.save()
-    except MemoryWikiError as exc:
-        output.note(f"warning: {exc.message}" + (f"; {what}" if what else ""))
+def warn_unsaved(config_warning: str | None, what: str) -> None:
+    """The command's work is done but the config could not be saved: warn, saying what to keep
+    by hand, instead of failing."""
+    if config_warning:
+        output.note(f"warning: {config_warning}" + (f"; {what}" if what else ""))

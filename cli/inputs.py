@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from memorywiki.client import MemoryWikiError
+from memorywiki.client.files import read_text_file
 
 
 def stdin_is_tty() -> bool:
@@ -22,33 +23,6 @@ def read_stdin() -> str:
         return sys.stdin.read()
     except UnicodeDecodeError:
         raise MemoryWikiError("stdin is not UTF-8 text") from None
-
-
-def read_text_file(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise MemoryWikiError(f"no such file: {path}") from None
-    except IsADirectoryError:
-        raise MemoryWikiError(f"{path} is a directory") from None
-    except UnicodeDecodeError:
-        raise MemoryWikiError(f"{path} is not UTF-8 text") from None
-    except OSError as exc:
-        raise MemoryWikiError(f"cannot read {path}: {exc.strerror or exc}") from None
-
-
-def read_bytes_file(path: Path) -> bytes:
-    try:
-        content = path.read_bytes()
-    except FileNotFoundError:
-        raise MemoryWikiError(f"no such file: {path}") from None
-    except IsADirectoryError:
-        raise MemoryWikiError(f"{path} is a directory") from None
-    except OSError as exc:
-        raise MemoryWikiError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if not content:
-        raise MemoryWikiError(f"{path} is empty")
-    return content
 
 
 def read_body(file: str | None) -> str | None:

@@ -1,6 +1,6 @@
 """The one client of the Memory.Wiki HTTP contract: the HTTP client, the config file with its
-tokens, the error model and section editing. The CLI and the MCP server both use it; it never
-imports the server."""
+tokens, the error model, section editing and the operations (operations/) the CLI and the MCP
+server both call. It never imports the server."""
 
 from .config import Config, Credential
 from .errors import ApiError, MemoryWikiError

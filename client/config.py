@@ -31,7 +31,7 @@ from typing import Any
 
 import tomli_w
 
-from .errors import MemoryWikiError
+from .errors import NO_HUB, MemoryWikiError
 
 DEFAULT_SERVER = "http://127.0.0.1:8000"
 
@@ -132,15 +132,14 @@ class Config:
         return os.environ.get("MEMORYWIKI_HUB") or self.data.get("hub") or None
 
     def resolve_hub(self, flag: str | None) -> str | None:
-        return flag or self.default_hub()
+        return (flag or "").strip() or self.default_hub()
 
     def require_hub(self, flag: str | None) -> str:
         hub = self.resolve_hub(flag)
         if not hub:
             raise MemoryWikiError(
-                "no hub given: pass --hub SLUG, create one with `memorywiki hub create SLUG`, "
-                "or use one you hold the owner token of with `memorywiki hub use SLUG --token TOKEN`"
-            )
+                "no hub given: pass a hub slug, create one with `memorywiki hub create SLUG`, "
+                "or use one you hold the owner token of with `memorywiki hub use SLUG --token TOKEN`", NO_HUB)
         return hub
 
     def hub_credential(self, slug: str | None) -> Credential:

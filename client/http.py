@@ -14,7 +14,7 @@ import httpx
 
 from memorywiki.formats.storable import first_unstorable
 
-from .errors import ApiError, MemoryWikiError
+from .errors import UNREACHABLE, ApiError, MemoryWikiError
 from .refs import seg
 
 DEFAULT_USER_AGENT = "memorywiki-client/0.1"
@@ -112,13 +112,13 @@ class Client:
         try:
             resp = self._http.request(method, path, json=json, data=data, files=files, headers=hdrs, params=params)
         except httpx.ConnectError:
-            raise MemoryWikiError(not_running_message(self.base_url)) from None
+            raise MemoryWikiError(not_running_message(self.base_url), UNREACHABLE) from None
         except httpx.TimeoutException:
-            raise MemoryWikiError(f"the server at {self.base_url} did not answer in time") from None
+            raise MemoryWikiError(f"the server at {self.base_url} did not answer in time", UNREACHABLE) from None
         except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
-            raise MemoryWikiError(f"invalid server URL {self.base_url!r}: {exc}") from None
+            raise MemoryWikiError(f"invalid server URL {self.base_url!r}: {exc}", UNREACHABLE) from None
         except httpx.HTTPError as exc:
-            raise MemoryWikiError(f"request to {self.base_url} failed: {exc}") from None
+            raise MemoryWikiError(f"request to {self.base_url} failed: {exc}", UNREACHABLE) from None
         if resp.status_code >= 400:
             raise _api_error(resp)
         return resp
@@ -214,7 +214,7 @@ class Client:
     def create_bundle(self, body: dict, token: str | None) -> dict:
         return self.json("POST", "/api/bundles", json=body, token=token)
 
-    # ---- curation (issue 12) ------------------------------------------------------------
+    # ---- curation ----------------------------------------------------------------------
 
     def related(self, doc_id: str, k: int = 5, token: str | None = None) -> dict:
         return self.json("GET", f"/api/docs/{seg(doc_id)}/related?k={int(k)}", token=token)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
 
-from .errors import MemoryWikiError
+from .errors import NO_SECTION, MemoryWikiError
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
@@ -61,9 +61,9 @@ def find_heading(markdown: str, name: str) -> Heading:
     if loose:
         return loose[0]
     if not hs:
-        raise MemoryWikiError(f"no section {name!r}: the doc has no headings")
+        raise MemoryWikiError(f"no section {name!r}: the doc has no headings", NO_SECTION)
     names = ", ".join(repr(h.text) for h in hs[:12]) + (", ..." if len(hs) > 12 else "")
-    raise MemoryWikiError(f"no section {name!r} in the doc; sections: {names}")
+    raise MemoryWikiError(f"no section {name!r} in the doc; sections: {names}", NO_SECTION)
 
 
 def _is_blank(line: str) -> bool:

@@ -7,8 +7,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from memorywiki.client import ApiError, MemoryWikiError, doc_id_from
-from memorywiki.client.auth import explain_hub_refusal
+from memorywiki.client import MemoryWikiError
+from memorywiki.client import operations as ops
 
 from .. import output
 from ..context import CONTEXT, HubOpt, JsonOpt, ServerOpt, state
@@ -32,23 +32,12 @@ def bundle_create(
     as_json: JsonOpt = False,
 ) -> None:
     """Make a bundle (topic + reading order) from docs in a hub; prints its URL."""
-    st = state(ctx)
-    cfg = st.config
-    slug = cfg.require_hub(hub)
-    if not title.strip():
-        raise MemoryWikiError("the title is empty")
-    body = {"hub": slug, "title": title, "description": description, "doc_ids": [doc_id_from(d) for d in doc_ids]}
-    cred = cfg.hub_credential(slug)
-    with st.client(url) as client:
-        try:
-            data = client.create_bundle(body, cred.token)
-        except ApiError as exc:
-            raise explain_hub_refusal(exc, cred, slug) from None
+    with state(ctx).wiki(url) as wiki:
+        data = ops.create_bundle(wiki, title, doc_ids, description=description, hub=hub).data
     if as_json:
         output.print_json(data)
     else:
         sys.stdout.write(f"{data.get('url') or data.get('id')}\n")
-
 
 
 @bundle_app.command("suggest")
@@ -67,27 +56,17 @@ def bundle_suggest(
 
     With --intent TOPIC: the hub's pages on that topic in a reading order, each with why.
     """
-    st = state(ctx)
-    cfg = st.config
-    slug = cfg.require_hub(hub)
     if sum(x is not None for x in (intent, accept, dismiss)) > 1:
         raise MemoryWikiError("use one of --intent, --accept and --dismiss")
-    with st.client(url) as client:
-        if accept or dismiss:
-            cred = cfg.hub_credential(slug)
-            try:
-                if accept:
-                    data = client.accept_suggestion(slug, accept, {"title": title} if title else {}, cred.token)
-                else:
-                    data = client.dismiss_suggestion(slug, dismiss, cred.token)
-            except ApiError as exc:
-                raise explain_hub_refusal(exc, cred, slug) from None
+    with state(ctx).wiki(url) as wiki:
+        if accept:
+            data = ops.accept_suggestion(wiki, accept, title=title, hub=hub)
+        elif dismiss:
+            data = ops.dismiss_suggestion(wiki, dismiss, hub=hub)
         elif intent is not None:
-            if not intent.strip():
-                raise MemoryWikiError("the topic is empty")
-            data = client.suggest_topic(slug, intent, k, token=cfg.hub_token(slug))
+            data = ops.pages_on_topic(wiki, intent, k=k, hub=hub)
         else:
-            data = client.suggestions(slug, token=cfg.hub_token(slug))
+            data = ops.suggestions(wiki, hub)
     if as_json:
         output.print_json(data)
     elif accept:

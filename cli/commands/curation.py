@@ -7,8 +7,7 @@ from typing import Annotated
 
 import typer
 
-from memorywiki.client import ApiError, doc_id_from
-from memorywiki.client.auth import explain_doc_refusal
+from memorywiki.client import operations as ops
 
 from .. import output
 from ..context import HubOpt, JsonOpt, ServerOpt, state
@@ -22,14 +21,8 @@ def related(
     as_json: JsonOpt = False,
 ) -> None:
     """Public pages of the doc's hub related to it: nearest by meaning, else sharing its concepts."""
-    st = state(ctx)
-    doc_id = doc_id_from(doc)
-    cred = st.config.doc_credential(doc_id)
-    with st.client(url) as client:
-        try:
-            data = client.related(doc_id, k, token=cred.token)
-        except ApiError as exc:
-            raise explain_doc_refusal(exc, cred, doc_id) from None
+    with state(ctx).wiki(url) as wiki:
+        data = ops.related(wiki, doc, k=k)
     if as_json:
         output.print_json(data)
         return
@@ -51,13 +44,11 @@ def digest(
     as_json: JsonOpt = False,
 ) -> None:
     """The hub's concept digest: each concept, its kind, what it is, and the pages about it."""
-    st = state(ctx)
-    slug = st.config.require_hub(hub)
-    with st.client(url) as client:
+    with state(ctx).wiki(url) as wiki:
         if as_json:
-            output.print_json(client.digest(slug, token=st.config.hub_token(slug)))
+            output.print_json(ops.digest(wiki, hub))
             return
-        text = client.digest_markdown(slug, compact=compact, token=st.config.hub_token(slug))
+        text = ops.digest_markdown(wiki, hub, compact=compact)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 

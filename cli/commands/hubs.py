@@ -8,11 +8,10 @@ from typing import Annotated, Optional
 import typer
 import typer.core
 
-from memorywiki.client import ApiError, MemoryWikiError
-from memorywiki.client.errors import HUB_TAKEN, UNKNOWN_HUB
+from memorywiki.client import operations as ops
 
 from .. import output
-from ..context import CONTEXT, HubOpt, JsonOpt, ServerOpt, State, save_config, state
+from ..context import CONTEXT, HubOpt, JsonOpt, ServerOpt, state, warn_unsaved
 
 
 class _DefaultShowGroup(typer.core.TyperGroup):
@@ -36,45 +35,20 @@ hub_app = typer.Typer(
 SlugArg = Annotated[str, typer.Argument(metavar="SLUG", help="The hub's slug, as in /hub/<slug>.")]
 
 
-def get_hub(st: State, slug: str | None, server: str | None) -> dict:
-    """The hub's public listing; an unknown hub is a one-line error naming the server."""
-    cfg = st.config
-    hub = cfg.require_hub(slug)
-    with st.client(server) as client:
-        try:
-            return client.get_hub(hub, token=cfg.hub_token(hub))
-        except ApiError as exc:
-            if exc.code == UNKNOWN_HUB:
-                raise MemoryWikiError(f"no hub {hub!r} on {client.base_url}: {exc.message}") from None
-            raise
-
-
 @hub_app.command("create")
 def hub_create(ctx: typer.Context, slug: SlugArg, url: ServerOpt = None, as_json: JsonOpt = False) -> None:
     """Claim a new hub; its owner token is stored in the config file (it becomes the default hub if there is none)."""
     st = state(ctx)
-    cfg = st.config
-    with st.client(url) as client:
-        try:
-            data = client.create_hub(slug)
-        except ApiError as exc:
-            if exc.code == HUB_TAKEN:
-                raise MemoryWikiError(
-                    f"hub taken: {slug!r} already exists; if it is yours, "
-                    f"`memorywiki hub use {slug} --token TOKEN` stores the owner token you hold"
-                ) from None
-            raise
-    token = data.get("owner_token")
-    hub_slug = data.get("slug") or slug
-    became_default = False
-    if token:
-        became_default = cfg.remember_hub(hub_slug, token, data.get("url"))
-        save_config(cfg, f"keep this owner token: {token}")
+    with st.wiki(url) as wiki:
+        created = ops.create_hub(wiki, slug)
+    data = created.data
+    warn_unsaved(created.config_warning, f"keep this owner token: {data.get('owner_token')}")
     if as_json:
         output.print_json(data)
     else:
-        sys.stdout.write(f"{data.get('url') or hub_slug}\n")
-        output.note(f"owner token saved in {cfg.path}" + (f"; {hub_slug} is now the default hub" if became_default else ""))
+        sys.stdout.write(f"{data.get('url') or created.slug}\n")
+        output.note(f"owner token saved in {st.config.path}"
+                    + (f"; {created.slug} is now the default hub" if created.became_default else ""))
 
 
 @hub_app.command("use")
@@ -88,18 +62,8 @@ def hub_use(
     """Make an existing hub the default (checked on the server), storing its owner token if you give it."""
     st = state(ctx)
     cfg = st.config
-    with st.client(url) as client:
-        try:
-            data = client.get_hub(slug)
-        except ApiError as exc:
-            if exc.code == UNKNOWN_HUB:
-                raise MemoryWikiError(f"no hub {slug!r} on {client.base_url}: {exc.message}") from None
-            raise
-    if token is not None and not token.strip():
-        raise MemoryWikiError("the token is empty")
-    cfg.remember_hub(slug, token.strip() if token else None, data.get("url"))
-    cfg.set_default_hub(slug)
-    cfg.save()
+    with st.wiki(url) as wiki:
+        data = ops.use_hub(wiki, slug, token)
     sys.stdout.write(f"{data.get('url') or slug}\n")
     held = "owner token saved" if token else (
         "owner token already saved" if cfg.hub_token(slug) else "no owner token: reading only (add --token TOKEN to write)")
@@ -114,7 +78,8 @@ def hub_show(
     as_json: JsonOpt = False,
 ) -> None:
     """Show a hub: its URL, docs and bundles."""
-    data = get_hub(state(ctx), slug, url)
+    with state(ctx).wiki(url) as wiki:
+        data = ops.hub_info(wiki, slug)
     if as_json:
         output.print_json(data)
     else:
@@ -133,14 +98,9 @@ def hub_set(
     as_json: JsonOpt = False,
 ) -> None:
     """List or unlist a hub (a hub is unlisted until its owner lists it), or describe it."""
-    if listed is None and description is None:
-        raise MemoryWikiError("nothing to set: give --listed, --unlisted or --description")
-    st = state(ctx)
-    cfg = st.config
-    hub = cfg.require_hub(slug)
-    body = {k: v for k, v in (("listed", listed), ("description", description)) if v is not None}
-    with st.client(url) as client:
-        data = client.set_hub(hub, body, token=cfg.hub_token(hub))
+    with state(ctx).wiki(url) as wiki:
+        data = ops.set_hub(wiki, slug, listed=listed, description=description)
+    hub = data.get("slug") or wiki.require_hub(slug)
     if as_json:
         output.print_json(data)
     else:
@@ -150,7 +110,8 @@ def hub_set(
 
 def list_cmd(ctx: typer.Context, hub: HubOpt = None, url: ServerOpt = None, as_json: JsonOpt = False) -> None:
     """List a hub's docs, one per line: id, title, url (tab-separated)."""
-    data = get_hub(state(ctx), hub, url)
+    with state(ctx).wiki(url) as wiki:
+        data = ops.hub_info(wiki, hub)
     if as_json:
         output.print_json(data.get("docs") or [])
     else:

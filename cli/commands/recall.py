@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from memorywiki.client import MemoryWikiError
+from memorywiki.client import operations as ops
 
 from .. import output
 from ..context import HubOpt, JsonOpt, ServerOpt, state
@@ -35,14 +35,8 @@ def recall(
     The last line says which search ran (hybrid, vector or full text) and, when vectors were
     not used, why.
     """
-    if not question.strip():
-        raise MemoryWikiError("the question is empty")
-    st = state(ctx)
-    cfg = st.config
-    slug = cfg.require_hub(hub)
-    body = {"question": question, "k": k, "level": level.value, "hybrid": hybrid}
-    with st.client(url) as client:
-        data = client.recall(slug, body, token=cfg.hub_token(slug))
+    with state(ctx).wiki(url) as wiki:
+        data = ops.recall(wiki, question, hub=hub, k=k, level=level.value, hybrid=hybrid)
     if as_json:
         output.print_json(data)
     else:

@@ -1,0 +1,39 @@
+"""`list_docs`: what a hub holds, newest page first, then its bundles."""
+
+from __future__ import annotations
+
+from mcp.types import CallToolResult, ToolAnnotations
+
+from memorywiki.client import operations as ops
+
+from ..context import MemoryWiki
+from .common import HubArg, result
+
+TITLE = "List Memory.Wiki pages"
+ANNOTATIONS = ToolAnnotations(title=TITLE, read_only_hint=True, open_world_hint=False)
+
+
+def list_docs(mw: MemoryWiki, hub: HubArg = None) -> CallToolResult:
+    """List the public pages (newest first) and bundles of a Memory.Wiki hub.
+
+    Returns one line per page: title, url, id and a one-line summary; then the bundles. Use it
+    to browse what the user has saved or to find doc ids for read_doc / create_bundle. To find
+    pages about a topic, recall is better.
+    """
+    with mw.wiki() as wiki:
+        slug = wiki.require_hub(hub)
+        data = ops.hub_info(wiki, slug)
+    docs = data.get("docs") or []
+    bundles = data.get("bundles") or []
+    lines = [f'Hub "{slug}": {data.get("url")} ({len(docs)} page(s), {len(bundles)} bundle(s))', ""]
+    for d in docs:
+        line = f"- {d.get('title')} — {d.get('url')} (id: {d.get('id')}, updated {d.get('updated_at')})"
+        if d.get("summary"):
+            line += f"\n  {d['summary']}"
+        lines.append(line)
+    if not docs:
+        lines.append("(no public pages yet)")
+    if bundles:
+        lines += ["", "Bundles:"]
+        lines += [f"- {b.get('title')} — {b.get('url')} (id: {b.get('id')})" for b in bundles]
+    return result("\n".join(lines) + "\n", {"hub": slug, "url": data.get("url"), "docs": docs, "bundles": bundles})

@@ -1,0 +1,109 @@
+"""Hubs: claim one, choose one, list or describe it, its docs and the URLs to share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..config import Config
+from ..errors import HUB_TAKEN, UNKNOWN_HUB, ApiError, InputError, MemoryWikiError
+from ..refs import seg
+from .types import HubListing, NewHub
+from .wiki import Wiki
+
+
+@dataclass(frozen=True)
+class CreatedHub:
+    data: NewHub  # holds the owner token, shown once
+    slug: str
+    became_default: bool
+    config_warning: str | None  # set when the owner token could not be saved in the config
+
+
+@dataclass(frozen=True)
+class HubUrls:
+    hub: str
+    url: str  # the hub page: HTML for people, markdown for AI fetchers
+    raw_url: str  # the markdown index
+    docs: int
+    bundles: int
+
+
+def _unknown_hub(exc: ApiError, wiki: Wiki, slug: str) -> MemoryWikiError:
+    if exc.code == UNKNOWN_HUB:
+        return MemoryWikiError(f"no hub {slug!r} on {wiki.base_url}: {exc.message}", UNKNOWN_HUB)
+    return exc
+
+
+def _listing(wiki: Wiki, slug: str, token: str | None) -> HubListing:
+    try:
+        return wiki.client.get_hub(slug, token=token)
+    except ApiError as exc:
+        raise _unknown_hub(exc, wiki, slug) from None
+
+
+def hub_info(wiki: Wiki, hub: str | None = None) -> HubListing:
+    """The hub's listing with all of its docs and bundles."""
+    slug = wiki.require_hub(hub)
+    return _listing(wiki, slug, wiki.config.hub_token(slug))
+
+
+def hub_urls(wiki: Wiki, hub: str | None = None) -> HubUrls:
+    """The URL to hand another AI or person, and the markdown index's."""
+    slug = wiki.require_hub(hub)
+    data = _listing(wiki, slug, wiki.config.hub_token(slug))
+    url = data.get("url") or f"{wiki.base_url}/hub/{seg(slug)}"
+    root = url.split("/hub/", 1)[0] if "/hub/" in url else wiki.base_url
+    return HubUrls(slug, url, f"{root}/raw/hub/{seg(slug)}", len(data.get("docs") or []),
+                   len(data.get("bundles") or []))
+
+
+def hub_markdown(wiki: Wiki, hub: str | None = None) -> str:
+    """The hub's markdown index (GET /raw/hub/<slug>)."""
+    slug = wiki.require_hub(hub)
+    return wiki.client.raw_hub(slug, token=wiki.config.hub_token(slug))
+
+
+def create_hub(wiki: Wiki, slug: str) -> CreatedHub:
+    """Claim a new hub and keep its owner token (it becomes the default hub if there is none)."""
+    try:
+        data = wiki.client.create_hub(slug)
+    except ApiError as exc:
+        if exc.code == HUB_TAKEN:
+            raise MemoryWikiError(
+                f"hub taken: {slug!r} already exists; if it is yours, "
+                f"`memorywiki hub use {slug} --token TOKEN` stores the owner token you hold", HUB_TAKEN) from None
+        raise
+    token, hub_slug = data.get("owner_token"), data.get("slug") or slug
+    became_default = False
+    warning = None
+    if token:
+        became_default = not wiki.config.data.get("hub")
+        warning = wiki.update_config(lambda cfg: cfg.remember_hub(hub_slug, token, data.get("url")))
+    return CreatedHub(data, hub_slug, became_default, warning)
+
+
+def use_hub(wiki: Wiki, slug: str, token: str | None = None) -> HubListing:
+    """Make an existing hub (checked on the server) the default, keeping its owner token if given."""
+    data = _listing(wiki, slug, None)
+    if token is not None and not token.strip():
+        raise InputError("the token is empty")
+
+    def choose(cfg: Config) -> None:
+        cfg.remember_hub(slug, token.strip() if token else None, data.get("url"))
+        cfg.set_default_hub(slug)
+
+    warning = wiki.update_config(choose)
+    if warning:
+        raise MemoryWikiError(warning)
+    return data
+
+
+def set_hub(wiki: Wiki, hub: str | None = None, *, listed: bool | None = None,
+            description: str | None = None) -> dict[str, Any]:
+    """List or unlist the hub (home page, /llms.txt), or describe it."""
+    if listed is None and description is None:
+        raise InputError("nothing to set: give --listed, --unlisted or --description")
+    slug = wiki.require_hub(hub)
+    body = {k: v for k, v in (("listed", listed), ("description", description)) if v is not None}
+    return wiki.client.set_hub(slug, body, token=wiki.config.hub_token(slug))
