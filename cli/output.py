@@ -99,7 +99,7 @@ def render_doc_lines(data: dict) -> None:
 
 def _scores(r: dict) -> str:
     parts = []
-    score = r.get("score", r.get("rrf_score"))  # a server before issue 14 sends only rrf_score
+    score = r.get("score", r.get("rrf_score"))  # an older server sends only rrf_score
     if score is not None:
         parts.append(f"score {float(score):.2f}")
     if r.get("vector_rank") is not None:

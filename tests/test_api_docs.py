@@ -246,7 +246,7 @@ def test_raw_view_has_front_matter_then_body(client):
     assert meta["hub"] == "notes"
     assert meta["source"] == "chatgpt"
     assert meta["updated"]
-    body, _, curation = body.partition("\n---\n\n")  # the body, then the curation block (issue 12)
+    body, _, curation = body.partition("\n---\n\n")  # the body, then the curation block
     assert body.strip() == "# Heading\n\nBody text."
     assert "## Bundles containing this document" in curation
     bare = client.get(f"/raw/{doc['id']}?curation=0").text

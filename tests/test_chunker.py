@@ -196,7 +196,7 @@ def test_heading_only_doc_is_one_chunk_titled_by_the_doc() -> None:
     assert [(c.heading_path, c.markdown) for c in chunk_markdown("T", outline)] == [("T", outline.strip())]
 
 
-# --- a heading with no body is never a chunk of its own (issue 9, item 6) ---------------------
+# --- a heading with no body is never a chunk of its own ---------------------
 
 
 def test_bare_heading_is_folded_into_the_breadcrumb_below_it() -> None:

@@ -603,7 +603,7 @@ def test_serve_runs_the_server_until_interrupted(database_url, tmp_path):
     assert "Traceback" not in out
 
 
-# ---- history and restore (issue 10, item 3) ---------------------------------------------
+# ---- history and restore ---------------------------------------------
 
 
 def test_history_lists_versions_and_restore_brings_one_back(env):

@@ -1,4 +1,4 @@
-"""Conversations (issue 14): the chat renderer dates turns, and a chat is chunked as windows of
+"""Conversations: the chat renderer dates turns, and a chat is chunked as windows of
 turns, so recall hands back a question with its answer and the day it was said."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The same content captured twice into a hub is one page (issue 9, item 13).
+"""The same content captured twice into a hub is one page.
 
 Within a hub, saving a title and body equal to a live doc's returns that doc: HTTP 200,
 "status": "exists", no edit token, and a message that says so; `"dedupe": false` asks for a

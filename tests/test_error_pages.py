@@ -1,4 +1,4 @@
-"""An unknown hub, doc or bundle answers in the asker's format (issue 9, item 9): an HTML page
+"""An unknown hub, doc or bundle answers in the asker's format: an HTML page
 for a browser (it names text/html), markdown for an AI fetcher (`Accept: text/markdown` or
 /raw/...), JSON for the API and for scripts. Unknown routes (Starlette's own 404) negotiate the
 same way.

@@ -1,4 +1,4 @@
-"""The first indexing of a fresh database no longer deadlocks concurrent saves (issue 10, item 2).
+"""The first indexing of a fresh database no longer deadlocks concurrent saves.
 
 The benchmarks saw 12 of 40 saves answer HTTP 500: the worker built the HNSW indexes (SHARE
 locks until commit) in the middle of saves holding ROW EXCLUSIVE on docs and wanting chunks.

@@ -1,4 +1,4 @@
-"""The local embedder on ONNX Runtime writes nothing outside the data dir (issue 10, item 7).
+"""The local embedder on ONNX Runtime writes nothing outside the data dir.
 
 Loading onnxruntime writes a persistent device id (and an event store it uploads later) under
 ~/.cache unless its environment turns telemetry off, and the server never writes its own

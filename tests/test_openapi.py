@@ -1,4 +1,4 @@
-"""The HTTP contract at /openapi.json is true to the router (issue 10, item 5).
+"""The HTTP contract at /openapi.json is true to the router.
 
 Each route documents itself with `@operation` (server/web/openapi.py); these tests fail when a
 route has none, when a JSON body schema lists other fields than the route accepts, or when

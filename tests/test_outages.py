@@ -1,4 +1,4 @@
-"""Crash and outage safety with real processes (issue 10, item 4).
+"""Crash and outage safety with real processes.
 
 - `kill -9` of `memorywiki serve` in the middle of a save: the doc is wholly saved (doc,
   chunks, BM25 postings) or absent, and the next start needs no repair.

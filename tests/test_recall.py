@@ -94,7 +94,7 @@ def test_hybrid_fuses_both_rankers(client, hub):
 
 def test_rrf_score_is_kept_for_older_clients(client, hub):
     """Fusion is no longer RRF, but clients written against `rrf_score` (the CLI, MCP, scripts
-    from the README before issue 14) read it: it carries the fused score, in the same order."""
+    from an older README) read it: it carries the fused score, in the same order."""
     for level in ("chunk", "doc"):
         for hybrid in (True, False):
             results = recall(client, question="otters crack shellfish", level=level, hybrid=hybrid)["results"]

@@ -1,4 +1,4 @@
-"""Recall says which mode ran and, when it could not use vectors, why, in plain words (issue 9, item 5).
+"""Recall says which mode ran and, when it could not use vectors, why, in plain words.
 
 Hybrid is the default for the API, as for the CLI and MCP; a hub whose pages are only partly
 indexed still fuses, finding the rest by full text.

@@ -1,4 +1,4 @@
-"""Recall ranking (issue 14): docs by their best sections, and a fusion that follows the ranker
+"""Recall ranking: docs by their best sections, and a fusion that follows the ranker
 that is sure of itself when the other one is not."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Security basics (issue 10, item 7): CSRF, rate limits, security headers.
+"""Security basics: CSRF, rate limits, security headers.
 
 Every refusal is a clear 4xx that changes nothing: a forged or missing CSRF token is 403
 `csrf_failed`, a burst over a rate limit is 429 `rate_limited` with Retry-After.

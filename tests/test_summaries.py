@@ -1,4 +1,4 @@
-"""Hub summaries come from the rendered text, cut on a word with an ellipsis (issue 9, item 8).
+"""Hub summaries come from the rendered text, cut on a word with an ellipsis.
 
 They used to be the first source line with a few characters stripped: a stray `**`, raw
 backticks, text cut mid-word with no ellipsis.

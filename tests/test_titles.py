@@ -1,5 +1,5 @@
-"""One rule for a leading `# Title`, on every path in, and renderers that never show it twice
-(issue 9, item 7). Bundle pages step member headings down a level.
+"""One rule for a leading `# Title`, on every path in, and renderers that never show it twice.
+Bundle pages step member headings down a level.
 
 The rule (memorywiki.formats.mdutil.split_title): the title lives in the title field; a body that
 opens with an H1 equal to the title (up to case, spacing and inline markup) loses that H1; with
@@ -194,7 +194,7 @@ def test_a_title_never_shows_twice(client, settings, legacy):
     bundle = client.post("/api/bundles", json={"hub": "notes", "title": "Runbook", "doc_ids": [doc["id"]]},
                          headers=h).json()
     md = client.get(f"/raw/b/{bundle['id']}").text
-    # the bundle's cross-doc analysis (issue 12), when ready, sits between the reading order and the members
+    # the bundle's cross-doc analysis, when ready, sits between the reading order and the members
     md = re.sub(r"^## Across these documents\n.*?(?=^---$)", "", md, flags=re.M | re.S)
     assert re.findall(r"^#+ Deploy notes$", md, re.M) == ["## Deploy notes"]  # the member's title, once
     assert re.findall(r"^#+ Steps$", md, re.M) == ["### Steps"]  # member headings step down under it

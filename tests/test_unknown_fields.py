@@ -1,4 +1,4 @@
-"""Every JSON endpoint refuses fields it does not know, by name (issue 9, item 10).
+"""Every JSON endpoint refuses fields it does not know, by name.
 
 `{"question": "x", "top_k": 3}` used to answer 200 with k=5: a typo passed silently with the
 default in its place. An empty `markdown` gets the same answer from the API as from the CLI.

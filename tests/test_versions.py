@@ -1,4 +1,4 @@
-"""Version history with restore (issue 10, item 3): nothing is lost on edit.
+"""Version history with restore: nothing is lost on edit.
 
 Every save that changes a doc keeps the previous version, with when and through which
 credential it was made; versions are exactly as private as their doc; a restore is a new

@@ -1,4 +1,4 @@
-"""The hub graph and cross-references (issue 11): edges between a hub's public docs kept
+"""The hub graph and cross-references: edges between a hub's public docs kept
 current as vectors change (one doc's rows at a time), links between docs kept on every save,
 and both exactly as private as their docs, including a doc made private after it was linked
 or graphed."""

@@ -1,4 +1,4 @@
-"""The web surface over HTTP (issue 11): home and hub listing, hub search and paging, the doc
+"""The web surface over HTTP: home and hub listing, hub search and paging, the doc
 page, markdown twins, llms.txt, the editor's pages and preview, and what bad input gets.
 The same pages in a real browser: tests/test_web_browser.py."""
 

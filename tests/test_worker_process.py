@@ -71,7 +71,7 @@ def test_worker_process_indexes_saved_docs(external, settings, embedding_server)
                              json={"question": "restart service number 2", "hybrid": False}).json()
         assert result["mode"] == "vector"
         assert result["results"][0]["title"] == "Runbook 2"
-        # the worker process curates too (issue 12): every doc is enriched, extractively here
+        # the worker process curates too: every doc is enriched, extractively here
         wait_until(lambda: client.get("/healthz").json()["curation"]["owed_enrichments"] == 0,
                    "the worker to enrich")
         assert client.get(f"/api/docs/{ids[0]}/enrichment").json()["status"] == "extractive"

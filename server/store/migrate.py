@@ -18,7 +18,7 @@ log = logging.getLogger("memorywiki.store")
 
 LOCK_ID = 0x6D656D77  # "memw": one migrator at a time across processes
 
-# Released with name-only bookkeeping (before issue 9), and the sha256 of the text they were
+# Released with name-only bookkeeping (before checksums were recorded), and the sha256 of the text they were
 # released with. They stay in migrations/ exactly as released (a test holds them to these
 # hashes): a database that recorded them gets these checksums and the baseline files that
 # replace them recorded without running; a fresh database skips them and runs the baseline.

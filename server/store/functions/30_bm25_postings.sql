@@ -1,4 +1,4 @@
--- BM25 full-text ranking inside PostgreSQL (issue 6): keeping the index.
+-- BM25 full-text ranking inside PostgreSQL: keeping the index.
 -- Tables: migrations/0004_bm25_tables.sql; triggers: migrations/0005_triggers.sql;
 -- the commit queue: 35_bm25_queue.sql; search: 40_bm25_search.sql.
 --

@@ -9,7 +9,7 @@
 --                 at least 2 * p_limit)
 --   bm25.exact    'on' disables pruning
 -- A query lexeme counts once per occurrence in the question (its idf times how often the
--- question says it), as in Lucene and bm25s; before issue 14 each counted once.
+-- question says it), as in Lucene and bm25s.
 CREATE OR REPLACE FUNCTION bm25_search(p_hub bigint, p_query text, p_limit integer,
                             p_k1 float8 DEFAULT 1.2, p_b float8 DEFAULT 0.75)
 RETURNS TABLE (chunk_id bigint, score float8)

@@ -1,4 +1,4 @@
--- Curation (issue 12): keeping enrichments, concepts and suggestions true to their docs.
+-- Curation: keeping enrichments, concepts and suggestions true to their docs.
 -- Triggers in migrations/0041_curation_triggers.sql.
 
 -- Every change that can move a suggested group marks the hub (insert-only: never waits on
