@@ -62,7 +62,7 @@ def _version() -> str:
 
         return version("memorywiki")
     except Exception:  # noqa: BLE001
-        return "0.1.0"
+        return "0.3.0"
 
 
 def build_server(server_url: str | None = None, hub: str | None = None, timeout: float = 60.0,
