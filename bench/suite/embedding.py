@@ -155,7 +155,7 @@ def run(opts: Options, pg: Postgres) -> dict:
         log(f"[embedding] {backend} ...")
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p),
                "ORT_DISABLE_TELEMETRY": "1", "ORT_TELEMETRY_DISABLED": "1"}  # no device id (server/children.py)
-        subprocess.run([sys.executable, "-m", "bench.embedding", backend, str(opts.dataset), str(out)]
+        subprocess.run([sys.executable, "-m", "bench.suite.embedding", backend, str(opts.dataset), str(out)]
                        + (["--smoke"] if opts.smoke else []), check=True, env=env)
         results[backend] = json.loads((out / f"{backend}.json").read_text())
     vec = {b: (np.load(out / f"{b}-queries.npy"), np.load(out / f"{b}-corpus.npy")) for b in available}
