@@ -15,11 +15,11 @@ and no embedder, so the analyzer is the only thing that differs between
 
 Per set: nDCG@10 and recall@10; the probe (ten short notes per language in which the question's
 word sits inside a longer run: right note first, out of 10); the analyzer's cost per chunk;
-indexing (one INSERT of the set's chunks, posted at COMMIT) in chunks/s; bm25_search's p50 per
-question. SciFact (English) is the control that must not move: the same top 10 with the same
-scores for every question, speed within noise. Timings alternate before and after and keep
-the best of --rounds. Korean is also run with whitespace words added to its bigrams, the
-alternative the analyzer was chosen against.
+indexing (one INSERT of the set's chunks, posted at COMMIT) and bm25_search per question, in CPU
+time of the PostgreSQL backend and in wall time. SciFact (English) is the control that must not
+move: the same top 10 with the same scores for every question, speed within noise. Timings
+alternate before and after and keep the best of --rounds. Korean is also run with whitespace
+words added to its bigrams, the alternative the analyzer was chosen against.
 
 Writes bench/results/cjk.md (or --out) and prints it.
 """
