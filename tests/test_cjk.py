@@ -93,6 +93,36 @@ def test_recall_answers_each_language_through_the_api(make_client):
         assert body["mode"] == "fulltext" and body["results"][0]["doc_id"] == doc_id, question
 
 
+def test_a_real_chinese_share_page_is_found_by_words_inside_its_sentences(make_client):
+    """The ChatGPT share page of the fixtures (real, in Chinese), captured as a file: each
+    question's word sits inside a longer sentence of the section that answers it."""
+    from memorywiki.server.capture.files import convert_file
+
+    page = Path(__file__).parent / "data" / "fixtures" / "chatgpt-share" / "chatgpt-share-modern.html"
+    captured = convert_file(page.read_bytes(), "share.html")
+    client = make_client(embedder="none")
+    owner = {"Authorization": f"Bearer {client.post('/api/hubs', json={'slug': 'notes'}).json()['owner_token']}"}
+    share = client.post("/api/docs", headers=owner, json={"hub": "notes", "title": captured.title,
+                                                         "markdown": captured.markdown}).json()["id"]
+    client.post("/api/docs", headers=owner, json={"hub": "notes", "title": "Flowcharts",
+                                                  "markdown": "A flowchart in mermaid syntax, drawn by the docs."})
+    for question, words in [("政府停摆是怎么回事", "部分政府停摆"), ("新加坡的航展", "航展将至"),
+                            ("mermaid 流程图", "mermaid流程图")]:
+        top = client.post("/api/hub/notes/recall", json={"question": question, "k": 3}).json()["results"][0]
+        assert top["doc_id"] == share and words in top["markdown"], question
+
+
+def test_bundles_are_found_by_a_word_inside_their_title_without_vectors(make_client):
+    client = make_client(embedder="none")
+    owner = {"Authorization": f"Bearer {client.post('/api/hubs', json={'slug': 'notes'}).json()['owner_token']}"}
+    doc = client.post("/api/docs", headers=owner, json={"hub": "notes", "title": "花园", "markdown": "玫瑰"}).json()
+    for title in ("春季花园养护指南", "秋季厨房腌菜手册"):
+        r = client.post("/api/bundles", headers=owner, json={"hub": "notes", "title": title, "doc_ids": [doc["id"]]})
+        assert r.status_code == 201, r.text
+    body = client.post("/api/hub/notes/recall", json={"question": "花园怎么养护", "level": "bundle", "k": 5}).json()
+    assert [b["title"] for b in body["results"]] == ["春季花园养护指南"]
+
+
 # ---------------------------------------------------------------- highlighting
 
 def _result_for(html: str, doc_id: str) -> str:

@@ -10,7 +10,8 @@
 --   Terms come from bm25_tsvector() (25_bm25_analyzer.sql): English lexemes, stemming and
 --   stopwords from to_tsvector('english', ...), runs of Han, Kana and Hangul as character
 --   bigrams. tf of a term is its number of positions in the chunk body plus
---   bm25_heading_weight() times its number of positions in the heading path ("Doc title > Section"); len(c) is the sum of those tf.
+--   bm25_heading_weight() times its number of positions in the heading path ("Doc title >
+--   Section"); len(c) is the sum of those tf.
 --   N, avgdl and df are live, per hub, and count only chunks of PUBLIC docs.
 --
 -- How it stays correct
