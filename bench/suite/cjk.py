@@ -235,6 +235,10 @@ def load(db: Backend, docs: list[tuple[str, str, str]]) -> tuple[int, dict[int, 
                         " SELECT i, %s, 0, t, m, md5(m), ''::tsvector"
                         " FROM unnest(%s::text[], %s::text[], %s::text[]) AS u(i, t, m)", rows)
     wall, cpu = time.perf_counter() - t0, db.cpu() - c0
+    # statistics of what is there now, and no plan kept from the set before: each search is
+    # planned for this set, whenever autovacuum would have come by
+    db.conn.execute("ANALYZE chunks, docs, bm25_postings, bm25_chunks, bm25_terms, bm25_hubs")
+    db.conn.execute("DISCARD PLANS")
     by_doc = {doc_id: docs[i][0] for i, doc_id in enumerate(ids)}
     chunks = {cid: by_doc[doc_id] for cid, doc_id in db.conn.execute("SELECT id, doc_id FROM chunks")}
     return hub, chunks, wall, cpu
