@@ -8,6 +8,7 @@ so it runs from the checkout (`python -m bench` in the repository root).
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -156,3 +157,54 @@ def test_bench_baseline_must_name_a_commit_of_the_repository(tmp_path):
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "--baseline no-such-ref-here is not a commit of this repository" in proc.stderr
     assert not pg_dir.exists()
+
+
+def _squad(path: Path, paragraphs: list[tuple[str, str, list[str]]]) -> None:
+    """A reading-comprehension file in SQuAD layout: (title, context, questions) per paragraph."""
+    data = [{"title": title, "paragraphs": [{"context": context, "qas": [
+        {"id": f"{path.stem}-{i}-{j}", "question": question, "answers": []} for j, question in enumerate(questions)]}]}
+        for i, (title, context, questions) in enumerate(paragraphs)]
+    path.write_text(json.dumps({"data": data}, ensure_ascii=False), encoding="utf-8")
+
+
+def test_bench_cjk_smoke(smoke_env, tmp_path):
+    """Before (every script through the English parser) and after (bigrams), on tiny sets made
+    from the tests' own notes: the Chinese, Japanese and Korean questions find their notes only
+    after; English ranks exactly as before."""
+    from bench.suite.cjk import SOURCES
+
+    notes = json.loads((ROOT / "tests" / "data" / "cjk" / "notes.json").read_text(encoding="utf-8"))
+    arabic = [("مدن", "القاهرة عاصمة مصر وأكبر مدنها.", ["ما هي عاصمة مصر؟"]),
+              ("أنهار", "نهر النيل أطول نهر في أفريقيا.", ["ما أطول نهر في أفريقيا؟"])]
+    raw, out = tmp_path / "raw", tmp_path / "results"
+    raw.mkdir()
+    for key, source in SOURCES.items():
+        _squad(raw / source.file, arabic if key == "ar" else
+               [(n["title"], n["markdown"], [n["question"]]) for n in notes[key]])
+    proc = bench("bench", "cjk", "--smoke", "--data", str(raw), "--dataset", str(tmp_path / "beir"),
+                 "--out", str(out), env=smoke_env)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    text = (out / "cjk.md").read_text(encoding="utf-8")
+    quality = text.split("## Quality", 1)[1].split("## Speed", 1)[0]
+    rows = {line.split(" | ")[0][2:]: line.split(" | ") for line in quality.splitlines() if line.startswith("| ")}
+    for key in ("zh", "ja", "ko"):
+        cells = rows[SOURCES[key].name]
+        assert float(cells[4]) < float(cells[5]) == 1.0, cells  # nDCG@10 before, after
+        assert cells[8] == "0 / 10" and cells[9].startswith("10 / 10"), cells  # the probe
+    english = next(line for line in text.splitlines() if line.startswith("English control:"))
+    same, _, total = english.split()[2:5]
+    assert same == total, english
+    assert "whitespace words + bigrams" in text and "indexing chunks/CPU-s" in text
+
+
+def test_bench_cjk_without_its_data_says_where_to_get_it(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    proc = bench("bench", "cjk", "--data", str(tmp_path / "raw"), "--dataset", str(tmp_path / "scifact"),
+                 "--pg-dir", str(tmp_path / "pg"), env=env, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+    assert f"is not in {tmp_path / 'raw'}" in proc.stderr and f"is not in {tmp_path / 'scifact'}" in proc.stderr
+    for source in ("ymcui/cmrc2018", "yahoojapan/JGLUE", "korquad/korquad.github.io", "husseinmozannar/SOQAL",
+                   "scifact.zip"):
+        assert source in proc.stderr
+    assert not (tmp_path / "pg").exists()

@@ -439,7 +439,8 @@ def test_the_forward_index_is_rewritten_uncompressed_with_a_tf_map_and_the_same_
         conn.execute("ALTER TABLE bm25_chunks RESET (toast_tuple_target)")
         conn.execute("UPDATE bm25_chunks SET terms = terms || '{}'::text[], tfs = tfs || '{}'::integer[],"
                      " impacts = impacts || '{}'::real[]")
-        conn.execute("DELETE FROM schema_migrations WHERE name >= '0062'")
+        conn.execute("DELETE FROM schema_migrations WHERE name IN ('0062_bm25_forward_index_uncompressed.sql',"
+                     " '0063_bm25_forward_index_tf_map.sql')")
         assert conn.execute(compressed).fetchone()[0] >= 1
 
     assert run(migrate(url)) == ["0062_bm25_forward_index_uncompressed.sql", "0063_bm25_forward_index_tf_map.sql"]
@@ -460,3 +461,58 @@ def test_the_forward_index_is_rewritten_uncompressed_with_a_tf_map_and_the_same_
                          " tsv = to_tsvector('english', markdown || ' lexeme9999x') WHERE doc_id = 'longdoc001'")
         assert conn.execute(compressed).fetchone()[0] == 0
         assert conn.execute("SELECT cardinality(terms), tf_map ->> 'lexeme9999x'" + long_row).fetchone() == (152, "1")
+
+
+def test_an_upgrade_reposts_the_chunks_holding_cjk_and_nothing_else(new_db, store_copy):
+    """0064: a data dir indexed by the analyzer before (every script through to_tsvector('english'),
+    here the function files with bm25_tsvector defined as just that) re-posts the chunks holding
+    Han, Kana or Hangul as bigrams; every other posting keeps every value, every doc and chunk
+    stays, a private doc stays out of the index."""
+    (store_copy / "migrations" / "0064_bm25_cjk_bigrams.sql").unlink()
+    (store_copy / "functions" / "25_bm25_analyzer.sql").write_text(
+        "CREATE OR REPLACE FUNCTION bm25_tsvector(p_text text) RETURNS tsvector LANGUAGE sql IMMUTABLE"
+        " AS $$ SELECT to_tsvector('english', p_text) $$;\n")
+    url = new_db()
+    run(migrate(url, store_copy))
+    hubs = seed(url)
+    cjk = [("cjkdoc0001", "花园", "春天到了，院子里的玫瑰花开得特别鲜艳。", {}),
+           ("cjkdoc0002", "Garden", "봄이 되자 마당의 장미꽃이 아주 예쁘게 피었습니다.", {}),
+           ("cjkdoc0003", "庭", "春になって庭のバラがとてもきれいに咲きました。", {"is_draft": True})]
+    with psycopg.connect(url, autocommit=True) as conn:
+        for doc_id, title, body, gates in cjk:
+            with conn.transaction():
+                conn.execute("INSERT INTO docs (id, hub_id, title, markdown, edit_token_hash, source_hash, is_draft)"
+                             " VALUES (%s, %s, %s, %s, 'e', 's', %s)",
+                             (doc_id, hubs["alpha"], title, body, gates.get("is_draft", False)))
+                conn.execute("INSERT INTO chunks (doc_id, hub_id, ordinal, heading_path, markdown, hash, tsv)"
+                             " VALUES (%s, %s, 0, %s, %s, 'h', ''::tsvector)", (doc_id, hubs["alpha"], title, body))
+    questions = {"玫瑰什么时候开？": "cjkdoc0001", "장미는 언제 피나요?": "cjkdoc0002", "バラはいつ咲く？": None}
+    found = ("SELECT b.doc_id FROM bm25_search(%s, %s, 1) s JOIN bm25_chunks b USING (chunk_id)")
+    others = ("SELECT p.* FROM bm25_postings p JOIN chunks c ON c.id = p.chunk_id"
+              " WHERE c.doc_id NOT LIKE 'cjkdoc%%' ORDER BY p.hub_id, p.term, p.chunk_id")
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert all(conn.execute(found, (hubs["alpha"], q)).fetchall() == [] for q in questions)
+        before = snapshot(url, hubs)
+        kept = conn.execute(others).fetchall()
+
+    assert run(migrate(url)) == ["0064_bm25_cjk_bigrams.sql"]
+    after = snapshot(url, hubs)
+    for table in ("hubs", "docs", "chunks", "bundles", "bundle_docs"):
+        assert after[table] == before[table], table
+    for (slug, question), hits in before["search"].items():
+        # the English questions find the same chunks and docs in the same order; in the hub
+        # that holds CJK their scores move, with its chunks' lengths and so its average length
+        same = after["search"][(slug, question)]
+        assert same == hits if slug == "beta" else [[h[0] for h in r] for r in same] == [[h[0] for h in r] for r in hits]
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert conn.execute(others).fetchall() == kept
+        for question, doc_id in questions.items():
+            assert conn.execute(found, (hubs["alpha"], question)).fetchall() == ([(doc_id,)] if doc_id else []), question
+        assert conn.execute("SELECT count(*) FROM bm25_chunks WHERE doc_id = 'cjkdoc0003'").fetchone()[0] == 0
+        # what the upgrade left equals a rebuild from scratch (impact aside: an ordering key that
+        # depends on the hub's average length when a chunk was posted)
+        postings = "SELECT hub_id, term, chunk_id, tf, len FROM bm25_postings ORDER BY 1, 2, 3"
+        counters = "SELECT hub_id, term, sum(df) FROM bm25_terms GROUP BY 1, 2 HAVING sum(df) <> 0 ORDER BY 1, 2"
+        upgraded = (conn.execute(postings).fetchall(), conn.execute(counters).fetchall())
+        conn.execute("SELECT bm25_rebuild()")
+        assert (conn.execute(postings).fetchall(), conn.execute(counters).fetchall()) == upgraded

@@ -42,6 +42,8 @@ SECTIONS: tuple[Section, ...] = (
             ("pages.md",), runs_in_all=False),
     Section("micro", "chunker, chat-export streaming and BM25 insert speed (prints a table)",
             (), runs_in_all=False),
+    Section("cjk", "full text in Chinese, Japanese, Korean: BM25 before and after bigrams (--data DIR)",
+            ("cjk.md",), runs_in_all=False),
 )
 
 BY_NAME = {section.name: section for section in SECTIONS}

@@ -25,6 +25,7 @@ import psycopg
 from pgvector import Vector
 from psycopg import sql
 
+from . import highlight
 from .hubs import HUB_FOR_RECALL
 
 # Candidates per ranker: 4 per result wanted, and never fewer than POOL_MIN, so the pool that
@@ -134,18 +135,18 @@ ORDER BY b.embedding::vector({dim}) <=> %(qvec)s::vector({dim})
 LIMIT %(k)s
 """
 
-# Without vectors, bundles rank by their text with the question's lexemes OR-ed
-# (a question is never AND-ed term by term).
+# Without vectors, bundles rank by their text with the question's terms OR-ed (a question is
+# never AND-ed term by term), read by the full-text analyzer (bigrams for Han, Kana, Hangul).
 BUNDLE_FULLTEXT = """
 WITH q AS (
     SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery AS query
-    FROM unnest(to_tsvector('english', %(question)s))
+    FROM unnest(bm25_tsvector(%(question)s))
 )
 SELECT b.id AS bundle_id, b.title, b.description, NULL::float8 AS similarity,
-       ts_rank(to_tsvector('english', b.title || ' ' || b.description), q.query)::float8 AS fts_score
+       ts_rank(bm25_tsvector(b.title || ' ' || b.description), q.query)::float8 AS fts_score
 FROM bundles b, q
 WHERE b.hub_id = %(hub)s AND q.query IS NOT NULL
-  AND to_tsvector('english', b.title || ' ' || b.description) @@ q.query
+  AND bm25_tsvector(b.title || ' ' || b.description) @@ q.query
 ORDER BY fts_score DESC
 LIMIT %(k)s
 """
@@ -272,20 +273,40 @@ async def recall_bundles(conn: psycopg.AsyncConnection, *, hub_id: int, question
 
 
 # Highlighted snippets for the hub page's search results: Postgres's own headline, with the
-# question's lexemes OR-ed (as the full-text ranker reads them). The marks are private-use
-# characters, so the caller escapes the text first and only then turns them into <mark>.
+# question's English lexemes OR-ed (as the full-text ranker reads them). The marks are
+# private-use characters, so the caller escapes the text first and only then turns them into <mark>.
+# A text with Han, Kana or Hangul in it is one ts_headline cannot cut (it sees whole clauses as
+# words, never a bigram): for it the statement returns the offsets of the bigrams it shares with
+# the question, and the whole text with the English words marked (those scripts blanked out, one
+# space per character, so that a word touching them is seen and offsets stay put); highlight.py
+# cuts and marks it.
 MARK_START, MARK_END = "\ue000", "\ue001"
 HEADLINES = """
 WITH q AS (
-    SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery AS query
-    FROM unnest(to_tsvector('english', %(question)s))
+    SELECT (string_agg(quote_literal(lexeme), ' | ') FILTER (WHERE lexeme !~ bm25_cjk_class()))::tsquery AS query,
+           coalesce(array_agg(lexeme) FILTER (WHERE lexeme ~ bm25_cjk_class()), '{}') AS bigrams
+    FROM unnest(bm25_tsvector(%(question)s))
 )
-SELECT t.ord, coalesce(ts_headline('english', t.text, q.query, %(options)s), left(t.text, 300)) AS snippet
-FROM unnest(%(texts)s::text[]) WITH ORDINALITY AS t(text, ord), q
+SELECT t.ord, s.snippet, s.marked,
+       coalesce(array_agg(b.start - 1 ORDER BY b.start) FILTER (WHERE b.term = ANY (q.bigrams)), '{}') AS starts,
+       coalesce(array_agg(b.start - 1 + char_length(b.term) ORDER BY b.start)
+                FILTER (WHERE b.term = ANY (q.bigrams)), '{}') AS ends
+FROM unnest(%(texts)s::text[]) WITH ORDINALITY AS t(text, ord)
+CROSS JOIN q
+CROSS JOIN LATERAL (SELECT t.text ~ bm25_cjk_class() AS cjk) c
+CROSS JOIN LATERAL (
+    SELECT CASE WHEN NOT c.cjk THEN coalesce(ts_headline('english', t.text, q.query, %(options)s),
+                                             left(t.text, 300)) END AS snippet,
+           CASE WHEN c.cjk THEN ts_headline('english', regexp_replace(t.text, bm25_cjk_class(), ' ', 'g'),
+                                            q.query, %(mark_all)s) END AS marked
+) s
+LEFT JOIN LATERAL bm25_cjk_terms(CASE WHEN c.cjk THEN t.text END) b ON true
+GROUP BY t.ord, s.snippet, s.marked
 ORDER BY t.ord
 """
 HEADLINE_OPTIONS = (f"StartSel={MARK_START}, StopSel={MARK_END}, MaxWords=40, MinWords=18, "
                     "MaxFragments=2, FragmentDelimiter=\" … \"")
+MARK_ALL = f"StartSel={MARK_START}, StopSel={MARK_END}, HighlightAll=true"
 
 
 async def headlines(conn: psycopg.AsyncConnection, question: str, texts: list[str]) -> list[str]:
@@ -293,6 +314,13 @@ async def headlines(conn: psycopg.AsyncConnection, question: str, texts: list[st
     if not texts:
         return []
     cleaned = [t.replace(MARK_START, "").replace(MARK_END, "") for t in texts]
-    rows = await (await conn.execute(HEADLINES, {"question": question, "texts": cleaned,
-                                                 "options": HEADLINE_OPTIONS})).fetchall()
-    return [r["snippet"] for r in rows]
+    rows = await (await conn.execute(HEADLINES, {"question": question, "texts": cleaned, "options": HEADLINE_OPTIONS,
+                                                 "mark_all": MARK_ALL})).fetchall()
+    out = []
+    for text, r in zip(cleaned, rows):
+        if r["snippet"] is not None:
+            out.append(r["snippet"])
+            continue
+        words = highlight.marked_spans(r["marked"], len(text), MARK_START, MARK_END) if r["marked"] is not None else []
+        out.append(highlight.snippet(text, words + list(zip(r["starts"], r["ends"])), MARK_START, MARK_END))
+    return out

@@ -7,9 +7,11 @@
 --     score(c, q) = sum over distinct query lexemes t present in chunk c of
 --                   idf(t) * tf / (tf + k1 * (1 - b + b * len(c) / avgdl))
 --     idf(t)      = ln(1 + (N - df + 0.5) / (df + 0.5))
---   Lexemes, stemming and stopwords come from to_tsvector('english', ...); tf of a lexeme is
---   its number of positions in the chunk body plus bm25_heading_weight() times its number of
---   positions in the heading path ("Doc title > Section"); len(c) is the sum of those tf.
+--   Terms come from bm25_tsvector() (25_bm25_analyzer.sql): English lexemes, stemming and
+--   stopwords from to_tsvector('english', ...), runs of Han, Kana and Hangul as character
+--   bigrams. tf of a term is its number of positions in the chunk body plus
+--   bm25_heading_weight() times its number of positions in the heading path ("Doc title >
+--   Section"); len(c) is the sum of those tf.
 --   N, avgdl and df are live, per hub, and count only chunks of PUBLIC docs.
 --
 -- How it stays correct
@@ -164,9 +166,9 @@ BEGIN
                                )::integer AS tf
                           FROM unnest(   -- heading occurrences carry weight 'A'
                                 CASE WHEN v_w > 0
-                                     THEN to_tsvector('english', s.markdown)
-                                          || setweight(to_tsvector('english', s.heading_path), 'A')
-                                     ELSE to_tsvector('english', s.markdown) END) u) y
+                                     THEN bm25_tsvector(s.markdown)
+                                          || setweight(bm25_tsvector(s.heading_path), 'A')
+                                     ELSE bm25_tsvector(s.markdown) END) u) y
                  WHERE y.tf > 0
           ) x
     ),

@@ -48,11 +48,12 @@ BEGIN
     END IF;
     v_c0 := v_k1 * (1.0::float8 - v_b);
     v_c1 := v_k1 * v_b / v_avgdl;
-    -- Any text is a query: to_tsvector never parses operators. Distinct lexemes (capped), each
-    -- with how often the question says it: a term counts once per occurrence, as in Lucene and
-    -- bm25s, so the words a long question repeats weigh more than the ones it mentions once.
+    -- Any text is a query: the analyzer (25_bm25_analyzer.sql) never parses operators. Distinct
+    -- terms (capped), each with how often the question says it: a term counts once per
+    -- occurrence, as in Lucene and bm25s, so the words a long question repeats weigh more than
+    -- the ones it mentions once.
     SELECT array_agg(lexeme), array_agg(cardinality(positions)) INTO v_terms, v_tfs
-      FROM (SELECT lexeme, positions FROM unnest(to_tsvector('english', left(p_query, 20000))) LIMIT 256) x;
+      FROM (SELECT lexeme, positions FROM unnest(bm25_tsvector(left(p_query, 20000))) LIMIT 256) x;
     IF v_terms IS NULL THEN
         RETURN;
     END IF;
