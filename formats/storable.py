@@ -15,8 +15,8 @@ UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
 def _holds(text: str) -> str | None:
-    """What unstorable thing `text` holds, if any. Not a regex search: a 5 MB body is checked
-    in 0.3 ms when ASCII and 14 ms otherwise, against 48 ms for the search."""
+    """What unstorable thing `text` holds, if any. Not a regex search: `in` and `isascii` scan
+    a large body several times faster than a regex does."""
     if "\x00" in text:
         return "NUL characters"
     if not text.isascii():
