@@ -118,7 +118,7 @@ def list_cmd(
 ) -> None:
     """List a hub's public docs, one per line: id, title, url (tab-separated); --all adds a visibility column."""
     with state(ctx).wiki(url) as wiki:
-        data = ops.all_pages(wiki, hub) if every else ops.hub_info(wiki, hub, public=True)
+        data = ops.all_pages(wiki, hub) if every else ops.hub_info(wiki, hub)
     if as_json:
         output.print_json(data.get("docs") or [])
     else:

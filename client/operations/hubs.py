@@ -43,11 +43,12 @@ def _listing(wiki: Wiki, slug: str, token: str | None) -> HubListing:
         raise _unknown_hub(exc, wiki, slug) from None
 
 
-def hub_info(wiki: Wiki, hub: str | None = None, *, public: bool = False) -> HubListing:
-    """The hub's listing with all of its docs and bundles: with the hub's owner token (unless
-    ``public``), every live doc with its visibility; else what strangers see."""
+def hub_info(wiki: Wiki, hub: str | None = None, *, owner: bool = False) -> HubListing:
+    """The hub's listing with all of its docs and bundles, as strangers see it; with ``owner``
+    and the hub's owner token configured, the owner's view (every live doc with its
+    ``visibility``, drafts and private ones included)."""
     slug = wiki.require_hub(hub)
-    return _listing(wiki, slug, None if public else wiki.config.hub_token(slug))
+    return _listing(wiki, slug, wiki.config.hub_token(slug) if owner else None)
 
 
 def _owner_needed(wiki: Wiki, slug: str, what: str) -> MemoryWikiError:
@@ -82,7 +83,7 @@ def trash(wiki: Wiki, hub: str | None = None) -> dict[str, Any]:
 def hub_urls(wiki: Wiki, hub: str | None = None) -> HubUrls:
     """The URL to hand another AI or person, and the markdown index's."""
     slug = wiki.require_hub(hub)
-    data = _listing(wiki, slug, wiki.config.hub_token(slug))
+    data = _listing(wiki, slug, None)
     url = data.get("url") or f"{wiki.base_url}/hub/{seg(slug)}"
     root = url.split("/hub/", 1)[0] if "/hub/" in url else wiki.base_url
     return HubUrls(slug, url, f"{root}/raw/hub/{seg(slug)}", len(data.get("docs") or []),

@@ -39,7 +39,7 @@ def _answer(request: Request, change: sessions.SessionChange) -> Response:
 @operation("Sign this browser in to a hub with its owner token (sets the session cookie; the page's "
            "CSRF token is always needed)", body=body_schema(["token"], token={"type": "string", "maxLength": 200}),
            errors=(400, 403, 404, 413), limited=True,
-           responses={200: json_response(SESSION, "Signed in: a new session, earlier ones of this hub revoked")})
+           responses={200: json_response(SESSION, "Signed in: a new session; this browser's earlier ones of the hub revoked")})
 async def sign_in(request: Request) -> Response:
     data = await read_json(request, fields=SIGN_IN_FIELDS)
     token = get_str(data, "token", required=True, allow_empty=False, max_len=200).strip()

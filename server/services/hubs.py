@@ -28,9 +28,11 @@ PAGE_TRASH = 50  # deleted pages the owner's hub page lists (the trash API pages
 async def create(ctx: Context, urls: Urls, slug: str) -> dict[str, Any]:
     """A new hub; the answer holds its owner token, shown once."""
     slug = slug.strip().lower()
-    if not SLUG.match(slug) or slug in RESERVED:
+    if not SLUG.match(slug):
         raise ApiError(400, "invalid_slug",
                        "a hub slug is 1-63 lowercase letters, digits or dashes, not starting or ending with a dash")
+    if slug in RESERVED:
+        raise ApiError(400, "invalid_slug", f"'{slug}' is a word this server keeps for its own pages: choose another")
     token = new_token("mwo")
     async with ctx.db.owner.connection() as conn:
         hub_id = await hub_store.create_hub(conn, slug, hash_token(token))

@@ -96,6 +96,7 @@
         state.id = res.data.id;
         form.dataset.bundleId = state.id;
         history.replaceState(null, "", "/b/" + state.id + "/edit");
+        document.querySelector("h1").textContent = "Edit bundle";
       }
       var link = $("bundle-link");
       link.href = "/b/" + state.id;

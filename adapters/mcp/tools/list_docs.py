@@ -24,12 +24,12 @@ def list_docs(mw: MemoryWiki, hub: HubArg = None) -> CallToolResult:
     """
     with mw.wiki() as wiki:
         slug = wiki.require_hub(hub)
-        data = ops.hub_info(wiki, slug)
+        data = ops.hub_info(wiki, slug, owner=True)
     docs = data.get("docs") or []
     bundles = data.get("bundles") or []
     owner = data.get("view") == "owner"
-    whose = "every live page, as its owner sees them" if owner else "public pages"
-    lines = [f'Hub "{slug}": {data.get("url")} ({len(docs)} {whose}, {len(bundles)} bundle(s))', ""]
+    pages = f"{len(docs)} page(s), drafts and private ones included" if owner else f"{len(docs)} public page(s)"
+    lines = [f'Hub "{slug}": {data.get("url")} ({pages}; {len(bundles)} bundle(s))', ""]
     for d in docs:
         private = f" [{d['visibility']}]" if d.get("visibility") not in (None, "public") else ""
         line = f"- {d.get('title')}{private} — {d.get('url')} (id: {d.get('id')}, updated {d.get('updated_at')})"
