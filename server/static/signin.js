@@ -43,10 +43,14 @@
         $("open-hub").href = "/hub/" + hub.slug;
         claim.hidden = true;
         $("claimed").hidden = false;
+        // the way to the hub shows once this browser is signed in, so it opens as the owner's
+        var failed = function (why) {
+          show("claim-error", "The hub is yours, but this browser could not sign in: " + why +
+                              ". Keep the token and use the sign-in link.");
+        };
         return signIn(hub.slug, token).then(function (signed) {
-          if (!signed.r.ok) show("claim-error", "The hub is yours, but this browser could not sign in: " + message(signed) +
-                                  ". Keep the token and use the sign-in link.");
-        });
+          if (!signed.r.ok) failed(message(signed));
+        }, function () { failed("offline"); }).then(function () { $("open-hub-row").hidden = false; });
       }).catch(function () { button.disabled = false; show("claim-error", "Offline: no hub was claimed."); });
     });
     document.addEventListener("click", function (event) {
