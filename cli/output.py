@@ -76,7 +76,8 @@ def render_hub(data: dict) -> None:
         for d in docs:
             c.print(Text.assemble("  ", (" ".join(str(d.get("title") or "").split()), "bold")), soft_wrap=True)
             updated = str(d.get("updated_at") or "")[:16].replace("T", " ")
-            meta = " · ".join(x for x in (str(d.get("id", "")), updated) if x)
+            shown = d.get("visibility") if d.get("visibility") not in (None, "public") else ""
+            meta = " · ".join(x for x in (str(d.get("id", "")), updated, shown) if x)
             c.print(Text.assemble("    ", (meta, "dim"), "  ", (str(d.get("url") or ""), "cyan")), soft_wrap=True)
     else:
         c.print(Text("no docs yet", style="dim"))
@@ -90,11 +91,13 @@ def render_hub(data: dict) -> None:
             c.print(Text.assemble("    ", (str(b.get("id", "")), "dim"), "  ", (str(b.get("url") or ""), "cyan")), soft_wrap=True)
 
 
-def render_doc_lines(data: dict) -> None:
+def render_doc_lines(data: dict, *, visibility: bool = False) -> None:
+    """id, title and url per doc (tab-separated); with ``visibility``, who may read it last."""
     out = sys.stdout
     for d in data.get("docs") or []:
         title = " ".join(str(d.get("title") or "").split())
-        out.write(f"{d.get('id', '')}\t{title}\t{d.get('url') or ''}\n")
+        extra = f"\t{d.get('visibility') or 'public'}" if visibility else ""
+        out.write(f"{d.get('id', '')}\t{title}\t{d.get('url') or ''}{extra}\n")
 
 
 def _scores(r: dict) -> str:

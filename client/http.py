@@ -137,18 +137,28 @@ class Client:
     def create_hub(self, slug: str) -> dict:
         return self.json("POST", "/api/hubs", json={"slug": slug})
 
-    def get_hub(self, slug: str, token: str | None = None) -> dict:
-        """The hub with all of its public docs: the server pages them, this follows `next`."""
-        hub = self.json("GET", f"/api/hub/{seg(slug)}", token=token)
-        docs = list(hub.get("docs") or [])
-        page = hub
+    def _all_pages(self, path: str, token: str | None) -> dict:
+        """A paged listing with every page's docs: the server pages them, this follows `next`."""
+        first = self.json("GET", path, token=token)
+        docs = list(first.get("docs") or [])
+        page = first
         while page.get("next"):
-            page = self.json("GET", f"/api/hub/{seg(slug)}", token=token,
-                             params={"page": page["page"] + 1, "per_page": page["per_page"]})
+            page = self.json("GET", path, token=token, params={"page": page["page"] + 1, "per_page": page["per_page"]})
             docs += page.get("docs") or []
-        hub["docs"] = docs
-        hub.pop("next", None)
-        return hub
+        first["docs"] = docs
+        first.pop("next", None)
+        return first
+
+    def get_hub(self, slug: str, token: str | None = None) -> dict:
+        """The hub with all of its docs: the public ones, or with its owner token every live one."""
+        return self._all_pages(f"/api/hub/{seg(slug)}", token)
+
+    def get_trash(self, slug: str, token: str | None) -> dict:
+        """The hub's deleted docs, newest deletion first (owner token)."""
+        return self._all_pages(f"/api/hub/{seg(slug)}/trash", token)
+
+    def undelete(self, doc_id: str, token: str | None) -> dict:
+        return self.json("POST", f"/api/docs/{seg(doc_id)}/undelete", json={}, token=token)
 
     def set_hub(self, slug: str, body: dict, token: str | None) -> dict:
         """List or unlist a hub on the home page and /llms.txt, or set its description."""

@@ -14,6 +14,7 @@ from starlette.middleware import Middleware
 
 from .config import Settings, SettingsError
 from .web.csrf import CsrfTokens
+from .web.sessions import SessionCookies
 from .embedding.base import Embedder
 from .embedding.factory import make_embedder, runs_locally
 from .curation.worker import curation_mode, make_curator, start_curator
@@ -22,7 +23,7 @@ from .web.middleware import CsrfMiddleware, SecurityHeadersMiddleware
 from .web.ratelimit import RateLimits
 from .web import assets
 from .routes import (bundles, capture, contract, crossrefs, curation, docs, editor, embed, graph, health, history,
-                     hubs, llms, pages, recall, versions)
+                     hubs, llms, pages, recall, sessions, versions)
 from .store.db import PrivacyRoleMissing, open_database
 from .store.migrate import MigrationError
 from .store.secrets import server_secret
@@ -58,7 +59,8 @@ def create_app(settings: Settings | None = None, *,
                 async with db.owner.connection() as conn:
                     secret = await server_secret(conn, "csrf")
             state = AppState(settings=settings, db=db, embedder=embedder,
-                             csrf=CsrfTokens(secret, settings.csrf_max_age), limits=RateLimits(settings),
+                             csrf=CsrfTokens(secret, settings.csrf_max_age), sessions=SessionCookies(secret),
+                             limits=RateLimits(settings),
                              reranker=make_reranker(settings))
             if embedder is not None:
                 state.questions = QuestionLane(embedder, cache_size=settings.question_cache,
@@ -121,7 +123,7 @@ def create_app(settings: Settings | None = None, *,
 
     # pages.routes end with the catch-all /{doc_id}: they come last
     routes = [
-        *assets.routes, *health.routes, *hubs.routes, *graph.routes, *llms.routes, *docs.routes, *versions.routes,
+        *assets.routes, *health.routes, *hubs.routes, *sessions.routes, *graph.routes, *llms.routes, *docs.routes, *versions.routes,
         *embed.routes, *bundles.routes, *recall.routes, *capture.routes, *curation.routes, *crossrefs.routes,
         *editor.routes, *history.routes, *contract.routes,
         *pages.routes,

@@ -39,6 +39,14 @@ def _rate(value: str) -> str:
     return value
 
 
+def _days(value: str) -> int:
+    """A whole number of days from 1 to ten years; ValueError otherwise."""
+    days = int(value)
+    if not 1 <= days <= 3650:
+        raise ValueError(value)
+    return days
+
+
 def _buffers(value: str) -> str:
     """auto, keep, or a size of at least 128MB; ValueError otherwise."""
     return value.lower() if value.lower() in ("auto", "keep") else parse_size(value)
@@ -180,9 +188,12 @@ class Settings:
     section("Security")
     # unset: a random key kept in the database, so every server on one database shares it
     secret_key: str | None = setting(None, "MEMORYWIKI_SECRET_KEY",
-                                     "the key that signs CSRF tokens; unset: a random one kept in the database",
+                                     "the key that signs CSRF tokens and session cookies; unset: a random one kept in the database",
                                      secret=True)
     csrf_max_age: int = setting(24 * 3600, "MEMORYWIKI_CSRF_MAX_AGE", "seconds a page's CSRF token stays valid")
+    session_days: int = setting(30, "MEMORYWIKI_SESSION_DAYS",
+                                "days a browser's sign-in to a hub lasts before it asks to sign in again",
+                                parse=_days, expects="a whole number of days, 1 to 3650")
     rate_password: str = setting("10/minute", "MEMORYWIKI_RATE_PASSWORD",
                                  "wrong passwords per client", parse=_rate, expects=RATE)
     rate_token_failures: str = setting("30/minute", "MEMORYWIKI_RATE_TOKEN_FAILURES",

@@ -138,6 +138,39 @@ def test_list_follows_the_pages_of_a_large_hub(env):
     assert len(lines) == 205 and len({line.split("\t")[0] for line in lines}) == 205
 
 
+def test_list_all_shows_every_page_with_its_visibility_and_the_trash_brings_one_back(env, monkeypatch):
+    s = make_hub(env)
+    public = capture(env, "public body\n", "--title", "Out in the open")
+    draft = capture(env, "draft body\n", "--title", "Hidden draft", "--draft")
+    owner = {"Authorization": f"Bearer {config(env)['hubs'][s]['owner_token']}"}
+    assert httpx.post(f"{env.url}/api/docs", headers=owner, json={
+        "hub": s, "title": "For Ann", "markdown": "Ann's page.", "allowed_emails": ["ann@example.com"]}).status_code == 201
+    assert [line.split("\t")[1] for line in run("list").stdout.strip().splitlines()] == ["Out in the open"]
+    rows = {line.split("\t")[1]: line.split("\t") for line in run("list", "--all").stdout.strip().splitlines()}
+    assert {title: row[3] for title, row in rows.items()} == {
+        "Out in the open": "public", "Hidden draft": "draft", "For Ann": "people"}
+    assert rows["Out in the open"][:3] == [doc_id(public), "Out in the open", public]
+    listed = json.loads(run("list", "--all", "--json").stdout)
+    assert {d["visibility"] for d in listed} == {"public", "draft", "people"}
+
+    empty = run("trash")
+    assert empty.stdout == "" and "is empty" in empty.stderr
+    run("delete", doc_id(draft))
+    assert "Hidden draft" not in run("list", "--all").stdout
+    (line,) = run("trash").stdout.strip().splitlines()
+    assert line.split("\t")[:2] == [doc_id(draft), "Hidden draft"]
+    back = run("undelete", doc_id(draft))
+    assert back.stdout.strip() == draft and "as version 3" in back.stderr
+    assert "Hidden draft" in run("list", "--all").stdout and run("trash").stdout == ""
+    again = run("undelete", doc_id(draft), ok=False)
+    assert again.exit_code == 1 and "is not deleted" in again.stderr
+
+    monkeypatch.setenv("MEMORYWIKI_TOKEN", "mwo_not-the-owner")  # no owner token: told so, not shown less
+    for args in (("list", "--all"), ("trash",)):
+        refused = run(*args, ok=False)
+        assert refused.exit_code == 1 and "needs its owner token" in refused.stderr, refused.stderr
+
+
 def test_hub_use_stores_a_token_the_user_already_holds(env):
     """The README's path: a hub claimed with curl (token in the shell), then used from the CLI."""
     s = slug()

@@ -280,9 +280,12 @@ def test_update_doc_without_a_token_says_none_is_configured(wiki, mcp_stdio):
 def test_list_docs(wiki, mcp_stdio):
     first = capture(mcp_stdio, "Hybrid recall design", NOTES)
     second = capture(mcp_stdio, "Grocery list", "## Items\n\nApples.\n")
-    r = mcp_stdio.call("list_docs", {})
-    assert {d["id"] for d in r.structured_content["docs"]} == {first["id"], second["id"]}
-    assert first["url"] in text(r)
+    draft = httpx.post(f"{wiki.base}/api/docs", headers={"Authorization": f"Bearer {wiki.owner_token}"}, json={
+        "hub": wiki.slug, "title": "Unsent letter", "markdown": "Not yet.", "is_draft": True}, timeout=10).json()
+    r = mcp_stdio.call("list_docs", {})  # the server holds the owner token: the owner's view
+    assert {d["id"] for d in r.structured_content["docs"]} == {first["id"], second["id"], draft["id"]}
+    assert first["url"] in text(r) and "Unsent letter [draft]" in text(r)
+    assert "3 page(s), drafts and private ones included" in text(r)
 
 
 def test_hub_url(wiki, mcp_stdio):

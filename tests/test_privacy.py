@@ -81,16 +81,21 @@ def assert_no_leak(text, world, where):
         assert doc_id not in text, f"private doc id leaked through {where}"
 
 
-def public_reads(client, world):
-    """(label, response text) of every public read there is."""
+# the reads that are the owner's view for a browser signed in as the owner (and public for anyone else)
+OWNER_VIEWS = {"hub json", "hub html", "hub search"}
+
+
+def public_reads(client, world, *, signed_in: bool = False, question: str = ALL_WORDS):
+    """(label, response text) of every public read there is. `signed_in`: read with the
+    owner's session cookie the client holds, leaving out the owner's own views of the hub."""
     bundle = world["bundle"]
     reads = []
-    # an anonymous reader: no cookie left from an earlier read
-    client.cookies.clear()
+    if not signed_in:  # an anonymous reader: no cookie left from an earlier read
+        client.cookies.clear()
     for level in ("chunk", "doc", "bundle"):
         for hybrid in (False, True):
             r = client.post("/api/hub/priv/recall",
-                            json={"question": ALL_WORDS, "level": level, "hybrid": hybrid, "k": 50})
+                            json={"question": question, "level": level, "hybrid": hybrid, "k": 50})
             assert r.status_code == 200, r.text
             reads.append((f"recall {level} hybrid={hybrid}", r.text))
     public_id = world["docs"]["public"]["id"]
@@ -115,6 +120,8 @@ def public_reads(client, world):
         ("bundle markdown", f"/b/{bundle}", {"Accept": "text/markdown"}),
         ("bundle raw", f"/raw/b/{bundle}", {}),
     ]:
+        if signed_in and label in OWNER_VIEWS:
+            continue
         r = client.get(url, headers=headers)
         # the public doc itself is 404 while a test has made it private
         assert r.status_code == 200 or (r.status_code in (401, 404) and label.startswith(("doc page", "cross-refs doc"))), (
@@ -142,6 +149,39 @@ def test_private_docs_are_invisible_to_every_public_read(client, world):
     # the bundle lists its public member only, in its reading order
     assert texts["bundle raw"].count("\n---\n\n## ") == 1  # one member section after the reading order
     assert f"1. [Public {PUBLIC_WORD}]" in texts["bundle raw"]
+
+
+def sign_in_as_owner(client, world) -> None:
+    """The browser path: a page's CSRF token, then the session endpoint with the owner token."""
+    client.cookies.clear()
+    page = client.get("/hub/priv/signin", headers={"Accept": "text/html"})
+    token = re.search(r'<meta name="csrf-token" content="([^"]+)"', page.text).group(1)
+    owner_token = world["owner"]["Authorization"].split(" ", 1)[1]
+    r = client.post("/api/hub/priv/session", json={"token": owner_token}, headers={"X-CSRF-Token": token})
+    assert r.status_code == 200 and r.json()["kind"] == "owner", r.text
+
+
+def test_a_thousand_public_reads_with_the_owner_signed_in_find_nothing_private(client, world):
+    """The owner signed in sees every page in the owner's view of the hub, and nothing else
+    widens: every other read, with the owner's cookie or without it, is public-only."""
+    sign_in_as_owner(client, world)
+    owned = client.get("/api/hub/priv").json()
+    assert owned["view"] == "owner" and {d["visibility"] for d in owned["docs"]} == {"public", "draft", "password",
+                                                                                      "people"}
+    session = client.cookies["mw_session"]
+    words = [*SECRETS.values(), PUBLIC_WORD, "habitat", "diet", "facts", "notes"]
+    reads = round_ = 0
+    while reads < 1000:
+        round_ += 1
+        signed_in = round_ % 2 == 0
+        if signed_in:
+            client.cookies.set("mw_session", session)
+        question = " ".join(words[(round_ + i) % len(words)] for i in range(3))
+        for label, text in public_reads(client, world, signed_in=signed_in, question=question):
+            assert_no_leak(text, world, f"{label} ({'the owner signed in' if signed_in else 'a stranger'})")
+            reads += 1
+    client.cookies.set("mw_session", session)  # and the session was live all along
+    assert client.get("/api/hub/priv").json()["view"] == "owner"
 
 
 def test_private_docs_are_404_on_direct_reads(client, world):

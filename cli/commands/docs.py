@@ -1,4 +1,4 @@
-"""`memorywiki pull | update | history | restore | embed | delete`: one doc, by id or URL."""
+"""`memorywiki pull | update | history | restore | embed | delete | undelete`: one doc, by id or URL."""
 
 from __future__ import annotations
 
@@ -152,6 +152,17 @@ def delete(ctx: typer.Context, doc: DocArg, url: ServerOpt = None) -> None:
     sys.stdout.write(f"deleted {deleted.doc_id}\n")
 
 
+def undelete(ctx: typer.Context, doc: DocArg, url: ServerOpt = None, as_json: JsonOpt = False) -> None:
+    """Bring a deleted doc back from its hub's trash (a new version; needs the hub's owner token)."""
+    with state(ctx).wiki(url) as wiki:
+        restored = ops.undelete(wiki, doc)
+    if as_json:
+        output.print_json(restored.data)
+        return
+    output.note(f"undeleted {restored.doc_id} as version {restored.data.get('version')}")
+    sys.stdout.write(f"{restored.data.get('url') or restored.doc_id}\n")
+
+
 def register(app: typer.Typer) -> None:
-    for command in (pull, update, history, restore, embed, delete):
+    for command in (pull, update, history, restore, embed, delete, undelete):
         app.command()(command)

@@ -1,4 +1,4 @@
-"""`memorywiki hub create | show | use | set` and `memorywiki list`."""
+"""`memorywiki hub create | show | use | set`, `memorywiki list` and `memorywiki trash`."""
 
 from __future__ import annotations
 
@@ -108,16 +108,42 @@ def hub_set(
         output.note(f"{hub} is {'listed on the home page and /llms.txt' if data.get('listed') else 'unlisted'}")
 
 
-def list_cmd(ctx: typer.Context, hub: HubOpt = None, url: ServerOpt = None, as_json: JsonOpt = False) -> None:
-    """List a hub's docs, one per line: id, title, url (tab-separated)."""
+def list_cmd(
+    ctx: typer.Context,
+    every: Annotated[bool, typer.Option(
+        "--all", help="Every live page, drafts and private ones included, with its visibility (needs the owner token).")] = False,
+    hub: HubOpt = None,
+    url: ServerOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List a hub's public docs, one per line: id, title, url (tab-separated); --all adds a visibility column."""
     with state(ctx).wiki(url) as wiki:
-        data = ops.hub_info(wiki, hub)
+        data = ops.all_pages(wiki, hub) if every else ops.hub_info(wiki, hub)
     if as_json:
         output.print_json(data.get("docs") or [])
     else:
-        output.render_doc_lines(data)
+        output.render_doc_lines(data, visibility=every)
+
+
+def trash_cmd(ctx: typer.Context, hub: HubOpt = None, url: ServerOpt = None, as_json: JsonOpt = False) -> None:
+    """List a hub's deleted pages, newest deletion first: id, title, deleted at (needs the owner token)."""
+    with state(ctx).wiki(url) as wiki:
+        data = ops.trash(wiki, hub)
+    docs = data.get("docs") or []
+    if as_json:
+        output.print_json(docs)
+        return
+    for d in docs:
+        title = " ".join(str(d.get("title") or "").split())
+        when = str(d.get("deleted_at") or "")[:16].replace("T", " ")
+        sys.stdout.write(f"{d.get('id', '')}\t{title}\t{when}\n")
+    if not docs:
+        output.note(f"the trash of hub {data.get('slug')} is empty")
+    else:
+        output.note("`memorywiki undelete ID` brings one back")
 
 
 def register(app: typer.Typer) -> None:
     app.add_typer(hub_app, name="hub")
     app.command("list")(list_cmd)
+    app.command("trash")(trash_cmd)

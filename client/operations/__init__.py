@@ -7,17 +7,17 @@ from .capture import (BINARY_KINDS, EXISTS, Captured, capture_agent_session, cap
                       capture_url, first_h1, read_agent_session)
 from .curation import digest, digest_markdown, related
 from .docs import (Deleted, Restored, Updated, delete_doc, doc_markdown, history, index_bundle, index_doc, read_doc,
-                   restore, update_doc, version)
-from .hubs import CreatedHub, HubUrls, create_hub, hub_info, hub_markdown, hub_urls, set_hub, use_hub
+                   restore, undelete, update_doc, version)
+from .hubs import CreatedHub, HubUrls, all_pages, create_hub, hub_info, hub_markdown, hub_urls, set_hub, trash, use_hub
 from .imports import import_export
 from .recall import Level, recall
 from .wiki import Wiki
 
 __all__ = [
     "BINARY_KINDS", "EXISTS", "Captured", "CreatedBundle", "CreatedHub", "Deleted", "HubUrls", "Level", "Restored",
-    "Updated", "Wiki", "accept_suggestion", "capture_agent_session", "capture_file", "capture_markdown",
+    "Updated", "Wiki", "accept_suggestion", "all_pages", "capture_agent_session", "capture_file", "capture_markdown",
     "capture_url", "create_bundle", "create_hub", "delete_doc", "digest", "digest_markdown", "dismiss_suggestion",
     "doc_markdown", "first_h1", "history", "hub_info", "hub_markdown", "hub_urls", "import_export", "index_bundle",
     "index_doc", "pages_on_topic", "read_agent_session", "read_doc", "recall", "related", "restore", "set_hub",
-    "suggestions", "update_doc", "use_hub", "version",
+    "suggestions", "trash", "undelete", "update_doc", "use_hub", "version",
 ]

@@ -154,6 +154,17 @@ def restore(wiki: Wiki, ref: str, number: int, *, expected_version: int | None =
     return Restored(doc_id, number, data)
 
 
+def undelete(wiki: Wiki, ref: str) -> Restored:
+    """Bring a deleted doc back from its hub's trash (a new version with the text it had)."""
+    doc_id = doc_id_from(ref)
+    cred = wiki.config.restore_credential(doc_id)
+    try:
+        data = wiki.client.undelete(doc_id, token=cred.token)
+    except ApiError as exc:
+        raise explain_doc_refusal(exc, cred, doc_id) from None
+    return Restored(doc_id, data.get("restored_from") or 0, data)
+
+
 def delete_doc(wiki: Wiki, ref: str) -> Deleted:
     """Delete the doc and drop it from the config."""
     doc_id = doc_id_from(ref)

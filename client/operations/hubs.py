@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..auth import hub_token_hint
 from ..config import Config
-from ..errors import HUB_TAKEN, UNKNOWN_HUB, ApiError, InputError, MemoryWikiError
+from ..errors import FORBIDDEN, HUB_TAKEN, UNAUTHORIZED, UNKNOWN_HUB, ApiError, InputError, MemoryWikiError
 from ..refs import seg
 from .types import HubListing, NewHub
 from .wiki import Wiki
@@ -42,16 +43,47 @@ def _listing(wiki: Wiki, slug: str, token: str | None) -> HubListing:
         raise _unknown_hub(exc, wiki, slug) from None
 
 
-def hub_info(wiki: Wiki, hub: str | None = None) -> HubListing:
-    """The hub's listing with all of its docs and bundles."""
+def hub_info(wiki: Wiki, hub: str | None = None, *, owner: bool = False) -> HubListing:
+    """The hub's listing with all of its docs and bundles, as strangers see it; with ``owner``
+    and the hub's owner token configured, the owner's view (every live doc with its
+    ``visibility``, drafts and private ones included)."""
     slug = wiki.require_hub(hub)
-    return _listing(wiki, slug, wiki.config.hub_token(slug))
+    return _listing(wiki, slug, wiki.config.hub_token(slug) if owner else None)
+
+
+def _owner_needed(wiki: Wiki, slug: str, what: str) -> MemoryWikiError:
+    cred = wiki.config.hub_credential(slug)
+    sent = f" ({cred.origin} does not own it)" if cred.token else ""
+    return MemoryWikiError(f"{what} of hub {slug!r} needs its owner token{sent}; {hub_token_hint(slug)}", FORBIDDEN)
+
+
+def all_pages(wiki: Wiki, hub: str | None = None) -> HubListing:
+    """Every live doc of the hub, drafts and private ones included, each with its
+    ``visibility``: the owner's view, refused without the owner token."""
+    slug = wiki.require_hub(hub)
+    token = wiki.config.hub_token(slug)
+    data = _listing(wiki, slug, token) if token else None
+    if data is None or data.get("view") != "owner":
+        raise _owner_needed(wiki, slug, "listing every page")
+    return data
+
+
+def trash(wiki: Wiki, hub: str | None = None) -> dict[str, Any]:
+    """The hub's deleted docs, newest deletion first (the owner's)."""
+    slug = wiki.require_hub(hub)
+    cred = wiki.config.hub_credential(slug)
+    try:
+        return wiki.client.get_trash(slug, cred.token)
+    except ApiError as exc:
+        if exc.code in (UNAUTHORIZED, FORBIDDEN):
+            raise _owner_needed(wiki, slug, "the trash") from None
+        raise _unknown_hub(exc, wiki, slug) from None
 
 
 def hub_urls(wiki: Wiki, hub: str | None = None) -> HubUrls:
     """The URL to hand another AI or person, and the markdown index's."""
     slug = wiki.require_hub(hub)
-    data = _listing(wiki, slug, wiki.config.hub_token(slug))
+    data = _listing(wiki, slug, None)
     url = data.get("url") or f"{wiki.base_url}/hub/{seg(slug)}"
     root = url.split("/hub/", 1)[0] if "/hub/" in url else wiki.base_url
     return HubUrls(slug, url, f"{root}/raw/hub/{seg(slug)}", len(data.get("docs") or []),

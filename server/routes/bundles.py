@@ -96,9 +96,29 @@ async def bundle_raw(request: Request) -> Response:
     return markdown_response(bundle_markdown(urls(request), bundle, members, analysis))
 
 
+async def _editor(request: Request, **where) -> Response:
+    view = await bundles.for_editor(app_state(request), credentials(request), urls(request), **where)
+    return templates.TemplateResponse(request, "bundle_editor.html", view,
+                                      headers={"Cache-Control": "private, no-store"})
+
+
+@operation("The bundle editor: title, description and the reading order (the hub's owner, signed in)",
+           tag="pages", page=True, errors=(401, 403, 404), responses={200: page_response("The bundle editor")})
+async def bundle_editor(request: Request) -> Response:
+    return await _editor(request, bundle_id=request.path_params["bundle_id"])
+
+
+@operation("The bundle editor for a new bundle of the hub (its owner, signed in)", tag="pages", page=True,
+           errors=(401, 403, 404), responses={200: page_response("The bundle editor")})
+async def new_bundle_editor(request: Request) -> Response:
+    return await _editor(request, slug=request.path_params["slug"])
+
+
 routes = [
     Route("/api/bundles", create_bundle, methods=["POST"]),
     Route("/api/bundles/{bundle_id}", patch_bundle, methods=["PATCH"]),
+    Route("/b/{bundle_id}/edit", bundle_editor, methods=["GET"]),
+    Route("/hub/{slug}/bundles/new", new_bundle_editor, methods=["GET"]),
     Route("/b/{bundle_id}.md", bundle_raw, methods=["GET"]),
     Route("/b/{bundle_id}", bundle_page, methods=["GET"]),
     Route("/raw/b/{bundle_id}", bundle_raw, methods=["GET"]),

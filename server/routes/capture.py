@@ -18,6 +18,7 @@ from ..services import capture
 from ..services.capture import EXPORTERS, Options
 from ..web.openapi import NULLABLE_TEXT, TEXT, body_schema, json_response, obj, operation
 from ..web.params import credentials
+from ..web.progress import NDJSON, progress_response, wants_progress
 from ..web.state import app_state
 from ..web.urls import urls
 from ..web.validate import get_bool, get_str, read_json, reject_unstorable, size_text
@@ -113,13 +114,19 @@ async def capture_file(request: Request) -> Response:
                                           upload.filename or "upload", upload.content_type, options))
 
 
+_IMPORTED_RESPONSE = json_response(IMPORTED, "Counts and the docs (Accept: application/x-ndjson: progress lines, "
+                                             "then {\"result\": ...})")
+_IMPORTED_RESPONSE["content"][NDJSON] = {"schema": TEXT}
+
+
 @operation("Import a ChatGPT or Claude export into a hub (again: updates the same docs)", auth=True,
            path={"kind": {"type": "string", "enum": list(EXPORTERS)}},
            form=("multipart/form-data", obj(["file", "hub"], file={"type": "string", "contentMediaType": "application/zip"},
                                              hub={"type": "string", "examples": ["notes"]})),
-           errors=(400, 401, 403, 404, 411, 413, 422), responses={200: json_response(IMPORTED, "Counts and the docs")})
+           errors=(400, 401, 403, 404, 411, 413, 422), responses={200: _IMPORTED_RESPONSE})
 async def import_export(request: Request) -> Response:
-    """Import a ChatGPT or Claude export; re-importing updates the same docs."""
+    """Import a ChatGPT or Claude export; re-importing updates the same docs. With
+    `Accept: application/x-ndjson` the answer streams the progress (server/web/progress.py)."""
     kind = request.path_params["kind"]
     if kind not in EXPORTERS:
         raise ApiError(404, "unknown_exporter", f"import kind must be one of {', '.join(EXPORTERS)}")
@@ -128,8 +135,12 @@ async def import_export(request: Request) -> Response:
     hub = _form_str(form, "hub")
     if not hub:
         raise ApiError(400, "missing_field", "'hub' is required: an import goes into a hub")
-    return JSONResponse(await capture.import_export(app_state(request), credentials(request), urls(request), kind,
-                                                    hub, upload.filename or "", upload.read))
+    state, creds, page_urls = app_state(request), credentials(request), urls(request)
+    if wants_progress(request):
+        return await progress_response(lambda report: capture.import_export(
+            state, creds, page_urls, kind, hub, upload.filename or "", upload.read, progress=report))
+    return JSONResponse(await capture.import_export(state, creds, page_urls, kind, hub, upload.filename or "",
+                                                    upload.read))
 
 
 routes = [

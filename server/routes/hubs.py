@@ -22,16 +22,30 @@ from ..web.validate import get_bool, get_str, query_int, query_str, read_json
 
 FIELDS = ("slug",)
 PATCH_FIELDS = ("listed", "description")
-HUB = obj(["slug", "url", "docs", "bundles"], slug=TEXT, url=TEXT,
+VISIBILITY = {"enum": ["public", "draft", "password", "people"],
+              "description": "who may read it: anyone, its editors, readers with its password, the listed emails"}
+_PAGING = dict(total_docs={"type": "integer"}, pages={"type": "integer"}, per_page={"type": "integer"},
+               next={**NULLABLE_TEXT, "description": "the URL of the next page of docs, or null"})
+HUB = obj(["slug", "url", "docs", "bundles", "view"], slug=TEXT, url=TEXT,
+          view={"enum": ["public", "owner"], "description": "owner: the owner token or the owner's session was given"},
           docs={"type": "array", "items": obj(["id", "title", "url", "updated_at", "summary"], id=TEXT, title=TEXT,
-                                               url=TEXT, updated_at=TEXT, summary=NULLABLE_TEXT)},
+                                               url=TEXT, updated_at=TEXT, summary=NULLABLE_TEXT,
+                                               visibility={**VISIBILITY, "description": "the owner's view only"},
+                                               allowed_emails={"type": "array", "items": TEXT})},
           bundles={"type": "array", "items": obj(["id", "title", "description", "url"], id=TEXT, title=TEXT,
                                                   description=NULLABLE_TEXT, url=TEXT)},
-          total_docs={"type": "integer"}, pages={"type": "integer"}, per_page={"type": "integer"},
-          next={**NULLABLE_TEXT, "description": "the URL of the next page of docs, or null"})
+          trash={"type": "integer", "description": "the owner's view only: pages in the trash"}, **_PAGING)
+TRASH = obj(["slug", "url", "docs"], slug=TEXT, url=TEXT,
+            docs={"type": "array", "items": obj(["id", "title", "url", "deleted_at", "version", "visibility"], id=TEXT,
+                                                 title=TEXT, url=TEXT, deleted_at=TEXT, version={"type": "integer"},
+                                                 visibility=VISIBILITY)}, **_PAGING)
+_PAGE_QUERY = {"page": {"type": "integer", "minimum": 1, "maximum": 1_000_000},
+               "per_page": {"type": "integer", "minimum": 1, "maximum": 1000, "description": "default 200"}}
 LISTING = obj(["slug", "url", "listed", "description"], slug=TEXT, url=TEXT, listed={"type": "boolean"},
               description=NULLABLE_TEXT)
 PAGE_SIZE = 50  # docs per hub page in the browser
+# What an answer that may be the owner's view says to caches: never kept, never shared.
+PRIVATE = {"Cache-Control": "private, no-store", "Vary": "Authorization, Cookie"}
 API_PAGE_SIZE = 200  # docs per page of GET /api/hub/{slug}, unless ?per_page= says otherwise
 MAX_PAGE_SIZE = 1000
 
@@ -81,16 +95,28 @@ def hub_markdown(hub: dict[str, Any]) -> str:
     return head + "\n".join(lines).rstrip() + "\n"
 
 
-@operation("A hub's public docs (one page of them, newest first) and bundles", errors=(400, 404),
-           query={"page": {"type": "integer", "minimum": 1, "maximum": 1_000_000},
-                  "per_page": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_SIZE,
-                               "description": f"default {API_PAGE_SIZE}"}},
-           responses={200: json_response(HUB, "The hub")})
+def _paging(request: Request) -> tuple[int, int]:
+    return (query_int(request, "page", default=1, low=1, high=1_000_000),
+            query_int(request, "per_page", default=API_PAGE_SIZE, low=1, high=MAX_PAGE_SIZE))
+
+
+@operation("A hub's docs (one page of them, newest first) and bundles: the public ones, or with the owner "
+           "token or the owner's session every live one with its visibility", auth=True, errors=(400, 404),
+           query=_PAGE_QUERY, responses={200: json_response(HUB, "The hub")})
 async def hub_api(request: Request) -> Response:
-    page = query_int(request, "page", default=1, low=1, high=1_000_000)
-    per_page = query_int(request, "per_page", default=API_PAGE_SIZE, low=1, high=MAX_PAGE_SIZE)
-    return JSONResponse(await hubs.listing(app_state(request), urls(request), request.path_params["slug"],
-                                           page=page, per_page=per_page))
+    page, per_page = _paging(request)
+    hub = await hubs.listing(app_state(request), credentials(request), urls(request), request.path_params["slug"],
+                             page=page, per_page=per_page)
+    return JSONResponse(hub, headers=PRIVATE if hub["view"] == "owner" else {"Vary": PRIVATE["Vary"]})
+
+
+@operation("A hub's deleted docs, newest deletion first (owner token or the owner's session)", auth=True,
+           errors=(400, 401, 403, 404), query=_PAGE_QUERY, responses={200: json_response(TRASH, "The trash")})
+async def hub_trash(request: Request) -> Response:
+    page, per_page = _paging(request)
+    return JSONResponse(await hubs.trash(app_state(request), credentials(request), urls(request),
+                                         request.path_params["slug"], page=page, per_page=per_page),
+                        headers=PRIVATE)
 
 
 async def _digest_response(request: Request) -> Response:
@@ -112,14 +138,15 @@ async def hub_page(request: Request) -> Response:
         return await hub_twin(request)
     page = query_int(request, "page", default=1, low=1, high=1_000_000)
     question = " ".join(query_str(request, "q").split())
-    hub = await hubs.page(app_state(request), urls(request), request.path_params["slug"], page=page,
-                          per_page=PAGE_SIZE, question=question)
+    hub = await hubs.page(app_state(request), credentials(request), urls(request), request.path_params["slug"],
+                          page=page, per_page=PAGE_SIZE, question=question)
     if hub["found"] is not None:
         for result in hub["found"]["results"]:
             result["snippet"] = highlighted(result["snippet"])
+    headers = {**PRIVATE, "Vary": "Accept, Cookie"} if hub["view"] == "owner" or hub["session"] else {"Vary": "Accept"}
     return templates.TemplateResponse(request, "hub.html", {
-        **hub, "q": question, "twin_url": f"/hub/{hub['slug']}.md",
-    }, headers={"Vary": "Accept"})
+        **hub, "q": question, "twin_url": f"/hub/{hub['slug']}.md", "owner": hub["view"] == "owner",
+    }, headers=headers)
 
 
 @operation("A hub's index as markdown (or its concept digest)", tag="pages", page=True, errors=(404,),
@@ -137,6 +164,7 @@ routes = [
     Route("/api/hubs", create_hub, methods=["POST"]),
     Route("/api/hub/{slug}", hub_api, methods=["GET"]),
     Route("/api/hub/{slug}", update_hub, methods=["PATCH"]),
+    Route("/api/hub/{slug}/trash", hub_trash, methods=["GET"]),
     Route("/hub/{slug}.md", hub_twin, methods=["GET"]),
     Route("/hub/{slug}", hub_page, methods=["GET"]),
     Route("/raw/hub/{slug}", hub_twin, methods=["GET"]),

@@ -14,7 +14,7 @@ from ..web.params import DIGITS, credentials, doc_id_param, expected_version
 from ..web.schemas import DOC, READ_HEADERS
 from ..web.state import app_state
 from ..web.urls import urls
-from ..web.validate import get_int, read_json
+from ..web.validate import get_int, read_json, read_optional_json
 
 RESTORE_FIELDS = ("version",)
 
@@ -78,8 +78,19 @@ async def restore(request: Request) -> Response:
                                                number, expected))
 
 
+@operation("Bring a deleted doc back from the trash, as a new version with the text it had (the hub's owner "
+           "token or the owner's session; for a doc in no hub, its edit token)", auth=True,
+           headers={"X-Edit-Token": TEXT}, body=body_schema(()), errors=(400, 401, 403, 404, 409, 413),
+           responses={200: json_response(RESTORED, "The doc, live again")})
+async def undelete(request: Request) -> Response:
+    doc_id = doc_id_param(request)
+    await read_optional_json(request, fields=())  # an empty body, or {}
+    return JSONResponse(await versions.undelete(app_state(request), credentials(request), urls(request), doc_id))
+
+
 routes = [
     Route("/api/docs/{doc_id}/versions", list_versions, methods=["GET"]),
     Route("/api/docs/{doc_id}/versions/{version}", get_version, methods=["GET"]),
     Route("/api/docs/{doc_id}/restore", restore, methods=["POST"]),
+    Route("/api/docs/{doc_id}/undelete", undelete, methods=["POST"]),
 ]

@@ -1,4 +1,4 @@
-"""Who may do what: edit tokens, hub owner tokens, passwords and access tokens.
+"""Who may do what: edit tokens, hub owner tokens, browser sessions, passwords and access tokens.
 
 Every check of a token or password goes through the client's rate limit (server/web/ratelimit.py):
 refused tokens and wrong passwords are counted, and a client that spent its budget gets 429
@@ -14,6 +14,7 @@ import psycopg
 
 from ..errors import Forbidden, Unauthorized, unknown_hub
 from ..store import access, hubs
+from ..store import sessions as session_store
 from ..tokens import hash_token, verify_password
 
 
@@ -25,6 +26,7 @@ class Credentials:
     edit_token: str | None = None  # X-Edit-Token (beside a hub owner's bearer when moving a doc)
     password: str | None = None  # X-Doc-Password, or the password form's field
     access_token: str | None = None  # X-Doc-Access or ?access=
+    sessions: tuple[str, ...] = ()  # the session ids of the browser's signed session cookie
     client: str = "unknown"  # whom the rate limits count
 
     @property
@@ -32,11 +34,26 @@ class Credentials:
         return [t for t in (self.bearer, self.edit_token) if t]
 
     @property
+    def session_hashes(self) -> list[str]:
+        """The sessions as the database knows them (it never holds a session id itself)."""
+        return [hash_token(s) for s in self.sessions]
+
+    @property
+    def bearer_hash(self) -> str | None:
+        return hash_token(self.bearer) if self.bearer else None
+
+    @property
     def given(self) -> bool:
-        return bool(self.tokens or self.password or self.access_token)
+        return bool(self.tokens or self.password or self.access_token or self.sessions)
 
 
 NO_CREDENTIALS = Credentials()
+
+
+def session_ended(slug: str, why: str | None) -> Unauthorized:
+    how = "expired" if why == "expired" else "was signed out"
+    return Unauthorized("session_ended", f"this browser's sign-in to hub '{slug}' {how}: sign in again at "
+                                         f"/hub/{slug}/signin")
 
 
 class Limits(Protocol):
@@ -63,23 +80,52 @@ class Access:
         self.limits.failed(self.credentials.client, kind)
 
     async def hub_owner(self, conn: psycopg.AsyncConnection, slug: str) -> dict[str, Any]:
-        """The hub {"id", "slug"}, once the bearer token proved it owns it."""
+        """The hub {"id", "slug"}, once the bearer token or the browser's session proved it owns it."""
         hub = await hubs.find_hub(conn, slug)
         if hub is None:
             raise unknown_hub(slug)
         token = self.credentials.bearer
         if token is None:
+            if await self.signed_in_owner(conn, hub):
+                return hub
             raise Unauthorized("unauthorized",
-                               f"writing to hub '{slug}' needs its owner token (Authorization: Bearer ...)")
+                               f"writing to hub '{slug}' needs its owner token (Authorization: Bearer ...)"
+                               " or its owner signed in")
         self._check("token")
         if not await hubs.is_owner(conn, hub["id"], hash_token(token)):
             self._failed("token")
             raise Forbidden("forbidden", f"that token does not own hub '{slug}'")
         return hub
 
+    async def owns(self, conn: psycopg.AsyncConnection, hub: dict[str, Any]) -> bool:
+        """Whether the bearer token or the browser's session owns the hub, refusing nothing: a
+        read that is not the owner's shows what strangers see. A token that does not own the
+        hub still counts against the client (or the answer would test guesses for free)."""
+        token = self.credentials.bearer
+        if token:
+            self._check("token")
+            if await hubs.is_owner(conn, hub["id"], hash_token(token)):
+                return True
+            self._failed("token")
+        return bool(self.credentials.sessions) and await session_store.owns(
+            conn, hub["id"], None, self.credentials.session_hashes)
+
+    async def signed_in_owner(self, conn: psycopg.AsyncConnection, hub: dict[str, Any]) -> bool:
+        """Whether the browser is signed in as the hub's owner. A session of this hub that has
+        ended (signed out, expired) is refused by name, so a replayed cookie learns why."""
+        if not self.credentials.sessions:
+            return False
+        session = await session_store.for_hub(conn, hub["id"], self.credentials.session_hashes)
+        if session is None:
+            return False
+        if session["live"]:
+            return session["kind"] == "owner"
+        raise session_ended(hub["slug"], session["ended"])
+
     async def edit_credential(self, conn: psycopg.AsyncConnection, doc: dict[str, Any]) -> str | None:
-        """Which credential may edit the doc: "owner" (the owner token of the hub it lives in),
-        "edit_token" (its own edit token), or None. The owner wins when both are sent."""
+        """Which credential may edit the doc: "owner" (the owner token of the hub it lives in,
+        or its owner signed in), "edit_token" (its own edit token), or None. The owner wins
+        when both are sent."""
         found = None
         tokens = self.credentials.tokens
         if tokens:
@@ -90,6 +136,9 @@ class Access:
                 return "owner"
             if hashed == doc["edit_token_hash"]:
                 found = "edit_token"
+        if doc["hub_id"] is not None and self.credentials.sessions:
+            if await session_store.owns(conn, doc["hub_id"], None, self.credentials.session_hashes):
+                return "owner"
         return found
 
     async def can_edit(self, conn: psycopg.AsyncConnection, doc: dict[str, Any]) -> bool:
@@ -97,13 +146,18 @@ class Access:
 
     async def require_edit(self, conn: psycopg.AsyncConnection, doc: dict[str, Any]) -> str:
         """The credential that may edit the doc ("owner" or "edit_token"), or 401/403."""
-        if not self.credentials.tokens:
+        if not self.credentials.tokens and not self.credentials.sessions:
             raise Unauthorized("unauthorized", "editing needs the doc's edit token or its hub's owner token")
         via = await self.edit_credential(conn, doc)  # checks the client's budget first
-        if via is None:
+        if via is not None:
+            return via
+        if self.credentials.tokens:
             self._failed("token")
             raise Forbidden("forbidden", "that token cannot edit this doc")
-        return via
+        if doc["hub_id"] is not None:  # a sign-in of the doc's hub that has ended says so
+            await self.signed_in_owner(conn, {"id": doc["hub_id"], "slug": await hubs.hub_slug(conn, doc["hub_id"])})
+        raise Unauthorized("unauthorized", "editing needs the doc's edit token, its hub's owner token "
+                                           "or its owner signed in")
 
     async def require_restore(self, conn: psycopg.AsyncConnection, doc: dict[str, Any]) -> str:
         """Who may restore a version. A live doc: whoever may edit it. A deleted doc: its owner
@@ -120,6 +174,16 @@ class Access:
         its edit token."""
         via = await self.edit_credential(conn, doc)
         return via == "owner" or (via is not None and doc["hub_id"] is None)
+
+    async def sign_in(self, conn: psycopg.AsyncConnection, hub: dict[str, Any], token: str) -> str:
+        """The kind of session a sign-in token opens for the hub: "owner" for its owner token;
+        anything else is refused (and counted, like any refused token)."""
+        self._check("token")
+        if await hubs.is_owner(conn, hub["id"], hash_token(token)):
+            return "owner"
+        self._failed("token")
+        raise Forbidden("wrong_token", f"this sign-in link or token does not open hub '{hub['slug']}': check that it "
+                                       "was copied whole, or use the owner token shown when the hub was claimed")
 
     async def can_read_private(self, conn: psycopg.AsyncConnection, doc: dict[str, Any]) -> bool:
         """A private doc opens to its editors, to its password, or to an issued access token."""

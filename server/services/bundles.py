@@ -7,13 +7,14 @@ from typing import Any
 from ..errors import ApiError, not_found
 from ..store import bundles as bundle_store
 from ..tokens import looks_like_id, new_id
-from . import curation
+from . import curation, hubs
 from .access import Access, Credentials
 from .context import Context
 from .urls import Urls
 
 MAX_TITLE = 500
 MAX_DESCRIPTION = 5000
+EDITOR_PAGES = 1000  # the hub's newest pages the editor offers to add (any other by its id or URL)
 
 
 async def _check_members(conn, hub_id: int, doc_ids: list[str]) -> list[str]:
@@ -77,3 +78,37 @@ async def read(ctx: Context, bundle_id: str, *, analysis: bool = False) -> tuple
     if bundle is None:
         raise not_found("bundle")
     return bundle, members, await curation.bundle_analysis(ctx, bundle["id"]) if analysis else None
+
+
+async def for_editor(ctx: Context, credentials: Credentials, urls: Urls, *, bundle_id: str | None = None,
+                     slug: str | None = None) -> dict[str, Any]:
+    """What the bundle editor shows its hub's owner: the bundle (None for a new one in hub
+    `slug`), all its live members in order, and every live page of the hub to choose from,
+    each with its visibility. Anyone else gets 401 or 403, never a member's title."""
+    access = Access(ctx.limits, credentials)
+    bundle, members = None, []
+    if bundle_id is not None:
+        if not looks_like_id(bundle_id):
+            raise not_found("bundle")
+        async with ctx.db.owner.connection() as conn:
+            found = await bundle_store.find_bundle_hub(conn, bundle_id)
+            if found is None:
+                raise not_found("bundle")
+            await access.hub_owner(conn, found["slug"])
+            bundle, members = await bundle_store.owner_bundle(conn, bundle_id, credentials.bearer_hash,
+                                                              credentials.session_hashes)
+        if bundle is None:
+            raise not_found("bundle")
+        slug = bundle["hub_slug"]
+    else:
+        async with ctx.db.owner.connection() as conn:
+            await access.hub_owner(conn, slug)
+    hub = await hubs.contents(ctx, urls, slug, per_page=EDITOR_PAGES, credentials=credentials)
+    return {
+        "bundle": bundle, "hub_slug": slug,
+        "members": [{"id": m["id"], "title": m["title"], "url": urls.doc(m["id"]), "visibility": m["visibility"]}
+                    for m in members],
+        "pages": [{"id": d["id"], "title": d["title"], "url": d["url"], "visibility": d["visibility"]}
+                  for d in hub["docs"]],
+        "more_pages": hub["total_docs"] > len(hub["docs"]),
+    }

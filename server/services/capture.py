@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterator
 
-from memorywiki.formats import Captured, FormatError, iter_chatgpt_export, iter_claude_export
+from memorywiki.formats import Captured, FormatError, count_conversations, iter_chatgpt_export, iter_claude_export
 
 from ..capture import capture_url, convert_file
 from ..store import docs as doc_store
@@ -92,11 +92,19 @@ def _next_batch(conversations: Iterator[Captured]) -> list[Captured]:
     return list(itertools.islice(conversations, IMPORT_BATCH))
 
 
+Progress = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+async def _no_progress(event: dict[str, Any]) -> None:
+    return None
+
+
 async def import_export(ctx: Context, credentials: Credentials, urls: Urls, kind: str, hub: str, filename: str,
-                        read: Callable[[int], Awaitable[bytes]]) -> dict[str, Any]:
+                        read: Callable[[int], Awaitable[bytes]], progress: Progress = _no_progress) -> dict[str, Any]:
     """Import a ChatGPT or Claude export into a hub (the owner's): each conversation a doc,
     known by its id, so importing again updates the same docs. `read(n)`: the upload's next
-    bytes, b"" at its end."""
+    bytes, b"" at its end. `progress` hears {"total": N} once the conversations are counted
+    (None when they cannot be), then {"done": n, "created": ...} after each one is saved."""
     async with ctx.db.owner.connection() as conn:
         await Access(ctx.limits, credentials).hub_owner(conn, hub)
     suffix = Path(filename or "export.json").suffix.lower()
@@ -110,11 +118,15 @@ async def import_export(ctx: Context, credentials: Credentials, urls: Urls, kind
         counts = {"created": 0, "updated": 0, "unchanged": 0, "deleted": 0}
         docs: list[dict[str, Any]] = []
         try:
-            while batch := await asyncio.to_thread(_next_batch, conversations):
+            batch = await asyncio.to_thread(_next_batch, conversations)  # a file that is no export fails here
+            await progress({"total": await asyncio.to_thread(count_conversations, path)})
+            while batch:
                 for captured in batch:
                     saved = await save(ctx, credentials, urls, captured, Options(hub=hub))
                     counts[saved["status"]] += 1
                     docs.append({k: saved[k] for k in ("id", "url", "title", "status")})
+                    await progress({"done": sum(counts.values()), **counts})
+                batch = await asyncio.to_thread(_next_batch, conversations)
         except FormatError as exc:
             raise FormatError(exc.code, f"{exc.message} ({sum(counts.values())} conversations were saved "
                                         "before this)") from None

@@ -11,8 +11,8 @@ from ..store import hubs as hub_store
 from ..store import recall as recall_store
 from ..tokens import hash_token, new_token
 from ..web.render import plain_text, summary
-from . import curation, recall
-from .access import Access, Credentials
+from . import curation, recall, sessions
+from .access import NO_CREDENTIALS, Access, Credentials
 from .context import Context
 from .urls import Urls
 
@@ -22,14 +22,17 @@ MAX_DESCRIPTION = 500
 SEARCH_RESULTS = 10
 FULL_BATCH = 100
 PAGE_CONCEPTS = 60
+PAGE_TRASH = 50  # deleted pages the owner's hub page lists (the trash API pages through all)
 
 
 async def create(ctx: Context, urls: Urls, slug: str) -> dict[str, Any]:
     """A new hub; the answer holds its owner token, shown once."""
     slug = slug.strip().lower()
-    if not SLUG.match(slug) or slug in RESERVED:
+    if not SLUG.match(slug):
         raise ApiError(400, "invalid_slug",
                        "a hub slug is 1-63 lowercase letters, digits or dashes, not starting or ending with a dash")
+    if slug in RESERVED:
+        raise ApiError(400, "invalid_slug", f"'{slug}' is a word this server keeps for its own pages: choose another")
     token = new_token("mwo")
     async with ctx.db.owner.connection() as conn:
         hub_id = await hub_store.create_hub(conn, slug, hash_token(token))
@@ -62,39 +65,99 @@ async def listed(ctx: Context) -> list[dict[str, Any]]:
 
 
 def _doc_entry(urls: Urls, d: dict[str, Any]) -> dict[str, Any]:
-    return {"id": d["id"], "title": d["title"], "url": urls.doc(d["id"]),
-            "updated_at": d["updated_at"].isoformat(), "summary": summary(d["head"])}
+    entry = {"id": d["id"], "title": d["title"], "url": urls.doc(d["id"]),
+             "updated_at": d["updated_at"].isoformat(), "summary": summary(d["head"])}
+    if "visibility" in d:  # the owner's view
+        entry.update(visibility=d["visibility"], allowed_emails=list(d["allowed_emails"]))
+    return entry
 
 
-async def contents(ctx: Context, urls: Urls, slug: str, *, page: int = 1,
-                   per_page: int | None = None) -> dict[str, Any]:
-    """The hub's public contents, read as the public role: one page of docs (newest first)
-    or, with no `per_page`, all of them."""
+def _bundle_entry(urls: Urls, b: dict[str, Any]) -> dict[str, Any]:
+    return {"id": b["id"], "title": b["title"], "description": b["description"], "url": urls.bundle(b["id"])}
+
+
+def _pages(total: int, per_page: int | None) -> int:
+    return max(1, math.ceil(total / per_page)) if per_page else 1
+
+
+async def contents(ctx: Context, urls: Urls, slug: str, *, page: int = 1, per_page: int | None = None,
+                   credentials: Credentials = NO_CREDENTIALS) -> dict[str, Any]:
+    """The hub's contents: one page of docs (newest first) or, with no `per_page`, all of them.
+    For credentials that own the hub, the owner's view (every live doc with its visibility,
+    and how many are in the trash); for anyone else, what the public role reads."""
+    if credentials.bearer or credentials.sessions:
+        owned = await _owner_contents(ctx, credentials, urls, slug, page=page, per_page=per_page)
+        if owned is not None:
+            return owned
     async with ctx.db.public.connection() as conn:
         hub = await hub_store.find_hub(conn, slug)
         if hub is None:
             raise unknown_hub(slug)
         offset = (page - 1) * per_page if per_page else 0
         docs, total, bundles = await hub_store.hub_contents(conn, hub["id"], limit=per_page, offset=offset)
-    pages = max(1, math.ceil(total / per_page)) if per_page else 1
     return {
         "slug": slug, "url": urls.hub(slug), "description": hub["description"],
-        "listed": hub["listed"], "hub_id": hub["id"],
+        "listed": hub["listed"], "hub_id": hub["id"], "view": "public",
         "docs": [_doc_entry(urls, d) for d in docs],
-        "bundles": [{"id": b["id"], "title": b["title"], "description": b["description"],
-                     "url": urls.bundle(b["id"])} for b in bundles],
-        "total_docs": total, "page": page, "pages": pages,
+        "bundles": [_bundle_entry(urls, b) for b in bundles],
+        "total_docs": total, "page": page, "pages": _pages(total, per_page),
     }
 
 
-async def listing(ctx: Context, urls: Urls, slug: str, *, page: int, per_page: int) -> dict[str, Any]:
-    """One page of the hub's public docs as the API answers it, with the next page's URL."""
-    hub = await contents(ctx, urls, slug, page=page, per_page=per_page)
+async def _owner_contents(ctx: Context, credentials: Credentials, urls: Urls, slug: str, *, page: int,
+                          per_page: int | None) -> dict[str, Any] | None:
+    """The owner's view, or None when the credentials do not own the hub. Read on the owner
+    pool by statements that prove the token or session themselves (store/hubs.py)."""
+    access = Access(ctx.limits, credentials)
+    async with ctx.db.owner.connection() as conn:
+        hub = await hub_store.find_hub(conn, slug)
+        if hub is None:
+            raise unknown_hub(slug)
+        if not await access.owns(conn, hub):
+            return None
+        offset = (page - 1) * per_page if per_page else 0
+        docs, total, in_trash, bundles = await hub_store.owner_contents(
+            conn, hub["id"], credentials.bearer_hash, credentials.session_hashes, limit=per_page, offset=offset)
+    return {
+        "slug": slug, "url": urls.hub(slug), "description": hub["description"],
+        "listed": hub["listed"], "hub_id": hub["id"], "view": "owner",
+        "docs": [_doc_entry(urls, d) for d in docs],
+        "bundles": [_bundle_entry(urls, b) for b in bundles],
+        "total_docs": total, "page": page, "pages": _pages(total, per_page), "trash": in_trash,
+    }
+
+
+def _next_page(urls: Urls, path: str, page: int, pages: int, per_page: int) -> str | None:
+    return f"{urls.base}{path}?page={page + 1}&per_page={per_page}" if page < pages else None
+
+
+async def listing(ctx: Context, credentials: Credentials, urls: Urls, slug: str, *, page: int,
+                  per_page: int) -> dict[str, Any]:
+    """One page of the hub's docs as the API answers it (the owner's view for its owner, the
+    public docs for anyone else), with the next page's URL."""
+    hub = await contents(ctx, urls, slug, page=page, per_page=per_page, credentials=credentials)
     hub.pop("hub_id")
     hub["per_page"] = per_page
-    hub["next"] = (f"{urls.base}/api/hub/{hub['slug']}?page={page + 1}&per_page={per_page}"
-                   if page < hub["pages"] else None)
+    hub["next"] = _next_page(urls, f"/api/hub/{hub['slug']}", page, hub["pages"], per_page)
     return hub
+
+
+async def trash(ctx: Context, credentials: Credentials, urls: Urls, slug: str, *, page: int,
+                per_page: int) -> dict[str, Any]:
+    """One page of the hub's deleted docs, newest deletion first (its owner only)."""
+    access = Access(ctx.limits, credentials)
+    async with ctx.db.owner.connection() as conn:
+        hub = await access.hub_owner(conn, slug)
+        rows = await hub_store.trash(conn, hub["id"], credentials.bearer_hash, credentials.session_hashes,
+                                     limit=per_page, offset=(page - 1) * per_page)
+        _, total = await hub_store.owner_counts(conn, hub["id"], credentials.bearer_hash, credentials.session_hashes)
+    pages = _pages(total, per_page)
+    return {"slug": slug, "url": urls.hub(slug),
+            "docs": [{"id": d["id"], "title": d["title"], "url": urls.doc(d["id"]),
+                      "deleted_at": d["deleted_at"].isoformat(), "version": d["version"],
+                      "visibility": d["visibility"]} for d in rows],
+            "total_docs": total, "page": page, "pages": pages, "per_page": per_page,
+            "next": _next_page(urls, f"/api/hub/{slug}/trash", page, pages, per_page)}
 
 
 async def search(ctx: Context, urls: Urls, slug: str, question: str) -> dict[str, Any]:
@@ -110,15 +173,21 @@ async def search(ctx: Context, urls: Urls, slug: str, question: str) -> dict[str
     return {"results": results, "mode": found["mode"], "vector_note": found.get("vector_note")}
 
 
-async def page(ctx: Context, urls: Urls, slug: str, *, page: int, per_page: int, question: str) -> dict[str, Any]:
+async def page(ctx: Context, credentials: Credentials, urls: Urls, slug: str, *, page: int, per_page: int,
+               question: str) -> dict[str, Any]:
     """What the hub's page shows: a page of its docs, its bundles, the search's answer when
-    there is a question, and with curation on its concepts and suggested bundles."""
-    hub = await contents(ctx, urls, slug, page=page, per_page=per_page)
+    there is a question, and with curation on its concepts and suggested bundles. Its owner,
+    signed in, sees every live page with its visibility and the trash; a browser whose
+    sign-in to this hub has ended is told so."""
+    hub = await contents(ctx, urls, slug, page=page, per_page=per_page, credentials=credentials)
     hub["found"] = await search(ctx, urls, slug, question) if question else None
     if ctx.settings.curation:
         concepts, _ = await curation.hub_concepts(ctx, urls, hub["hub_id"])
         hub["concepts"] = [curation.concept_json(c) for c in concepts[:PAGE_CONCEPTS]]
         hub["suggestions"] = await curation.open_suggestions(ctx, urls, hub["hub_id"])
+    hub["session"] = await sessions.status(ctx, credentials, urls, slug) if credentials.sessions else None
+    if hub["view"] == "owner":
+        hub["trash_docs"] = (await trash(ctx, credentials, urls, slug, page=1, per_page=PAGE_TRASH))["docs"]
     return hub
 
 

@@ -14,7 +14,7 @@ import contextlib
 import difflib
 from typing import Any, AsyncIterator
 
-from ..errors import BadRequest, NotFound, not_found
+from ..errors import BadRequest, Conflict, NotFound, not_found
 from ..store import docs as doc_store
 from ..store import hubs as hub_store
 from ..store import versions as version_store
@@ -92,6 +92,23 @@ async def get_version(ctx: Context, credentials: Credentials, doc_id: str, numbe
             "meta": row["meta"] or {}, "source": row["source"]}
 
 
+async def _bring_back(conn, via: str, doc: dict[str, Any], number: int) -> tuple[dict[str, Any], str | None]:
+    """A new version of the locked doc with version `number`'s title, markdown and meta (live
+    again if it was deleted), saved through the credential `via`; the doc as saved and its hub."""
+    old = doc if number == doc["version"] else await version_store.get_version(conn, doc["id"], number)
+    if old is None:
+        raise unknown_version(doc["id"], number)
+    changes = {"title": old["title"], "markdown": old["markdown"], "meta": old["meta"] or {}, "deleted_at": None}
+    updated = await doc_store.update_doc(conn, doc, changes, via=via, action="restore", restored_from=number)
+    return updated, await hub_store.hub_slug(conn, updated["hub_id"])
+
+
+def _restored(urls: Urls, doc: dict[str, Any], updated: dict[str, Any], slug: str | None, number: int) -> dict[str, Any]:
+    body = doc_json(urls, updated, slug, owner_view=True)
+    body.update({"restored_from": number, "changed": updated["version"] != doc["version"]})
+    return body
+
+
 async def restore(ctx: Context, credentials: Credentials, urls: Urls, doc_id: str, number: int,
                   expected: int | None) -> dict[str, Any]:
     """A new version with that version's title, markdown and meta, if the doc is still at `expected`."""
@@ -103,20 +120,31 @@ async def restore(ctx: Context, credentials: Credentials, urls: Urls, doc_id: st
             raise not_found("doc")
         via = await access.require_restore(conn, doc)
         check_version(doc, expected)
-        old = doc if number == doc["version"] else await version_store.get_version(conn, doc_id, number)
-        if old is None:
-            raise unknown_version(doc_id, number)
-        changes = {"title": old["title"], "markdown": old["markdown"], "meta": old["meta"] or {},
-                   "deleted_at": None}
-        updated = await doc_store.update_doc(conn, doc, changes, via=via, action="restore",
-                                             restored_from=number)
-        return doc, updated, await hub_store.hub_slug(conn, updated["hub_id"])
+        return (doc, *await _bring_back(conn, via, doc, number))
 
     doc, updated, slug = await ctx.db.write(restore_in)
     ctx.wake_worker()
-    body = doc_json(urls, updated, slug, owner_view=True)
-    body.update({"restored_from": number, "changed": updated["version"] != doc["version"]})
-    return body
+    return _restored(urls, doc, updated, slug, number)
+
+
+async def undelete(ctx: Context, credentials: Credentials, urls: Urls, doc_id: str) -> dict[str, Any]:
+    """Bring a deleted doc back, as a new version holding the text it had when it was deleted
+    (its owner only, as for any restore of a deleted doc)."""
+    access = Access(ctx.limits, credentials)
+
+    async def undelete_in(conn):
+        doc = await doc_store.lock_any_doc(conn, doc_id)
+        if doc is None:
+            raise not_found("doc")
+        via = await access.require_restore(conn, doc)
+        if doc["deleted_at"] is None:
+            raise Conflict("not_deleted", f"doc {doc_id} is not deleted: there is nothing to undelete")
+        number = await version_store.last_live_version(conn, doc_id) or doc["version"]
+        return (doc, number, *await _bring_back(conn, via, doc, number))
+
+    doc, number, updated, slug = await ctx.db.write(undelete_in)
+    ctx.wake_worker()
+    return _restored(urls, doc, updated, slug, number)
 
 
 def _page_versions(doc: dict[str, Any], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -1,6 +1,7 @@
 // Memory.Wiki editor: live preview, autosave after a pause, conflicts shown side by side,
 // capture by pasting a share link or dropping a file. Tokens live in this browser's local
-// storage (never in a cookie), and requests carry them as headers.
+// storage (never in a cookie), and requests carry them as headers; a hub's owner signed in
+// to it needs none (the session cookie proves it, with the page's CSRF token).
 (function () {
   "use strict";
   var form = document.querySelector("[data-mw-editor]");
@@ -23,6 +24,22 @@
     set: function (key, value) { try { localStorage.setItem(key, value); } catch (e) { /* private mode */ } }
   };
   function editToken() { return state.id ? store.get("mw:edit:" + state.id) : null; }
+  // Whether this browser is signed in as the owner of a hub: slug -> true/false once asked.
+  var owners = {};
+  function askSession(slug) {
+    return fetch("/api/hub/" + encodeURIComponent(slug) + "/session", { headers: { "Accept": "application/json" } })
+      .then(function (r) { return r.ok ? r.json() : {}; })
+      .then(function (s) { owners[slug] = s.signed_in === true && s.kind === "owner"; return owners[slug]; })
+      .catch(function () { owners[slug] = false; return false; });
+  }
+  function needsHubToken(slug) { return !!slug && !hubToken(slug) && owners[slug] !== true; }
+  function showHubTokenRow() {
+    var slug = field("hub").value.trim();
+    $("hub-token-row").hidden = !needsHubToken(slug);
+    if (slug && !hubToken(slug) && !(slug in owners)) {
+      askSession(slug).then(function () { if (field("hub").value.trim() === slug) $("hub-token-row").hidden = !needsHubToken(slug); });
+    }
+  }
   function hubToken(slug) { return slug ? store.get("mw:hub:" + slug) : null; }
   function editLink(id, token) { return location.origin + "/" + id + "/edit#token=" + encodeURIComponent(token); }
 
@@ -129,9 +146,10 @@
     rememberHubToken();
     var isNew = !state.id;
     var hub = field("hub").value.trim();
-    if (hub && !hubToken(hub) && (isNew || hub !== state.hub)) {
+    if (needsHubToken(hub) && (isNew || hub !== state.hub)) {
+      if (!(hub in owners)) { askSession(hub).then(save); return; }  // signed in to it, perhaps
       $("hub-token-row").hidden = false;
-      setStatus("unsaved", "saving into hub " + hub + " needs its owner token");
+      setStatus("unsaved", "saving into hub " + hub + " needs its owner token, or its owner signed in");
       return;
     }
     var sent = body(isNew);
@@ -344,7 +362,7 @@
     if (name === "is_draft" || name === "password" || name === "allowed_emails" || name === "clear_password") {
       state.privacyDirty[name === "clear_password" ? "password" : name] = true;
     }
-    if (name === "hub") $("hub-token-row").hidden = !field("hub").value.trim() || !!hubToken(field("hub").value.trim());
+    if (name === "hub") showHubTokenRow();
     if (name === "hub_token") return;
     if (name === "markdown") schedulePreview();
     scheduleSave();
@@ -385,7 +403,7 @@
   if (state.id) {
     load();
   } else {
-    $("hub-token-row").hidden = !field("hub").value.trim() || !!hubToken(field("hub").value.trim());
+    showHubTokenRow();
     var draft = null;
     try { draft = JSON.parse(store.get("mw:draft:new") || "null"); } catch (e) { draft = null; }
     if (draft && draft.markdown && !field("markdown").value) {

@@ -48,6 +48,13 @@ async def lock_bundle(conn: psycopg.AsyncConnection, bundle_id: str) -> dict[str
     )).fetchone()
 
 
+async def find_bundle_hub(conn: psycopg.AsyncConnection, bundle_id: str) -> dict[str, Any] | None:
+    """{"id", "hub_id", "slug"} of a live bundle."""
+    return await (await conn.execute(
+        "SELECT b.id, b.hub_id, h.slug FROM bundles b JOIN hubs h ON h.id = b.hub_id"
+        " WHERE b.id = %s AND b.deleted_at IS NULL", (bundle_id,))).fetchone()
+
+
 async def update_bundle(conn: psycopg.AsyncConnection, bundle_id: str, changes: dict[str, Any],
                         doc_ids: list[str] | None) -> None:
     """Apply title/description changes and, when given, a new member list; bump the version."""
@@ -99,3 +106,29 @@ ORDER BY b.title, b.id
 async def bundles_containing(conn: psycopg.AsyncConnection, doc_id: str) -> list[dict[str, Any]]:
     """The live bundles a doc is a member of (public pool: none for a private doc)."""
     return await (await conn.execute(CONTAINING, (doc_id,))).fetchall()
+
+
+# The bundle as its owner edits it: every live member, private ones included, with its
+# visibility; nothing unless the token or a session owns the bundle's hub (hub_owned()).
+OWNER_BUNDLE = """
+SELECT b.id, b.hub_id, b.title, b.description, b.updated_at, h.slug AS hub_slug
+FROM bundles b JOIN hubs h ON h.id = b.hub_id
+WHERE b.id = %(bundle)s AND b.deleted_at IS NULL AND hub_owned(b.hub_id, %(token)s, %(sessions)s)
+"""
+
+OWNER_MEMBERS = """
+SELECT d.id, d.title, doc_visibility(d) AS visibility
+FROM bundle_docs bd JOIN docs d ON d.id = bd.doc_id
+WHERE bd.bundle_id = %(bundle)s AND d.deleted_at IS NULL
+ORDER BY bd.position
+"""
+
+
+async def owner_bundle(conn: psycopg.AsyncConnection, bundle_id: str, token_hash: str | None,
+                       session_hashes: list[str]) -> tuple[dict | None, list[dict]]:
+    """The bundle and all its live members in reading order, for its hub's owner only."""
+    args = {"bundle": bundle_id, "token": token_hash, "sessions": session_hashes}
+    bundle = await (await conn.execute(OWNER_BUNDLE, args)).fetchone()
+    if bundle is None:
+        return None, []
+    return bundle, await (await conn.execute(OWNER_MEMBERS, args)).fetchall()

@@ -121,3 +121,67 @@ async def hub_docs_batch(conn: psycopg.AsyncConnection, hub_id: int, after: tupl
     after_at, after_id = after or ("-infinity", "")
     return await (await conn.execute(HUB_FULL_BATCH, {"hub": hub_id, "after_at": after_at,
                                                       "after_id": after_id, "limit": limit})).fetchall()
+
+
+# The owner's view of a hub. Every statement proves the credential itself (hub_owned(), in
+# functions/70_owner.sql): run without the owner's token or session, it reads nothing.
+OWNER_DOCS = """
+SELECT d.id, d.title, d.updated_at, left(d.markdown, 2000) AS head, doc_visibility(d) AS visibility,
+       d.allowed_emails
+FROM docs d
+WHERE d.hub_id = %(hub)s AND d.deleted_at IS NULL AND hub_owned(%(hub)s, %(token)s, %(sessions)s)
+ORDER BY d.updated_at DESC, d.id
+LIMIT %(limit)s OFFSET %(offset)s
+"""
+
+OWNER_COUNTS = """
+SELECT count(*) FILTER (WHERE d.deleted_at IS NULL) AS live, count(*) FILTER (WHERE d.deleted_at IS NOT NULL) AS trash
+FROM docs d
+WHERE d.hub_id = %(hub)s AND hub_owned(%(hub)s, %(token)s, %(sessions)s)
+"""
+
+OWNER_BUNDLES = """
+SELECT b.id, b.title, b.description, b.updated_at
+FROM bundles b
+WHERE b.hub_id = %(hub)s AND b.deleted_at IS NULL AND hub_owned(%(hub)s, %(token)s, %(sessions)s)
+ORDER BY b.updated_at DESC
+"""
+
+TRASH = """
+SELECT d.id, d.title, d.deleted_at, d.updated_at, d.version, doc_visibility(d) AS visibility
+FROM docs d
+WHERE d.hub_id = %(hub)s AND d.deleted_at IS NOT NULL AND hub_owned(%(hub)s, %(token)s, %(sessions)s)
+ORDER BY d.deleted_at DESC, d.id
+LIMIT %(limit)s OFFSET %(offset)s
+"""
+
+
+def _proof(hub_id: int, token_hash: str | None, session_hashes: list[str], limit: int | None = None,
+           offset: int = 0) -> dict[str, Any]:
+    return {"hub": hub_id, "token": token_hash, "sessions": session_hashes, "limit": limit, "offset": offset}
+
+
+async def owner_contents(conn: psycopg.AsyncConnection, hub_id: int, token_hash: str | None,
+                         session_hashes: list[str], *, limit: int | None = None,
+                         offset: int = 0) -> tuple[list[dict], int, int, list[dict]]:
+    """One page of the hub's live docs, drafts and private ones included, each with its
+    visibility (all of them when `limit` is None); how many live docs and how many in the
+    trash; and its bundles. Nothing at all unless the token or a session owns the hub."""
+    proof = _proof(hub_id, token_hash, session_hashes, limit, offset)
+    docs = await (await conn.execute(OWNER_DOCS, proof)).fetchall()
+    live, in_trash = await owner_counts(conn, hub_id, token_hash, session_hashes)
+    bundles = await (await conn.execute(OWNER_BUNDLES, proof)).fetchall()
+    return docs, live, in_trash, bundles
+
+
+async def owner_counts(conn: psycopg.AsyncConnection, hub_id: int, token_hash: str | None,
+                       session_hashes: list[str]) -> tuple[int, int]:
+    """How many live docs the hub has and how many are in its trash (0, 0 without the owner's proof)."""
+    counts = await (await conn.execute(OWNER_COUNTS, _proof(hub_id, token_hash, session_hashes))).fetchone()
+    return counts["live"], counts["trash"]
+
+
+async def trash(conn: psycopg.AsyncConnection, hub_id: int, token_hash: str | None, session_hashes: list[str], *,
+                limit: int, offset: int = 0) -> list[dict[str, Any]]:
+    """One page of the hub's deleted docs, newest deletion first (nothing without the owner's proof)."""
+    return await (await conn.execute(TRASH, _proof(hub_id, token_hash, session_hashes, limit, offset))).fetchall()

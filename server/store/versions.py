@@ -34,3 +34,10 @@ async def list_versions(conn: psycopg.AsyncConnection, doc_id: str) -> list[dict
 async def get_version(conn: psycopg.AsyncConnection, doc_id: str, version: int) -> dict[str, Any] | None:
     """One earlier version with its text, or None."""
     return await (await conn.execute(GET_VERSION, (doc_id, version))).fetchone()
+
+
+async def last_live_version(conn: psycopg.AsyncConnection, doc_id: str) -> int | None:
+    """The newest earlier version that was not a deleted state: what undeleting brings back."""
+    row = await (await conn.execute(
+        "SELECT max(version) AS version FROM doc_versions WHERE doc_id = %s AND NOT deleted", (doc_id,))).fetchone()
+    return row["version"]

@@ -24,7 +24,10 @@ carry authority, when they may change something.
    (`AUTHORITY_COOKIES`, the signed session cookie a browser signs in with) and its route may
    change something (every unsafe route but `READ_ONLY_ROUTES`); the token must be in the
    `X-CSRF-Token` header.
-4. Any other /api/ request is not checked. Other cookies grant nothing here: the `mw_csrf`
+4. Signing in and out (`SESSION_ROUTES`) IS checked, whatever the request carries: only our
+   own pages call it, and a forged post could otherwise sign a visitor in to a hub of the
+   forger's choosing, where the visitor's next pages would land (login CSRF).
+5. Any other /api/ request is not checked. Other cookies grant nothing here: the `mw_csrf`
    nonce is no credential, and a browser sends a host's cookies to every port of it (another
    app on localhost), so a curl cookie jar or an `httpx.Client` that loaded a page carries
    them too. And a route that only reads (recall) answers even a session cookie: another
@@ -53,12 +56,14 @@ HEADER = "x-csrf-token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 CREDENTIAL_HEADERS = ("authorization", "x-edit-token", "x-doc-password", "x-doc-access")
 # The cookies that can carry this server's authority: the signed HttpOnly SameSite session
-# cookie of a browser sign-in (the owner's, or a reader's from an email link), set by the
-# ownership and sharing work. An /api/ request carrying one is checked (rule 3).
+# cookie of a browser sign-in (server/web/sessions.py). An /api/ request carrying one is
+# checked (rule 3).
 AUTHORITY_COOKIES = ("mw_session",)
 # Unsafe routes that change nothing (they read public pages or render text), so no cookie
 # makes them worth forging: route path templates, as the app declares them.
 READ_ONLY_ROUTES = frozenset({"/api/hub/{slug}/recall", "/api/bundles/suggest", "/api/render"})
+# Routes that set or end the session cookie, so are checked on every unsafe request (rule 4).
+SESSION_ROUTES = frozenset({"/api/hub/{slug}/session"})
 _NONCE = re.compile(r"[A-Za-z0-9_-]{32,64}")
 STATE_KEY = "mw_csrf_nonce"  # request.state: the nonce a page issued a token for
 
@@ -119,6 +124,8 @@ def needs_check(method: str, route: str, headers: Headers) -> bool:
     is `route`."""
     if not may_change(method, route):
         return False
+    if route in SESSION_ROUTES:
+        return True
     if any(headers.get(name) for name in CREDENTIAL_HEADERS):
         return False
     if not is_api(route):

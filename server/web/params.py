@@ -10,6 +10,7 @@ from ..errors import ApiError, not_found
 from ..services.access import Credentials
 from ..tokens import looks_like_id
 from .ratelimit import client_key
+from .sessions import session_ids
 
 DIGITS = re.compile(r"[0-9]+")
 
@@ -29,7 +30,7 @@ def credentials(request: Request, password: str | None = None) -> Credentials:
         edit_token=request.headers.get("x-edit-token", "").strip() or None,
         password=password or request.headers.get("x-doc-password") or None,
         access_token=request.headers.get("x-doc-access") or request.query_params.get("access") or None,
-        client=client_key(request))
+        sessions=session_ids(request), client=client_key(request))
 
 
 def doc_id_param(request: Request) -> str:

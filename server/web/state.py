@@ -8,11 +8,13 @@ from starlette.requests import Request
 
 from ..services.context import Context
 from .csrf import CsrfTokens
+from .sessions import SessionCookies
 
 
 @dataclass(kw_only=True)
 class AppState(Context):
     csrf: CsrfTokens
+    sessions: SessionCookies
 
 
 def app_state(request: Request) -> AppState:

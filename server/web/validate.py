@@ -58,7 +58,16 @@ def reject_unknown(data: dict[str, Any], accepted: Collection[str]) -> None:
 async def read_json(request: Request, limit: int | None = None, *,
                     fields: Collection[str]) -> dict[str, Any]:
     """The body as a JSON object holding only `fields` (each route declares its own once)."""
-    body = await read_body(request, limit)
+    return _json_object(await read_body(request, limit), fields)
+
+
+async def read_optional_json(request: Request, *, fields: Collection[str]) -> dict[str, Any]:
+    """As read_json, but an empty body is an empty object (a POST that needs no fields)."""
+    body = await read_body(request)
+    return _json_object(body, fields) if body.strip() else {}
+
+
+def _json_object(body: bytes, fields: Collection[str]) -> dict[str, Any]:
     if not body.strip():
         raise ApiError(400, "invalid_json", "request body must be a JSON object")
     try:

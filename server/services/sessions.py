@@ -1,0 +1,97 @@
+"""Browser sign-in: open a session for a hub with a sign-in token, end it, say what it is.
+
+A session is a random id the browser keeps in a signed HttpOnly cookie (server/web/sessions.py);
+the database keeps its sha256, its hub, its kind and when it ends (store/sessions.py). A
+cookie may hold sessions of several hubs. Signing in rotates: the browser's earlier sessions
+of that hub are revoked and a new id is made, so a cookie copied before the sign-in opens
+nothing afterwards; signing out revokes the hub's sessions, so a replayed cookie is refused.
+
+Only the owner token opens a session today ("owner"); a reader's one-time email link and a
+member's token are further kinds of the same session (Access.sign_in decides the kind).
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from ..errors import unknown_hub
+from ..store import hubs as hub_store
+from ..store import sessions as session_store
+from ..tokens import hash_token
+from .access import Access, Credentials
+from .context import Context
+from .urls import Urls
+
+DAY = 24 * 3600
+
+
+@dataclass(frozen=True)
+class SessionChange:
+    """What a sign-in or sign-out leaves: the answer for the client, and the session ids the
+    browser's cookie holds from now on (the web layer signs them into the cookie)."""
+
+    body: dict[str, Any]
+    keep: tuple[str, ...]
+    max_age: int
+
+
+def _kept(credentials: Credentials, live: set[str]) -> list[str]:
+    return [s for s in credentials.sessions if hash_token(s) in live]
+
+
+def _status(slug: str, urls: Urls, session: dict[str, Any] | None) -> dict[str, Any]:
+    body: dict[str, Any] = {"hub": slug, "url": urls.hub(slug), "signed_in": bool(session and session["live"]),
+                            "kind": None, "expires_at": None}
+    if session is not None and session["live"]:
+        body.update(kind=session["kind"], expires_at=session["expires_at"].isoformat())
+    elif session is not None:
+        body["ended"] = session["ended"]
+    return body
+
+
+async def sign_in(ctx: Context, credentials: Credentials, urls: Urls, slug: str, token: str) -> SessionChange:
+    """A new session of the hub for this browser, if `token` opens it (the owner token)."""
+    access = Access(ctx.limits, credentials)
+    session_id = secrets.token_urlsafe(32)
+    seconds = ctx.settings.session_days * DAY
+
+    async def open_it(conn) -> tuple[str, datetime, set[str]]:
+        hub = await hub_store.find_hub(conn, slug)
+        if hub is None:
+            raise unknown_hub(slug)
+        kind = await access.sign_in(conn, hub, token)
+        await session_store.revoke(conn, hub["id"], credentials.session_hashes)
+        expires = await session_store.open_session(conn, hash_token(session_id), hub["id"], kind, seconds=seconds)
+        return kind, expires, await session_store.live(conn, credentials.session_hashes)
+
+    kind, expires, live = await ctx.db.write(open_it)
+    body = {"hub": slug, "url": urls.hub(slug), "signed_in": True, "kind": kind, "expires_at": expires.isoformat()}
+    return SessionChange(body, (*_kept(credentials, live), session_id), seconds)
+
+
+async def sign_out(ctx: Context, credentials: Credentials, urls: Urls, slug: str) -> SessionChange:
+    """End this browser's sessions of the hub (none is fine: signing out twice is no error)."""
+
+    async def end_it(conn) -> tuple[int, set[str]]:
+        hub = await hub_store.find_hub(conn, slug)
+        if hub is None:
+            raise unknown_hub(slug)
+        ended = await session_store.revoke(conn, hub["id"], credentials.session_hashes)
+        return ended, await session_store.live(conn, credentials.session_hashes)
+
+    ended, live = await ctx.db.write(end_it)
+    body = {"hub": slug, "url": urls.hub(slug), "signed_in": False, "signed_out": ended > 0}
+    return SessionChange(body, tuple(_kept(credentials, live)), ctx.settings.session_days * DAY)
+
+
+async def status(ctx: Context, credentials: Credentials, urls: Urls, slug: str) -> dict[str, Any]:
+    """Whether this browser is signed in to the hub, as what, until when (or how it ended)."""
+    async with ctx.db.owner.connection() as conn:
+        hub = await hub_store.find_hub(conn, slug)
+        if hub is None:
+            raise unknown_hub(slug)
+        session = await session_store.for_hub(conn, hub["id"], credentials.session_hashes)
+    return _status(slug, urls, session)
