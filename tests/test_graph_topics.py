@@ -120,6 +120,7 @@ def assert_topics_joined_apart(client: TestClient, topic_of: dict[str, str]) -> 
         assert nx.is_connected(within.subgraph(notes)), (topic, list(within.subgraph(notes).edges))
 
 
+@pytest.mark.slow  # the embedder's child process builds the int8 model first
 def test_the_default_local_model_joins_each_topic_and_never_two(settings, tmp_path):
     """Most notes joined to a note of their topic, no edge across topics."""
     pytest.importorskip("onnxruntime")
