@@ -202,10 +202,15 @@ class Settings:
                               "POST /api/embed/* per client", parse=_rate, expects=RATE)
 
     section("Pages")
-    graph_max_distance: float = setting(0.42, "MEMORYWIKI_GRAPH_MAX_DISTANCE",
-                                        "docs closer than this cosine distance are neighbours in the hub graph")
-    graph_max_neighbours: int = setting(50, "MEMORYWIKI_GRAPH_MAX_NEIGHBOURS",
-                                        "neighbours per doc in the hub graph at most")
+    # the graph's rule follows the embedding space and the hub (store/graph.py, bench/results/graph.md)
+    graph_max_distance: float | None = setting(None, "MEMORYWIKI_GRAPH_MAX_DISTANCE",
+                                               "docs this cosine distance apart are never graph neighbours; "
+                                               "unset: the embedding model's own", parse=float, expects="a number")
+    graph_relative: bool = setting(True, "MEMORYWIKI_GRAPH_RELATIVE",
+                                   "a doc reaches only what is near for its hub (of 8+ docs); "
+                                   "off: all docs under the max distance")
+    graph_max_neighbours: int = setting(10, "MEMORYWIKI_GRAPH_MAX_NEIGHBOURS",
+                                        "nearest docs a doc reaches in the hub graph at most (others may reach it)")
     autosave_seconds: float = setting(10.0, "MEMORYWIKI_AUTOSAVE_SECONDS",
                                       "the editor saves this many seconds after the last keystroke")
 
@@ -218,7 +223,8 @@ class Settings:
 
     @property
     def edge_rule(self) -> EdgeRule:
-        return EdgeRule(max_distance=self.graph_max_distance, max_neighbours=self.graph_max_neighbours)
+        return EdgeRule(max_distance=self.graph_max_distance, relative=self.graph_relative,
+                        max_neighbours=self.graph_max_neighbours)
 
 
 INTRO = """# Configuration

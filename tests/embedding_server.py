@@ -2,7 +2,8 @@
 
 Embeddings are deterministic feature hashes of stemmed word tokens (plus character trigrams at
 a low weight) in 256 dims: crude, but texts that share words land closer together, which is
-all retrieval tests need. Counters let tests check how many requests and inputs were embedded.
+all retrieval tests need. A test that needs a real model's geometry plants vectors for exact
+texts (`plant`). Counters let tests check how many requests and inputs were embedded.
 """
 
 from __future__ import annotations
@@ -83,6 +84,7 @@ class EmbeddingServer(ThreadedServer):
         self.requests = 0  # every request received, failed ones too (retries show up here)
         self._failing = False
         self._delay = 0.0
+        self._planted: dict[str, list[float]] = {}
         self._lock = threading.Lock()
         self.app = Starlette(routes=[Route("/v1/embeddings", self._embeddings, methods=["POST"])])
 
@@ -91,6 +93,12 @@ class EmbeddingServer(ThreadedServer):
             self.calls = 0
             self.inputs = 0
             self.requests = 0
+
+    def plant(self, vectors: dict[str, list[float]]) -> None:
+        """Answer these exact texts with these vectors (of this server's dimension), the rest
+        as before; an empty dict removes them."""
+        with self._lock:
+            self._planted = dict(vectors)
 
     def set_failing(self, failing: bool) -> None:
         """While failing, every request gets a 503, as during a provider outage."""
@@ -141,8 +149,10 @@ class EmbeddingServer(ThreadedServer):
             return _error(400, "'dimensions' must be a positive integer.", "invalid_request_error")
 
         data = []
+        with self._lock:
+            planted = self._planted
         for i, text in enumerate(texts):
-            vector = embed_text(text, dim)
+            vector = planted.get(text) or embed_text(text, dim)
             encoded: list[float] | str = (
                 base64.b64encode(struct.pack(f"<{dim}f", *vector)).decode() if fmt == "base64" else vector
             )

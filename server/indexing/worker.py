@@ -22,6 +22,7 @@ from ..config import Settings, SettingsError
 from ..curation.worker import make_curator, start_curator
 from ..embedding.base import Embedder, EmbedderError
 from ..embedding.factory import make_embedder
+from .edges import settle_graph
 from .indexer import claim_owed, index_bundle, index_docs, release_with_error
 from .loop import OwedWork
 from ..store.db import Database, PrivacyRoleMissing, open_database
@@ -48,6 +49,7 @@ class Worker(OwedWork):
         self.edges = edges
         self.slice_inputs = slice_inputs  # inputs embedded per batch at most (indexer.index_docs)
         self._indexes_ready = False  # the space's HNSW indexes are known to be in place
+        self._graph_settled = False  # no doc's graph reach is out of date (checked at start)
 
     @classmethod
     def from_settings(cls, settings: Settings, db: Database, embedder: Embedder) -> "Worker":
@@ -57,6 +59,15 @@ class Worker(OwedWork):
     def what_failed(self, exc: Exception) -> str:
         return "embedder failed" if isinstance(exc, EmbedderError) else "database unavailable"
 
+    async def settle_graph(self) -> int:
+        """With nothing owed: measure a batch of docs whose graph reach is out of date (at
+        start, after an upgrade or a settings change, and after indexing); how many were."""
+        if self._graph_settled:
+            return 0
+        found, measured = await settle_graph(self.db, self.edges, self.batch)
+        self._graph_settled = found == 0
+        return measured
+
     async def run_once(self) -> int:
         """Index one batch of owed work; return how many items were claimed."""
         if not self._indexes_ready:
@@ -65,9 +76,10 @@ class Worker(OwedWork):
             self._indexes_ready = await build_indexes(self.db.url)
         doc_ids, bundle_ids = await claim_owed(self.db, self.batch, await self.session_pid())
         if not doc_ids and not bundle_ids:
-            return 0
+            return await self.settle_graph()
         try:
             if doc_ids:
+                self._graph_settled = False  # their hubs changed size: other docs' reach may be stale
                 await index_docs(self.db, self.embedder, doc_ids, self.edges, slice_inputs=self.slice_inputs)
             for bundle_id in bundle_ids:
                 await index_bundle(self.db, self.embedder, bundle_id)

@@ -30,15 +30,23 @@ GRAPH = obj(["hub", "url", "nodes", "edges"], hub=TEXT, url=TEXT,
                                                  weight={"type": "number", "description": "cosine similarity"})})
 
 
+def neighbours_rule(graph: dict[str, Any]) -> str:
+    """Which pages the graph joins, in a sentence."""
+    limit = f"cosine distance below {graph['max_distance']:g}"
+    if not graph["relative"]:
+        return f"pages at a {limit} are neighbours"
+    return (f"each page is joined to the pages that stand out as near it in this hub (at a {limit}, "
+            f"its {graph['max_neighbours']} nearest at most)")
+
+
 def graph_markdown(graph: dict[str, Any]) -> str:
     """Clusters of related pages, then every edge: what the picture shows, for an AI."""
     titles = {n["id"]: n["title"] for n in graph["nodes"]}
     groups: dict[int, list[dict[str, Any]]] = {}
     for n in graph["nodes"]:
         groups.setdefault(n["cluster"], []).append(n)
-    lines = [f"# {graph['hub']}: graph", "",
-             f"> Pages of the hub {graph['hub']} grouped by meaning: pages whose cosine distance is below "
-             f"{graph['max_distance']} are neighbours; clusters are communities of neighbours.", ""]
+    lines = [f"# {graph['hub']}: graph", "", f"> Pages of the hub {graph['hub']} grouped by meaning: "
+             f"{neighbours_rule(graph)}; clusters are communities of neighbours.", ""]
     for number, members in sorted(groups.items()):
         if len(members) < 2:
             continue
@@ -58,7 +66,8 @@ def graph_markdown(graph: dict[str, Any]) -> str:
            responses={200: json_response(GRAPH, "Nodes and edges")})
 async def graph_api(request: Request) -> Response:
     graph = await load_graph(request)
-    graph.pop("max_distance")
+    for key in ("max_distance", "relative", "max_neighbours"):
+        graph.pop(key)
     return JSONResponse(graph)
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from ..errors import unknown_hub
 from ..store import graph as graph_store
 from ..store import hubs as hub_store
+from ..store.space import current_space
 from ..web.graphview import clusters
 from .context import Context
 from .urls import Urls
@@ -19,11 +20,15 @@ async def hub_graph(ctx: Context, urls: Urls, slug: str) -> dict[str, Any]:
         if hub is None:
             raise unknown_hub(slug)
         nodes, edges = await graph_store.hub_graph(conn, hub["id"])
+        space = await current_space(conn)
+    rule = ctx.settings.edge_rule
     weighted = [(e["source"], e["target"], round(1.0 - float(e["distance"]), 4)) for e in edges]
     cluster_of = clusters([n["id"] for n in nodes], weighted)
     return {
         "hub": slug, "url": urls.hub(slug),
-        "max_distance": ctx.settings.graph_max_distance,
+        # what the markdown and the page say about which pages are joined
+        "max_distance": rule.ceiling(space[0] if space else None), "relative": rule.relative,
+        "max_neighbours": rule.max_neighbours,
         "nodes": [{"id": n["id"], "title": n["title"], "url": urls.doc(n["id"]),
                    "size": n["chars"], "cluster": cluster_of[n["id"]]} for n in nodes],
         "edges": [{"source": a, "target": b, "weight": w} for a, b, w in weighted],

@@ -66,6 +66,7 @@ async def reset_if_model_changed(conn: psycopg.AsyncConnection, model: str) -> b
         )
         await conn.execute("UPDATE bundles SET embedding = NULL, embedded_hash = NULL")
         await conn.execute("DELETE FROM doc_edges")  # measured in the old space
+        await conn.execute("DELETE FROM doc_reach")
         await conn.execute(
             "INSERT INTO embedding_space_history (model, dim, replaced_by)"
             " SELECT model, dim, %s FROM embedding_space", (model,))
