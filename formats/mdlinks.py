@@ -114,6 +114,11 @@ def rewrite_destinations(text: str, change: Callable[[str], str | None]) -> str:
     """Each link destination outside code (inline links and images, <autolinks>, reference
     definitions) replaced by `change(destination)`, or kept when it answers None. An
     autolink given a destination that is no URL becomes a link showing the URL it had."""
+    return outside_code(text, lambda part: destinations_in(part, change))
+
+
+def destinations_in(part: str, change: Callable[[str], str | None]) -> str:
+    """rewrite_destinations on a stretch of text already known to hold no code."""
     def one(m: re.Match) -> str:
         new = change(m.group(2))
         return m.group() if new is None else m.group(1) + new
@@ -124,12 +129,9 @@ def rewrite_destinations(text: str, change: Callable[[str], str | None]) -> str:
             return m.group()
         return f"<{new}>" if _AUTOLINK.fullmatch(f"<{new}>") else f"[{link_text(m.group(1))}]({new})"
 
-    def stretch(part: str) -> str:
-        part = _INLINE.sub(one, part)
-        part = _AUTOLINK.sub(autolink, part)
-        return _REFERENCE.sub(one, part)
-
-    return outside_code(text, stretch)
+    part = _INLINE.sub(one, part)
+    part = _AUTOLINK.sub(autolink, part)
+    return _REFERENCE.sub(one, part)
 
 
 @dataclass(frozen=True)
@@ -160,14 +162,14 @@ def parse_wiki_link(written: str) -> WikiLink:
     return WikiLink(target.strip(), heading.strip() or None, alias.strip() or None, embed, written)
 
 
-def rewrite_wiki_links(text: str, change: Callable[[WikiLink], str | None]) -> str:
-    """Each `[[wiki link]]` and `![[embed]]` outside code replaced by `change(link)`, or
-    kept as written when it answers None."""
+def wiki_links_in(part: str, change: Callable[[WikiLink], str | None]) -> str:
+    """Each `[[wiki link]]` and `![[embed]]` of a stretch of text known to hold no code
+    (see outside_code) replaced by `change(link)`, or kept as written when it answers None."""
     def one(m: re.Match) -> str:
         new = change(parse_wiki_link(m.group()))
         return m.group() if new is None else new
 
-    return outside_code(text, lambda part: _WIKI.sub(one, part) if "[[" in part else part)
+    return _WIKI.sub(one, part) if "[[" in part else part
 
 
 def link_text(text: str) -> str:

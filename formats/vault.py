@@ -26,7 +26,7 @@ from mdit_py_plugins.anchors.index import slugify
 
 from . import hubfolder
 from .frontmatter import read_front_matter
-from .mdlinks import WikiLink, href_path, link_text, rewrite_destinations, rewrite_wiki_links
+from .mdlinks import WikiLink, destinations_in, href_path, link_text, outside_code, rewrite_destinations, wiki_links_in
 from .mdutil import split_title
 from .model import FormatError
 
@@ -215,7 +215,8 @@ def _targets(markdown: str) -> tuple[tuple[str, str], ...]:
     def relative(destination: str) -> None:
         found.append(("relative", destination))
 
-    rewrite_destinations(rewrite_wiki_links(markdown, wiki), relative)
+    # one parse for both kinds of link: a large folder is read a file at a time, twice
+    outside_code(markdown, lambda part: destinations_in(wiki_links_in(part, wiki), relative))
     return tuple(dict.fromkeys(found))
 
 
@@ -368,5 +369,5 @@ class Links:
             address = url(found[0])
             return None if address is None else address + (f"#{found[1]}" if found[1] else "")
 
-        out.markdown = rewrite_destinations(rewrite_wiki_links(markdown, wiki), relative)
+        out.markdown = outside_code(markdown, lambda part: destinations_in(wiki_links_in(part, wiki), relative))
         return out

@@ -307,3 +307,28 @@ def test_a_stranger_cannot_import_into_a_hub(server_a, env, monkeypatch):
     assert refused.exit_code == 1 and "does not own" in refused.stderr
     monkeypatch.delenv("MEMORYWIKI_TOKEN")
     assert server_a.get(f"/api/hub/{slug}").json()["docs"] == []
+
+
+def test_a_large_folder_is_read_a_file_at_a_time(tmp_path):
+    """Reading a folder before its import keeps a few fields per file, never the text:
+    memory grows with the number of files, not with what they hold."""
+    import tracemalloc
+
+    from memorywiki.formats.vault import count_files, scan
+
+    body = "A note linking to [[note 00000]].\n\n" + "\n".join(f"Line {n} of a long note. " + "Words. " * 60
+                                                               for n in range(20))
+    for i in range(500):
+        (tmp_path / f"note {i:05d}.md").write_text(f"# Note {i}\n\n{body}\n", encoding="utf-8")
+    text_bytes = 500 * len(body)
+    assert count_files(tmp_path) == 500
+    seen: list[int] = []
+    tracemalloc.start()
+    try:
+        folder = scan(tmp_path, seen.append)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(folder.pages) == 500 and seen == list(range(1, 501))
+    assert "note 00000" in {p.title for p in folder.pages}
+    assert peak < text_bytes / 4, f"{peak} bytes held while reading {text_bytes} bytes of text"
