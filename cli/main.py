@@ -18,7 +18,7 @@ from typer.exceptions import Abort, Exit, TyperException
 from memorywiki.client import MemoryWikiError
 
 from . import output
-from .commands import bundles, capture, config, curation, docs, hubs, imports, install, mcp, recall, server
+from .commands import bundles, capture, config, curation, docs, export, hubs, imports, install, mcp, recall, server
 from .context import CONTEXT, ServerOpt, State, package_version
 
 
@@ -87,7 +87,7 @@ def _main(
 
 
 # the order here is the order of `memorywiki --help`
-for module in (server, config, hubs, capture, recall, docs, curation, imports, bundles, install, mcp):
+for module in (server, config, hubs, capture, recall, docs, curation, imports, export, bundles, install, mcp):
     module.register(app)
 
 

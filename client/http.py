@@ -8,7 +8,8 @@ the server's ``{"error": {"code", "message"}}``.
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping
+from contextlib import contextmanager
+from typing import Any, BinaryIO, Callable, Iterator, Mapping
 
 import httpx
 
@@ -109,8 +110,17 @@ class Client:
         if headers:
             hdrs.update(headers)
         _refuse_undecodable(json)
-        try:
+        with self._transport_errors():
             resp = self._http.request(method, path, json=json, data=data, files=files, headers=hdrs, params=params)
+        if resp.status_code >= 400:
+            raise _api_error(resp)
+        return resp
+
+    @contextmanager
+    def _transport_errors(self) -> Iterator[None]:
+        """httpx's failures to reach the server, as one line each."""
+        try:
+            yield
         except httpx.ConnectError:
             raise MemoryWikiError(not_running_message(self.base_url), UNREACHABLE) from None
         except httpx.TimeoutException:
@@ -119,9 +129,21 @@ class Client:
             raise MemoryWikiError(f"invalid server URL {self.base_url!r}: {exc}", UNREACHABLE) from None
         except httpx.HTTPError as exc:
             raise MemoryWikiError(f"request to {self.base_url} failed: {exc}", UNREACHABLE) from None
-        if resp.status_code >= 400:
-            raise _api_error(resp)
-        return resp
+
+    def download(self, path: str, out: BinaryIO, *, token: str | None = None, params: dict[str, Any] | None = None,
+                 progress: Callable[[int], None] = lambda done: None) -> int:
+        """Stream a binary answer into `out`; the number of bytes written. Failures as request()'s."""
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        written = 0
+        with self._transport_errors(), self._http.stream("GET", path, headers=headers, params=params) as resp:
+            if resp.status_code >= 400:
+                resp.read()
+                raise _api_error(resp)
+            for chunk in resp.iter_bytes():
+                out.write(chunk)
+                written += len(chunk)
+                progress(written)
+        return written
 
     def json(self, method: str, path: str, **kwargs) -> Any:
         resp = self.request(method, path, **kwargs)
@@ -223,6 +245,18 @@ class Client:
 
     def create_bundle(self, body: dict, token: str | None) -> dict:
         return self.json("POST", "/api/bundles", json=body, token=token)
+
+    # ---- a hub as files ----------------------------------------------------------------
+
+    def export_hub(self, slug: str, out: BinaryIO, token: str | None, *, versions: bool = False,
+                   progress: Callable[[int], None] = lambda done: None) -> int:
+        """The hub's export zip (owner token), streamed into `out`."""
+        return self.download(f"/api/hub/{seg(slug)}/export", out, token=token,
+                             params={"versions": "1"} if versions else None, progress=progress)
+
+    def lookup(self, slug: str, external_ids: list[str], token: str | None) -> dict:
+        """Which of these importer ids already name a page of the hub."""
+        return self.json("POST", f"/api/hub/{seg(slug)}/lookup", json={"external_ids": external_ids}, token=token)
 
     # ---- curation ----------------------------------------------------------------------
 

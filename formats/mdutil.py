@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterable
@@ -108,6 +109,12 @@ def split_title(title: str | None, markdown: str) -> tuple[str | None, str]:
     if same_text(heading, title):
         return title, rest
     return title, markdown
+
+
+def page_hash(title: str, markdown: str) -> str:
+    """What identifies a page's text as saved (the server's source_hash): an unchanged hash
+    means nothing to index again, and lets an importer see that a file is already saved."""
+    return hashlib.sha256(f"{title}\n{markdown}".encode("utf-8")).hexdigest()
 
 
 def shift_headings(text: str, by: int) -> str:

@@ -1,10 +1,13 @@
-"""Zip archive checks: bombs, path tricks, corrupt archives."""
+"""Zip archives: checks before reading one (bombs, path tricks, corrupt archives), and one
+written as a stream of bytes."""
 
 from __future__ import annotations
 
 import io
 import zipfile
 from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
 from typing import IO
 
 from .model import FormatError
@@ -116,3 +119,68 @@ def check_ooxml(data: bytes) -> None:
         check_entries(zf.infolist(), OOXML_LIMITS)
     finally:
         zf.close()
+
+
+def extract(zf: zipfile.ZipFile, infos: list[zipfile.ZipInfo], dest: Path, limits: ZipLimits,
+            strip: str = "") -> int:
+    """Write these entries (checked with `check_entries` first) under `dest`, each name
+    without the prefix `strip`; the number of files written. Names were checked by
+    `open_zip`; each path is checked again after joining, so nothing lands outside `dest`."""
+    check_entries(infos, limits)
+    root = dest.resolve()
+    written = 0
+    for info in infos:
+        name = info.filename.replace("\\", "/")
+        if strip and name.startswith(strip):
+            name = name[len(strip):]
+        if not name or name.endswith("/"):
+            continue
+        target = (root / name).resolve()
+        if root != target and root not in target.parents:
+            raise _bad(f"The archive has an unsafe entry name: {info.filename!r}.")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with zf.open(info) as raw, LimitedReader(raw, info.file_size, info.filename) as src, target.open("wb") as out:
+            while chunk := src.read(1 << 20):
+                out.write(chunk)
+        written += 1
+    return written
+
+
+class _Sink(io.RawIOBase):
+    """Where the zip writer writes: bytes wait here until the stream takes them."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b) -> int:
+        self.parts.append(bytes(b))
+        return len(b)
+
+    def take(self) -> bytes:
+        data, self.parts = b"".join(self.parts), []
+        return data
+
+
+class ZipStream:
+    """A zip written an entry at a time, each entry's bytes handed back at once (for a
+    response streamed to a client). The sink cannot seek, so zipfile writes each entry's
+    sizes after its data, as streamed zips do; every unzip tool reads that."""
+
+    def __init__(self) -> None:
+        self._sink = _Sink()
+        self._zip = zipfile.ZipFile(self._sink, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6)
+
+    def add(self, name: str, text: str, when: datetime | None = None) -> bytes:
+        stamp = (when or datetime(1980, 1, 1)).timetuple()[:6]
+        info = zipfile.ZipInfo(name, date_time=max(stamp, (1980, 1, 1, 0, 0, 0)))
+        info.compress_type = zipfile.ZIP_DEFLATED
+        info.external_attr = 0o644 << 16
+        self._zip.writestr(info, text.encode("utf-8"))
+        return self._sink.take()
+
+    def close(self) -> bytes:
+        self._zip.close()
+        return self._sink.take()

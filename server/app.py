@@ -22,8 +22,8 @@ from .errors import EXCEPTION_HANDLERS
 from .web.middleware import CsrfMiddleware, SecurityHeadersMiddleware
 from .web.ratelimit import RateLimits
 from .web import assets
-from .routes import (bundles, capture, contract, crossrefs, curation, docs, editor, embed, graph, health, history,
-                     hubs, llms, pages, recall, sessions, versions)
+from .routes import (bundles, capture, contract, crossrefs, curation, docs, editor, embed, folders, graph, health,
+                     history, hubs, llms, pages, recall, sessions, versions)
 from .store.db import PrivacyRoleMissing, open_database
 from .store.migrate import MigrationError
 from .store.secrets import server_secret
@@ -125,7 +125,7 @@ def create_app(settings: Settings | None = None, *,
     routes = [
         *assets.routes, *health.routes, *hubs.routes, *sessions.routes, *graph.routes, *llms.routes, *docs.routes, *versions.routes,
         *embed.routes, *bundles.routes, *recall.routes, *capture.routes, *curation.routes, *crossrefs.routes,
-        *editor.routes, *history.routes, *contract.routes,
+        *editor.routes, *history.routes, *contract.routes, *folders.routes,
         *pages.routes,
     ]
     # outermost first: every response gets the security headers, the 403 of a forged post too

@@ -8,10 +8,13 @@ passwords get argon2.
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 
-from argon2 import PasswordHasher
+from argon2 import PasswordHasher, Type, extract_parameters
 from argon2.exceptions import InvalidHashError, VerificationError
+
+from memorywiki.formats.mdutil import page_hash
 
 ID_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"
 ID_LENGTH = 10
@@ -39,6 +42,25 @@ def hash_password(password: str) -> str:
     return _hasher.hash(password)
 
 
+_ARGON2ID = re.compile(r"^\$argon2id\$v=19\$m=\d{1,10},t=\d{1,10},p=\d{1,3}\$[A-Za-z0-9+/]{11,88}\$[A-Za-z0-9+/]{22,88}$")
+
+
+def acceptable_password_hash(value: str) -> bool:
+    """Whether a hash an import carries may guard a page here: argon2id, and no costlier to
+    check than the hashes this server makes, so a stranger's guesses at that page cost the
+    server what they cost for any other (a hash with a huge memory cost would make each
+    guess a denial of service)."""
+    if not _ARGON2ID.match(value):
+        return False
+    try:
+        params = extract_parameters(value)
+    except InvalidHashError:
+        return False
+    return (params.type is Type.ID and params.time_cost <= _hasher.time_cost
+            and 8 * params.parallelism <= params.memory_cost <= _hasher.memory_cost
+            and params.parallelism <= _hasher.parallelism and 16 <= params.hash_len <= 64)
+
+
 def verify_password(password_hash: str, password: str) -> bool:
     try:
         return _hasher.verify(password_hash, password)
@@ -47,4 +69,4 @@ def verify_password(password_hash: str, password: str) -> bool:
 
 
 def source_hash(title: str, markdown: str) -> str:
-    return hashlib.sha256(f"{title}\n{markdown}".encode("utf-8")).hexdigest()
+    return page_hash(title, markdown)

@@ -6,6 +6,7 @@ import itertools
 import os
 import warnings
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import psycopg
 import pytest
@@ -47,17 +48,26 @@ def template_db(pg_server) -> str:
     return "mw_template"
 
 
-@pytest.fixture
-def database_url(pg_server, template_db) -> Iterator[str]:
-    """A fresh, migrated database for one test."""
+@contextmanager
+def fresh_database(pg_server, template_db) -> Iterator[str]:
+    """A migrated database of its own, dropped when the block ends."""
     name = f"mw_test_{os.getpid()}_{next(_db_counter)}"
     with psycopg.connect(pg_server._server.get_uri(), autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template_db}"')
-    yield pg_server._server.get_uri(name)
-    # ~500 test databases of ~8 MB each filled the disk of a busy machine and took the
-    # cluster down mid-suite: each goes when its test is done (FORCE: a pool may linger)
-    with psycopg.connect(pg_server._server.get_uri(), autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    try:
+        yield pg_server._server.get_uri(name)
+    finally:
+        # ~500 test databases of ~8 MB each filled the disk of a busy machine and took the
+        # cluster down mid-suite: each goes when its test is done (FORCE: a pool may linger)
+        with psycopg.connect(pg_server._server.get_uri(), autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def database_url(pg_server, template_db) -> Iterator[str]:
+    """A fresh, migrated database for one test."""
+    with fresh_database(pg_server, template_db) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
@@ -110,9 +120,9 @@ def client(make_client):
     return make_client()
 
 
-@pytest.fixture
-def live_server(settings):
-    """A real uvicorn server on 127.0.0.1 and a free port, for CLI and MCP tests."""
+@contextmanager
+def serving(settings):
+    """A real uvicorn server for these settings on 127.0.0.1 and a free port, until the block ends."""
     import socket
     import threading
     from dataclasses import replace
@@ -148,10 +158,28 @@ def live_server(settings):
     live = Live()
     live.url = url
     live.app = app
-    yield live
-    server.should_exit = True
-    thread.join(timeout=15)
-    sock.close()
+    try:
+        yield live
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)
+        sock.close()
+
+
+@pytest.fixture
+def live_server(settings):
+    """A real uvicorn server on 127.0.0.1 and a free port, for CLI and MCP tests."""
+    with serving(settings) as live:
+        yield live
+
+
+@pytest.fixture
+def second_live_server(pg_server, template_db, settings):
+    """Another real server, on a fresh database of its own (a move from one server to another)."""
+    from dataclasses import replace
+
+    with fresh_database(pg_server, template_db) as url, serving(replace(settings, database_url=url)) as live:
+        yield live
 
 
 @pytest.fixture(scope="session")

@@ -286,3 +286,23 @@ def test_a_chat_export_dropped_is_imported_with_progress(tab, live_server):
         "name": "holiday.zip", "mimeType": "application/zip", "buffer": b"PK\x03\x04 not really a zip"}])
     wait_until(lambda: status.inner_text().startswith("Not imported:"), "the refusal")
     assert httpx.get(f"{live_server.url}/api/hub/chats").json()["total_docs"] == 4
+
+
+def test_the_owner_downloads_the_hub_as_a_zip(tab, live_server):
+    hub = make_hub(live_server, "takeout", {"Open notes": {}, "Private plan": {"is_draft": True}})
+    stranger = tab()
+    stranger.page.goto("/hub/takeout")
+    assert "/api/hub/takeout/export" not in stranger.page.content()
+
+    t = signed_in(tab, hub)
+    with t.page.expect_download() as caught:
+        t.page.get_by_role("link", name="Download this hub").click()
+    download = caught.value
+    assert download.suggested_filename.startswith("takeout-") and download.suggested_filename.endswith(".zip")
+    with zipfile.ZipFile(download.path()) as zf:
+        names = sorted(zf.namelist())
+        index = zf.read("takeout/index.md").decode()
+        draft = zf.read("takeout/pages/Private plan.md").decode()
+    assert names == ["takeout/index.md", "takeout/pages/Open notes.md", "takeout/pages/Private plan.md"]
+    assert index.startswith("---\nmemorywiki_export: 1\n") and "visibility: draft" in draft
+    assert hub["token"] not in index + draft

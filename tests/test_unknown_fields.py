@@ -30,12 +30,13 @@ ENDPOINTS = [
     ("POST", "/api/hubs", None, {"slug": "fresh"}, ["slug"]),
     ("POST", "/api/docs", "owner", {"title": "t", "markdown": "x", "hub": "main"},
      ["title", "markdown", "hub", "source", "meta", "is_draft", "password", "allowed_emails", "external_id",
-      "dedupe"]),
+      "dedupe", "password_hash"]),
     ("PATCH", "/api/docs/{doc}", "edit", {"title": "renamed"},
      ["title", "markdown", "hub", "source", "meta", "is_draft", "password", "allowed_emails"]),
     ("POST", "/api/docs/{loose}/access", "loose", {"email": "a@b.co"}, ["email"]),
     ("POST", "/api/docs/{doc}/restore", "edit", {"version": 1}, ["version"]),
-    ("POST", "/api/bundles", "owner", {"hub": "main", "title": "t"}, ["hub", "title", "description", "doc_ids"]),
+    ("POST", "/api/bundles", "owner", {"hub": "main", "title": "t"},
+     ["hub", "title", "description", "doc_ids", "external_id"]),
     ("PATCH", "/api/bundles/{bundle}", "owner", {"title": "t"}, ["title", "description", "doc_ids"]),
     ("POST", "/api/hub/main/recall", None, {"question": "narwhal"}, ["question", "k", "level", "hybrid", "rerank"]),
     ("POST", "/api/capture", "owner", {"url": "http://127.0.0.1:9/x", "hub": "main"},
@@ -44,11 +45,14 @@ ENDPOINTS = [
     ("POST", "/api/bundles/suggest", None, {"hub": "main", "intent": "narwhal"}, ["hub", "intent", "k"]),
     ("PATCH", "/api/hub/main", "owner", {"listed": True}, ["listed", "description"]),
     ("POST", "/api/render", None, {"markdown": "# x"}, ["markdown"]),
+    ("POST", "/api/hub/main/lookup", "owner", {"external_ids": ["file:a.md"]}, ["external_ids"]),
 ]
-# Routes that take no JSON body: multipart uploads, the password form, explicit re-embedding.
+# Routes that take no JSON body (multipart uploads, the password form, explicit re-embedding,
+# undelete), and the sign-in, which the CSRF check answers before it reads a body.
 NOT_JSON = {("POST", "/api/capture/file"), ("POST", "/api/import/{kind}"), ("POST", "/{doc_id}"),
             ("POST", "/api/embed/{doc_id}"), ("POST", "/api/embed/bundle/{bundle_id}"),
-            ("POST", "/api/hub/{slug}/suggestions/{suggestion_id}/dismiss")}
+            ("POST", "/api/hub/{slug}/suggestions/{suggestion_id}/dismiss"), ("POST", "/api/docs/{doc_id}/undelete"),
+            ("POST", "/api/hub/{slug}/session")}
 
 
 def request(client, world, method, path, credentials, body):

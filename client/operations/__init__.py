@@ -9,15 +9,18 @@ from .curation import digest, digest_markdown, related
 from .docs import (Deleted, Restored, Updated, delete_doc, doc_markdown, history, index_bundle, index_doc, read_doc,
                    restore, undelete, update_doc, version)
 from .hubs import CreatedHub, HubUrls, all_pages, create_hub, hub_info, hub_markdown, hub_urls, set_hub, trash, use_hub
+from .export import ExportedHub, export_hub
+from .folder_import import FolderImport, import_folder
 from .imports import import_export
 from .recall import Level, recall
 from .wiki import Wiki
 
 __all__ = [
-    "BINARY_KINDS", "EXISTS", "Captured", "CreatedBundle", "CreatedHub", "Deleted", "HubUrls", "Level", "Restored",
+    "BINARY_KINDS", "EXISTS", "Captured", "CreatedBundle", "CreatedHub", "Deleted", "ExportedHub", "FolderImport",
+    "HubUrls", "Level", "Restored",
     "Updated", "Wiki", "accept_suggestion", "all_pages", "capture_agent_session", "capture_file", "capture_markdown",
     "capture_url", "create_bundle", "create_hub", "delete_doc", "digest", "digest_markdown", "dismiss_suggestion",
-    "doc_markdown", "first_h1", "history", "hub_info", "hub_markdown", "hub_urls", "import_export", "index_bundle",
+    "doc_markdown", "export_hub", "first_h1", "history", "hub_info", "hub_markdown", "hub_urls", "import_export", "import_folder", "index_bundle",
     "index_doc", "pages_on_topic", "read_agent_session", "read_doc", "recall", "related", "restore", "set_hub",
     "suggestions", "trash", "undelete", "update_doc", "use_hub", "version",
 ]

@@ -19,26 +19,31 @@ from ..web.templating import templates
 from ..web.urls import urls
 from ..web.validate import get_str, get_str_list, read_json
 
-CREATE_FIELDS = ("hub", "title", "description", "doc_ids")
+CREATE_FIELDS = ("hub", "title", "description", "doc_ids", "external_id")
 PATCH_FIELDS = ("title", "description", "doc_ids")
 
 _BUNDLE_FIELDS = dict(title={"type": "string", "maxLength": 500}, description={"type": ["string", "null"], "maxLength": 5000},
                       doc_ids={"type": ["array", "null"], "items": TEXT, "description": "docs of the hub, in reading order"})
 BUNDLE_REF = obj(["id", "url"], id=TEXT, url=TEXT)
+SAVED_BUNDLE = obj(["id", "url", "status"], id=TEXT, url=TEXT, status={"enum": ["created", "updated", "unchanged"]})
 
 
-@operation("Create a bundle: a reading order of a hub's docs", auth=True,
-           body=body_schema(["hub", "title"], hub={"type": "string", "examples": ["notes"]}, **_BUNDLE_FIELDS),
-           errors=(400, 401, 403, 404, 413), responses={201: json_response(BUNDLE_REF, "Created")})
+@operation("Create a bundle: a reading order of a hub's docs (with external_id: create or update)", auth=True,
+           body=body_schema(["hub", "title"], hub={"type": "string", "examples": ["notes"]}, **_BUNDLE_FIELDS,
+                            external_id={"type": ["string", "null"], "maxLength": 300,
+                                         "description": "an importer's id: saving it again updates the same bundle"}),
+           errors=(400, 401, 403, 404, 413),
+           responses={201: json_response(SAVED_BUNDLE, "Created"), 200: json_response(SAVED_BUNDLE, "Updated")})
 async def create_bundle(request: Request) -> Response:
     data = await read_json(request, fields=CREATE_FIELDS)
     hub = get_str(data, "hub", required=True)
     title = get_str(data, "title", required=True, max_len=MAX_TITLE, allow_empty=False).strip()
     description = get_str(data, "description", max_len=MAX_DESCRIPTION, default="")
     doc_ids = get_str_list(data, "doc_ids", default=[])
+    external_id = (get_str(data, "external_id", max_len=300) or "").strip() or None
     body = await bundles.create(app_state(request), credentials(request), urls(request), hub=hub, title=title,
-                                description=description, doc_ids=doc_ids)
-    return JSONResponse(body, status_code=201)
+                                description=description, doc_ids=doc_ids, external_id=external_id)
+    return JSONResponse(body, status_code=201 if body["status"] == "created" else 200)
 
 
 @operation("Change a bundle's title, description or members", auth=True, body=body_schema((), **_BUNDLE_FIELDS),

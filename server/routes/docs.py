@@ -20,7 +20,8 @@ from ..web.urls import urls
 from ..web.validate import get_bool, get_dict, get_str, get_str_list, read_json
 
 PATCH_FIELDS = ("title", "markdown", "hub", "source", "meta", "is_draft", "password", "allowed_emails")
-CREATE_FIELDS = (*PATCH_FIELDS, "external_id", "dedupe")
+CREATE_FIELDS = (*PATCH_FIELDS, "external_id", "dedupe", "password_hash")
+PRIVACY_FIELDS = ("is_draft", "password", "password_hash", "allowed_emails")
 ACCESS_FIELDS = ("email",)
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
@@ -39,7 +40,10 @@ CREATE_BODY = body_schema(["markdown"], **_DOC_FIELDS,
                           external_id={"type": ["string", "null"], "maxLength": 300,
                                        "description": "an importer's id: saving it again updates the same doc"},
                           dedupe={"type": ["boolean", "null"],
-                                  "description": "default true: the same title and body in a hub answer the existing doc"})
+                                  "description": "default true: the same title and body in a hub answer the existing doc"},
+                          password_hash={"type": ["string", "null"], "maxLength": 300,
+                                         "description": "instead of 'password': the argon2id hash an export carries "
+                                                        "(into a hub only)"})
 PATCH_BODY = body_schema((), **_DOC_FIELDS)
 SAVED = obj(["id", "url", "version", "status", "edit_token"], id=TEXT, url=TEXT, version={"type": "integer"},
             status={"enum": ["created", "exists", "updated", "unchanged", "deleted"]},
@@ -87,8 +91,10 @@ async def create_doc(request: Request) -> Response:
     if external_id is not None and not external_id.strip():
         external_id = None
     dedupe = get_bool(data, "dedupe", default=True)
+    password_hash = get_str(data, "password_hash", max_len=300) or None
     new = NewDoc(title=title, markdown=markdown, hub=hub, source=source, meta=meta, is_draft=is_draft,
-                 password=password, allowed_emails=emails, external_id=external_id, dedupe=dedupe)
+                 password=password, allowed_emails=emails, external_id=external_id, dedupe=dedupe,
+                 password_hash=password_hash, named=frozenset(f for f in PRIVACY_FIELDS if f in data))
     body = await docs.create(app_state(request), credentials(request), urls(request), new)
     return JSONResponse(body, status_code=201 if body["status"] == "created" else 200)
 

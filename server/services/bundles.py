@@ -27,19 +27,30 @@ async def _check_members(conn, hub_id: int, doc_ids: list[str]) -> list[str]:
 
 
 async def create(ctx: Context, credentials: Credentials, urls: Urls, *, hub: str, title: str,
-                 description: str, doc_ids: list[str]) -> dict[str, Any]:
-    """A bundle of the hub's docs in this order (owner token)."""
+                 description: str, doc_ids: list[str], external_id: str | None = None) -> dict[str, Any]:
+    """A bundle of the hub's docs in this order (owner token). With an importer's
+    `external_id`, the hub's live bundle known by it is set to this instead ("updated", or
+    "unchanged" when it already was)."""
     access = Access(ctx.limits, credentials)
-    bundle_id = new_id()
 
-    async def insert(conn):
+    async def save(conn):
         owned = await access.hub_owner(conn, hub)
-        await bundle_store.insert_bundle(conn, bundle_id, owned["id"], title, description,
-                                         await _check_members(conn, owned["id"], doc_ids))
+        members = await _check_members(conn, owned["id"], doc_ids)
+        existing = await bundle_store.find_by_external_id(conn, owned["id"], external_id) if external_id else None
+        if existing is None:
+            bundle_id = new_id()
+            await bundle_store.insert_bundle(conn, bundle_id, owned["id"], title, description, members, external_id)
+            return bundle_id, "created"
+        wanted = {"title": title, "description": description}
+        if wanted == {k: existing[k] for k in wanted} and list(existing["doc_ids"]) == members:
+            return existing["id"], "unchanged"
+        await bundle_store.update_bundle(conn, existing["id"], wanted, members)
+        return existing["id"], "updated"
 
-    await ctx.db.write(insert)
-    ctx.wake_worker()
-    return {"id": bundle_id, "url": urls.bundle(bundle_id)}
+    bundle_id, status = await ctx.db.write(save)
+    if status != "unchanged":
+        ctx.wake_worker()
+    return {"id": bundle_id, "url": urls.bundle(bundle_id), "status": status}
 
 
 async def _owned_bundle(conn, access: Access, bundle_id: str) -> dict[str, Any]:

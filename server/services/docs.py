@@ -12,7 +12,7 @@ from ..store import access as access_store
 from ..store import docs as doc_store
 from ..store import graph as graph_store
 from ..store import hubs as hub_store
-from ..tokens import hash_password, hash_token, looks_like_id, new_token
+from ..tokens import acceptable_password_hash, hash_password, hash_token, looks_like_id, new_token, verify_password
 from .access import Access, Credentials
 from .context import Context
 from .urls import Urls
@@ -35,6 +35,10 @@ class NewDoc:
     allowed_emails: list[str] = field(default_factory=list)
     external_id: str | None = None
     dedupe: bool = True
+    password_hash: str | None = None  # an export's argon2 hash, instead of a password
+    # the privacy fields the request named ("is_draft", "password", "password_hash",
+    # "allowed_emails"): an upsert by external_id sets these and leaves the others as they are
+    named: frozenset[str] = frozenset()
 
 
 def page_content(title: str | None, markdown: str, *, max_title: int,
@@ -90,21 +94,57 @@ async def create(ctx: Context, credentials: Credentials, urls: Urls, new: NewDoc
     hub's live doc that already holds this content."""
     if new.external_id is not None and not new.hub:
         raise ApiError(400, "missing_field", "'external_id' needs a 'hub': ids are unique per hub")
+    password_hash = _carried_hash(new) or (hash_password(new.password) if new.password else None)
     access = Access(ctx.limits, credentials)
-    password_hash = hash_password(new.password) if new.password else None
     edit_token = new_token("mwe")
 
     async def save(conn):
         hub = await access.hub_owner(conn, new.hub) if new.hub else None
+        privacy = await _named_privacy(conn, hub, new, password_hash)
         return await doc_store.save_doc(
             conn, hub_id=hub["id"] if hub else None, external_id=new.external_id, title=new.title,
             markdown=new.markdown, source=new.source, meta=new.meta, is_draft=new.is_draft,
             password_hash=password_hash, allowed_emails=new.allowed_emails,
-            edit_token_hash=hash_token(edit_token), via="owner" if hub else "anonymous", dedupe=new.dedupe)
+            edit_token_hash=hash_token(edit_token), via="owner" if hub else "anonymous", dedupe=new.dedupe,
+            privacy=privacy)
 
     doc, status = await ctx.db.write(save)
     ctx.wake_worker()
     return saved_json(urls, doc, status, edit_token)
+
+
+def _carried_hash(new: NewDoc) -> str | None:
+    """The argon2 hash an import carries, once it is one this server may check guesses with."""
+    if new.password_hash is None:
+        return None
+    if new.password:
+        raise BadRequest("invalid_field", "send 'password' or 'password_hash', not both")
+    if not new.hub:
+        raise BadRequest("missing_field", "'password_hash' needs a 'hub': it is for importing into a hub you own")
+    if not acceptable_password_hash(new.password_hash):
+        raise BadRequest("invalid_field", "'password_hash' must be an argon2id hash no costlier to check than this "
+                                          "server's own (as an export carries it)")
+    return new.password_hash
+
+
+async def _named_privacy(conn, hub: dict[str, Any] | None, new: NewDoc, password_hash: str | None) -> dict[str, Any]:
+    """The privacy columns an upsert by external_id sets (store/docs.py, upsert_external).
+    A password sent again as text keeps the doc's hash when it still matches: a fresh salt
+    would make every re-import a new version."""
+    if hub is None or new.external_id is None:
+        return {}
+    privacy: dict[str, Any] = {}
+    if "is_draft" in new.named:
+        privacy["is_draft"] = new.is_draft
+    if "allowed_emails" in new.named:
+        privacy["allowed_emails"] = new.allowed_emails
+    if new.named & {"password", "password_hash"}:
+        privacy["password_hash"] = password_hash
+        if new.password:
+            current = await doc_store.find_by_external_id(conn, hub["id"], new.external_id)
+            if current and current["password_hash"] and verify_password(current["password_hash"], new.password):
+                privacy["password_hash"] = current["password_hash"]
+    return privacy
 
 
 async def readable(ctx: Context, credentials: Credentials, doc_id: str) -> tuple[dict[str, Any], bool]:

@@ -7,6 +7,10 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from memorywiki.formats.hubfolder import own_id
+
+from .docs import SAVE_LOCK
+
 # The hash of what the bundle's vector is made from; the indexer compares it with embedded_hash.
 SET_SOURCE_HASH = "UPDATE bundles SET source_hash = bundle_source_hash(id) WHERE id = %s"
 
@@ -14,10 +18,10 @@ EDITABLE = ("title", "description")
 
 
 async def insert_bundle(conn: psycopg.AsyncConnection, bundle_id: str, hub_id: int, title: str,
-                        description: str, doc_ids: list[str]) -> None:
+                        description: str, doc_ids: list[str], external_id: str | None = None) -> None:
     await conn.execute(
-        "INSERT INTO bundles (id, hub_id, title, description) VALUES (%s, %s, %s, %s)",
-        (bundle_id, hub_id, title, description),
+        "INSERT INTO bundles (id, hub_id, title, description, external_id) VALUES (%s, %s, %s, %s, %s)",
+        (bundle_id, hub_id, title, description, external_id),
     )
     await replace_members(conn, bundle_id, doc_ids)
     await conn.execute(SET_SOURCE_HASH, (bundle_id,))
@@ -132,3 +136,45 @@ async def owner_bundle(conn: psycopg.AsyncConnection, bundle_id: str, token_hash
     if bundle is None:
         return None, []
     return bundle, await (await conn.execute(OWNER_MEMBERS, args)).fetchall()
+
+
+# A bundle an importer knows by its id, or by "memorywiki:<its id>" (as docs.LOCK_BY_EXTERNAL_ID);
+# live ones only: a deleted bundle is not brought back by an import, it is made again.
+LOCK_BY_EXTERNAL_ID = """
+SELECT b.id, b.hub_id, b.title, b.description,
+       coalesce((SELECT array_agg(bd.doc_id ORDER BY bd.position) FROM bundle_docs bd WHERE bd.bundle_id = b.id),
+                '{}') AS doc_ids
+FROM bundles b
+WHERE b.hub_id = %(hub)s AND b.deleted_at IS NULL
+  AND (b.external_id = %(key)s OR (b.id = %(own)s AND b.external_id IS NULL))
+ORDER BY b.external_id IS NULL
+LIMIT 1 FOR UPDATE OF b
+"""
+
+
+EXTERNAL_ID_LOCK_CLASS = 0x6D79  # beside docs' save locks (store/docs.py)
+
+
+async def find_by_external_id(conn: psycopg.AsyncConnection, hub_id: int, key: str) -> dict[str, Any] | None:
+    """The live bundle of the hub an importer knows by `key`, with its members in order,
+    row-locked for this transaction. The key stays locked until the transaction ends, so two
+    imports of one bundle at once never both make it."""
+    await conn.execute(SAVE_LOCK, (EXTERNAL_ID_LOCK_CLASS, f"{hub_id}:{key}"))
+    return await (await conn.execute(LOCK_BY_EXTERNAL_ID, {"hub": hub_id, "key": key, "own": own_id(key)})).fetchone()
+
+
+# The hub's live bundles, oldest first, and their members that are live docs, in order
+# (owner pool: private members too).
+HUB_BUNDLES_ALL = """
+SELECT b.id, b.title, b.description, b.external_id, b.created_at, b.updated_at,
+       coalesce((SELECT array_agg(bd.doc_id ORDER BY bd.position)
+                 FROM bundle_docs bd JOIN docs d ON d.id = bd.doc_id
+                 WHERE bd.bundle_id = b.id AND d.deleted_at IS NULL), '{}') AS doc_ids
+FROM bundles b
+WHERE b.hub_id = %s AND b.deleted_at IS NULL
+ORDER BY b.created_at, b.id
+"""
+
+
+async def hub_bundles(conn: psycopg.AsyncConnection, hub_id: int) -> list[dict[str, Any]]:
+    return await (await conn.execute(HUB_BUNDLES_ALL, (hub_id,))).fetchall()

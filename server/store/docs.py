@@ -15,6 +15,8 @@ import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
+from memorywiki.formats.hubfolder import OWN_ID, own_id
+
 from ..tokens import new_id, source_hash
 from .chunks import sync_chunks
 from .links import sync_links
@@ -43,10 +45,15 @@ FIND_ANY_DOC = sql.SQL("SELECT {columns} FROM docs WHERE id = %s").format(column
 FIND_DOC = sql.SQL(
     "SELECT {columns} FROM docs WHERE id = %s AND deleted_at IS NULL").format(columns=DOC_COLUMNS)
 
-# deleted ones too: a doc its owner deleted stays deleted on re-import
+# An importer id names a doc of the hub; so does "memorywiki:<its id>" (formats/hubfolder.py)
+# for a doc that has no importer id of its own: an export's page imported back into the hub
+# it came from. Deleted ones too: a doc its owner deleted stays deleted on re-import.
 LOCK_BY_EXTERNAL_ID = sql.SQL("""
 SELECT {columns} FROM docs
-WHERE hub_id IS NOT DISTINCT FROM %s AND external_id = %s FOR UPDATE""").format(columns=DOC_COLUMNS)
+WHERE hub_id IS NOT DISTINCT FROM %(hub)s
+  AND (external_id = %(key)s OR (id = %(own)s AND external_id IS NULL))
+ORDER BY external_id IS NULL
+LIMIT 1 FOR UPDATE""").format(columns=DOC_COLUMNS)
 
 NOTIFY_OWED = "SELECT pg_notify('memorywiki_owed', %s)"
 
@@ -91,7 +98,8 @@ async def find_any_doc(conn: psycopg.AsyncConnection, doc_id: str) -> dict[str, 
 
 async def find_by_external_id(conn: psycopg.AsyncConnection, hub_id: int | None,
                               external_id: str) -> dict[str, Any] | None:
-    return await (await conn.execute(LOCK_BY_EXTERNAL_ID, (hub_id, external_id))).fetchone()
+    return await (await conn.execute(LOCK_BY_EXTERNAL_ID, {"hub": hub_id, "key": external_id,
+                                                          "own": own_id(external_id)})).fetchone()
 
 
 PUBLIC_DOC = """
@@ -173,27 +181,37 @@ CONTENT_LOCK_CLASS = 0x6D77  # "mw"
 EXTERNAL_ID_LOCK_CLASS = 0x6D78
 
 
+PRIVACY_COLUMNS = ("is_draft", "password_hash", "allowed_emails")
+
+
 async def upsert_external(conn: psycopg.AsyncConnection, *, hub_id: int, external_id: str, title: str,
                           markdown: str, source: str | None, meta: dict, is_draft: bool,
-                          edit_token_hash: str, via: str = "owner") -> tuple[dict[str, Any], str]:
+                          edit_token_hash: str, via: str = "owner",
+                          privacy: dict[str, Any] | None = None) -> tuple[dict[str, Any], str]:
     """Create or update the doc an importer knows by `external_id`.
+
+    `privacy` holds the privacy columns the importer names (PRIVACY_COLUMNS): a new doc
+    gets them, an existing one is set to them; a column it leaves out keeps what the doc has,
+    so a re-imported conversation keeps the draft its owner made of it.
 
     Returns the row and "created", "updated", "unchanged" or "deleted" (a doc its owner
     deleted stays deleted: re-importing never resurrects it).
     """
+    privacy = {k: v for k, v in (privacy or {}).items() if k in PRIVACY_COLUMNS}
     # without it two imports of one conversation at once both find nothing and both insert
     await conn.execute(SAVE_LOCK, (EXTERNAL_ID_LOCK_CLASS, f"{hub_id}:{external_id}"))
     existing = await find_by_external_id(conn, hub_id, external_id)
     if existing is None:
         row = await insert_doc(conn, hub_id=hub_id, title=title, markdown=markdown, source=source,
-                               meta=meta, external_id=external_id, is_draft=is_draft,
-                               password_hash=None, allowed_emails=[], edit_token_hash=edit_token_hash,
+                               meta=meta, external_id=external_id, is_draft=privacy.get("is_draft", is_draft),
+                               password_hash=privacy.get("password_hash"),
+                               allowed_emails=privacy.get("allowed_emails", []), edit_token_hash=edit_token_hash,
                                via=via, action="import")
         return row, "created"
     if existing["deleted_at"] is not None:
         return existing, "deleted"
     updated = await update_doc(conn, existing, {"title": title, "markdown": markdown,
-                                                "source": source, "meta": meta}, via=via, action="import")
+                                                "source": source, "meta": meta, **privacy}, via=via, action="import")
     return updated, "updated" if updated["version"] != existing["version"] else "unchanged"
 
 
@@ -215,8 +233,10 @@ async def find_same_content(conn: psycopg.AsyncConnection, hub_id: int, title: s
 async def save_doc(conn: psycopg.AsyncConnection, *, hub_id: int | None, external_id: str | None,
                    title: str, markdown: str, source: str | None, meta: dict, is_draft: bool,
                    password_hash: str | None, allowed_emails: list[str],
-                   edit_token_hash: str, via: str, dedupe: bool = False) -> tuple[dict[str, Any], str]:
-    """Insert a doc, or upsert it when it carries an importer's external id in a hub.
+                   edit_token_hash: str, via: str, dedupe: bool = False,
+                   privacy: dict[str, Any] | None = None) -> tuple[dict[str, Any], str]:
+    """Insert a doc, or upsert it when it carries an importer's external id in a hub
+    (`privacy`: the privacy columns the upsert names, see upsert_external).
 
     With `dedupe`, a hub that already holds a live doc with the same title and body gets
     that doc back with the status "exists" (importers and hubless docs never dedupe).
@@ -224,7 +244,7 @@ async def save_doc(conn: psycopg.AsyncConnection, *, hub_id: int | None, externa
     if hub_id is not None and external_id:
         return await upsert_external(conn, hub_id=hub_id, external_id=external_id, title=title,
                                      markdown=markdown, source=source, meta=meta, is_draft=is_draft,
-                                     edit_token_hash=edit_token_hash, via=via)
+                                     edit_token_hash=edit_token_hash, via=via, privacy=privacy)
     if hub_id is not None and dedupe:
         existing = await find_same_content(conn, hub_id, title, markdown)
         if existing is not None:
@@ -233,3 +253,62 @@ async def save_doc(conn: psycopg.AsyncConnection, *, hub_id: int | None, externa
                            external_id=external_id, is_draft=is_draft, password_hash=password_hash,
                            allowed_emails=allowed_emails, edit_token_hash=edit_token_hash, via=via)
     return row, "created"
+
+
+# ---- a hub taken out as files, and what an import asks first ---------------------------
+
+# Every live doc of the hub (drafts and private ones too: callers proved the owner token),
+# oldest first: the order its files are named in, so names are the same on every run.
+EXPORT_TITLES = """
+SELECT id, title, is_draft, password_hash IS NOT NULL AS has_password,
+       cardinality(allowed_emails) > 0 AS has_people
+FROM docs
+WHERE hub_id = %s AND deleted_at IS NULL
+ORDER BY created_at, id
+"""
+
+EXPORT_BATCH = """
+SELECT id, title, markdown, source, meta, external_id, is_draft, password_hash, allowed_emails,
+       version, created_at, updated_at
+FROM docs
+WHERE hub_id = %(hub)s AND deleted_at IS NULL AND (created_at, id) > (%(after_at)s, %(after_id)s)
+ORDER BY created_at, id
+LIMIT %(limit)s
+"""
+
+
+async def export_titles(conn: psycopg.AsyncConnection, hub_id: int) -> list[dict[str, Any]]:
+    """(id, title, and which gates apply) of every live doc of the hub, oldest first (owner pool)."""
+    return await (await conn.execute(EXPORT_TITLES, (hub_id,))).fetchall()
+
+
+async def export_batch(conn: psycopg.AsyncConnection, hub_id: int, after: tuple[Any, str] | None,
+                       limit: int) -> list[dict[str, Any]]:
+    """The next `limit` live docs of the hub after `after` ((created_at, id) of the last one
+    read), whole, privacy columns included (owner pool)."""
+    after_at, after_id = after or ("-infinity", "")
+    return await (await conn.execute(EXPORT_BATCH, {"hub": hub_id, "after_at": after_at, "after_id": after_id,
+                                                    "limit": limit})).fetchall()
+
+
+# Which of these importer ids name a doc of the hub (by LOCK_BY_EXTERNAL_ID's rule).
+LOOKUP_EXTERNAL = """
+SELECT k.key AS external_id, d.id, d.deleted_at IS NOT NULL AS deleted, d.source_hash, d.source, d.meta,
+       d.is_draft, d.password_hash, d.allowed_emails
+FROM unnest(%(keys)s::text[]) AS k(key)
+CROSS JOIN LATERAL (
+    SELECT id, deleted_at, source_hash, source, meta, is_draft, password_hash, allowed_emails FROM docs
+    WHERE hub_id = %(hub)s
+      AND (external_id = k.key
+           OR (starts_with(k.key, %(prefix)s) AND id = substr(k.key, %(skip)s) AND external_id IS NULL))
+    ORDER BY external_id IS NULL
+    LIMIT 1
+) d
+"""
+
+
+async def lookup_external(conn: psycopg.AsyncConnection, hub_id: int, keys: list[str]) -> list[dict[str, Any]]:
+    """For each of `keys` that names a doc of the hub: its id, whether it is deleted, and what
+    an import would set (source_hash, source, meta and the privacy columns)."""
+    return await (await conn.execute(LOOKUP_EXTERNAL, {"hub": hub_id, "keys": keys, "prefix": OWN_ID,
+                                                       "skip": len(OWN_ID) + 1})).fetchall()

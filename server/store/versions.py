@@ -41,3 +41,17 @@ async def last_live_version(conn: psycopg.AsyncConnection, doc_id: str) -> int |
     row = await (await conn.execute(
         "SELECT max(version) AS version FROM doc_versions WHERE doc_id = %s AND NOT deleted", (doc_id,))).fetchone()
     return row["version"]
+
+
+ALL_VERSIONS = """
+SELECT doc_id, version, saved_at, title, markdown, meta, source, saved_via, saved_action, restored_from, deleted
+FROM doc_versions
+WHERE doc_id = ANY(%s)
+ORDER BY doc_id, version
+"""
+
+
+async def all_versions(conn: psycopg.AsyncConnection, doc_ids: list[str]) -> list[dict[str, Any]]:
+    """Every earlier version of these docs with its text, by doc then oldest first (owner
+    pool: the caller proved it may read them)."""
+    return await (await conn.execute(ALL_VERSIONS, (doc_ids,))).fetchall()
