@@ -94,7 +94,9 @@ class Settings:
 
     section("Local model")
     local_model_dir: str | None = setting(None, "MEMORYWIKI_LOCAL_MODEL",
-                                          "a sentence-transformers model directory; unset: all-MiniLM-L6-v2")
+                                          "a sentence-transformers model directory (BERT body, any tokenizer): "
+                                          "a multilingual one such as paraphrase-multilingual-MiniLM-L12-v2 "
+                                          "for pages not in English; unset: all-MiniLM-L6-v2 (English)")
     local_backend: str = setting("auto", "MEMORYWIKI_LOCAL_BACKEND",
                                  "auto, onnx or torch (auto: ONNX Runtime when installed)",
                                  choices=("auto", "onnx", "torch"))

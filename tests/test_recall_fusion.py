@@ -107,3 +107,41 @@ def test_an_unknown_fusion_is_refused_naming_the_allowed_ones(client, zoo, fusio
     assert error["code"] in ("unknown_fusion", "invalid_field")
     if error["code"] == "unknown_fusion":
         assert "zscore" in error["message"] and "rrf" in error["message"]
+
+
+# Arabic notes about cities. An English embedder reads no Arabic: every note written only in
+# Arabic lands on one point, the question's, and only the note that also carries a year (digits it
+# can read) lands elsewhere. Full text reads the Arabic and finds the one note on the Nile.
+ARABIC_NOTES = {
+    "القاهرة": "تقع مدينة القاهرة على ضفاف نهر النيل، وقد بنيت عام 969.",
+    "دمشق": "مدينة دمشق من أقدم المدن المأهولة في العالم، وفيها الجامع الأموي.",
+    "بغداد": "مدينة بغداد أسسها الخليفة المنصور على ضفاف نهر دجلة.",
+    "الرباط": "مدينة الرباط عاصمة المغرب، وتطل على المحيط الأطلسي.",
+    "تونس": "مدينة تونس قريبة من آثار قرطاج القديمة وميناء حلق الوادي.",
+    "عمان": "مدينة عمان بنيت على سبعة جبال، وهي عاصمة الأردن.",
+    "حلب": "مدينة حلب مشهورة بقلعتها وأسواقها القديمة المسقوفة.",
+    "بيروت": "مدينة بيروت ميناء على البحر المتوسط وعاصمة لبنان.",
+}
+ARABIC_QUESTION = "أي مدينة تقع على ضفاف نهر النيل"
+
+
+@pytest.mark.parametrize("level", ["chunk", "doc"])
+def test_hybrid_leans_on_full_text_when_the_vectors_are_blind(client, level):
+    r = client.post("/api/hubs", json={"slug": "cities"})
+    headers = {"Authorization": f"Bearer {r.json()['owner_token']}"}
+    ids = {}
+    for title, markdown in ARABIC_NOTES.items():
+        r = client.post("/api/docs", json={"title": title, "markdown": markdown, "hub": "cities"}, headers=headers)
+        assert r.status_code == 201, r.text
+        ids[title] = r.json()["id"]
+    wait_indexed(client, ids.values())
+
+    def ask_cities(**body):
+        r = client.post("/api/hub/cities/recall", json={"question": ARABIC_QUESTION, "level": level, "k": 3, **body})
+        assert r.status_code == 200, r.text
+        return r.json()["results"]
+
+    cairo = ids["القاهرة"]
+    assert ask_cities(hybrid=False)[0]["doc_id"] != cairo  # the vectors alone miss it
+    hybrid = ask_cities()
+    assert hybrid[0]["doc_id"] == cairo and hybrid[0]["fts_rank"] == 1

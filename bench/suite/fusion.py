@@ -264,6 +264,42 @@ def sample(queries: list[Query], n: int, seed: int = 25) -> list[Query]:
     return [queries[i] for i in picked]
 
 
+def cut(col: Collection, questions: int, docs: int) -> tuple[Collection, list[Query]]:
+    """The collection cut to about `docs` docs, and its sampled questions. LoCoMo keeps whole
+    conversations (hubs), the first ones while their sessions hold about `docs` chunks (at most
+    600 characters of chat a chunk), and asks only their questions; the others keep every doc a
+    sampled question judges, then the first docs in the corpus's order up to `docs` (the
+    distractors)."""
+    if docs <= 0:
+        return col, sample(col.queries, questions)
+    if len({d.hub for d in col.docs}) > 1:
+        size: dict[str, int] = {}
+        for d in col.docs:
+            size[d.hub] = size.get(d.hub, 0) + len(d.markdown)
+        hubs, total = [], 0
+        for hub, chars in size.items():
+            if hubs and total + chars > docs * 600:
+                break
+            hubs.append(hub)
+            total += chars
+        kept = Collection(col.name, col.language, [d for d in col.docs if d.hub in hubs],
+                          [q for q in col.queries if q.hub in hubs], col.metric_note)
+        return kept, sample(kept.queries, questions)
+    if len(col.docs) <= docs:
+        return col, sample(col.queries, questions)
+    asked = sample(col.queries, questions)
+    wanted = {key for q in asked for key in q.relevant}
+    keep = [d for d in col.docs if d.key in wanted]
+    for d in col.docs:
+        if len(keep) >= docs:
+            break
+        if d.key not in wanted:
+            keep.append(d)
+    order = {d.key: i for i, d in enumerate(col.docs)}
+    keep.sort(key=lambda d: order[d.key])
+    return Collection(col.name, col.language, keep, asked, col.metric_note), asked
+
+
 async def capture(client: httpx.AsyncClient, cols: list[Collection]) -> dict[str, Doc]:
     """Every collection's docs into their hubs; the server's doc id -> Doc."""
     by_id: dict[str, Doc] = {}
@@ -334,7 +370,8 @@ async def _main(args: argparse.Namespace, pg: Postgres) -> None:
         log(f"[fusion] skipped {why}")
     if not cols:
         raise SystemExit(2)
-    asked = {c.name: sample(c.queries, args.questions) for c in cols}
+    cols, samples = zip(*(cut(c, args.questions, args.docs) for c in cols))
+    asked = {c.name: qs for c, qs in zip(cols, samples)}
     url = pg.fresh("bench_fusion")
     logs = args.out / ".logs"
     results: dict[tuple[str, str], list[float]] = {}
@@ -423,6 +460,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--collections", default=",".join(COLLECTIONS),
                         help=f"comma-separated, of: {', '.join(COLLECTIONS)} (default: all)")
     parser.add_argument("--questions", type=int, default=300, help="questions sampled per collection (default 300)")
+    parser.add_argument("--docs", type=int, default=0,
+                        help="cut each collection to about this many docs: the sampled questions' judged docs, then "
+                             "the first others (LoCoMo: whole conversations); 0 = every doc (default)")
     parser.add_argument("--data", type=Path, default=SHARED_DATA, help="folder holding scifact/ and locomo/")
     parser.add_argument("--raw", type=Path, default=RAW_DATA,
                         help="folder of the raw Cranfield, CISI and SQuAD-layout files (MEMORYWIKI_BENCH_RAW)")

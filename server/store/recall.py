@@ -76,7 +76,24 @@ fused AS (
     CROSS JOIN weights w
 )"""
 
-WEIGHTS = "SELECT 1.0::float8 AS vector, 1.0::float8 AS fts"
+# How clearly a ranker singles out its best candidate: its top score's distance above the rest
+# of its pool, in standard deviations of the rest (Grubbs' outlier statistic). A ranker blind to
+# a question (an English embedder on Arabic text, full text on a paraphrase) has a pool of
+# look-alikes whose top barely stands out; a ranker that found the answer has one that does.
+# Each ranker weighs by its standout over the larger of the two, so the clearer ranker counts
+# fully and a blind one little; a pool of fewer than 3, or of equal scores, weighs as before (1).
+STANDOUT = """(
+    SELECT CASE WHEN count(*) >= 3 AND stddev_pop({score}) FILTER (WHERE rank > 1) > 0
+                THEN (max({score}) - avg({score}) FILTER (WHERE rank > 1))
+                     / stddev_pop({score}) FILTER (WHERE rank > 1) END
+    FROM {pool})"""
+WEIGHTS = f"""
+    SELECT CASE WHEN s.vector IS NULL OR s.fts IS NULL OR greatest(s.vector, s.fts) <= 0 THEN 1.0::float8
+                ELSE s.vector / greatest(s.vector, s.fts) END AS vector,
+           CASE WHEN s.vector IS NULL OR s.fts IS NULL OR greatest(s.vector, s.fts) <= 0 THEN 1.0::float8
+                ELSE s.fts / greatest(s.vector, s.fts) END AS fts
+    FROM (SELECT {STANDOUT.replace("{score}", "similarity").replace("{pool}", "vec")} AS vector,
+                 {STANDOUT.replace("{score}", "score").replace("{pool}", "fts")} AS fts) s"""
 
 # Reciprocal Rank Fusion as the seeds define it: 1 / (60 + rank) in each ranker's top k*4, summed.
 RRF_K = 60
