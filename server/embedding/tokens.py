@@ -1,13 +1,12 @@
 """How many tokens a text costs the model that reads it: an estimate, for recall's token budget.
 
 Estimated, not counted with the embedder's tokenizer: the model a caller pastes the results into
-is not the embedder, so the embedder's exact word pieces are no truer a count for it, and counting
-them at recall costs about five times the CPU of this estimate, as much again as the recall
-statement for five chunks (bench/results/fusion.md, "Token counts"); the estimate also stays the
-same when the embedder changes. The rule: a
-word of letters or digits counts one token per five characters (rounded up), each Han, Kana or
-Hangul character one (those scripts have no spaces and tokenizers give them about one token a
-character), each punctuation mark or symbol one. On English it comes out a little above the
+is not the embedder, so the embedder's exact word pieces are no truer a count for it, counting
+them at recall costs more CPU than the recall statement itself, and the estimate stays the same
+when the embedder changes (docs/retrieval.md). The rule: a word of letters or digits counts one
+token per five characters (rounded up), each Han, Kana or Hangul character one (those scripts
+have no spaces and tokenizers give them about one token a character), each punctuation mark or
+symbol one. On English it comes out a little above the
 default model's word pieces, so a budget errs on the side of fitting.
 """
 
