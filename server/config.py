@@ -88,6 +88,11 @@ class Settings:
                                          secret=True)
     openai_base_url: str | None = setting(None, "OPENAI_BASE_URL",
                                           "an OpenAI-compatible endpoint (Ollama, vLLM, TEI...); unset: OpenAI's")
+    embedder_scripts: str = setting("auto", "MEMORYWIKI_EMBEDDER_SCRIPTS",
+                                    "which scripts the embedder reads: latin (hybrid recall of a question mostly "
+                                    "in another script ranks by full text), all, or auto (latin for the English "
+                                    "sentence-transformers models such as all-MiniLM-L6-v2, else all)",
+                                    choices=("auto", "latin", "all"))
     embed_batch: int = setting(128, "MEMORYWIKI_EMBED_BATCH", "texts per embedding request")
     embed_timeout: float = setting(30.0, "MEMORYWIKI_EMBED_TIMEOUT", "seconds an embedding request may take")
     embed_max_retries: int = setting(2, "MEMORYWIKI_EMBED_RETRIES", "retries of a failed embedding request")

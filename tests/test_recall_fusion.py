@@ -126,7 +126,8 @@ ARABIC_QUESTION = "أي مدينة تقع على ضفاف نهر النيل"
 
 
 @pytest.mark.parametrize("level", ["chunk", "doc"])
-def test_hybrid_leans_on_full_text_when_the_vectors_are_blind(client, level):
+def test_hybrid_leans_on_full_text_when_the_embedder_cannot_read_the_question(make_client, level):
+    client = make_client(embedder_scripts="latin")  # the test embedder reads only [a-z0-9]
     r = client.post("/api/hubs", json={"slug": "cities"})
     headers = {"Authorization": f"Bearer {r.json()['owner_token']}"}
     ids = {}
@@ -136,12 +137,42 @@ def test_hybrid_leans_on_full_text_when_the_vectors_are_blind(client, level):
         ids[title] = r.json()["id"]
     wait_indexed(client, ids.values())
 
-    def ask_cities(**body):
-        r = client.post("/api/hub/cities/recall", json={"question": ARABIC_QUESTION, "level": level, "k": 3, **body})
+    def ask_cities(question=ARABIC_QUESTION, **body):
+        r = client.post("/api/hub/cities/recall", json={"question": question, "level": level, "k": 3, **body})
         assert r.status_code == 200, r.text
-        return r.json()["results"]
+        return r.json()
 
     cairo = ids["القاهرة"]
-    assert ask_cities(hybrid=False)[0]["doc_id"] != cairo  # the vectors alone miss it
+    assert ask_cities(hybrid=False)["results"][0]["doc_id"] != cairo  # the vectors alone miss it
     hybrid = ask_cities()
-    assert hybrid[0]["doc_id"] == cairo and hybrid[0]["fts_rank"] == 1
+    assert hybrid["mode"] == "hybrid" and "Latin" in hybrid["vector_note"]
+    assert hybrid["results"][0]["doc_id"] == cairo and hybrid["results"][0]["fts_rank"] == 1
+    # a question in the embedder's script is fused as usual
+    latin = ask_cities("cairo 969")
+    assert "vector_note" not in latin and latin["results"][0]["doc_id"] == cairo
+
+
+@pytest.mark.parametrize(("scripts", "question", "read"), [
+    ("latin", "which city lies on the Nile", True),
+    ("latin", "أي مدينة تقع على ضفاف نهر النيل", False),
+    ("latin", "猫咪 阳光", False),
+    ("latin", "고양이는 로켓", False),
+    ("latin", "Café crème brûlée à Paris", True),
+    ("latin", "what is 猫", True),  # mostly Latin letters
+    ("latin", "2019 !!", True),  # no letters: nothing to be blind to
+    ("all", "أي مدينة تقع على ضفاف نهر النيل", True),
+])
+def test_which_questions_an_embedder_reads(scripts, question, read):
+    from memorywiki.server.embedding.scripts import reads
+
+    assert reads(scripts, question) is read
+
+
+def test_the_english_models_read_latin_and_any_other_model_all():
+    from memorywiki.server.embedding.scripts import embedder_scripts
+
+    assert embedder_scripts("auto", "local:all-MiniLM-L6-v2") == "latin"
+    assert embedder_scripts("auto", "local:all-MiniLM-L6-v2-int8") == "latin"
+    assert embedder_scripts("auto", "local:paraphrase-multilingual-MiniLM-L12-v2") == "all"
+    assert embedder_scripts("auto", "openai:text-embedding-3-small") == "all"
+    assert embedder_scripts("latin", "openai:text-embedding-3-small") == "latin"

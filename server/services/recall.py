@@ -9,6 +9,7 @@ from typing import Any
 
 from ..embedding.base import EmbedderError
 from ..embedding.rerank import RerankError
+from ..embedding.scripts import embedder_scripts, reads
 from ..embedding.tokens import estimate_tokens
 from ..errors import ApiError, unknown_hub
 from ..store import recall
@@ -212,6 +213,9 @@ async def answer(ctx: Context, urls: Urls, q: Question, phases: Phases | None = 
     dim = space[1] if qvec is not None else None
 
     query = dict(hub_id=hub["id"], question=question, k=n, qvec=qvec, dim=dim)
+    # an embedder that cannot read the question's script ranks chance: full text alone ranks
+    blind = (qvec is not None and hybrid and level != "bundle"
+             and not reads(embedder_scripts(settings.embedder_scripts, ctx.embedder.name), question))
     with phases.span("recall", "the recall statement"):
         async with ctx.db.public.connection() as conn:
             if level == "bundle":
@@ -219,7 +223,7 @@ async def answer(ctx: Context, urls: Urls, q: Question, phases: Phases | None = 
             else:
                 rows = await (recall.recall_chunks if level == "chunk" else recall.recall_docs)(
                     conn, **query, hybrid=hybrid, k1=settings.bm25_k1, b=settings.bm25_b, fts=fts,
-                    fusion=q.fusion)
+                    fusion=q.fusion, vector_weight=0.0 if blind else 1.0)
     results = _results(urls, level, rows, q.fusion)
     rerank_note = ""
     if q.rerank:
@@ -248,6 +252,8 @@ async def answer(ctx: Context, urls: Urls, q: Question, phases: Phases | None = 
         body["max_tokens"] = q.max_tokens
     if why_not:
         body["vector_note"] = why_not
+    elif blind and q.fusion == "zscore":
+        body["vector_note"] = "the embedder reads Latin script only: ranked by full text"
     if q.rerank:
         body["reranked"] = not rerank_note
         if rerank_note:

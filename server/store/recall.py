@@ -56,7 +56,7 @@ fts AS (   -- OFFSET 0 keeps the doc_id lookup a primary-key probe per candidate
 
 # The default fusion: a ranker's score above its pool's floor, in standard deviations of the
 # pool (a lone candidate, or a pool of equal scores, counts 1; absent from a pool counts 0),
-# weighed by how clearly that ranker singles out its best candidates (WEIGHTS), summed.
+# weighed (WEIGHTS) and summed.
 ZSCORE = """,
 vz AS (SELECT vec.*, CASE WHEN stddev_pop(similarity) OVER () > 0
                           THEN (similarity - min(similarity) OVER ()) / stddev_pop(similarity) OVER ()
@@ -76,24 +76,9 @@ fused AS (
     CROSS JOIN weights w
 )"""
 
-# How clearly a ranker singles out its best candidate: its top score's distance above the rest
-# of its pool, in standard deviations of the rest (Grubbs' outlier statistic). A ranker blind to
-# a question (an English embedder on Arabic text, full text on a paraphrase) has a pool of
-# look-alikes whose top barely stands out; a ranker that found the answer has one that does.
-# Each ranker weighs by its standout over the larger of the two, so the clearer ranker counts
-# fully and a blind one little; a pool of fewer than 3, or of equal scores, weighs as before (1).
-STANDOUT = """(
-    SELECT CASE WHEN count(*) >= 3 AND stddev_pop({score}) FILTER (WHERE rank > 1) > 0
-                THEN (max({score}) - avg({score}) FILTER (WHERE rank > 1))
-                     / stddev_pop({score}) FILTER (WHERE rank > 1) END
-    FROM {pool})"""
-WEIGHTS = f"""
-    SELECT CASE WHEN s.vector IS NULL OR s.fts IS NULL OR greatest(s.vector, s.fts) <= 0 THEN 1.0::float8
-                ELSE s.vector / greatest(s.vector, s.fts) END AS vector,
-           CASE WHEN s.vector IS NULL OR s.fts IS NULL OR greatest(s.vector, s.fts) <= 0 THEN 1.0::float8
-                ELSE s.fts / greatest(s.vector, s.fts) END AS fts
-    FROM (SELECT {STANDOUT.replace("{score}", "similarity").replace("{pool}", "vec")} AS vector,
-                 {STANDOUT.replace("{score}", "score").replace("{pool}", "fts")} AS fts) s"""
+# Full text always counts fully; the vectors count fully too, unless the embedder cannot read
+# the question's script (server/embedding/scripts.py): then 0, and full text alone ranks.
+WEIGHTS = "SELECT %(vector_weight)s::float8 AS vector, 1.0::float8 AS fts"
 
 # Reciprocal Rank Fusion as the seeds define it: 1 / (60 + rank) in each ranker's top k*4, summed.
 RRF_K = 60
@@ -315,8 +300,10 @@ async def hub_and_fulltext(conn: psycopg.AsyncConnection, *, slug: str, model: s
 
 def fused_query(level: str, *, hub_id: int, question: str, k: int, qvec: list[float] | None, dim: int | None,
                 hybrid: bool, k1: float, b: float, fts: FulltextCandidates | None = None,
-                fusion: str = "zscore") -> tuple[sql.Composed, dict[str, Any]]:
-    """The statement and parameters of a recall (recall_chunks / recall_docs run them)."""
+                fusion: str = "zscore", vector_weight: float = 1.0) -> tuple[sql.Composed, dict[str, Any]]:
+    """The statement and parameters of a recall (recall_chunks / recall_docs run them).
+    `vector_weight`: the vectors' say in the z-score fusion (0: the embedder cannot read the
+    question; RRF ignores it, being the seeds' recipe)."""
     use_vec = qvec is not None and dim is not None
     n = pool_size(level, k, hybrid and use_vec, fusion)
     read_before = fts is not None and hybrid and use_vec
@@ -325,6 +312,7 @@ def fused_query(level: str, *, hub_id: int, question: str, k: int, qvec: list[fl
         # as a pgvector Vector (sent in binary), not a list of 384 floats each dumped as text
         "qvec": Vector(qvec) if use_vec else None,
         "n_fts": n if hybrid or not use_vec else 0,
+        "vector_weight": float(vector_weight),
     }
     if read_before:
         params["fts_ids"], params["fts_scores"] = fts
