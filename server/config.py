@@ -89,9 +89,8 @@ class Settings:
     openai_base_url: str | None = setting(None, "OPENAI_BASE_URL",
                                           "an OpenAI-compatible endpoint (Ollama, vLLM, TEI...); unset: OpenAI's")
     embedder_scripts: str = setting("auto", "MEMORYWIKI_EMBEDDER_SCRIPTS",
-                                    "which scripts the embedder reads: latin (hybrid recall of a question mostly "
-                                    "in another script ranks by full text), all, or auto (latin for the English "
-                                    "sentence-transformers models such as all-MiniLM-L6-v2, else all)",
+                                    "scripts the embedder reads: latin, all, or auto (latin for English models "
+                                    "like all-MiniLM-L6-v2)",
                                     choices=("auto", "latin", "all"))
     embed_batch: int = setting(128, "MEMORYWIKI_EMBED_BATCH", "texts per embedding request")
     embed_timeout: float = setting(30.0, "MEMORYWIKI_EMBED_TIMEOUT", "seconds an embedding request may take")
@@ -99,9 +98,8 @@ class Settings:
 
     section("Local model")
     local_model_dir: str | None = setting(None, "MEMORYWIKI_LOCAL_MODEL",
-                                          "a sentence-transformers model directory (BERT body, any tokenizer): "
-                                          "a multilingual one such as paraphrase-multilingual-MiniLM-L12-v2 "
-                                          "for pages not in English; unset: all-MiniLM-L6-v2 (English)")
+                                          "a sentence-transformers model directory, BERT body, any tokenizer; "
+                                          "unset: all-MiniLM-L6-v2 (English)")
     local_backend: str = setting("auto", "MEMORYWIKI_LOCAL_BACKEND",
                                  "auto, onnx or torch (auto: ONNX Runtime when installed)",
                                  choices=("auto", "onnx", "torch"))
