@@ -104,7 +104,7 @@ def _scores(r: dict) -> str:
     parts = []
     score = r.get("score", r.get("rrf_score"))  # an older server sends only rrf_score
     if score is not None:
-        parts.append(f"score {float(score):.2f}")
+        parts.append(f"rrf {float(score):.4f}" if "rrf_score" in r and "score" in r else f"score {float(score):.2f}")
     if r.get("vector_rank") is not None:
         parts.append(f"vector #{r['vector_rank']}")
     if r.get("fts_rank") is not None:
@@ -123,7 +123,12 @@ def recall_mode_line(data: dict) -> str | None:
     note = data.get("vector_note")
     if not mode and not note:
         return None
-    return f"mode: {mode or '?'}" + (f" ({note})" if note else "")
+    line = f"mode: {mode or '?'}"
+    if mode == "hybrid" and data.get("fusion"):
+        line += f", {data['fusion']} fusion"
+    if data.get("tokens") is not None:
+        line += f", {data['tokens']} tokens" + (f" of at most {data['max_tokens']}" if data.get("max_tokens") else "")
+    return line + (f" ({note})" if note else "")
 
 
 def render_recall(data: dict, level: str) -> None:

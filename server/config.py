@@ -88,13 +88,18 @@ class Settings:
                                          secret=True)
     openai_base_url: str | None = setting(None, "OPENAI_BASE_URL",
                                           "an OpenAI-compatible endpoint (Ollama, vLLM, TEI...); unset: OpenAI's")
+    embedder_scripts: str = setting("auto", "MEMORYWIKI_EMBEDDER_SCRIPTS",
+                                    "scripts the embedder reads: latin, all, or auto (latin for English models "
+                                    "like all-MiniLM-L6-v2)",
+                                    choices=("auto", "latin", "all"))
     embed_batch: int = setting(128, "MEMORYWIKI_EMBED_BATCH", "texts per embedding request")
     embed_timeout: float = setting(30.0, "MEMORYWIKI_EMBED_TIMEOUT", "seconds an embedding request may take")
     embed_max_retries: int = setting(2, "MEMORYWIKI_EMBED_RETRIES", "retries of a failed embedding request")
 
     section("Local model")
     local_model_dir: str | None = setting(None, "MEMORYWIKI_LOCAL_MODEL",
-                                          "a sentence-transformers model directory; unset: all-MiniLM-L6-v2")
+                                          "a sentence-transformers model directory, BERT body, any tokenizer; "
+                                          "unset: all-MiniLM-L6-v2 (English)")
     local_backend: str = setting("auto", "MEMORYWIKI_LOCAL_BACKEND",
                                  "auto, onnx or torch (auto: ONNX Runtime when installed)",
                                  choices=("auto", "onnx", "torch"))

@@ -60,6 +60,7 @@ def test_render_all_tools(tool):
             assert "memorywiki capture --title '<title>' - <<'MEMORYWIKI_EOF'" in content
             assert "memorywiki update '<id>' --section" in content and "printf" not in content
         assert "memorywiki recall '<question>' --hybrid --json" in content
+        assert "`--max-tokens N`" in content and "`--fusion rrf`" in content
         assert f"--agent {tool}" in content
         assert not re.search(r"\$[0-9]", content)  # Claude Code would substitute $0/$1
         assert "!`" not in content  # Claude Code would run it as a shell command
@@ -100,3 +101,16 @@ def test_render_specifics():
     assert "/run" in aider and "memory.wiki capture" in aider
     assert parse_version("codex-cli 0.116.0-alpha.2") == (0, 116, 0)
     assert parse_version("nothing") is None
+
+
+def test_the_recall_flags_the_skill_names_are_the_clis():
+    """The skill tells an agent to pass --max-tokens and --fusion: the CLI takes them."""
+    from typer.testing import CliRunner
+
+    from memorywiki.cli.main import app
+
+    skill = render("claude-code")[".claude/skills/memory-wiki/SKILL.md"]
+    named = set(re.findall(r"`(--[a-z-]+)(?: [A-Za-z]+)?`", skill.split("### recall", 1)[1].split("### ", 1)[0]))
+    assert {"--max-tokens", "--fusion"} <= named
+    shown = CliRunner().invoke(app, ["recall", "--help"], env={"COLUMNS": "200"}).output
+    assert all(flag in shown for flag in named | {"--hybrid", "--json"}), (named, shown)

@@ -492,7 +492,7 @@ def test_recall_says_which_search_ran_and_why_vectors_were_not_used(env, embeddi
     assert data["mode"] == "fulltext" and data["vector_note"]
     shown = run("recall", "zebras migrate").stdout
     assert "Zebra migration" in shown
-    assert shown.rstrip().splitlines()[-1] == f"mode: fulltext ({data['vector_note']})"
+    assert shown.rstrip().splitlines()[-1] == f"mode: fulltext, {data['tokens']} tokens ({data['vector_note']})"
 
 
 def test_recall_shows_the_mode_when_vectors_were_used(env):
@@ -500,7 +500,25 @@ def test_recall_shows_the_mode_when_vectors_were_used(env):
     url = capture(env, "# Kettle descaling\n\nVinegar removes limescale from a kettle.\n")
     run("embed", doc_id(url))
     shown = run("recall", "limescale").stdout
-    assert shown.rstrip().splitlines()[-1] == "mode: hybrid"
+    tokens = json.loads(run("recall", "limescale", "--json").stdout)["tokens"]
+    assert shown.rstrip().splitlines()[-1] == f"mode: hybrid, zscore fusion, {tokens} tokens"
+
+
+def test_recall_passes_the_fusion_and_the_token_budget(env):
+    make_hub(env)
+    url = capture(env, "# Kettle descaling\n\nVinegar removes limescale from a kettle.\n\n"
+                       "# Tea\n\nLimescale spoils the taste of tea.\n")
+    run("embed", doc_id(url))
+    rrf = json.loads(run("recall", "limescale kettle", "--fusion", "rrf", "--json").stdout)
+    assert rrf["fusion"] == "rrf" and rrf["results"] and all("rrf_score" in r for r in rrf["results"])
+    assert "rrf fusion" in run("recall", "limescale kettle", "--fusion", "rrf").stdout.rstrip().splitlines()[-1]
+    first = rrf["results"][0]["tokens"]
+    budgeted = json.loads(run("recall", "limescale kettle", "--max-tokens", str(first), "--fusion", "rrf",
+                              "--json").stdout)
+    assert [r["chunk_id"] for r in budgeted["results"]] == [rrf["results"][0]["chunk_id"]]
+    assert budgeted["tokens"] == first and budgeted["max_tokens"] == first
+    assert run("recall", "limescale", "--max-tokens", "0", ok=False).exit_code != 0
+    assert run("recall", "limescale", "--fusion", "combsum", ok=False).exit_code != 0
 
 
 def test_recall_errors_are_one_line(env):

@@ -452,3 +452,19 @@ def test_the_quantizer_filter_drops_only_its_advice_and_leaves_the_root_logger_a
         logging.getLogger("memorywiki.test").warning("something else")
     assert root.handlers == handlers and not root.filters
     assert [r.getMessage() for r in caplog.records] == ["something else"]
+
+
+async def test_a_multilingual_model_with_a_sentencepiece_tokenizer_runs_on_onnx(tmp_path):
+    """paraphrase-multilingual-MiniLM-L12-v2's shape: a BERT body under XLM-R's SentencePiece
+    tokenizer (<s> ... </s>, <pad> at 1). Texts in any script, padded together in one pass, get
+    the vectors of each text alone."""
+    model = make_tiny_bert(tmp_path / "tiny-multilingual", multilingual=True)
+    embedder = onnx_embedder(model, tmp_path)
+    assert embedder.name == "local:tiny-multilingual"
+    texts = ["القطط تحب الوقود", "猫咪喜欢火箭燃料", "ねこ ロケット", "고양이는 로켓", "Кошка и ракета",
+             "cats and the moon", "", "zebra 🦓 é"]
+    vectors = np.array(await embedder.embed(texts))
+    assert vectors.shape == (len(texts), 48)
+    assert np.abs(vectors - reference_embed(model, texts)).max() < 1e-4
+    questions = np.array(await embedder.embed_questions(texts[:2]))
+    assert np.abs(questions - vectors[:2]).max() < 1e-4

@@ -219,6 +219,20 @@ def test_recall_is_hybrid_by_default_and_cites_doc_url(wiki, mcp_stdio):
     assert r.structured_content["results"][0]["doc_id"] == second["id"]
 
 
+def test_recall_passes_the_fusion_and_the_token_budget(wiki, mcp_stdio):
+    first = capture(mcp_stdio, "Hybrid recall design", NOTES)
+    second = capture(mcp_stdio, "Grocery list", "## Items\n\nApples, pears and oat milk.\n")
+    wait_indexed(wiki.live, [first["id"], second["id"]])
+    question = {"question": "what is the zebra-quokka constant?", "k": 3}
+    rrf = mcp_stdio.call("recall", {**question, "fusion": "rrf"}).structured_content
+    assert rrf["fusion"] == "rrf" and all("rrf_score" in r for r in rrf["results"])
+    budget = rrf["results"][0]["tokens"]
+    r = mcp_stdio.call("recall", {**question, "fusion": "rrf", "max_tokens": budget})
+    assert [x["chunk_id"] for x in r.structured_content["results"]] == [rrf["results"][0]["chunk_id"]]
+    assert r.structured_content["tokens"] == budget and f"{budget} tokens" in text(r)
+    assert mcp_stdio.call("recall", question).structured_content["fusion"] == "zscore"
+
+
 def test_read_doc_by_url_shows_front_matter_and_version(wiki, mcp_stdio):
     doc = capture(mcp_stdio, "Hybrid recall design", NOTES)
     r = mcp_stdio.call("read_doc", {"doc": doc["url"]})

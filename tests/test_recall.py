@@ -92,17 +92,6 @@ def test_hybrid_fuses_both_rankers(client, hub):
     assert len(ranks) >= 4  # "sea", "walruses", "otters", "penguins" hit several chunks
 
 
-def test_rrf_score_is_kept_for_older_clients(client, hub):
-    """Fusion is no longer RRF, but clients written against `rrf_score` (the CLI, MCP, scripts
-    from an older README) read it: it carries the fused score, in the same order."""
-    for level in ("chunk", "doc"):
-        for hybrid in (True, False):
-            results = recall(client, question="otters crack shellfish", level=level, hybrid=hybrid)["results"]
-            assert results
-            assert all(r["rrf_score"] == r["score"] for r in results)
-            assert descending(r["rrf_score"] for r in results)
-
-
 def test_candidate_pools():
     from memorywiki.server.store.recall import pool_size
 
@@ -111,6 +100,9 @@ def test_candidate_pools():
     assert pool_size("chunk", 5, False) == 5  # one ranker alone: its own top k
     # doc level: a doc's sections share the slots, so five times as many chunks
     assert pool_size("doc", 10, True) == pool_size("doc", 10, False) == 200
+    # RRF reads each ranker's top k*4, as the seeds define it
+    assert [pool_size("chunk", k, True, "rrf") for k in (1, 5, 10)] == [4, 20, 40]
+    assert pool_size("doc", 5, True, "rrf") == 100
 
 
 def test_question_terms_are_ored_not_anded(client, hub):

@@ -42,6 +42,8 @@ SECTIONS: tuple[Section, ...] = (
             ("pages.md",), runs_in_all=False),
     Section("graph", "the hub graph: edges within vs across known topics (notes, LoCoMo, SciFact), per rule",
             ("graph.md",), ("locomo", "beir"), runs_in_all=False),
+    Section("fusion", "hybrid against each ranker on every collection, English and not (nDCG@10)",
+            ("fusion.md",), runs_in_all=False),
     Section("micro", "chunker, chat-export streaming and BM25 insert speed (prints a table)",
             (), runs_in_all=False),
     Section("cjk", "full text in Chinese, Japanese, Korean: BM25 before and after bigrams (--data DIR)",

@@ -67,8 +67,11 @@ class RecallAnswer(TypedDict, total=False):
     level: str
     mode: str
     fusion: str
+    space: dict[str, Any] | None  # the embedding space searched: {"model", "dim"}
     vector_note: str | None
     results: list[dict[str, Any]]
+    tokens: int
+    max_tokens: int
 
 
 class HubListing(TypedDict, total=False):

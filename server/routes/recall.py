@@ -8,14 +8,14 @@ from starlette.routing import Route
 
 from ..errors import ApiError
 from ..services import recall
-from ..services.recall import LEVELS, MAX_QUESTION, Question, check_question
-from ..web.openapi import TEXT, body_schema, json_response, obj, operation
+from ..services.recall import FUSIONS, LEVELS, MAX_QUESTION, MAX_TOKENS, Question, check_fusion, check_question
+from ..web.openapi import SPACE, TEXT, body_schema, json_response, obj, operation
 from ..web.state import app_state
 from ..web.timing import Phases
 from ..web.urls import urls
 from ..web.validate import get_bool, get_int, get_str, read_json
 
-FIELDS = ("question", "k", "level", "hybrid", "rerank")
+FIELDS = ("question", "k", "level", "hybrid", "rerank", "fusion", "max_tokens")
 
 NUMBER = {"type": ["number", "null"]}
 RANK = {"type": ["integer", "null"], "minimum": 1}
@@ -25,25 +25,41 @@ RECALL_BODY = body_schema(
     level={"type": ["string", "null"], "enum": [*LEVELS, None], "description": "chunk (default), doc or bundle"},
     hybrid={"type": ["boolean", "null"], "description": "default true: vector and full text fused; false: vector only"},
     rerank={"type": ["boolean", "null"], "description": "default false: re-score the fused candidates with the "
-            "reranker at MEMORYWIKI_RERANK_URL"})
-RECALL = obj(["hub", "level", "k", "mode", "vector", "results"], hub=TEXT, level={"enum": list(LEVELS)},
+            "reranker at MEMORYWIKI_RERANK_URL"},
+    fusion={"type": ["string", "null"], "enum": [*FUSIONS, None], "description": (
+        "how a hybrid fuses its two rankers: zscore (default; each ranker's scores in standard deviations of "
+        "its candidates, weighed by how clearly it singles out its best ones) or rrf (Reciprocal Rank Fusion, "
+        "sum(1 / (60 + rank)) over each ranker's top k*4, reported as rrf_score)")},
+    max_tokens={"type": ["integer", "null"], "minimum": 1, "maximum": MAX_TOKENS, "description": (
+        "a token budget: results in rank order while their tokens fit it, never a cut chunk "
+        "(tokens estimated, see `tokens`)")})
+SPACE_USED = SPACE | {"description": "the embedding space the question was searched in: model name and "
+                                      "dimension (null when no vectors were used)"}
+RECALL = obj(["hub", "level", "k", "mode", "vector", "space", "results", "tokens"], hub=TEXT, level={"enum": list(LEVELS)},
              k={"type": "integer"}, mode={"enum": ["hybrid", "vector", "fulltext"]},
-             vector={"enum": ["ok", "unavailable"]},
+             vector={"enum": ["ok", "unavailable"]}, space=SPACE_USED,
+             fusion={"enum": list(FUSIONS), "description": "chunk and doc levels: the fusion that scored the results"},
+             tokens={"type": "integer", "description": (
+                 "the results' tokens, summed: estimated for the text each result hands a model (breadcrumb "
+                 "and markdown; doc: title and markdown; bundle: title and description)")},
+             max_tokens={"type": "integer", "description": "the budget asked for, when one was"},
              vector_note={"type": "string", "description": "why vectors were not used, in plain words"},
              reranked={"type": "boolean", "description": "with rerank: whether the reranker set the order"},
              rerank_note={"type": "string", "description": "with rerank: why the results are in fused order"},
              results={"type": "array", "items": {**obj(
-                 score=NUMBER | {"description": "chunk and doc levels: the fused score (each ranker's score above "
-                                 "the floor of its candidates, in standard deviations of them, summed); "
-                                 "results come in its order"},
-                 rrf_score=NUMBER | {"deprecated": True, "description": "the same value as score, kept for clients "
-                                     "written when fusion was Reciprocal Rank Fusion"},
+                 score=NUMBER | {"description": "chunk and doc levels: the fused score, results come in its "
+                                 "order (zscore: each ranker's score above the floor of its candidates, in "
+                                 "standard deviations of them, weighed and summed; rrf: as rrf_score)"},
+                 rrf_score=NUMBER | {"description": "only with fusion rrf: sum(1 / (60 + rank)) over the ranks "
+                                     "reported (vector_rank, fts_rank), each within that ranker's top k*4"},
+                 tokens={"type": "integer", "description": "the estimated tokens of what this result hands a model"},
                  vector_rank=RANK | {"description": "rank in the vector list, null when absent from it"},
                  fts_rank=RANK | {"description": "rank in the full-text list, null when absent from it"},
                  similarity=NUMBER, fts_score=NUMBER,
                  rerank_score=NUMBER | {"description": "with rerank: the reranker's score (its order)"},
                  section={"type": ["object", "null"], "description": (
                      "doc level: the section that ranked the doc (chunk_id, heading_path, markdown)")}),
+                 "required": ["tokens"],
                  "description": (
                      "chunk: markdown, heading_path, doc_id, doc_url, title, chunk_id and the scores; "
                      "doc: doc_id, doc_url, title, markdown, the scores and the section that ranked it "
@@ -69,7 +85,10 @@ async def recall_endpoint(request: Request) -> Response:
         raise ApiError(400, "unknown_level", f"'level' must be one of {', '.join(LEVELS)}")
     hybrid = get_bool(data, "hybrid", default=True)  # the API, the CLI and MCP agree
     rerank = get_bool(data, "rerank", default=False)
-    q = Question(request.path_params["slug"], question, k=k, level=level, hybrid=hybrid, rerank=rerank)
+    fusion = check_fusion(get_str(data, "fusion", default=FUSIONS[0]))
+    max_tokens = get_int(data, "max_tokens", default=None, low=1, high=MAX_TOKENS)
+    q = Question(request.path_params["slug"], question, k=k, level=level, hybrid=hybrid, rerank=rerank,
+                 fusion=fusion, max_tokens=max_tokens)
     response = JSONResponse(await recall.answer(state, urls(request), q, phases))
     response.headers["server-timing"] = phases.header()
     return response

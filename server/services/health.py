@@ -8,6 +8,7 @@ from ..curation.worker import curation_mode
 from ..indexing.indexer import owed_counts
 from ..store import analyses as analysis_store
 from ..store import enrichments as enrichment_store
+from ..store.space import current_space
 from .context import Context
 
 
@@ -17,9 +18,12 @@ async def health(ctx: Context) -> dict[str, Any]:
         curation = await enrichment_store.totals(conn)
         curation["owed_analyses"] = await analysis_store.owed_count(conn)
         usage = await enrichment_store.usage_by_job(conn)
+        space = await current_space(conn)
     return {
         "status": "ok",
         "embedder": ctx.embedder.name if ctx.embedder else None,
+        # the space the stored vectors are in; another than the embedder's while re-indexing
+        "space": {"model": space[0], "dim": space[1]} if space is not None else None,
         "owed": row["docs"] + row["bundles"],  # indexing work not done yet
         "owed_docs": row["docs"],
         "owed_bundles": row["bundles"],

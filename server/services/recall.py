@@ -9,6 +9,8 @@ from typing import Any
 
 from ..embedding.base import EmbedderError
 from ..embedding.rerank import RerankError
+from ..embedding.scripts import embedder_scripts, reads
+from ..embedding.tokens import estimate_tokens
 from ..errors import ApiError, unknown_hub
 from ..store import recall
 from ..store.hubs import find_hub_for_recall
@@ -20,7 +22,12 @@ from .urls import Urls
 log = logging.getLogger("memorywiki.recall")
 
 LEVELS = ("chunk", "doc", "bundle")
+FUSIONS = recall.FUSIONS  # the first is the default
 MAX_QUESTION = 4000
+MAX_TOKENS = 10_000_000  # a budget above any context window a model has
+# Results longer than this (whole docs at doc level) have their tokens estimated off the event
+# loop: a 5 MB page takes a good part of a second.
+LONG_RESULTS = 200_000
 MAX_RERANK = 50  # fused candidates the reranker sees at most (k's own upper bound)
 
 
@@ -32,12 +39,20 @@ class Question:
     level: str = "chunk"
     hybrid: bool = True  # the API, the CLI and MCP agree
     rerank: bool = False
+    fusion: str = FUSIONS[0]
+    max_tokens: int | None = None  # results in rank order while their tokens fit
 
 
 def check_question(question: str) -> str:
     if len(question) > MAX_QUESTION:
         raise ApiError(400, "question_too_long", f"'question' is longer than {MAX_QUESTION} characters")
     return question
+
+
+def check_fusion(fusion: str) -> str:
+    if fusion not in FUSIONS:
+        raise ApiError(400, "unknown_fusion", f"'fusion' must be one of {', '.join(FUSIONS)}")
+    return fusion
 
 
 def _pages(n: int) -> str:
@@ -81,7 +96,8 @@ async def question_vector(ctx: Context, hub_id: int, question: str) -> tuple[lis
     return qvec, (space[1] if qvec is not None else None), why_not
 
 
-def _rerank_text(level: str, result: dict[str, Any]) -> str:
+def _result_text(level: str, result: dict[str, Any]) -> str:
+    """What a result hands to the model that reads it (the reranker, or the caller's model)."""
     if level == "chunk":
         return f"{result['heading_path']}\n\n{result['markdown']}"
     if level == "doc":
@@ -95,7 +111,7 @@ async def _rerank(ctx: Context, question: str, level: str, results: list[dict[st
     if ctx.reranker is None:
         return results[:k], "no reranker configured (MEMORYWIKI_RERANK_URL): results in fused order"
     try:
-        scores = await ctx.reranker.scores(question, [_rerank_text(level, r) for r in results])
+        scores = await ctx.reranker.scores(question, [_result_text(level, r) for r in results])
     except RerankError as exc:
         log.warning("rerank failed, answering in fused order: %s", exc)
         return results[:k], "the reranker is unreachable: results in fused order"
@@ -109,26 +125,40 @@ def _round(value: Any) -> Any:
     return round(value, 6) if isinstance(value, float) else value
 
 
-def _scores(r: dict[str, Any]) -> dict[str, Any]:
-    """The fused score, under its name and (deprecated) under the name it had when fusion was
-    RRF, so clients written against `rrf_score` keep ranking and printing the same order."""
-    score = _round(r["score"])
-    return {"score": score, "rrf_score": score}
+def _scores(r: dict[str, Any], fusion: str) -> dict[str, Any]:
+    """The fused score; under RRF also as `rrf_score`, unrounded, so that it is exactly
+    sum(1 / (60 + rank)) over the ranks reported beside it."""
+    if fusion == "rrf":
+        return {"score": r["score"], "rrf_score": r["score"]}
+    return {"score": _round(r["score"])}
 
 
-def _results(urls: Urls, level: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _within_budget(level: str, results: list[dict[str, Any]], max_tokens: int | None) -> tuple[list[dict[str, Any]], int]:
+    """Each result with its `tokens`; in rank order while they fit `max_tokens` (a result that
+    does not fit ends the list: a chunk is never cut), and their total."""
+    kept, total = [], 0
+    for result in results:
+        result["tokens"] = estimate_tokens(_result_text(level, result))
+        if max_tokens is not None and total + result["tokens"] > max_tokens:
+            break
+        kept.append(result)
+        total += result["tokens"]
+    return kept, total
+
+
+def _results(urls: Urls, level: str, rows: list[dict[str, Any]], fusion: str) -> list[dict[str, Any]]:
     if level == "chunk":
         return [{
             "markdown": r["markdown"], "heading_path": r["heading_path"], "doc_id": r["doc_id"],
             "doc_url": urls.doc(r["doc_id"]), "title": r["title"], "chunk_id": r["chunk_id"],
-            **_scores(r), "vector_rank": r["vector_rank"], "fts_rank": r["fts_rank"],
+            **_scores(r, fusion), "vector_rank": r["vector_rank"], "fts_rank": r["fts_rank"],
             "similarity": _round(r["similarity"]), "fts_score": _round(r["fts_score"]),
         } for r in rows]
     if level == "doc":
         return [{
             "doc_id": r["doc_id"], "doc_url": urls.doc(r["doc_id"]), "title": r["title"],
             "markdown": r["markdown"], "similarity": _round(r["similarity"]),
-            **_scores(r), "vector_rank": r["vector_rank"], "fts_rank": r["fts_rank"],
+            **_scores(r, fusion), "vector_rank": r["vector_rank"], "fts_rank": r["fts_rank"],
             "fts_score": _round(r["fts_score"]),
             # the section that ranked the doc (its similarity / fts_score are this section's)
             "section": {"chunk_id": r["chunk_id"], "heading_path": r["heading_path"],
@@ -160,7 +190,8 @@ async def answer(ctx: Context, urls: Urls, q: Question, phases: Phases | None = 
                 if task is not None and hybrid and level != "bundle":  # the hub and full text's pool at once
                     hub, fts = await recall.hub_and_fulltext(conn, slug=q.slug, model=ctx.embedder.name,
                                                              question=question, level=level, k=n,
-                                                             k1=settings.bm25_k1, b=settings.bm25_b)
+                                                             k1=settings.bm25_k1, b=settings.bm25_b,
+                                                             fusion=q.fusion)
                 else:
                     hub = await find_hub_for_recall(conn, q.slug)
         space = (hub["model"], hub["dim"]) if hub is not None and hub["model"] is not None else None
@@ -182,18 +213,26 @@ async def answer(ctx: Context, urls: Urls, q: Question, phases: Phases | None = 
     dim = space[1] if qvec is not None else None
 
     query = dict(hub_id=hub["id"], question=question, k=n, qvec=qvec, dim=dim)
+    # an embedder that cannot read the question's script ranks chance: full text alone ranks
+    blind = (qvec is not None and hybrid and level != "bundle"
+             and not reads(embedder_scripts(settings.embedder_scripts, ctx.embedder.name), question))
     with phases.span("recall", "the recall statement"):
         async with ctx.db.public.connection() as conn:
             if level == "bundle":
                 rows = await recall.recall_bundles(conn, **query)
             else:
                 rows = await (recall.recall_chunks if level == "chunk" else recall.recall_docs)(
-                    conn, **query, hybrid=hybrid, k1=settings.bm25_k1, b=settings.bm25_b, fts=fts)
-    results = _results(urls, level, rows)
+                    conn, **query, hybrid=hybrid, k1=settings.bm25_k1, b=settings.bm25_b, fts=fts,
+                    fusion=q.fusion, vector_weight=0.0 if blind else 1.0)
+    results = _results(urls, level, rows, q.fusion)
     rerank_note = ""
     if q.rerank:
         with phases.span("rerank", "the reranker"):
             results, rerank_note = await _rerank(ctx, question, level, results, k)
+    if sum(len(_result_text(level, r)) for r in results) > LONG_RESULTS:
+        results, tokens = await asyncio.to_thread(_within_budget, level, results, q.max_tokens)
+    else:
+        results, tokens = _within_budget(level, results, q.max_tokens)
 
     if qvec is None:
         mode = "fulltext"
@@ -202,9 +241,19 @@ async def answer(ctx: Context, urls: Urls, q: Question, phases: Phases | None = 
     else:
         mode = "hybrid" if hybrid else "vector"
     body: dict[str, Any] = {"hub": q.slug, "level": level, "k": k, "mode": mode,
-                            "vector": "ok" if qvec is not None else "unavailable", "results": results}
+                            "vector": "ok" if qvec is not None else "unavailable",
+                            # the embedding space the question was searched in (None: no vectors used)
+                            "space": {"model": space[0], "dim": space[1]} if qvec is not None else None}
+    if level != "bundle":
+        body["fusion"] = q.fusion
+    body["results"] = results
+    body["tokens"] = tokens
+    if q.max_tokens is not None:
+        body["max_tokens"] = q.max_tokens
     if why_not:
         body["vector_note"] = why_not
+    elif blind and q.fusion == "zscore":
+        body["vector_note"] = "the embedder reads Latin script only: ranked by full text"
     if q.rerank:
         body["reranked"] = not rerank_note
         if rerank_note:

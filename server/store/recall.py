@@ -35,8 +35,8 @@ POOL_MIN = 40
 # times as many chunks (as bm25_search_docs does: 5 chunks per doc wanted).
 DOC_POOL_FACTOR = 5
 
-# The two rankers over chunks (vector top n_vec, BM25 top n_fts) and their fused score.
-RANKERS = """
+# The two rankers' candidate pools over chunks: vector top n_vec, BM25 top n_fts, each ranked.
+POOLS = """
 WITH vec AS (
     SELECT id, doc_id, row_number() OVER (ORDER BY dist, id) AS rank, 1 - dist AS similarity
     FROM ((
@@ -52,21 +52,44 @@ fts AS (   -- OFFSET 0 keeps the doc_id lookup a primary-key probe per candidate
     FROM (SELECT chunk_id, score, row_number() OVER (ORDER BY score DESC, chunk_id) AS rank
           FROM {fts_source}) s
     CROSS JOIN LATERAL (SELECT c.doc_id FROM chunks c WHERE c.id = s.chunk_id OFFSET 0) c
-),
--- a ranker's score above its pool's floor, in standard deviations of the pool; a lone
--- candidate, or a pool of equal scores, counts 1; absent from a pool counts 0
+)"""
+
+# The default fusion: a ranker's score above its pool's floor, in standard deviations of the
+# pool (a lone candidate, or a pool of equal scores, counts 1; absent from a pool counts 0),
+# weighed (WEIGHTS) and summed.
+ZSCORE = """,
+vz AS (SELECT vec.*, CASE WHEN stddev_pop(similarity) OVER () > 0
+                          THEN (similarity - min(similarity) OVER ()) / stddev_pop(similarity) OVER ()
+                          ELSE 1 END AS z
+       FROM vec),
+fz AS (SELECT fts.*, CASE WHEN stddev_pop(score) OVER () > 0
+                          THEN (score - min(score) OVER ()) / stddev_pop(score) OVER ()
+                          ELSE 1 END AS z
+       FROM fts),
+weights AS ({weights}),
 fused AS (
     SELECT coalesce(v.id, f.id) AS id, coalesce(v.doc_id, f.doc_id) AS doc_id,
            v.rank AS vector_rank, f.rank AS fts_rank, v.similarity, f.score AS fts_score,
-           coalesce(v.z, 0) + coalesce(f.z, 0) AS score
-    FROM (SELECT vec.*, CASE WHEN stddev_pop(similarity) OVER () > 0
-                             THEN (similarity - min(similarity) OVER ()) / stddev_pop(similarity) OVER ()
-                             ELSE 1 END AS z
-          FROM vec) v
-    FULL JOIN (SELECT fts.*, CASE WHEN stddev_pop(score) OVER () > 0
-                                  THEN (score - min(score) OVER ()) / stddev_pop(score) OVER ()
-                                  ELSE 1 END AS z
-               FROM fts) f ON f.id = v.id
+           w.vector * coalesce(v.z, 0) + w.fts * coalesce(f.z, 0) AS score
+    FROM vz v
+    FULL JOIN fz f ON f.id = v.id
+    CROSS JOIN weights w
+)"""
+
+# Full text always counts fully; the vectors count fully too, unless the embedder cannot read
+# the question's script (server/embedding/scripts.py): then 0, and full text alone ranks.
+WEIGHTS = "SELECT %(vector_weight)s::float8 AS vector, 1.0::float8 AS fts"
+
+# Reciprocal Rank Fusion as the seeds define it: 1 / (60 + rank) in each ranker's top k*4, summed.
+RRF_K = 60
+RRF_DEPTH = 4
+RRF = """,
+fused AS (
+    SELECT coalesce(v.id, f.id) AS id, coalesce(v.doc_id, f.doc_id) AS doc_id,
+           v.rank AS vector_rank, f.rank AS fts_rank, v.similarity, f.score AS fts_score,
+           coalesce(1.0::float8 / ({rrf_k} + v.rank), 0) + coalesce(1.0::float8 / ({rrf_k} + f.rank), 0) AS score
+    FROM vec v
+    FULL JOIN fts f ON f.id = v.id
 )"""
 
 # Doc level only: a doc with no section (an empty page saved before bodies were required) is
@@ -126,6 +149,40 @@ LEFT JOIN chunks c ON c.id = f.id
 ORDER BY f.score DESC, f.vector_rank NULLS LAST, f.fts_rank NULLS LAST, f.id
 """
 
+# RRF at doc level ranks docs, not chunks: each ranker's docs in the order of their best chunk
+# in its pool, the top k*4 of them fused; the doc comes with its best section by the chunks' RRF.
+DOC_RRF_RECALL = """,
+doc_ranks AS (
+    SELECT coalesce(v.doc_id, f.doc_id) AS doc_id,
+           CASE WHEN v.rank <= {top} THEN v.rank END AS vector_rank,
+           CASE WHEN f.rank <= {top} THEN f.rank END AS fts_rank
+    FROM (SELECT doc_id, row_number() OVER (ORDER BY min(rank)) AS rank FROM vec GROUP BY doc_id) v
+    FULL JOIN (SELECT doc_id, row_number() OVER (ORDER BY min(rank)) AS rank FROM fts GROUP BY doc_id) f
+           ON f.doc_id = v.doc_id
+),
+top AS (
+    SELECT doc_id, vector_rank, fts_rank,
+           coalesce(1.0::float8 / ({rrf_k} + vector_rank), 0) + coalesce(1.0::float8 / ({rrf_k} + fts_rank), 0) AS score
+    FROM doc_ranks
+    WHERE vector_rank IS NOT NULL OR fts_rank IS NOT NULL
+    ORDER BY score DESC, vector_rank NULLS LAST, fts_rank NULLS LAST, doc_id
+    LIMIT {k}
+),
+section AS (
+    SELECT DISTINCT ON (doc_id) * FROM fused
+    WHERE doc_id IN (SELECT doc_id FROM top)
+    ORDER BY doc_id, score DESC, vector_rank NULLS LAST, fts_rank NULLS LAST, id
+)
+SELECT d.id AS doc_id, d.title, d.markdown, t.score::float8 AS score, t.vector_rank, t.fts_rank,
+       s.similarity::float8 AS similarity, s.fts_score::float8 AS fts_score,
+       c.id AS chunk_id, c.heading_path, c.markdown AS section_markdown
+FROM top t
+JOIN docs d ON d.id = t.doc_id
+LEFT JOIN section s ON s.doc_id = t.doc_id
+LEFT JOIN chunks c ON c.id = s.id
+ORDER BY t.score DESC, t.vector_rank NULLS LAST, t.fts_rank NULLS LAST, t.doc_id
+"""
+
 BUNDLE_VECTOR = """
 SELECT b.id AS bundle_id, b.title, b.description,
        (1 - (b.embedding::vector({dim}) <=> %(qvec)s::vector({dim})))::float8 AS similarity
@@ -153,6 +210,7 @@ LIMIT %(k)s
 
 
 LEVELS = {"chunk": ("", CHUNK_RECALL), "doc": (DOC_VECTORS, DOC_RECALL)}
+FUSIONS = ("zscore", "rrf")  # the first is the default
 
 # Where the full-text ranker's candidates come from: the search itself, or the list that
 # hub_and_fulltext read beforehand (the same rows: the fusion is the same either way).
@@ -161,9 +219,10 @@ FTS_READ_BEFORE = "unnest(%(fts_ids)s::bigint[], %(fts_scores)s::float8[]) AS t(
 
 
 @lru_cache(maxsize=512)
-def statement(level: str, dim: int, fts_read_before: bool = False, *, hub: int, k: int, n_vec: int) -> sql.Composed:
+def statement(level: str, dim: int, fts_read_before: bool = False, fusion: str = "zscore", *, hub: int, k: int,
+              n_vec: int) -> sql.Composed:
     """The fused recall statement of one hub's chunks or docs, vectors cast to `dim`, returning
-    `k` rows from a vector pool of `n_vec`.
+    `k` rows from a vector pool of `n_vec`, fused by `fusion` (FUSIONS).
 
     The hub and the two LIMITs are written into the statement, not sent as parameters, so that
     PostgreSQL plans it once per connection and reuses the plan (a prepared statement's generic
@@ -176,18 +235,26 @@ def statement(level: str, dim: int, fts_read_before: bool = False, *, hub: int, 
     where the vectors are read, so that its plan, too, is costed without the vector index (LIMIT
     0 alone still counted the index's start-up cost against the plan kept)."""
     doc_vectors, final = LEVELS[level]
-    rankers = RANKERS.replace("{doc_vectors}", doc_vectors).replace(
-        "{fts_source}", FTS_READ_BEFORE if fts_read_before else FTS_SEARCH)
-    return sql.SQL(rankers + final).format(
+    if fusion == "rrf" and level == "doc":
+        final = DOC_RRF_RECALL
+    fuse = RRF if fusion == "rrf" else ZSCORE.replace("{weights}", WEIGHTS)
+    text = POOLS.replace("{doc_vectors}", doc_vectors).replace(
+        "{fts_source}", FTS_READ_BEFORE if fts_read_before else FTS_SEARCH) + fuse + final
+    return sql.SQL(text).format(
         dim=sql.Literal(dim), hub=sql.Literal(hub), k=sql.Literal(k), n_vec=sql.Literal(n_vec),
-        no_vectors=sql.SQL(" AND false" if n_vec == 0 else ""))
+        no_vectors=sql.SQL(" AND false" if n_vec == 0 else ""), rrf_k=sql.Literal(RRF_K),
+        top=sql.Literal(RRF_DEPTH * k))
 
 
-def pool_size(level: str, k: int, hybrid: bool) -> int:
-    """Candidates each ranker reads. A lone ranker at chunk level needs only its top k."""
+def pool_size(level: str, k: int, hybrid: bool, fusion: str = "zscore") -> int:
+    """Candidates each ranker reads. A lone ranker at chunk level needs only its top k; RRF
+    reads each ranker's top k*4, as the seeds define it."""
     if level == "chunk" and not hybrid:
         return k
-    return max(4 * k, POOL_MIN) * (DOC_POOL_FACTOR if level == "doc" else 1)
+    per_level = DOC_POOL_FACTOR if level == "doc" else 1
+    if fusion == "rrf":
+        return RRF_DEPTH * k * per_level
+    return max(4 * k, POOL_MIN) * per_level
 
 
 # Full text's pool as PostgreSQL wrote it: the chunk ids and their BM25 scores, best first, as two
@@ -216,12 +283,13 @@ CROSS JOIN LATERAL (
 
 
 async def hub_and_fulltext(conn: psycopg.AsyncConnection, *, slug: str, model: str, question: str, level: str,
-                           k: int, k1: float, b: float) -> tuple[dict[str, Any] | None, FulltextCandidates | None]:
+                           k: int, k1: float, b: float,
+                           fusion: str = "zscore") -> tuple[dict[str, Any] | None, FulltextCandidates | None]:
     """The hub ({"id", "slug", "model", "dim"}, None if unknown) and, when its embedding space is
     `model`, the full-text pool of a hybrid recall of it (else None), in one round trip. The
     recall route reads them while the question is embedded and hands the pool to recall_chunks /
     recall_docs (`fts=`): the embedding's wait overlaps BM25's instead of adding to it."""
-    params = {"slug": slug, "model": model, "question": question, "n_fts": pool_size(level, k, True),
+    params = {"slug": slug, "model": model, "question": question, "n_fts": pool_size(level, k, True, fusion),
               "k1": k1, "b": b}
     row = await (await conn.execute(HUB_AND_FULLTEXT, params)).fetchone()
     if row is None:
@@ -231,21 +299,24 @@ async def hub_and_fulltext(conn: psycopg.AsyncConnection, *, slug: str, model: s
 
 
 def fused_query(level: str, *, hub_id: int, question: str, k: int, qvec: list[float] | None, dim: int | None,
-                hybrid: bool, k1: float, b: float,
-                fts: FulltextCandidates | None = None) -> tuple[sql.Composed, dict[str, Any]]:
-    """The statement and parameters of a recall (recall_chunks / recall_docs run them)."""
+                hybrid: bool, k1: float, b: float, fts: FulltextCandidates | None = None,
+                fusion: str = "zscore", vector_weight: float = 1.0) -> tuple[sql.Composed, dict[str, Any]]:
+    """The statement and parameters of a recall (recall_chunks / recall_docs run them).
+    `vector_weight`: the vectors' say in the z-score fusion (0: the embedder cannot read the
+    question; RRF ignores it, being the seeds' recipe)."""
     use_vec = qvec is not None and dim is not None
-    n = pool_size(level, k, hybrid and use_vec)
+    n = pool_size(level, k, hybrid and use_vec, fusion)
     read_before = fts is not None and hybrid and use_vec
     params = {
         "question": question, "k1": k1, "b": b,
         # as a pgvector Vector (sent in binary), not a list of 384 floats each dumped as text
         "qvec": Vector(qvec) if use_vec else None,
         "n_fts": n if hybrid or not use_vec else 0,
+        "vector_weight": float(vector_weight),
     }
     if read_before:
         params["fts_ids"], params["fts_scores"] = fts
-    return statement(level, int(dim or 1), read_before, hub=hub_id, k=k, n_vec=n if use_vec else 0), params
+    return statement(level, int(dim or 1), read_before, fusion, hub=hub_id, k=k, n_vec=n if use_vec else 0), params
 
 
 async def _fused(conn: psycopg.AsyncConnection, level: str, **query: Any) -> list[dict[str, Any]]:

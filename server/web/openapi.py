@@ -62,6 +62,9 @@ TEXT = {"type": "string"}
 # Headers and query parameters that carry a credential: checking one spends the client's budget.
 CREDENTIAL_PARAMS = frozenset({"x-edit-token", "x-doc-password", "x-doc-access", "access"})
 NULLABLE_TEXT = {"type": ["string", "null"]}
+# An embedding space, as /healthz and recall name it.
+SPACE = {"type": ["object", "null"], "required": ["model", "dim"],
+         "properties": {"model": {"type": "string"}, "dim": {"type": "integer"}}}
 
 
 def obj(required: Iterable[str] = (), /, **properties: dict) -> dict:

@@ -29,6 +29,12 @@ def recall(
         description="Fuse vector and full-text (BM25) search, each weighed by how clearly it singles out "
                     "its best candidates; best for names, error messages and code identifiers. "
                     "Chunk and doc levels.")] = True,
+    fusion: Annotated[Literal["zscore", "rrf"] | None, Field(
+        description="How hybrid fuses the two searches: 'zscore' (the server's default) or 'rrf' "
+                    "(Reciprocal Rank Fusion; each result then carries rrf_score).")] = None,
+    max_tokens: Annotated[int | None, Field(
+        ge=1, le=10_000_000, description="A token budget for the results: whole results in rank order while "
+                                         "their tokens fit (each result says its tokens).")] = None,
     hub: HubArg = None,
 ) -> CallToolResult:
     """Search the user's own saved knowledge (their Memory.Wiki hub) and return the passages that answer a question.
@@ -36,12 +42,14 @@ def recall(
     Use this first whenever the user asks about something they may have worked on, decided or
     saved before, or says "from my notes / memory / wiki". Returns numbered results; each has
     a breadcrumb (Doc title > Section), the passage markdown, its `doc_id` and `doc_url`
-    (structured content also carries the scores: vector_rank, fts_rank, score; at doc level the
-    section that ranked the doc). Cite the
+    (structured content also carries the scores: vector_rank, fts_rank, score; each result's
+    tokens; at doc level the section that ranked the doc). Pass max_tokens to fit a context
+    budget. Cite the
     doc_url of every passage you rely on. An empty result means the hub does not hold it.
     """
     with mw.wiki() as wiki:
-        data = ops.recall(wiki, question, hub=hub, k=k, level=level, hybrid=hybrid)
+        data = ops.recall(wiki, question, hub=hub, k=k, level=level, hybrid=hybrid, fusion=fusion,
+                          max_tokens=max_tokens)
     return result(format_recall(data, level), data)
 
 
@@ -55,7 +63,8 @@ def _breadcrumb(value: Any, title: str | None) -> str:
 
 def format_recall(data: dict[str, Any], level: str) -> str:
     results = data.get("results") or []
-    head = f'Recall from hub "{data.get("hub")}" ({level} level, {data.get("mode")}, {len(results)} result(s)).'
+    tokens = f", {data['tokens']} tokens" if data.get("tokens") is not None else ""
+    head = f'Recall from hub "{data.get("hub")}" ({level} level, {data.get("mode")}, {len(results)} result(s){tokens}).'
     if data.get("vector_note"):
         head += f" Vectors were not used: {data['vector_note']}."
     if not results:
