@@ -101,7 +101,7 @@ def scifact(folder: Path, size: int, seed: int = 7) -> Corpus:
     wanted = sorted({pid for rels in data.qrels.values() for pid in rels if pid in texts})
     rng = random.Random(seed)
     others = [pid for pid in sorted(texts) if pid not in set(wanted)]
-    chosen = wanted + rng.sample(others, max(0, size - len(wanted)))
+    chosen = wanted + rng.sample(others, min(len(others), max(0, size - len(wanted))))
     rng.shuffle(chosen)
     docs, spans = _grouped([(pid, texts[pid]) for pid in chosen], "Collection")
     queries = {qid: (data.queries[qid], [p for p in rels if p in spans]) for qid, rels in data.qrels.items()}
