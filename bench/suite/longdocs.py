@@ -314,7 +314,48 @@ async def _main(opts: Options, pg: Postgres) -> str:
                 f" tokens {outcome.tokens['vector']:.0f}, {outcome.chunks} chunks, max {max(outcome.sizes)}")
             report(opts, corpora, results, baseline, embedder.name)
 
-    return report(opts, corpora, results, baseline, embedder.name)
+    text = report(opts, corpora, results, baseline, embedder.name)
+    return append_collection_changes(opts, baseline, tokenizer, window, text)
+
+
+def collection_changes(opts: Options, baseline: str, tokenizer, window: int) -> str:
+    """What the chunker changes on the suite's own collections, as `quality` and `locomo` save
+    them (no embedding): chunks before and after, how many are the same text (so the same vector
+    and the same recall), and how many are longer than the model's window."""
+    from memorywiki.server.store.chunks import chunks_of
+
+    from .locomo import chat_sessions
+
+    before = baseline_chunks_of(baseline)
+    pages = [((d["title"] or "").strip() or d["_id"], d["text"] or d["title"], None)
+             for d in load_beir(opts.dataset).corpus]
+    locomo_file = opts.locomo / "locomo10.json"
+    if locomo_file.is_file():
+        pages_locomo = [(s.title, s.markdown, s.source) for sample in json.loads(locomo_file.read_text())
+                        for s in chat_sessions(sample)]
+    else:
+        pages_locomo = []
+    rows = []
+    for name, collection in (("SciFact (quality)", pages), ("LoCoMo (locomo)", pages_locomo)):
+        if not collection:
+            continue
+        old = [(c.heading_path, c.markdown) for t, m, src in collection for c in before(t, m, src)]
+        new = [(c.heading_path, c.markdown) for t, m, src in collection for c in chunks_of(t, m, src)]
+
+        def over(chunks):
+            return sum(len(tokenizer.encode(f"{p}\n\n{m}", add_special_tokens=False).ids) > window for p, m in chunks)
+        rows.append([name, len(collection), len(old), len(new), len(set(new) & set(old)), over(old), over(new)])
+    return ("### The suite's collections, chunked before and after (no embedding)\n\n"
+            "Chunks that are the same text get the same vector and the same recall; only the others can move "
+            "`quality` and `locomo`.\n\n"
+            + md_table(["collection", "docs", "chunks before", "chunks after", "unchanged", "over window before",
+                        "over window after"], rows) + "\n")
+
+
+def append_collection_changes(opts: Options, baseline: str, tokenizer, window: int, text: str) -> str:
+    text = text + "\n" + collection_changes(opts, baseline, tokenizer, window)
+    write_result(opts, "longdocs.md", text)
+    return text
 
 
 def report(opts: Options, corpora: dict, results: dict, baseline: str, embedder_name: str) -> str:
