@@ -134,7 +134,11 @@ def baseline_chunks_of(ref: str) -> Callable:
     sys.modules[spec.name] = module  # dataclasses look their module up there
     exec(compile(text, f"{ref}:server/indexing/chunker.py", "exec"), module.__dict__)
 
-    def chunks_of(title, markdown, source, size=None):
+    from memorywiki.formats.model import CONVERSATION_SOURCES
+
+    def chunks_of(title, markdown, source, size=None):  # as store.chunks chose between them
+        if source in CONVERSATION_SOURCES:
+            return module.chunk_conversation(title, markdown)
         return module.chunk_markdown(title, markdown)
     return chunks_of
 
