@@ -26,7 +26,7 @@ UNTITLED = "Untitled"
 # The rules below, by number: a chunk made by other rules (or sizes) is made again on upgrade.
 CHUNKER_VERSION = 2
 # all-MiniLM-L6-v2 reads 256 word pieces, about 1,000-1,200 characters of English; longer
-# chunks are embedded as the mean of their windows (server/embedding/embedders.py). The sizes
+# chunks are embedded as the mean of their windows (server/embedding/windows.py). The sizes
 # were chosen on bench/suite/longdocs.py (bench/results/longdocs.md).
 DEFAULT_MAX_CHARS = 1000
 DEFAULT_OVERLAP_CHARS = 0
