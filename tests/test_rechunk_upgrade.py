@@ -96,3 +96,23 @@ def test_upgrade_rechunks_every_doc_and_embeds_only_what_changed(database_url, s
     assert r.status_code == 200, r.text
     top = r.json()["results"][0]
     assert top["doc_id"] == ids["log"] and "Ostrowski" in top["markdown"]
+
+
+def test_a_server_without_embedder_rechunks_too(database_url, make_client):
+    ids = seed_previous_release(database_url)
+    assert MIGRATION in asyncio.run(migrate(database_url))
+    client = make_client(embedder="none")  # no embedder: no indexing worker, full text only
+    size = ChunkSize()
+
+    def stale() -> int:
+        with psycopg.connect(database_url) as conn:
+            return conn.execute("SELECT count(*) FROM docs WHERE chunker IS DISTINCT FROM %s",
+                                (size.version,)).fetchone()[0]
+
+    wait_until(lambda: stale() == 0, "every doc re-chunked without an embedder")
+    log = chunk_rows(database_url, ids["log"])
+    assert len(log) > 5 and all(len(md) <= size.max_chars for _, md, _ in log)
+    r = client.post("/api/hub/notes/recall", json={"question": "lighthouse keeper Ostrowski"})
+    assert r.status_code == 200, r.text
+    top = r.json()["results"][0]
+    assert top["doc_id"] == ids["log"] and "Ostrowski" in top["markdown"] and len(top["markdown"]) <= size.max_chars

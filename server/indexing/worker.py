@@ -25,6 +25,7 @@ from ..embedding.factory import make_embedder
 from .edges import settle_graph
 from .indexer import claim_owed, index_bundle, index_docs, release_with_error
 from .loop import OwedWork
+from .rechunker import Rechunker
 from ..store.chunks import rechunk_stale
 from ..store.db import Database, PrivacyRoleMissing, open_database
 from ..store.graph import EdgeRule
@@ -129,6 +130,8 @@ def _run(settings: Settings, embedder_factory: Callable[[Settings], Embedder | N
         loops = []
         if embedder is not None:
             loops.append(Worker.from_settings(settings, db, embedder))
+        else:  # the indexing worker's re-chunk step, which embeds nothing, still runs
+            loops.append(Rechunker(db, idle_seconds=0))
         curator = make_curator(settings, db, have_embedder=embedder is not None)
         if curator is not None:
             await start_curator(curator)
