@@ -23,11 +23,14 @@ from ..indexing.chunker import ChunkSize, chunk_conversation, chunk_markdown
 # every few ms (the GIL's switch interval). A small doc is chunked in place (no thread hop).
 THREAD_CHARS = 100_000
 
-INSERT_CHUNK = """
+# One statement for all of a doc's new rows: the full-text triggers then queue and post them
+# once, not once a row (a 5 MB page is thousands of rows).
+INSERT_CHUNKS = """
 INSERT INTO chunks (doc_id, hub_id, ordinal, heading_path, markdown, hash, tsv)
-VALUES (%(doc_id)s, %(hub_id)s, %(ordinal)s, %(heading_path)s, %(markdown)s, %(hash)s,
-        setweight(to_tsvector('english', %(heading_path)s), 'A')
-        || setweight(to_tsvector('english', %(markdown)s), 'B'))
+SELECT %(doc_id)s, %(hub_id)s, c.ordinal, c.heading_path, c.markdown, c.hash,
+       setweight(to_tsvector('english', c.heading_path), 'A') || setweight(to_tsvector('english', c.markdown), 'B')
+FROM unnest(%(ordinals)s::int[], %(heading_paths)s::text[], %(markdowns)s::text[], %(hashes)s::text[])
+     AS c (ordinal, heading_path, markdown, hash)
 """
 
 
@@ -70,7 +73,7 @@ async def sync_chunks(conn: psycopg.AsyncConnection, doc_id: str, hub_id: int | 
         by_hash[row["hash"]].append(row)
 
     moves: list[tuple[int, int]] = []
-    inserts: list[dict] = []
+    inserts: list = []
     for chunk in wanted:
         existing = by_hash.get(chunk.hash)
         if existing:
@@ -78,10 +81,7 @@ async def sync_chunks(conn: psycopg.AsyncConnection, doc_id: str, hub_id: int | 
             if row["ordinal"] != chunk.ordinal:
                 moves.append((chunk.ordinal, row["id"]))
         else:
-            inserts.append({
-                "doc_id": doc_id, "hub_id": hub_id, "ordinal": chunk.ordinal,
-                "heading_path": chunk.heading_path, "markdown": chunk.markdown, "hash": chunk.hash,
-            })
+            inserts.append(chunk)
     removed = [row["id"] for leftover in by_hash.values() for row in leftover]
 
     async with conn.cursor() as cur:
@@ -90,7 +90,10 @@ async def sync_chunks(conn: psycopg.AsyncConnection, doc_id: str, hub_id: int | 
         if moves:
             await cur.executemany("UPDATE chunks SET ordinal = %s WHERE id = %s", moves)
         if inserts:
-            await cur.executemany(INSERT_CHUNK, inserts)
+            await cur.execute(INSERT_CHUNKS, {
+                "doc_id": doc_id, "hub_id": hub_id, "ordinals": [c.ordinal for c in inserts],
+                "heading_paths": [c.heading_path for c in inserts], "markdowns": [c.markdown for c in inserts],
+                "hashes": [c.hash for c in inserts]})
         if any(row["hub_id"] != hub_id for row in rows):
             await cur.execute(
                 "UPDATE chunks SET hub_id = %s WHERE doc_id = %s AND hub_id IS DISTINCT FROM %s",
