@@ -52,6 +52,7 @@ _INLINE_MARKUP = re.compile(r"[\\`*_\[\]!<&~]")
 _CUTS = (re.compile(r"\n"),
          re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]]*\s+|[\u3002\uff01\uff1f\uff61\uff0e][\u300d\u300f\u201d\u2019)\]]*\s*"),
          re.compile(r"\s+"))
+_WORD = re.compile(r"\S+")
 _GRAPHEME = regex.compile(r"\X")
 # A transcript line that opens a turn: "Alice: ...", "**Bob:** ...", "[00:01:02] Dr. Chen: ...".
 _SPEAKER = re.compile(r"[ \t]*(?:\[?\d{1,2}(?::\d{2}){1,2}\]?[ \t]+)?(?:\*\*|__)?"
@@ -267,15 +268,10 @@ def _cut(text: str, room: int, overlap: int, level: int) -> list[str]:
     a slice of `text`, and the next one may open with up to `overlap` characters of it."""
     if level == len(_CUTS):
         return _cut_graphemes(text, room)
-    bounds = [0, *(m.end() for m in _CUTS[level].finditer(text)), len(text)]
     pieces: list[str] = []
     starts: list[int] = []  # where the runs of the piece being packed start
     end = 0
-    for a, b in zip(bounds, bounds[1:]):
-        run = text[a:b]
-        a, b = a + len(run) - len(run.lstrip()), a + len(run.rstrip())
-        if b <= a:
-            continue
+    for a, b in _runs(text, level):
         if b - a > room:
             if starts:
                 pieces.append(text[starts[0]:end])
@@ -292,6 +288,19 @@ def _cut(text: str, room: int, overlap: int, level: int) -> list[str]:
     if starts:
         pieces.append(text[starts[0]:end])
     return pieces
+
+
+def _runs(text: str, level: int):
+    """(start, end) of the runs between the places _CUTS[level] finds, without their spaces."""
+    if level == len(_CUTS) - 1:  # between spaces the runs are the words (a 5 MB line has a million)
+        yield from (m.span() for m in _WORD.finditer(text))
+        return
+    bounds = [0, *(m.end() for m in _CUTS[level].finditer(text)), len(text)]
+    for a, b in zip(bounds, bounds[1:]):
+        run = text[a:b]
+        a, b = a + len(run) - len(run.lstrip()), a + len(run.rstrip())
+        if b > a:
+            yield a, b
 
 
 def _cut_graphemes(text: str, room: int) -> list[str]:
