@@ -153,7 +153,7 @@ class Settings:
     section("Chunks")
     # every server and worker on one database must cut alike, or each re-chunks the others' docs
     chunk_max_chars: int = setting(DEFAULT_MAX_CHARS, "MEMORYWIKI_CHUNK_MAX_CHARS",
-                                   "the most characters of markdown in one chunk; a longer block is cut by its kind")
+                                   "most characters in a chunk; one past the model's window is embedded as its windows' mean")
     chunk_overlap_chars: int = setting(DEFAULT_OVERLAP_CHARS, "MEMORYWIKI_CHUNK_OVERLAP_CHARS",
                                        "characters a cut block's next piece repeats (at most half the maximum)")
 

@@ -49,6 +49,7 @@ RAW = Path(os.environ.get("MEMORYWIKI_BENCH_RAW", ROOT.parent / "data" / "raw"))
 BEFORE = "d68d037"  # main before the chunker that bounds every chunk
 K = 5
 GROUPS = (5, 10, 20, 40)  # passages per doc, in turn
+MAXIMA = (1000, 1500, 2000)  # the chunk maxima compared
 
 
 @dataclass
@@ -176,7 +177,7 @@ def word_pieces():
     try:
         from tokenizers import Tokenizer
 
-        from memorywiki.server.embedding.embedders import packaged_model_dir
+        from memorywiki.server.embedding.local import packaged_model_dir
 
         tokenizer = Tokenizer.from_file(str(packaged_model_dir() / "tokenizer.json"))
     except Exception:  # no model package: the smoke run
@@ -279,14 +280,20 @@ async def run_config(pg: Postgres, config: Config, corpus: Corpus, embedder, tok
 # --------------------------------------------------------------------------- the run
 
 def configs(baseline: str) -> list[Config]:
+    from memorywiki.server.indexing.chunker import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
+
+    def sized(most: int, overlap: int = 0, windowed: bool = True, corpora=("scifact", "cmrc", "jsquad")) -> Config:
+        default = " (default)" if (most, overlap, windowed) == (DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS, True) else ""
+        how = "mean of windows" if windowed else "truncating"
+        return Config(f"chunker max {most:,}, overlap {overlap}, {how}{default}", size=(most, overlap),
+                      windowed=windowed, corpora=corpora)
+
     return [
         Config(f"before: {baseline}'s chunker (1,800, blocks kept whole), truncating", baseline_chunks_of(baseline),
                windowed=False),
         Config("fixed 1,000-character windows, truncating", windows_chunks_of(1000), windowed=False),
-        Config("chunker max 1,000, overlap 0, mean of windows (default)", size=(1000, 0)),
-        Config("chunker max 1,000, overlap 0, truncating", size=(1000, 0), windowed=False),
-        Config("chunker max 1,000, overlap 150, mean of windows", size=(1000, 150), corpora=("scifact",)),
-        Config("chunker max 2,000, overlap 0, mean of windows", size=(2000, 0), corpora=("scifact",)),
+        *(sized(most) for most in MAXIMA),
+        sized(MAXIMA[-1], windowed=False, corpora=("scifact",)),
     ]
 
 
@@ -294,19 +301,20 @@ async def _main(opts: Options, pg: Postgres) -> str:
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     os.environ.setdefault("ORT_TELEMETRY_DISABLED", "1")
     from memorywiki.server.config import Settings
-    from memorywiki.server.embedding.embedders import make_embedder
+    from memorywiki.server.embedding.factory import make_embedder
 
     small = opts.smoke
-    corpora = {"scifact": scifact(opts.dataset, 80 if small else 600)}
+    # A smaller sample on a busy machine: SciFact passages (its judged ones at least), CJK questions.
+    passages, questions = (int(n) for n in os.environ.get("MEMORYWIKI_BENCH_LONGDOCS_SAMPLE", "600,150").split(","))
+    corpora = {"scifact": scifact(opts.dataset, 80 if small else passages)}
     for key, file, name in (("cmrc", "cmrc2018_dev.json", "CMRC 2018 (Chinese)"),
                             ("jsquad", "jsquad_valid.json", "JSQuAD (Japanese)")):
         if (RAW / file).is_file() and not small:
-            corpora[key] = squad(RAW / file, name, 150)
+            corpora[key] = squad(RAW / file, name, questions)
     embedder = make_embedder(Settings.from_env(embedder=embedder_env()["MEMORYWIKI_EMBEDDER"]), onnx_in_process=True)
     tokenizer = word_pieces()
     window = 254  # all-MiniLM-L6-v2's 256 word pieces less [CLS] and [SEP]
     baseline = opts.extra.get("baseline") or BEFORE
-    baseline = BEFORE if baseline == "i9-landed" else baseline
     results: dict[tuple[str, str], Outcome] = {}
     for config in configs(baseline):
         for key, corpus in corpora.items():
@@ -326,6 +334,7 @@ def collection_changes(opts: Options, baseline: str, tokenizer, window: int) -> 
     """What the chunker changes on the suite's own collections, as `quality` and `locomo` save
     them (no embedding): chunks before and after, how many are the same text (so the same vector
     and the same recall), and how many are longer than the model's window."""
+    from memorywiki.server.indexing.chunker import ChunkSize
     from memorywiki.server.store.chunks import chunks_of
 
     from .locomo import chat_sessions
@@ -340,19 +349,22 @@ def collection_changes(opts: Options, baseline: str, tokenizer, window: int) -> 
     else:
         pages_locomo = []
     rows = []
+
+    def over(chunks):
+        return sum(len(tokenizer.encode(f"{p}\n\n{m}", add_special_tokens=False).ids) > window for p, m in chunks)
     for name, collection in (("SciFact (quality)", pages), ("LoCoMo (locomo)", pages_locomo)):
         if not collection:
             continue
         old = [(c.heading_path, c.markdown) for t, m, src in collection for c in before(t, m, src)]
-        new = [(c.heading_path, c.markdown) for t, m, src in collection for c in chunks_of(t, m, src)]
-
-        def over(chunks):
-            return sum(len(tokenizer.encode(f"{p}\n\n{m}", add_special_tokens=False).ids) > window for p, m in chunks)
-        rows.append([name, len(collection), len(old), len(new), len(set(new) & set(old)), over(old), over(new)])
+        for most in MAXIMA:
+            new = [(c.heading_path, c.markdown) for t, m, src in collection
+                   for c in chunks_of(t, m, src, ChunkSize(most, 0))]
+            rows.append([name, f"{most:,}", len(collection), len(old), len(new), len(set(new) & set(old)), over(old),
+                         over(new)])
     return ("### The suite's collections, chunked before and after (no embedding)\n\n"
             "Chunks that are the same text get the same vector and the same recall; only the others can move "
             "`quality` and `locomo`.\n\n"
-            + md_table(["collection", "docs", "chunks before", "chunks after", "unchanged", "over window before",
+            + md_table(["collection", "max", "docs", "chunks before", "chunks after", "unchanged", "over window before",
                         "over window after"], rows) + "\n")
 
 

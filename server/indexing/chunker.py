@@ -25,10 +25,12 @@ UNTITLED = "Untitled"
 
 # The rules below, by number: a chunk made by other rules (or sizes) is made again on upgrade.
 CHUNKER_VERSION = 2
-# all-MiniLM-L6-v2 reads 256 word pieces, about 1,000-1,200 characters of English; longer
-# chunks are embedded as the mean of their windows (server/embedding/windows.py). The sizes
-# were chosen on bench/suite/longdocs.py (bench/results/longdocs.md).
-DEFAULT_MAX_CHARS = 1000
+# 2,000 rather than the model's window (all-MiniLM-L6-v2 reads 256 word pieces, about 1,000
+# characters of English): a chunk past the window is embedded as the mean of its windows
+# (server/embedding/windows.py), so nothing is lost to the model, and an ordinary abstract or
+# paragraph stays one chunk, which full text ranks better than its halves
+# (bench/results/longdocs.md).
+DEFAULT_MAX_CHARS = 2000
 DEFAULT_OVERLAP_CHARS = 0
 
 # Block pass only: inline parsing of every paragraph is most of markdown-it's cost and we only
