@@ -20,7 +20,7 @@ from memorywiki.server.store.migrate import migrate
 from tests.embedding_server import embed_text
 from tests.polling import wait_indexed, wait_until
 
-MIGRATION = "0050_docs_chunker.sql"
+MIGRATION = "0065_docs_chunker.sql"
 SPACE = "openai:test-embed"  # the name the test settings' embedder records
 SMALL = [("Garden > Roses", "# Roses\n\nRoses need sun, water and patience."),
          ("Garden > Tulips", "# Tulips\n\nTulips are planted in autumn, bulbs pointing up.")]
