@@ -31,6 +31,7 @@ from .store.space import reset_if_model_changed
 from .embedding.questions import QuestionLane
 from .embedding.rerank import make_reranker
 from .web.state import AppState
+from .indexing.rechunker import Rechunker
 from .indexing.worker import Worker, WorkerProcess
 
 log = logging.getLogger("memorywiki.server")
@@ -51,8 +52,8 @@ def create_app(settings: Settings | None = None, *,
         except (MigrationError, PrivacyRoleMissing) as exc:
             log.error("the server will not start: %s", exc)  # the one line to read in the traceback below
             raise
-        task = curation_task = warm_up = None
-        state = None
+        task = curation_task = rechunk_task = warm_up = None
+        state = rechunker = None
         try:
             secret = settings.secret_key
             if not secret:
@@ -79,6 +80,11 @@ def create_app(settings: Settings | None = None, *,
                 else:
                     state.worker = Worker.from_settings(settings, db, embedder)
                     task = asyncio.create_task(state.worker.run())
+            if state.worker is None and state.worker_process is None:
+                # no indexing worker here (none without an embedder): docs another chunker made
+                # are still chunked again, which embeds nothing
+                rechunker = Rechunker(db, idle_seconds=0)
+                rechunk_task = asyncio.create_task(rechunker.run())
             if runs_locally(embedder):  # so the first question does not wait for it
                 warm_up = asyncio.create_task(asyncio.to_thread(embedder.load_quietly))
             # The curator (what /healthz reports) runs where this server's indexing runs: in its
@@ -103,9 +109,11 @@ def create_app(settings: Settings | None = None, *,
                 state.worker.stop()
             if state is not None and state.curator is not None:
                 state.curator.stop()
+            if rechunker is not None:
+                rechunker.stop()
             if state is not None and state.worker_process is not None:
                 await asyncio.to_thread(state.worker_process.stop)
-            for running in (task, curation_task):
+            for running in (task, curation_task, rechunk_task):
                 if running is not None:
                     with contextlib.suppress(asyncio.CancelledError):
                         await asyncio.wait_for(running, 10)

@@ -16,6 +16,7 @@ from typing import Any, Mapping
 
 import platformdirs
 
+from .indexing.chunker import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS, ChunkSize
 from .setting import SettingsError, listing, markdown, read_env, section, setting
 from .store.embedded import parse_size
 from .store.graph import EdgeRule
@@ -154,6 +155,13 @@ class Settings:
     fetch_allow_loopback: bool = setting(False, "MEMORYWIKI_FETCH_ALLOW_LOOPBACK",
                                          "tests only: fetch from 127.0.0.1 (never private ranges)")
 
+    section("Chunks")
+    # every server and worker on one database must cut alike, or each re-chunks the others' docs
+    chunk_max_chars: int = setting(DEFAULT_MAX_CHARS, "MEMORYWIKI_CHUNK_MAX_CHARS",
+                                   "most characters in a chunk; one past the model's window is embedded as its windows' mean")
+    chunk_overlap_chars: int = setting(DEFAULT_OVERLAP_CHARS, "MEMORYWIKI_CHUNK_OVERLAP_CHARS",
+                                       "characters a cut block's next piece repeats (at most half the maximum)")
+
     section("Full text")
     bm25_k1: float = setting(1.2, "MEMORYWIKI_BM25_K1", "BM25 term-frequency saturation")
     bm25_b: float = setting(0.75, "MEMORYWIKI_BM25_B", "BM25 length normalisation")
@@ -224,12 +232,21 @@ class Settings:
         """Settings from environment variables; `overrides` that are not None win."""
         values = read_env(cls, os.environ if env is None else env)
         values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
+        settings = cls(**values)
+        try:
+            settings.chunk_size
+        except ValueError as exc:
+            raise SettingsError(f"MEMORYWIKI_CHUNK_MAX_CHARS / MEMORYWIKI_CHUNK_OVERLAP_CHARS: {exc}") from None
+        return settings
 
     @property
     def edge_rule(self) -> EdgeRule:
         return EdgeRule(max_distance=self.graph_max_distance, relative=self.graph_relative,
                         max_neighbours=self.graph_max_neighbours)
+
+    @property
+    def chunk_size(self) -> ChunkSize:
+        return ChunkSize(self.chunk_max_chars, self.chunk_overlap_chars)
 
 
 INTRO = """# Configuration

@@ -47,7 +47,8 @@ def test_bench_all_smoke(smoke_env, tmp_path):
                  "--out", str(out), env=smoke_env, timeout=480)
     assert proc.returncode == 0, proc.stderr[-4000:]
     for name in ("quality.md", "locomo.md", "latency.md", "cost.md", "curation.md", "curation-sample-extractive.md",
-                 "embedding.md", "underload.md", "soak.md", "scaleout.md", "README.md", "quality.png", "latency.png"):
+                 "embedding.md", "underload.md", "soak.md", "scaleout.md", "longdocs.md", "README.md", "quality.png",
+                 "latency.png"):
         assert (out / name).exists(), name
     quality = (out / "quality.md").read_text()
     assert "hybrid (z-score fusion)" in quality and "nDCG@10" in quality

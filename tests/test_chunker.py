@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 from pathlib import Path
 
 import pytest
 from markdown_it import MarkdownIt
 
-from memorywiki.server.indexing.chunker import Chunk, chunk_markdown, strip_front_matter
+from memorywiki.server.indexing.chunker import Chunk, ChunkSize, chunk_markdown, strip_front_matter
 
 DATA = Path(__file__).parent / "data" / "chunker"
 
@@ -252,7 +253,7 @@ def test_unicode() -> None:
 
 def test_max_chars_must_be_positive() -> None:
     with pytest.raises(ValueError):
-        chunk_markdown("T", "x", max_chars=0)
+        chunk_markdown("T", "x", ChunkSize(0))
 
 
 # --- front matter -----------------------------------------------------------------------------
@@ -286,7 +287,7 @@ def test_front_matter_is_not_chunked() -> None:
 def test_huge_section_splits_with_heading_repeated_and_nothing_lost() -> None:
     paragraphs = [long_paragraph(n) for n in range(40)]
     md = "# Intro\n\nshort\n\n## Big *one*\n\n" + "\n\n".join(paragraphs) + "\n\n## After\n\nz\n"
-    chunks = chunk_markdown("T", md, max_chars=600)
+    chunks = chunk_markdown("T", md, ChunkSize(600))
     big = [c for c in chunks if c.heading_path == "T > Intro > Big one"]
     assert len(big) > 3
     assert all(c.markdown.startswith("## Big *one*\n\n") for c in big)
@@ -302,52 +303,168 @@ def every_line_kept(md: str, chunks: list[Chunk]) -> bool:
     return {line for line in md.split("\n") if line.strip()} <= body_lines(chunks)
 
 
+def covers(md: str, chunks: list[Chunk]) -> bool:
+    """Every character of every source line (spaces aside) sits in a line of some chunk: a line
+    is kept whole, or cut in pieces that each lie inside it."""
+    pieces = {"".join(line.split()) for c in chunks for line in c.markdown.split("\n")} - {""}
+    for line in md.split("\n"):
+        text = "".join(line.split())
+        seen = [False] * len(text)
+        for piece in pieces:
+            at = text.find(piece)
+            while at >= 0:
+                seen[at:at + len(piece)] = [True] * len(piece)
+                at = text.find(piece, at + 1)
+        if not all(seen):
+            return False
+    return True
+
+
 def test_long_doc_without_headings_splits_without_inventing_a_heading() -> None:
     paragraphs = [long_paragraph(n) for n in range(30)]
-    chunks = chunk_markdown("Notes", "\n\n".join(paragraphs), max_chars=500)
+    chunks = chunk_markdown("Notes", "\n\n".join(paragraphs), ChunkSize(500))
     assert len(chunks) > 1
     assert set(paths(chunks)) == {"Notes"}
     assert "\n\n".join(c.markdown for c in chunks) == "\n\n".join(paragraphs)
 
 
-def test_huge_code_fence_is_not_cut() -> None:
-    fence = "```python\n" + "\n".join(f"# line {i}\nx_{i} = {i}" for i in range(200)) + "\n```"
+def test_huge_code_fence_splits_between_lines_reopened_with_its_info_string() -> None:
+    code = [f"x_{i} = compute({i})  # step {i}" for i in range(200)]
+    fence = "```python title=app.py\n" + "\n".join(code) + "\n```"
     md = f"## Code\n\nbefore\n\n{fence}\n\nafter\n"
-    chunks = chunk_markdown("T", md, max_chars=300)
-    holding = [c for c in chunks if "```python" in c.markdown]
-    assert len(holding) == 1 and fence in holding[0].markdown
-    assert all(c.markdown.startswith("## Code\n") for c in chunks)
+    chunks = chunk_markdown("T", md, ChunkSize(300))
+    holding = [c for c in chunks if "x_" in c.markdown]
+    assert len(holding) > 5 and all(len(c.markdown) <= 300 for c in chunks)
+    for c in holding:
+        assert c.markdown.startswith("## Code\n\n```python title=app.py\n") and c.markdown.endswith("\n```")
+        tokens = MarkdownIt("commonmark").parse(c.markdown)
+        assert [t.info for t in tokens if t.type == "fence"] == ["python title=app.py"]  # one whole fence each
+    assert [line for c in holding for line in c.markdown.split("\n")[3:-1]] == code  # every line once, in order
     assert every_line_kept(md, chunks)
 
 
-def test_tables_lists_and_quotes_are_not_cut() -> None:
-    table = "| a | b |\n| --- | --- |\n" + "\n".join(f"| row {i} | {'v' * 20} |" for i in range(40))
-    items = "\n".join(f"- item {i} {'w' * 20}" for i in range(40))
+def test_unclosed_fence_is_closed_on_every_piece() -> None:
+    md = "~~~~sh\n" + "\n".join(f"echo {i} {'z' * 30}" for i in range(40))
+    chunks = chunk_markdown("T", md, ChunkSize(250))
+    assert len(chunks) > 3
+    assert all(c.markdown.startswith("~~~~sh\n") and c.markdown.endswith("\n~~~~") for c in chunks)
+    assert every_line_kept(md, chunks)
+
+
+def test_a_code_line_longer_than_a_piece_is_cut_inside_the_fence() -> None:
+    md = "```js\n" + "let a = [" + ", ".join(str(i) for i in range(400)) + "];\n```\n"
+    chunks = chunk_markdown("T", md, ChunkSize(200))
+    assert len(chunks) > 5 and all(len(c.markdown) <= 200 for c in chunks)
+    assert all(c.markdown.startswith("```js\n") and c.markdown.endswith("\n```") for c in chunks)
+    assert covers(md, chunks)
+
+
+def test_table_splits_between_rows_under_its_header_and_delimiter() -> None:
+    header, delimiter = "| name | value |", "| --- | ---: |"
+    rows = [f"| row {i} | {'v' * 20} |" for i in range(60)]
+    md = "## Data\n\n" + "\n".join([header, delimiter, *rows]) + "\n"
+    chunks = chunk_markdown("T", md, ChunkSize(300))
+    assert len(chunks) > 3 and all(len(c.markdown) <= 300 for c in chunks)
+    for c in chunks:
+        assert c.markdown.startswith(f"## Data\n\n{header}\n{delimiter}\n")
+        assert any(t.type == "table_open" for t in MarkdownIt("commonmark").enable("table").parse(c.markdown))
+    assert [line for c in chunks for line in c.markdown.split("\n")[4:]] == rows
+
+
+def test_list_splits_between_items_and_a_huge_item_as_text() -> None:
+    items = [f"- item {i} {'w' * 20}" for i in range(30)]
+    huge = "- " + " ".join(f"word{i}" for i in range(200))
+    md = "## S\n\n" + "\n".join(items[:15] + [huge] + items[15:]) + "\n"
+    chunks = chunk_markdown("T", md, ChunkSize(200))
+    assert all(len(c.markdown) <= 200 for c in chunks)
+    whole = [line for c in chunks for line in c.markdown.split("\n") if line.startswith("- item")]
+    assert whole == items  # every short item whole, in order, once
+    assert covers(md, chunks)
+
+
+def test_quotes_and_loose_lists_split_and_keep_every_line() -> None:
     loose = "\n\n".join(f"1. loose {i} {'w' * 20}" for i in range(30))
     quote = "\n>\n".join(f"> quoted {i} {'q' * 20}" for i in range(30))
-    blocks = [table, items, loose, quote]
-    md = "## S\n\n" + "\n\n".join(f"para {i}\n\n{b}" for i, b in enumerate(blocks))
-    chunks = chunk_markdown("T", md, max_chars=400)
-    for block in blocks:
-        assert sum(block in c.markdown for c in chunks) == 1, block[:20]
+    md = "## S\n\n" + loose + "\n\npara\n\n" + quote + "\n"
+    chunks = chunk_markdown("T", md, ChunkSize(400))
+    assert all(len(c.markdown) <= 400 for c in chunks)
     assert every_line_kept(md, chunks)
+
+
+def test_long_paragraph_splits_at_line_breaks_first() -> None:
+    lines = [f"Line {i} says {'something ' * 8}and stops." for i in range(50)]
+    chunks = chunk_markdown("Notes", "\n".join(lines), ChunkSize(400))
+    assert len(chunks) > 5 and all(len(c.markdown) <= 400 for c in chunks)
+    assert [line for c in chunks for line in c.markdown.split("\n")] == lines  # no line cut
+
+
+def test_one_long_line_splits_at_sentence_ends_then_words() -> None:
+    sentences = [f"Sentence {i} talks about topic {i} at some length." for i in range(80)]
+    chunks = chunk_markdown("T", " ".join(sentences), ChunkSize(300))
+    assert len(chunks) > 5 and all(len(c.markdown) <= 300 for c in chunks)
+    assert all(c.markdown.endswith(".") for c in chunks)  # whole sentences
+    assert " ".join(c.markdown for c in chunks) == " ".join(sentences)
+    words = " ".join(f"w{i}" for i in range(2000))  # no sentence end at all: between words
+    chunks = chunk_markdown("T", words, ChunkSize(150))
+    assert all(len(c.markdown) <= 150 for c in chunks)
+    assert " ".join(c.markdown for c in chunks) == words
+
+
+def test_text_without_spaces_splits_between_characters() -> None:
+    cjk = "北京是中国的首都它有很多历史古迹上海是中国最大的城市" * 60  # no punctuation, no spaces
+    chunks = chunk_markdown("T", cjk, ChunkSize(100))
+    assert len(chunks) >= 16 and all(len(c.markdown) <= 100 for c in chunks)
+    assert "".join(c.markdown for c in chunks) == cjk
+    sentences = "北京是中国的首都。它有很多历史古迹！上海是中国最大的城市？" * 30
+    chunks = chunk_markdown("T", sentences, ChunkSize(100))
+    assert all(len(c.markdown) <= 100 and c.markdown[-1] in "。！？" for c in chunks)
+
+
+def test_graphemes_are_never_cut() -> None:
+    text = ("e\u0301" * 5 + "👨\u200d👩\u200d👧\u200d👦" + "न\u093f" * 3 + "🇫🇷") * 200
+    chunks = chunk_markdown("T", text, ChunkSize(64))
+    assert all(len(c.markdown) <= 64 for c in chunks)
+    assert "".join(c.markdown for c in chunks) == text
+    for c in chunks:  # no piece starts with a combining mark or a joiner
+        assert not unicodedata.combining(c.markdown[0]) and c.markdown[0] not in "\u200d\u093f"
+
+
+def test_transcript_without_headings_splits_by_speaker_turn() -> None:
+    turns = [f"{who}: {'blah ' * 12}\n  and more from {who} {n}" for n, who in
+             enumerate(["Alice", "Bob", "Dr. Chen", "Alice", "Bob"] * 8)]
+    md = "\n".join(turns)
+    chunks = chunk_markdown("Meeting", md, ChunkSize(300))
+    assert len(chunks) > 5 and all(len(c.markdown) <= 300 for c in chunks)
+    for c in chunks:
+        assert c.markdown.split(":")[0] in {"Alice", "Bob", "Dr. Chen"}  # each piece opens a turn
+    assert "\n".join(c.markdown for c in chunks) == md  # turns whole, none cut
+
+
+def test_heading_too_long_to_repeat_is_text_of_its_own() -> None:
+    heading = "## " + "very long heading " * 30
+    md = heading + "\n\n" + "\n".join(long_paragraph(n) for n in range(20))
+    chunks = chunk_markdown("T", md, ChunkSize(300))
+    assert all(len(c.markdown) <= 300 for c in chunks)
+    assert not any(c.markdown.startswith("## ") for c in chunks[1:])
+    assert covers(md, chunks)
+
+
+def test_split_between_top_level_blocks_first() -> None:
+    # A paragraph directly followed by a fence (no blank line) is two blocks: a valid cut.
+    md = "# H\n\n" + long_paragraph(1, 30) + "\n```\ncode\n```\n"
+    assert len(md.strip()) > 180 >= len("# H\n\n" + long_paragraph(1, 30))
+    chunks = chunk_markdown("T", md, ChunkSize(180))
+    assert [c.markdown.split("\n", 2)[2] for c in chunks] == [
+        long_paragraph(1, 30),
+        "```\ncode\n```",
+    ]
 
 
 def test_setext_heading_is_reemitted_whole() -> None:
     md = "Big\n---\n\n" + "\n\n".join(long_paragraph(n) for n in range(10))
-    chunks = chunk_markdown("T", md, max_chars=400)
+    chunks = chunk_markdown("T", md, ChunkSize(400))
     assert len(chunks) > 1
     assert all(c.markdown.startswith("Big\n---\n\np") for c in chunks)
-
-
-def test_split_only_between_top_level_blocks() -> None:
-    # A paragraph directly followed by a fence (no blank line) is two blocks: a valid cut.
-    md = "# H\n\n" + long_paragraph(1, 60) + "\n```\ncode\n```\n"
-    chunks = chunk_markdown("T", md, max_chars=200)
-    assert [c.markdown.split("\n", 2)[2] for c in chunks] == [
-        long_paragraph(1, 60),
-        "```\ncode\n```",
-    ]
 
 
 # --- hashes -----------------------------------------------------------------------------------
@@ -447,7 +564,7 @@ def test_conversation_breadcrumb_is_title_and_day_and_windows_stop_at_a_day() ->
 def test_conversation_without_days_and_with_a_long_turn() -> None:
     long_answer = "\n\n".join(long_paragraph(n) for n in range(12))
     md = f"## User\n\nHow do I tune HNSW?\n\n## Assistant\n\n{long_answer}\n\n## User\n\nThanks!\n"
-    chunks = chunk_conversation("HNSW tuning", md, window_chars=600, max_chars=1800)
+    chunks = chunk_conversation("HNSW tuning", md, window_chars=600, size=ChunkSize(1800))
     assert set(paths(chunks)) == {"HNSW tuning"}
     assert chunks[0].markdown == "## User\n\nHow do I tune HNSW?"
     pieces = [c for c in chunks if "p0w0" in c.markdown or "p11w0" in c.markdown or "p6w0" in c.markdown]
@@ -458,3 +575,66 @@ def test_conversation_without_days_and_with_a_long_turn() -> None:
     with pytest.raises(ValueError):
         chunk_conversation("x", md, window_chars=0)
     assert chunk_conversation("x", "  \n") == []
+
+
+# --- any markdown: bounded chunks that cover the text -----------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_WORDS = st.sampled_from(["alpha", "beta", "The", "end.", "Why?", "北京是中国的首都。", "東京", "한국어는",
+                          "e\u0301te\u0301", "👨\u200d👩\u200d👧", "🇫🇷", "नि", "x" * 90, "a|b", "`code`", "**bold**",
+                          "Alice:", "[00:01] Bob:", "#tag", "-", "1."])
+_LINE = st.lists(_WORDS, min_size=1, max_size=30).map(" ".join)
+_TEXT = st.lists(_LINE, min_size=1, max_size=8).map("\n".join)
+
+
+@st.composite
+def _block(draw) -> str:
+    kind = draw(st.sampled_from(["para", "heading", "fence", "table", "list", "quote", "raw", "setext"]))
+    if kind == "heading":
+        return "#" * draw(st.integers(1, 6)) + " " + draw(_LINE)
+    if kind == "setext":
+        return draw(_LINE) + "\n" + draw(st.sampled_from(["===", "---"]))
+    if kind == "fence":
+        marker = draw(st.sampled_from(["```", "~~~", "````"]))
+        closing = draw(st.sampled_from(["\n" + marker, ""]))
+        return marker + draw(st.sampled_from(["", "python", "js title=a.js"])) + "\n" + draw(_TEXT) + closing
+    if kind == "table":
+        rows = draw(st.lists(_LINE, min_size=1, max_size=30))
+        return "| a | b |\n| --- | --- |\n" + "\n".join(f"| {r} | {i} |" for i, r in enumerate(rows))
+    if kind == "list":
+        marker = draw(st.sampled_from(["- ", "* ", "1. "]))
+        gap = draw(st.sampled_from(["\n", "\n\n"]))
+        return gap.join(marker + line for line in draw(st.lists(_TEXT, min_size=1, max_size=12)))
+    if kind == "quote":
+        return "\n".join("> " + line for line in draw(_TEXT).split("\n"))
+    if kind == "raw":
+        return draw(st.text(max_size=300))
+    return draw(_TEXT)
+
+
+_DOCS = st.lists(_block(), min_size=1, max_size=12).flatmap(
+    lambda blocks: st.lists(st.sampled_from(["\n", "\n\n", "\n\n\n"]), min_size=len(blocks), max_size=len(blocks))
+    .map(lambda gaps: "".join(b + g for b, g in zip(blocks, gaps))))
+
+
+def heading_lines(md: str) -> set[int]:
+    """The source lines of level 1-3 headings: their text lives in breadcrumbs, not in chunks."""
+    tokens = MarkdownIt("commonmark").parse(md)
+    return {n for t in tokens if t.type == "heading_open" and t.level == 0 and t.tag in ("h1", "h2", "h3")
+            for n in range(*t.map)}
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(md=_DOCS, max_chars=st.integers(20, 600), overlap=st.integers(0, 60), conversation=st.booleans())
+def test_any_markdown_gives_bounded_chunks_that_cover_its_text(md, max_chars, overlap, conversation) -> None:
+    size = ChunkSize(max_chars, min(overlap, max_chars // 2))
+    chunks = (chunk_conversation("Doc", md, window_chars=300, size=size) if conversation
+              else chunk_markdown("Doc", md, size))
+    assert all(len(c.markdown) <= max_chars for c in chunks)
+    assert [c.ordinal for c in chunks] == list(range(len(chunks)))
+    source = strip_front_matter(md)
+    skip = heading_lines(source)
+    body = "\n".join(line for n, line in enumerate(source.split("\n")) if n not in skip)
+    assert covers(body, chunks)

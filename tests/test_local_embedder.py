@@ -264,7 +264,7 @@ async def test_questions_of_similar_length_share_a_pass(model_dir, tmp_path):
     run = embedder._run
     embedder._run = lambda texts, **kw: passes.append(sorted(texts)) or run(texts, **kw)
     short = ["cats purr", "dogs bark", "sun warm", "ship crew"]
-    long = "the rocket needs fuel and oxygen for the launch to the moon and the crew needs food and water"
+    long = "the rocket needs fuel and oxygen for the launch to the moon"  # long, yet within the window
     questions = [short[0], long, *short[1:]]
     vectors = np.array(await embedder.embed_questions(questions))
     assert passes == [sorted(short), [long]]
@@ -468,3 +468,45 @@ async def test_a_multilingual_model_with_a_sentencepiece_tokenizer_runs_on_onnx(
     assert np.abs(vectors - reference_embed(model, texts)).max() < 1e-4
     questions = np.array(await embedder.embed_questions(texts[:2]))
     assert np.abs(questions - vectors[:2]).max() < 1e-4
+
+
+# ---------------------------------------------------------------- texts longer than the window
+
+LONG_WORDS = ("the rocket fuel oxygen launch moon orbit space ship crew food water "
+              "cat dog fish milk sun warm sleep engine").split()
+
+
+async def test_a_text_past_the_window_is_the_mean_of_its_windows(model_dir, tmp_path):
+    """The tiny model reads 16 word pieces (14 past [CLS] and [SEP]); every word here is one
+    piece, so a 40-word text is windows of 14, 14 and 12 words, weighted by their pieces."""
+    embedder = onnx_embedder(model_dir, tmp_path)
+    words = [LONG_WORDS[i % len(LONG_WORDS)] for i in range(40)]
+    text = " ".join(words)
+    [vector] = await embedder.embed([text])
+    windows = reference_embed(model_dir, [" ".join(words[0:14]), " ".join(words[14:28]), " ".join(words[28:])])
+    expected = windows.T @ np.array([14, 14, 12])
+    expected /= np.linalg.norm(expected)
+    assert np.abs(np.array(vector) - expected).max() < 1e-4
+    truncated = reference_embed(model_dir, [text])[0]  # what the model alone sees: the first 14 words
+    assert float(np.array(vector) @ truncated) < 0.999
+    embedder.windowed = False
+    [cut] = await embedder.embed([text])
+    assert np.abs(np.array(cut) - truncated).max() < 1e-4
+
+
+async def test_texts_within_the_window_are_embedded_as_before(model_dir, tmp_path):
+    embedder = onnx_embedder(model_dir, tmp_path)
+    texts = ["cats purr", " ".join(LONG_WORDS[:14]), " ".join(LONG_WORDS * 3)]
+    vectors = np.array(await embedder.embed(texts))
+    assert np.abs(vectors[:2] - reference_embed(model_dir, texts[:2])).max() < 1e-4  # each in its place
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0)
+
+
+async def test_a_window_never_starts_inside_a_word(model_dir, tmp_path):
+    """"moons" is two pieces (moon ##s): a window that would end between them ends before."""
+    embedder = onnx_embedder(model_dir, tmp_path)
+    await embedder.embed(["warm"])  # loads the model and its windows
+    text = " ".join(["sun"] * 13 + ["moons"] + ["fish"] * 10)
+    split = embedder._windows.split([text])
+    assert split.texts == [" ".join(["sun"] * 13), " ".join(["moons"] + ["fish"] * 10)]
+    assert split.weights == [13, 12]

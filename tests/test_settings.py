@@ -251,3 +251,39 @@ def test_config_server_names_a_bad_value_in_one_line():
     assert result.stderr.strip() == "error: MEMORYWIKI_FETCH_TIMEOUT must be a number, not '5s'"
     refused = CliRunner().invoke(app, ["config", "--server", "--set-hub", "x"])
     assert refused.exit_code == 1 and "takes no other option" in refused.stderr
+
+
+def test_the_chunk_size_is_a_setting():
+    from memorywiki.server.indexing.chunker import ChunkSize
+
+    assert Settings.from_env({}).chunk_size == ChunkSize()
+    s = Settings.from_env({"MEMORYWIKI_CHUNK_MAX_CHARS": "600", "MEMORYWIKI_CHUNK_OVERLAP_CHARS": "60"})
+    assert s.chunk_size == ChunkSize(600, 60) and s.chunk_size.version != ChunkSize().version
+    for env in ({"MEMORYWIKI_CHUNK_MAX_CHARS": "0"},
+                {"MEMORYWIKI_CHUNK_MAX_CHARS": "600", "MEMORYWIKI_CHUNK_OVERLAP_CHARS": "400"}):
+        with pytest.raises(SettingsError, match="MEMORYWIKI_CHUNK_MAX_CHARS"):
+            Settings.from_env(env)
+
+
+def test_saves_cut_docs_at_the_configured_size(make_client, settings):
+    """A server started with a smaller maximum cuts every save at it and records the size on the doc."""
+    import psycopg
+
+    from memorywiki.server.indexing.chunker import ChunkSize
+    from memorywiki.server.store.chunks import use_chunk_size
+
+    try:
+        client = make_client(chunk_max_chars=300, in_process_worker=False)
+        token = client.post("/api/hubs", json={"slug": "sized"}).json()["owner_token"]
+        body = "\n".join(f"Line {i} of a note with no headings at all, long enough to count." for i in range(40))
+        r = client.post("/api/docs", json={"hub": "sized", "title": "Note", "markdown": body},
+                        headers={"Authorization": f"Bearer {token}"})
+        assert r.status_code == 201, r.text
+        with psycopg.connect(settings.database_url) as conn:
+            sizes = [n for (n,) in conn.execute("SELECT length(markdown) FROM chunks WHERE doc_id = %s",
+                                                (r.json()["id"],)).fetchall()]
+            chunker = conn.execute("SELECT chunker FROM docs WHERE id = %s", (r.json()["id"],)).fetchone()[0]
+        assert len(sizes) > 5 and max(sizes) <= 300
+        assert chunker == ChunkSize(300).version
+    finally:
+        use_chunk_size(ChunkSize())  # the process-wide size back to the default for the tests after

@@ -38,6 +38,8 @@ SECTIONS: tuple[Section, ...] = (
             ("soak.md",)),
     Section("scaleout", "2 servers and 2 workers on one PostgreSQL, one worker killed",
             ("scaleout.md",)),
+    Section("longdocs", "long heading-less docs: token-level recall@5, tokens per recall, chunk sizes",
+            ("longdocs.md",), ("beir",)),
     Section("pages", "page weights and render times of hostile markdown (--screenshots DIR)",
             ("pages.md",), runs_in_all=False),
     Section("graph", "the hub graph: edges within vs across known topics (notes, LoCoMo, SciFact), per rule",

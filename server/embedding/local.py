@@ -12,6 +12,7 @@ from typing import Any
 
 from .base import EmbedderError
 from .scheduling import QuestionsFirst
+from .windows import Windows
 
 LOCAL_DEFAULT_NAME = "all-MiniLM-L6-v2"
 SIMILAR_LENGTH = 1.3  # questions share a pass while the longest is within 1.3x (+16 chars) of the shortest
@@ -51,6 +52,10 @@ class LocalEmbedder:
         self.data_dir = data_dir
         self.threads = threads  # 0: the runtime's default (one per core)
         self._model: Any = None
+        self._windows: Windows | None = None
+        # a text longer than the model's window is embedded as the mean of its windows
+        # (embedding/windows.py); off, the model truncates it (bench/suite/longdocs.py's "before")
+        self.windowed = True
         self._load_lock = threading.Lock()
         self._question_pool: concurrent.futures.ThreadPoolExecutor | None = None
         board = None
@@ -73,7 +78,9 @@ class LocalEmbedder:
     def _ensure_loaded(self) -> None:
         with self._load_lock:
             if self._model is None:
-                self._model = self._load(self._path())
+                path = self._path()
+                self._model = self._load(path)
+                self._windows = Windows.of(path)
 
     def load_quietly(self) -> None:
         """Load the model ahead of the first question; a failure is logged here and raised
@@ -105,7 +112,11 @@ class LocalEmbedder:
     def _encode(self, texts: list[str], *, question: bool = False) -> list[list[float]]:
         self._ensure_loaded()
         try:
-            array = self._run(texts, question=question)
+            split = self._windows.split(texts) if self._windows is not None and self.windowed else None
+            if split is not None and split.windowed:  # a text past the window: the mean of its windows
+                array = split.mean(self._run(split.texts, question=question))
+            else:
+                array = self._run(texts, question=question)
         except EmbedderError:
             raise
         except Exception as exc:

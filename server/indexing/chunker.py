@@ -10,17 +10,28 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+import regex
 from markdown_it import MarkdownIt
 
 from memorywiki.formats.mdutil import inline_text, same_text
 
-__all__ = ["Chunk", "chunk_conversation", "chunk_markdown", "strip_front_matter"]
+__all__ = ["Chunk", "ChunkSize", "chunk_conversation", "chunk_markdown", "strip_front_matter"]
 
 SPLIT_LEVELS = ("h1", "h2", "h3")
 UNTITLED = "Untitled"
+
+# The rules below, by number: a chunk made by other rules (or sizes) is made again on upgrade.
+CHUNKER_VERSION = 2
+# 2,000 rather than the model's window (all-MiniLM-L6-v2 reads 256 word pieces, about 1,000
+# characters of English): a chunk past the window is embedded as the mean of its windows
+# (server/embedding/windows.py), so nothing is lost to the model, and an ordinary abstract or
+# paragraph stays one chunk, which full text ranks better than its halves
+# (bench/results/longdocs.md).
+DEFAULT_MAX_CHARS = 2000
+DEFAULT_OVERLAP_CHARS = 0
 
 # Block pass only: inline parsing of every paragraph is most of markdown-it's cost and we only
 # need the inline text of headings, which `_INLINE` parses on demand.
@@ -37,6 +48,17 @@ _YAML_FIRST_LINE = re.compile(r"\A(?:[ \t]*\n)*(?:[^\s:#][^\n]*:(?:[ \t]|$)|- |#
 _SPACES = re.compile(r"\s+")
 # Characters that can start inline markup; a heading without any is already plain text.
 _INLINE_MARKUP = re.compile(r"[\\`*_\[\]!<&~]")
+# Where text over the maximum is cut, coarsest first: after a line break; after a sentence
+# end (with its closing quotes or brackets) and the spaces after it, or after a full-width
+# terminator, which needs no space; at spaces. Text with none of them is cut between graphemes.
+_CUTS = (re.compile(r"\n"),
+         re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]]*\s+|[\u3002\uff01\uff1f\uff61\uff0e][\u300d\u300f\u201d\u2019)\]]*\s*"),
+         re.compile(r"\s+"))
+_WORD = re.compile(r"\S+")
+_GRAPHEME = regex.compile(r"\X")
+# A transcript line that opens a turn: "Alice: ...", "**Bob:** ...", "[00:01:02] Dr. Chen: ...".
+_SPEAKER = re.compile(r"[ \t]*(?:\[?\d{1,2}(?::\d{2}){1,2}\]?[ \t]+)?(?:\*\*|__)?"
+                      r"[^\W\d_][\w .'\u2019-]{0,38}?(?:\*\*|__)?:(?:\*\*|__)?(?:[ \t]|$)")
 
 
 @dataclass(frozen=True)
@@ -86,43 +108,232 @@ def _hash(heading_path: str, markdown: str) -> str:
     return hashlib.sha256(f"{heading_path}\n{markdown}".encode("utf-8")).hexdigest()
 
 
+@dataclass(frozen=True)
+class ChunkSize:
+    """How big a chunk may be: `max_chars` of markdown at most, whatever the text; a block cut in
+    pieces repeats up to `overlap_chars` of one piece at the start of the next. `version` names
+    the rules and the sizes, so data chunked another way is known (and re-chunked)."""
+
+    max_chars: int = DEFAULT_MAX_CHARS
+    overlap_chars: int = DEFAULT_OVERLAP_CHARS
+
+    def __post_init__(self) -> None:
+        if self.max_chars < 1:
+            raise ValueError("max_chars must be at least 1")
+        if not 0 <= self.overlap_chars <= self.max_chars // 2:
+            raise ValueError("overlap_chars must be between 0 and half of max_chars")
+
+    @property
+    def version(self) -> str:
+        return f"{CHUNKER_VERSION}/{self.max_chars}/{self.overlap_chars}"
+
+
+@dataclass
+class _Block:
+    start: int  # first source line of a top-level block
+    stop: int  # past its last line (markdown-it's map: blank lines after it are not its own)
+    kind: str  # the opening token's type: paragraph_open, fence, table_open, bullet_list_open...
+    markup: str = ""  # a fence's marker (``` or ~~~...)
+    items: list[int] = field(default_factory=list)  # a list's item start lines
+
+
 @dataclass
 class _Section:
     path: str
     start: int  # first source line (the heading line, or 0 for the preamble)
     body_start: int  # first line after the heading
-    blocks: list[int]  # start lines of the top-level blocks after the heading
+    blocks: list[_Block]  # the top-level blocks after the heading
     parent: str = ""  # breadcrumb of the enclosing headings (the title for a top-level section)
 
 
-def _split(lines: list[str], section: _Section, end: int, max_chars: int) -> list[str]:
-    """The section's markdown, cut between top-level blocks into pieces of <= max_chars.
+def _split(lines: list[str], section: _Section, end: int, size: ChunkSize) -> list[str]:
+    """The section's markdown in pieces of at most size.max_chars, each opening with the heading.
 
-    Cuts fall only at the start of a top-level block, so a fence, table, list or blockquote is
-    never split; a block bigger than max_chars becomes a piece of its own, whole.
+    Whole top-level blocks are packed together, cut from the source; a block too big for a piece
+    of its own is cut by its kind (_split_block). A heading too long to repeat on every piece is
+    text of its own, and the breadcrumb still says where each piece sits.
     """
-    whole = _trim(lines[section.start : end])
-    if len(whole) <= max_chars or len(section.blocks) < 2:
+    whole = _trim(lines[section.start:end])
+    if len(whole) <= size.max_chars:
         return [whole] if whole else []
-    head = _trim(lines[section.start : section.body_start])
-    head_len = len(head) + 2 if head else 0
-    # Unit i runs from one block start to the next; blank lines ride with the block before.
-    bounds = [section.body_start, *section.blocks[1:], end]
-    ranges: list[tuple[int, int]] = []
-    piece_start, piece_len = bounds[0], 0
-    for a, b in zip(bounds, bounds[1:]):
-        unit_len = sum(len(line) + 1 for line in lines[a:b])  # >= its trimmed length
-        if piece_len and head_len + piece_len + unit_len > max_chars:
-            ranges.append((piece_start, a))
-            piece_start, piece_len = a, 0
-        piece_len += unit_len
-    ranges.append((piece_start, end))
+    head = _trim(lines[section.start:section.body_start])
+    repeat = head if len(head) <= size.max_chars // 4 else ""
+    budget = size.max_chars - (len(repeat) + 2 if repeat else 0)
 
-    pieces = [_trim(lines[section.start : ranges[0][1]])]
-    for a, b in ranges[1:]:
-        body = _trim(lines[a:b])
-        pieces.append(f"{head}\n\n{body}" if head else body)
+    def with_head(body: str) -> str:
+        return f"{repeat}\n\n{body}" if repeat else body
+
+    pieces = [] if repeat or not head else _split_text(head, size.max_chars, size.overlap_chars)
+    # Unit i runs from one block start to the next; blank lines ride with the block before.
+    bounds = [section.body_start, *(b.start for b in section.blocks[1:]), end]
+    first = section.start if repeat else section.body_start  # the first piece is cut with its heading
+    run_start: int | None = None
+    run_len = 0
+
+    def close_run(stop: int) -> None:
+        nonlocal run_start, run_len
+        if run_start is not None:
+            body = _trim(lines[run_start:stop])
+            if body:
+                pieces.append(_trim(lines[first:stop]) if run_start == section.body_start and repeat else with_head(body))
+        run_start, run_len = None, 0
+
+    for block, a, b in zip(section.blocks, bounds, bounds[1:]):
+        unit_len = sum(len(line) + 1 for line in lines[a:b])  # >= its trimmed length
+        if len(_trim(lines[a:b])) > budget:
+            close_run(a)
+            pieces += [with_head(p) for p in _split_block(lines, block, budget, size.overlap_chars)]
+            continue
+        if run_start is not None and run_len + unit_len > budget:
+            close_run(a)
+        if run_start is None:
+            run_start = a
+        run_len += unit_len
+    close_run(end)
     return [p for p in pieces if p]
+
+
+def _split_block(lines: list[str], block: _Block, budget: int, overlap: int) -> list[str]:
+    """One top-level block bigger than `budget`, in pieces of at most `budget`: a fence between
+    lines, re-opened and closed on every piece; a table between rows under its header and
+    delimiter rows; a list between items; anything else as text (_split_text)."""
+    own = lines[block.start:block.stop]
+    if block.kind == "fence" and len(own) > 1:
+        return _split_fence(own, block.markup, budget, overlap)
+    if block.kind == "table_open" and len(own) > 2:
+        prefix = f"{own[0]}\n{own[1]}"
+        room = budget - len(prefix) - 1
+        if room >= budget // 2:
+            return [f"{prefix}\n{p}" for p in _pack_lines(own[2:], room, overlap)]
+    if block.kind in ("bullet_list_open", "ordered_list_open") and len(block.items) > 1:
+        items = [_trim(lines[a:b]) for a, b in zip(block.items, [*block.items[1:], block.stop])]
+        return _pack(items, budget, overlap, "\n")
+    return _split_text(_trim(own), budget, overlap)
+
+
+def _split_fence(own: list[str], markup: str, budget: int, overlap: int) -> list[str]:
+    opener = own[0]
+    last = own[-1].strip()
+    closed = len(own) > 1 and len(last) >= len(markup) and set(last) == {markup[0]}
+    inner = own[1:-1] if closed else own[1:]
+    closer = own[-1] if closed else opener[:len(opener) - len(opener.lstrip())] + markup
+    room = budget - len(opener) - len(closer) - 2
+    if room < budget // 2:  # an info string as long as the code: cut it all as text
+        return _split_text(_trim(own), budget, overlap)
+    return [f"{opener}\n{p}\n{closer}" for p in _pack_lines(inner, room, overlap)]
+
+
+def _pack_lines(lines: list[str], room: int, overlap: int) -> list[str]:
+    """Consecutive lines joined while they fit in `room` (indentation kept: code and table rows);
+    a line longer than `room` is cut as text. No piece opens or ends with a blank line."""
+    pieces = (_trim(piece.split("\n")) for piece in _pack(lines, room, overlap, "\n"))
+    return [piece for piece in pieces if piece]
+
+
+def _pack(units: list[str], room: int, overlap: int, joiner: str) -> list[str]:
+    pieces: list[str] = []
+    run: list[str] = []
+    run_len = 0
+    for unit in units:
+        if len(unit) > room:
+            if run:
+                pieces.append(joiner.join(run))
+                run, run_len = [], 0
+            pieces += _split_text(unit, room, overlap)
+            continue
+        if run and run_len + len(joiner) + len(unit) > room:
+            pieces.append(joiner.join(run))
+            run, run_len = [], 0
+        run_len += (len(joiner) if run else 0) + len(unit)
+        run.append(unit)
+    if run:
+        pieces.append(joiner.join(run))
+    return pieces
+
+
+def _split_text(text: str, room: int, overlap: int) -> list[str]:
+    """Text in pieces of at most `room` characters: between speaker turns when the lines read as
+    a transcript, else at line breaks, then sentence ends, then spaces, then between graphemes
+    (text without spaces), never inside one unless a single grapheme is longer than `room`."""
+    text = text.strip()
+    if len(text) <= room:
+        return [text] if text else []
+    turns = _turns(text)
+    if turns is not None:
+        return _pack(turns, room, overlap, "\n")
+    return _cut(text, room, overlap, 0)
+
+
+def _cut(text: str, room: int, overlap: int, level: int) -> list[str]:
+    """`text` (stripped, longer than `room`) cut at the places _CUTS[level] finds, its runs packed
+    into pieces of at most `room`; a run too long alone is cut at the next level. Each piece is
+    a slice of `text`, and the next one may open with up to `overlap` characters of it."""
+    if level == len(_CUTS):
+        return _cut_graphemes(text, room)
+    pieces: list[str] = []
+    starts: list[int] = []  # where the runs of the piece being packed start
+    end = 0
+    for a, b in _runs(text, level):
+        if b - a > room:
+            if starts:
+                pieces.append(text[starts[0]:end])
+                starts = []
+            pieces += _cut(text[a:b], room, overlap, level + 1)
+            continue
+        if starts and b - starts[0] > room:
+            pieces.append(text[starts[0]:end])
+            # the next piece opens with this one's last runs that fit in the overlap
+            starts = [s for s in starts[1:] if s >= end - overlap and b - s <= room][:1]
+        if not starts or starts[-1] != a:
+            starts.append(a)
+        end = b
+    if starts:
+        pieces.append(text[starts[0]:end])
+    return pieces
+
+
+def _runs(text: str, level: int):
+    """(start, end) of the runs between the places _CUTS[level] finds, without their spaces."""
+    if level == len(_CUTS) - 1:  # between spaces the runs are the words (a 5 MB line has a million)
+        yield from (m.span() for m in _WORD.finditer(text))
+        return
+    bounds = [0, *(m.end() for m in _CUTS[level].finditer(text)), len(text)]
+    for a, b in zip(bounds, bounds[1:]):
+        run = text[a:b]
+        a, b = a + len(run) - len(run.lstrip()), a + len(run.rstrip())
+        if b > a:
+            yield a, b
+
+
+def _cut_graphemes(text: str, room: int) -> list[str]:
+    """Text without spaces in slices of at most `room`, each cut at a grapheme boundary (an
+    accent or a joined emoji stays whole); only a grapheme longer than `room` is cut inside."""
+    pieces: list[str] = []
+    start = 0
+    while len(text) - start > room:
+        limit = start + room
+        cut = max((m.end() for m in _GRAPHEME.finditer(text, max(start, limit - 64), limit + 1)
+                   if m.end() <= limit), default=limit)
+        cut = cut if cut > start else limit
+        pieces.append(text[start:cut])
+        start = cut
+    pieces.append(text[start:])
+    return pieces
+
+
+def _turns(text: str) -> list[str] | None:
+    """A transcript's turns (a line that opens with a speaker's name, and the lines after it
+    that do not), when there are several and one of them spans lines; else None (cutting at
+    any line break is then the same)."""
+    turns: list[list[str]] = []
+    for line in text.split("\n"):
+        if not turns or _SPEAKER.match(line):
+            turns.append([line])
+        else:
+            turns[-1].append(line)
+    if len(turns) < 2 or not _SPEAKER.match(turns[0][0]) or all(len(t) == 1 for t in turns):
+        return None
+    return ["\n".join(t).strip() for t in turns if "".join(t).strip()]
 
 
 def _sections(title: str, markdown: str) -> tuple[list[str], list[_Section]] | None:
@@ -138,6 +349,9 @@ def _sections(title: str, markdown: str) -> tuple[list[str], list[_Section]] | N
     stack: list[str | None] = [None, None, None]  # breadcrumb text for h1, h2, h3
     title_seen = False
     for i, tok in enumerate(tokens):
+        if tok.type == "list_item_open" and tok.level == 1 and tok.map and sections[-1].blocks:
+            sections[-1].blocks[-1].items.append(tok.map[0])  # an item of the top-level list
+            continue
         if tok.level != 0 or tok.map is None or tok.nesting < 0:
             continue
         start, stop = tok.map
@@ -155,7 +369,7 @@ def _sections(title: str, markdown: str) -> tuple[list[str], list[_Section]] | N
             parent = " > ".join([title, *(s for s in stack[:level - 1] if s)])
             sections.append(_Section(path, start, stop, [], parent))
         else:
-            sections[-1].blocks.append(start)
+            sections[-1].blocks.append(_Block(start, stop, tok.type, tok.markup if tok.type == "fence" else ""))
     return lines, sections
 
 
@@ -163,26 +377,26 @@ def _title(title: str) -> str:
     return _SPACES.sub(" ", title).strip() or UNTITLED
 
 
-def chunk_markdown(title: str, markdown: str, max_chars: int = 1800) -> list[Chunk]:
+def chunk_markdown(title: str, markdown: str, size: ChunkSize = ChunkSize()) -> list[Chunk]:
     """Split a doc at its level 1-3 headings into chunks carrying a breadcrumb and a hash.
 
     Front matter is dropped and newlines normalised first. Text before the first heading is
     chunk 0 (skipped when blank). A heading with no body of its own is no chunk: its name
-    lives on in the breadcrumbs of the sections under it. Long sections are cut between
-    top-level blocks, with the heading re-emitted at the top of each piece so every piece
-    says where it came from.
+    lives on in the breadcrumbs of the sections under it. No chunk is longer than
+    size.max_chars: long sections are cut between top-level blocks, and a block too big alone
+    by its kind (see _split_block), with the heading re-emitted at the top of each piece so
+    every piece says where it came from.
     """
-    if max_chars < 1:
-        raise ValueError("max_chars must be at least 1")
     title = _title(title)
     parsed = _sections(title, markdown)
     if parsed is None:
         return []
     lines, sections = parsed
     if not any(section.blocks for section in sections):
-        # Headings and nothing else: the outline is all the doc says, so it is one chunk.
-        whole = _trim(lines)
-        return [Chunk(0, title, whole, _hash(title, whole))]
+        # Headings and nothing else: the outline is all the doc says, so it is one chunk
+        # (or, past the maximum, pieces of it as text).
+        pieces = _split_text(_trim(lines), size.max_chars, size.overlap_chars)
+        return [Chunk(n, title, piece, _hash(title, piece)) for n, piece in enumerate(pieces)]
     chunks: list[Chunk] = []
     for n, section in enumerate(sections):
         if not section.blocks:
@@ -190,12 +404,13 @@ def chunk_markdown(title: str, markdown: str, max_chars: int = 1800) -> list[Chu
             # nothing to say); its text already leads the breadcrumb of the sections below it.
             continue
         end = sections[n + 1].start if n + 1 < len(sections) else len(lines)
-        for piece in _split(lines, section, end, max_chars):
+        for piece in _split(lines, section, end, size):
             chunks.append(Chunk(len(chunks), section.path, piece, _hash(section.path, piece)))
     return chunks
 
 
-def chunk_conversation(title: str, markdown: str, window_chars: int = 600, max_chars: int = 1800) -> list[Chunk]:
+def chunk_conversation(title: str, markdown: str, window_chars: int = 600,
+                       size: ChunkSize = ChunkSize()) -> list[Chunk]:
     """Chunks of a conversation: windows of consecutive turns that overlap by one turn.
 
     A turn is a section of the doc (the chat renderer gives each turn its own heading, under a
@@ -203,18 +418,20 @@ def chunk_conversation(title: str, markdown: str, window_chars: int = 600, max_c
     amazing."), so a window holds as many consecutive turns under the same parent heading as fit
     in `window_chars` (at least one), and the next window starts with this window's last turn, so
     every turn is also seen next to the turn that answers it. The breadcrumb is the parent's
-    (title and day); each turn keeps its speaker heading in the text. A turn longer than
-    `max_chars` is cut like any long section. Sections with no text (a day heading) are skipped.
+    (title and day); each turn keeps its speaker heading in the text. A window is never longer
+    than size.max_chars, and a turn longer than that is cut like any long section, its speaker
+    heading on every piece. Sections with no text (a day heading) are skipped.
     """
-    if max_chars < 1 or window_chars < 1:
-        raise ValueError("max_chars and window_chars must be at least 1")
+    if window_chars < 1:
+        raise ValueError("window_chars must be at least 1")
+    window_chars = min(window_chars, size.max_chars)
     title = _title(title)
     parsed = _sections(title, markdown)
     if parsed is None:
         return []
     lines, sections = parsed
     if not any(section.blocks for section in sections):
-        return chunk_markdown(title, markdown, max_chars)  # an outline: one chunk, as any doc
+        return chunk_markdown(title, markdown, size)  # an outline: one chunk, as any doc
     turns: list[tuple[_Section, int, str]] = []  # (section, end line, its markdown)
     for n, section in enumerate(sections):
         end = sections[n + 1].start if n + 1 < len(sections) else len(lines)
@@ -224,8 +441,8 @@ def chunk_conversation(title: str, markdown: str, window_chars: int = 600, max_c
     i = 0
     while i < len(turns):
         section, end, text = turns[i]
-        if len(text) > max_chars:
-            pieces += [(section.parent, p) for p in _split(lines, section, end, max_chars)]
+        if len(text) > size.max_chars:
+            pieces += [(section.parent, p) for p in _split(lines, section, end, size)]
             i += 1
             continue
         j = i + 1

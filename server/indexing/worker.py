@@ -25,6 +25,8 @@ from ..embedding.factory import make_embedder
 from .edges import settle_graph
 from .indexer import claim_owed, index_bundle, index_docs, release_with_error
 from .loop import OwedWork
+from .rechunker import Rechunker
+from ..store.chunks import rechunk_stale
 from ..store.db import Database, PrivacyRoleMissing, open_database
 from ..store.graph import EdgeRule
 from ..store.space import build_indexes
@@ -50,6 +52,9 @@ class Worker(OwedWork):
         self.slice_inputs = slice_inputs  # inputs embedded per batch at most (indexer.index_docs)
         self._indexes_ready = False  # the space's HNSW indexes are known to be in place
         self._graph_settled = False  # no doc's graph reach is out of date (checked at start)
+        # until a look finds none: every save records its chunker, so stale rows come only from
+        # before this process started
+        self._rechunk_pending = True
 
     @classmethod
     def from_settings(cls, settings: Settings, db: Database, embedder: Embedder) -> "Worker":
@@ -69,11 +74,18 @@ class Worker(OwedWork):
         return measured
 
     async def run_once(self) -> int:
-        """Index one batch of owed work; return how many items were claimed."""
+        """Index one batch of owed work; return how many items were claimed (or re-chunked)."""
         if not self._indexes_ready:
             # At start (repairing a build that a crash interrupted) and after the batch that
             # recorded the embedding space: off the save path.
             self._indexes_ready = await build_indexes(self.db.url)
+        if self._rechunk_pending:
+            # Docs chunked by other rules or sizes (an upgrade, a new MEMORYWIKI_CHUNK_MAX_CHARS):
+            # their rows are made again first, a batch at a time, and what changed becomes owed.
+            rechunked = await self.db.write(lambda conn: rechunk_stale(conn, self.batch))
+            if rechunked:
+                return len(rechunked)
+            self._rechunk_pending = False
         doc_ids, bundle_ids = await claim_owed(self.db, self.batch, await self.session_pid())
         if not doc_ids and not bundle_ids:
             return await self.settle_graph()
@@ -118,6 +130,8 @@ def _run(settings: Settings, embedder_factory: Callable[[Settings], Embedder | N
         loops = []
         if embedder is not None:
             loops.append(Worker.from_settings(settings, db, embedder))
+        else:  # the indexing worker's re-chunk step, which embeds nothing, still runs
+            loops.append(Rechunker(db, idle_seconds=0))
         curator = make_curator(settings, db, have_embedder=embedder is not None)
         if curator is not None:
             await start_curator(curator)

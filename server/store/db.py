@@ -14,6 +14,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from ..config import Settings
+from .chunks import use_chunk_size
 from .embedded import EmbeddedPostgres
 from .migrate import migrate
 
@@ -133,6 +134,7 @@ class Database:
 async def open_database(settings: Settings) -> tuple[Database, EmbeddedPostgres | None]:
     """DATABASE_URL when set, else the embedded PostgreSQL under the data dir (returned, so the
     caller stops it)."""
+    use_chunk_size(settings.chunk_size)  # every save and re-chunk of this process cuts this way
     embedded = None
     url = settings.database_url
     if not url:
