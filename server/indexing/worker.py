@@ -127,7 +127,7 @@ def _run(settings: Settings, embedder_factory: Callable[[Settings], Embedder | N
 
     async def main() -> None:
         db, embedded = await open_database(settings)
-        loops = []
+        loops: list[OwedWork] = []
         if embedder is not None:
             loops.append(Worker.from_settings(settings, db, embedder))
         else:  # the indexing worker's re-chunk step, which embeds nothing, still runs
@@ -135,6 +135,7 @@ def _run(settings: Settings, embedder_factory: Callable[[Settings], Embedder | N
         curator = make_curator(settings, db, have_embedder=embedder is not None)
         if curator is not None:
             await start_curator(curator)
+            curator.yields_to = loops[0] if loops else None  # searchable first, enriched after
             loops.append(curator)
         def stop() -> None:
             for running in loops:
