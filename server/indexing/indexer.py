@@ -227,6 +227,14 @@ def _fit(plans: list[DocPlan], budget: int | None) -> tuple[list[DocPlan], tuple
 
 # ---------------------------------------------------------------- bundles
 
+async def _embed(embedder: Embedder, db: Database, texts: list[str]) -> list[list[float]]:
+    vectors = await embedder.embed(texts)
+    if vectors:
+        async with db.owner.connection() as conn:
+            await ensure_space(conn, embedder.name, len(vectors[0]))
+    return vectors
+
+
 def bundle_text(title: str, description: str, member_titles: str) -> str:
     return f"{title}\n\n{description}\n\n{member_titles}".strip()
 
