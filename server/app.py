@@ -97,6 +97,7 @@ def create_app(settings: Settings | None = None, *,
                     state.curation_runs_in = "process"
                 else:
                     await start_curator(state.curator)
+                    state.curator.yields_to = state.worker  # searchable first, enriched after
                     if settings.in_process_worker:
                         curation_task = asyncio.create_task(state.curator.run())
                     state.curation_runs_in = "server" if settings.in_process_worker else "external"

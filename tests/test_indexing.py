@@ -369,3 +369,48 @@ def test_a_big_doc_is_indexed_a_slice_at_a_time_and_holds_nothing_back(manual, e
     assert embedding_server.inputs == 11  # every chunk once: nothing embedded twice
     assert_vectors_current(settings, big)
     assert_vectors_current(settings, small)
+
+
+def test_a_batch_is_embedded_shortest_first_and_stored_while_the_next_call_embeds(manual, embedding_server, settings):
+    """With `pass_inputs`, the texts of all the docs in a batch go to the embedder shortest first
+    (similar lengths share a pass, so little padding), a few per call; a call's vectors are
+    stored while the next call runs, so by the time a call starts, every call two before it is
+    written."""
+    import asyncio
+
+    from memorywiki.server.embedding.factory import make_embedder
+    from memorywiki.server.indexing.indexer import index_docs
+    from memorywiki.server.store.db import Database
+
+    h = owner_hub(manual)
+    ids = [create(manual, h, title=f"Page {i}", markdown="".join(
+        f"# Part {j}\n\n{'word ' * (1 + (7 * i + 3 * j) % 11)}in part {j} of page {i}.\n\n" for j in range(3)))
+        for i in range(4)]
+    calls: list[tuple[list[str], int]] = []
+
+    class Recording:
+        def __init__(self, inner):
+            self.inner, self.name = inner, inner.name
+
+        async def embed(self, texts):
+            stored = db_rows(settings, "SELECT count(*) FROM chunks WHERE embedding IS NOT NULL")[0][0]
+            calls.append((list(texts), stored))
+            return await self.inner.embed(texts)
+
+    async def index():
+        db = Database(settings.database_url, min_size=1, max_size=2)
+        await db.open()
+        try:
+            return await index_docs(db, Recording(make_embedder(settings)), ids, pass_inputs=2)
+        finally:
+            await db.close()
+
+    reports = asyncio.run(index())
+    assert all("embedded" in reports[i] for i in ids)
+    sent = [text for texts, _ in calls for text in texts]
+    assert len(sent) == 12 and [len(texts) for texts, _ in calls] == [2] * 6
+    assert [len(t) for t in sent] == sorted(len(t) for t in sent)
+    for number, (_, stored) in enumerate(calls):
+        assert stored >= 2 * max(0, number - 1), (number, stored)
+    for doc_id in ids:
+        assert_vectors_current(settings, doc_id)

@@ -123,9 +123,20 @@ def _gone(pid: int) -> bool:
     return state in ("Z", "X")
 
 
-def test_the_server_can_index_in_a_child_process(make_client):
+def _database_backends(database_url: str) -> tuple[int, list[int]]:
+    """(this connection's backend pid, every client backend of the database)."""
+    with psycopg.connect(database_url) as conn:
+        own = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+        pids = [r[0] for r in conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+            " AND backend_type = 'client backend'").fetchall()]
+    return own, pids
+
+
+def test_the_server_can_index_in_a_child_process(make_client, settings):
     """MEMORYWIKI_WORKER=process (the default with the local embedder): indexing runs in a
-    child process at a lower CPU priority, and stops with the server."""
+    child process at a lower CPU priority, its PostgreSQL backends too (the database is local),
+    and it stops with the server."""
     client = make_client(worker_process=True)
     health = client.get("/healthz").json()
     assert health["worker"] == "process"
@@ -137,6 +148,10 @@ def test_the_server_can_index_in_a_child_process(make_client):
                       headers={"Authorization": f"Bearer {token}"}).json()
     wait_until(lambda: client.get("/healthz").json()["owed"] == 0, "the child worker to index")
     assert client.post("/api/hub/kids/recall", json={"question": "restart pump"}).json()["results"][0]["doc_id"] == doc["id"]
+    own, backends = _database_backends(settings.database_url)
+    normal = os.getpriority(os.PRIO_PROCESS, own)
+    niced = [pid for pid in backends if os.getpriority(os.PRIO_PROCESS, pid) > normal]
+    assert niced, "no backend of the database runs below the server's priority"
     client.__exit__(None, None, None)
     assert _gone(child)
 

@@ -32,6 +32,8 @@ SECTIONS: tuple[Section, ...] = (
             ("curation.md", "curation-sample-extractive.md"), ("locomo",)),
     Section("embedding", "the local embedder's backends: torch, ONNX fp32, ONNX int8",
             ("embedding.md",), ("beir",)),
+    Section("indexing", "indexing throughput against the model alone, and recall while a big page indexes",
+            ("indexing.md",), ("beir",)),
     Section("underload", "recall while a big page and an export are indexed",
             ("underload.md",), ("beir",)),
     Section("soak", "16 clients of mixed load for 10 minutes: errors, lost writes, memory",

@@ -8,6 +8,7 @@ the result is written only for chunks whose hash still matches what was embedded
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import Counter
 from dataclasses import dataclass, field
@@ -78,45 +79,90 @@ async def _plan_doc(conn, doc_id: str) -> DocPlan | dict[str, Any] | None:
     )
 
 
-async def _write_doc(conn, plan: DocPlan, edges: EdgeRule) -> bool:
-    """Store the vectors; mark the doc indexed only if it did not change meanwhile. The doc's
-    vector changed, so its graph edges are measured again (its own rows only)."""
-    vectors = plan.vectors
+async def _finish_doc(conn, plan: DocPlan, edges: EdgeRule) -> bool:
+    """Once every input of the doc is embedded (its chunks' vectors already stored): mark the doc
+    indexed, only if it did not change meanwhile. The doc's vector changed, so its graph edges
+    are measured again (its own rows only)."""
     async with conn.transaction():
         source_hash = await indexing.lock_source_hash(conn, plan.doc_id)
         if source_hash is None:
             return False
-        await indexing.store_chunk_vectors(conn, plan.missing, vectors)
         if source_hash != plan.source_hash:
             await indexing.release_docs(conn, [plan.doc_id])
             return False
         if plan.doc_input is None:
             await indexing.doc_vector_from_chunks(conn, plan.doc_id)
         else:
-            await indexing.set_doc_vector(conn, plan.doc_id, vectors[-1])
+            await indexing.set_doc_vector(conn, plan.doc_id, plan.vectors[-1])
         await refresh_doc_edges(conn, plan.doc_id, edges)
         await indexing.mark_doc_indexed(conn, plan.doc_id, plan.current_hashes)
     return True
 
 
-async def _embed(embedder: Embedder, db: Database, texts: list[str]) -> list[list[float]]:
-    vectors = await embedder.embed(texts)
-    if vectors:
-        async with db.owner.connection() as conn:
-            await ensure_space(conn, embedder.name, len(vectors[0]))
-    return vectors
+@dataclass
+class _Input:
+    """One text to embed: which doc it is for, and where in that doc's inputs."""
+
+    plan: DocPlan
+    index: int
+    text: str
+
+
+async def _embed_and_store(db: Database, embedder: Embedder, inputs: list[_Input], edges: EdgeRule,
+                           pass_inputs: int | None) -> None:
+    """Embed `inputs` shortest first, in calls of `pass_inputs` (all in one when None), storing each
+    call's chunk vectors while the next call embeds, and finishing each doc whose inputs are all in.
+
+    Similar lengths share a call, so a pass pads little; the writes (the vector index's inserts)
+    overlap the model's work instead of leaving it idle between slices."""
+    order = sorted(inputs, key=lambda item: len(item.text))
+    size = max(1, pass_inputs or len(order))
+    calls = [order[i:i + size] for i in range(0, len(order), size)]
+    total = Counter(id(item.plan) for item in inputs)
+    left = total.copy()
+    for item in inputs:
+        item.plan.vectors = [[] for _ in item.plan.inputs]
+    running = asyncio.ensure_future(embedder.embed([item.text for item in calls[0]]))
+    try:
+        for number, call in enumerate(calls):
+            vectors = await running
+            if number + 1 < len(calls):
+                running = asyncio.ensure_future(embedder.embed([item.text for item in calls[number + 1]]))
+            async with db.owner.connection() as conn:
+                if number == 0:
+                    await ensure_space(conn, embedder.name, len(vectors[0]))
+                chunks = [(item.plan.missing[item.index], vector) for item, vector in zip(call, vectors)
+                          if item.index < len(item.plan.missing)]
+                async with conn.transaction():
+                    await indexing.store_chunk_vectors(conn, [c for c, _ in chunks], [v for _, v in chunks])
+                done = []
+                for item, vector in zip(call, vectors):
+                    item.plan.vectors[item.index] = vector
+                    left[id(item.plan)] -= 1
+                    if left[id(item.plan)] == 0:
+                        done.append(item.plan)
+                for plan in done:
+                    if total[id(plan)] == len(plan.inputs):  # a whole doc (not the slice's part)
+                        await _finish_doc(conn, plan, edges)
+    finally:
+        if not running.done():
+            running.cancel()
+            await asyncio.gather(running, return_exceptions=True)
 
 
 async def index_docs(db: Database, embedder: Embedder, doc_ids: list[str],
-                     edges: EdgeRule = EdgeRule(), *, slice_inputs: int | None = None) -> dict[str, Any]:
-    """Embed what each doc owes in one batched call; return a report per doc id.
+                     edges: EdgeRule = EdgeRule(), *, slice_inputs: int | None = None,
+                     pass_inputs: int | None = None) -> dict[str, Any]:
+    """Embed what each doc owes; return a report per doc id.
 
     `slice_inputs` (the worker's): embed at most this many inputs in this call, smallest docs
     first. A doc that does not fit gets its first chunks' vectors written (it stays owed: the
     rest are still missing) and its claim let go, like the docs left for next time. So a very
     long page shows its progress as it goes and never holds back the pages saved after it.
+    `pass_inputs`: texts per embedding call (see _embed_and_store); None: one call.
 
-    Raises EmbedderError with nothing written when the embedder fails.
+    Raises EmbedderError when the embedder fails; the vectors stored until then match their
+    chunks' text, and every doc not finished stays owed.
     """
     reports: dict[str, Any] = {}
     plans: list[DocPlan] = []
@@ -134,25 +180,25 @@ async def index_docs(db: Database, embedder: Embedder, doc_ids: list[str],
     if not plans:
         return reports
     whole, part, later = _fit(plans, slice_inputs)
-    texts = [text for plan in whole for text in plan.inputs]
+    inputs = [_Input(plan, i, text) for plan in whole for i, text in enumerate(plan.inputs)]
     if part is not None:
         plan, take = part
-        texts += plan.inputs[:take]
-    vectors = await _embed(embedder, db, texts) if texts else []
-    offset = 0
+        inputs += [_Input(plan, i, text) for i, text in enumerate(plan.inputs[:take])]
+    if inputs:
+        await _embed_and_store(db, embedder, inputs, edges, pass_inputs)
+    unembedded = [plan for plan in whole if not plan.inputs]  # a section removed: nothing to embed
+    if unembedded:
+        async with db.owner.connection() as conn:
+            for plan in unembedded:
+                await _finish_doc(conn, plan, edges)
+    for plan in whole:
+        reports[plan.doc_id] = plan.report()
+    if part is not None:
+        plan, take = part
+        reports[plan.doc_id] = {"partly": {"chunks_embedded": take, "chunks_left": len(plan.missing) - take}}
+    for plan in later:
+        reports[plan.doc_id] = {"later": True}
     async with db.owner.connection() as conn:
-        for plan in whole:
-            plan.vectors = vectors[offset:offset + len(plan.inputs)]
-            offset += len(plan.inputs)
-            await _write_doc(conn, plan, edges)
-            reports[plan.doc_id] = plan.report()
-        if part is not None:
-            plan, take = part
-            async with conn.transaction():
-                await indexing.store_chunk_vectors(conn, plan.missing[:take], vectors[offset:])
-            reports[plan.doc_id] = {"partly": {"chunks_embedded": take, "chunks_left": len(plan.missing) - take}}
-        for plan in later:
-            reports[plan.doc_id] = {"later": True}
         await indexing.release_docs(conn, [p.doc_id for p in later] + ([part[0].doc_id] if part else []))
     return reports
 
@@ -180,6 +226,14 @@ def _fit(plans: list[DocPlan], budget: int | None) -> tuple[list[DocPlan], tuple
 
 
 # ---------------------------------------------------------------- bundles
+
+async def _embed(embedder: Embedder, db: Database, texts: list[str]) -> list[list[float]]:
+    vectors = await embedder.embed(texts)
+    if vectors:
+        async with db.owner.connection() as conn:
+            await ensure_space(conn, embedder.name, len(vectors[0]))
+    return vectors
+
 
 def bundle_text(title: str, description: str, member_titles: str) -> str:
     return f"{title}\n\n{description}\n\n{member_titles}".strip()

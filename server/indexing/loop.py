@@ -6,6 +6,11 @@ dependency down (the database, the embedder, the chat model) releases what it cl
 the next try and raises; the loop then waits retry_seconds, twice that, up to max_backoff,
 and a wake-up does not cut that wait short, so an outage costs a try now and then, not a busy
 loop. The first failure is logged, then the 2nd, 4th, 8th... in a row, and once the work resumes.
+
+Two loops in one process share its CPU: one may yield to the other (`yields_to`), starting a
+round only while the other has no work in hand, or once YIELD_FLOOR_S have passed, so it still
+moves on during a long import. The curator yields to the indexer: a page is searchable first,
+enriched after.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ import psycopg
 from psycopg import sql
 
 from ..store.db import Database
+
+YIELD_FLOOR_S = 30.0  # the longest a yielding loop waits for the other's work to run out
 
 
 class OwedWork:
@@ -35,6 +42,9 @@ class OwedWork:
         self.max_backoff = max_backoff
         self.wake = asyncio.Event()
         self.failures = 0  # rounds in a row that found a dependency down
+        self.yields_to: OwedWork | None = None  # a loop whose rounds go first (see the module's doc)
+        self._idle = asyncio.Event()  # set while this loop has no work in hand
+        self._idle.set()
         self._stopping = False
         self._session: psycopg.AsyncConnection | None = None
 
@@ -71,7 +81,39 @@ class OwedWork:
             await self._session.close()
             self._session = None
 
+    @property
+    def busy(self) -> bool:
+        """Whether its last round found work (and no dependency down)."""
+        return not self._idle.is_set()
+
+    def _set_busy(self, busy: bool) -> None:
+        if busy:
+            self._idle.clear()
+        else:
+            self._idle.set()
+
+    async def _wait_turn(self) -> None:
+        """Until the loop this one yields to has no work in hand (or this one is stopped), for
+        YIELD_FLOOR_S at most."""
+        other = self.yields_to
+        if other is None:
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + YIELD_FLOOR_S
+        while other.busy and not self._stopping:
+            left = deadline - loop.time()
+            if left <= 0:
+                return
+            self.wake.clear()  # the round that follows clears it anyway; stop() sets it
+            waits = [asyncio.ensure_future(other._idle.wait()), asyncio.ensure_future(self.wake.wait())]
+            try:
+                await asyncio.wait(waits, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for waiting in waits:
+                    waiting.cancel()
+
     def _failed(self, exc: Exception) -> None:
+        self._set_busy(False)
         self.failures += 1
         if self.failures & (self.failures - 1) == 0:  # the 1st, 2nd, 4th, 8th... in a row
             first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -87,6 +129,9 @@ class OwedWork:
         listener = asyncio.create_task(self._listen()) if self.channel else None
         try:
             while not self._stopping:
+                await self._wait_turn()
+                if self._stopping:
+                    break
                 self.wake.clear()  # a wake-up from here on ends the idle wait below
                 try:
                     claimed = await self.run_once()
@@ -95,13 +140,16 @@ class OwedWork:
                     await self._sleep(self.backoff(), wake_cuts=False)
                     continue
                 except Exception:  # keep the loop alive; the work stays owed
+                    self._set_busy(False)
                     self.log.exception("%s round failed, work stays owed", self.job)
                     await self._sleep(self.retry_seconds, wake_cuts=False)
                     continue
                 self._resumed()
+                self._set_busy(claimed > 0)
                 if claimed == 0:
                     await self._sleep(self.idle_seconds)
         finally:
+            self._set_busy(False)
             if listener is not None:
                 listener.cancel()
             await self.close()

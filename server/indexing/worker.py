@@ -44,12 +44,14 @@ class Worker(OwedWork):
 
     def __init__(self, db: Database, embedder: Embedder, *, batch: int = 32,
                  idle_seconds: float = 1.0, retry_seconds: float = 1.0, max_backoff: float = 60.0,
-                 edges: EdgeRule = EdgeRule(), slice_inputs: int | None = None):
+                 edges: EdgeRule = EdgeRule(), slice_inputs: int | None = None,
+                 pass_inputs: int | None = None):
         super().__init__(db, idle_seconds=idle_seconds, retry_seconds=retry_seconds, max_backoff=max_backoff)
         self.embedder = embedder
         self.batch = batch
         self.edges = edges
         self.slice_inputs = slice_inputs  # inputs embedded per batch at most (indexer.index_docs)
+        self.pass_inputs = pass_inputs  # texts per embedding call, written while the next embeds
         self._indexes_ready = False  # the space's HNSW indexes are known to be in place
         self._graph_settled = False  # no doc's graph reach is out of date (checked at start)
         # until a look finds none: every save records its chunker, so stale rows come only from
@@ -59,7 +61,10 @@ class Worker(OwedWork):
     @classmethod
     def from_settings(cls, settings: Settings, db: Database, embedder: Embedder) -> "Worker":
         return cls(db, embedder, batch=max(1, settings.embed_batch // 4), edges=settings.edge_rule,
-                   max_backoff=settings.worker_max_backoff, slice_inputs=settings.index_slice)
+                   max_backoff=settings.worker_max_backoff, slice_inputs=settings.index_slice,
+                   # two local passes a call: the writes of one call overlap the next call's
+                   # model work, and similar lengths share each pass (indexer._embed_and_store)
+                   pass_inputs=max(1, 2 * settings.local_batch))
 
     def what_failed(self, exc: Exception) -> str:
         return "embedder failed" if isinstance(exc, EmbedderError) else "database unavailable"
@@ -92,7 +97,8 @@ class Worker(OwedWork):
         try:
             if doc_ids:
                 self._graph_settled = False  # their hubs changed size: other docs' reach may be stale
-                await index_docs(self.db, self.embedder, doc_ids, self.edges, slice_inputs=self.slice_inputs)
+                await index_docs(self.db, self.embedder, doc_ids, self.edges, slice_inputs=self.slice_inputs,
+                                 pass_inputs=self.pass_inputs)
             for bundle_id in bundle_ids:
                 await index_bundle(self.db, self.embedder, bundle_id)
         except EmbedderError as exc:
@@ -126,8 +132,9 @@ def _run(settings: Settings, embedder_factory: Callable[[Settings], Embedder | N
                          "nothing to do")
 
     async def main() -> None:
-        db, embedded = await open_database(settings)
-        loops = []
+        # the server's child: its database work runs below the server's requests, as it does
+        db, embedded = await open_database(settings, backend_nice=max(0, settings.worker_nice) if parent_pid else 0)
+        loops: list[OwedWork] = []
         if embedder is not None:
             loops.append(Worker.from_settings(settings, db, embedder))
         else:  # the indexing worker's re-chunk step, which embeds nothing, still runs
@@ -135,6 +142,7 @@ def _run(settings: Settings, embedder_factory: Callable[[Settings], Embedder | N
         curator = make_curator(settings, db, have_embedder=embedder is not None)
         if curator is not None:
             await start_curator(curator)
+            curator.yields_to = loops[0] if loops else None  # searchable first, enriched after
             loops.append(curator)
         def stop() -> None:
             for running in loops:

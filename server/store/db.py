@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
+import os
 import select
+from pathlib import Path
 from typing import Awaitable, Callable, TypeVar
 
 import psycopg
@@ -33,9 +36,33 @@ class PrivacyRoleMissing(RuntimeError):
     """Public reads must run as the restricted role; without it the server will not start."""
 
 
-async def _configure_owner(conn: psycopg.AsyncConnection) -> None:
+async def _configure_owner(conn: psycopg.AsyncConnection, *, nice: int = 0) -> None:
     await register_vector_async(conn)
+    if nice > 0:
+        await lower_backend_priority(conn, nice)
     await conn.commit()
+
+
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
+
+
+async def lower_backend_priority(conn: psycopg.AsyncConnection, by: int) -> bool:
+    """Lower the CPU priority of this connection's PostgreSQL backend by `by` (to 19 at most),
+    when it runs on this machine as this user (the embedded database, a local one): then the
+    work done there for background jobs (vector index inserts, graph edges) takes the CPU only
+    when requests leave it. Elsewhere nothing changes; whether it did is returned."""
+    host = conn.info.host or ""
+    if not (host.startswith("/") or host in LOCAL_HOSTS):
+        return False
+    row = await (await conn.execute("SELECT pg_backend_pid() AS pid")).fetchone()
+    pid = row["pid"] if isinstance(row, dict) else row[0]
+    try:
+        if not Path(f"/proc/{pid}/comm").read_text().startswith("postgres"):
+            return False  # a server in another namespace: that pid is not its backend
+        os.setpriority(os.PRIO_PROCESS, pid, min(19, os.getpriority(os.PRIO_PROCESS, pid) + by))
+    except OSError:  # another user's server, or no /proc
+        return False
+    return True
 
 
 async def _configure_public(conn: psycopg.AsyncConnection) -> None:
@@ -85,13 +112,16 @@ class Database:
     """`owner` may touch every table; `public` runs as the restricted role, which row-level
     security and column grants limit to public rows and columns (migrations/0006_privacy.sql)."""
 
-    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10, timeout: float = 10.0):
+    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10, timeout: float = 10.0,
+                 backend_nice: int = 0):
+        """`backend_nice`: how much lower the owner pool's backends run (lower_backend_priority),
+        for a process that only does background work."""
         self.url = url
         # check: a connection is tested as it leaves the pool, so after PostgreSQL restarts a
         # request gets a fresh connection instead of a dead one. timeout: how long a request
         # waits for a connection (then 503 with Retry-After, server/errors.py).
         common = dict(min_size=min_size, max_size=max_size, open=False, timeout=timeout)
-        self.owner = AsyncConnectionPool(url, configure=_configure_owner, kwargs={"row_factory": dict_row},
+        self.owner = AsyncConnectionPool(url, configure=functools.partial(_configure_owner, nice=backend_nice), kwargs={"row_factory": dict_row},
                                          check=AsyncConnectionPool.check_connection, **common)
         # Public reads autocommit: each of them is one statement (READ COMMITTED gives every
         # statement its own snapshot anyway), so a BEGIN and a COMMIT around it were two more
@@ -131,9 +161,9 @@ class Database:
         raise AssertionError("unreachable")
 
 
-async def open_database(settings: Settings) -> tuple[Database, EmbeddedPostgres | None]:
+async def open_database(settings: Settings, *, backend_nice: int = 0) -> tuple[Database, EmbeddedPostgres | None]:
     """DATABASE_URL when set, else the embedded PostgreSQL under the data dir (returned, so the
-    caller stops it)."""
+    caller stops it). `backend_nice`: see Database."""
     use_chunk_size(settings.chunk_size)  # every save and re-chunk of this process cuts this way
     embedded = None
     url = settings.database_url
@@ -141,7 +171,7 @@ async def open_database(settings: Settings) -> tuple[Database, EmbeddedPostgres 
         embedded = EmbeddedPostgres(settings.data_dir, shared_buffers=settings.pg_shared_buffers)
         await asyncio.to_thread(embedded.start)
         url = await asyncio.to_thread(embedded.database_url, "memorywiki")
-    db = Database(url, timeout=settings.db_timeout)
+    db = Database(url, timeout=settings.db_timeout, backend_nice=backend_nice)
     try:
         await db.open()
     except BaseException:
