@@ -136,9 +136,8 @@ def parse_size(value: str) -> str:
 def size_shared_buffers(server, value: str = "auto") -> str:
     """Give the embedded cluster `value` of shared buffers (or the "auto" size).
 
-    PostgreSQL's default of 128 MB holds a tenth of a 100,000-chunk hub's hot pages: every
-    recall then copied pages in from the OS cache and verified their checksums, 12-22 % of its
-    PostgreSQL CPU (bench/results/pgstorage.md). The size needs a restart, which is done
+    PostgreSQL's default of 128 MB holds a small part of a large hub's hot pages, so every
+    recall copies pages in from the OS cache and verifies their checksums (bench/results/pgstorage.md). The size needs a restart, which is done
     at once only when no other process uses the cluster (a worker's connections would drop);
     otherwise it applies at the cluster's next start. Returns what was done: "kept" (value
     "keep"), "unchanged", "restarted", "next start" or "refused" (a size this machine could

@@ -105,7 +105,7 @@ DOC_VECTORS = """
     WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.doc_id = d.id)"""
 
 # The top k is taken before joining, so only k rows are looked up by primary key (otherwise
-# the planner, misjudging the privacy gate, hashes every public chunk x doc: ~300 ms at 100k).
+# the planner, misjudging the privacy gate, hashes every public chunk against its doc).
 CHUNK_RECALL = """,
 top AS (
     SELECT * FROM fused
@@ -226,14 +226,11 @@ def statement(level: str, dim: int, fts_read_before: bool = False, fusion: str =
 
     The hub and the two LIMITs are written into the statement, not sent as parameters, so that
     PostgreSQL plans it once per connection and reuses the plan (a prepared statement's generic
-    plan), planned for that hub. With the LIMITs as parameters the generic plan guessed a LIMIT
-    of a thousand, joined every public chunk to its doc (100 ms at 100k chunks) and so was never
-    chosen: each recall planned the statement again, 0.8 ms of PostgreSQL's CPU, a tenth of what
-    a hybrid recall costs it. The hub stays in the plan as it was in each recall's own plan: with
-    another hub's size (or an average one) a small hub among large ones could get the vector
-    index where reading its few rows is right. Full text alone (`n_vec` 0) says `AND false`
-    where the vectors are read, so that its plan, too, is costed without the vector index (LIMIT
-    0 alone still counted the index's start-up cost against the plan kept)."""
+    plan), planned for that hub. With the LIMITs as parameters the generic plan guessed a large
+    LIMIT, joined every public chunk to its doc and so was never chosen, and each recall planned
+    the statement again. The hub is in the plan because a small hub among large ones needs a
+    different plan (read its few rows, not the vector index). Full text alone (`n_vec` 0) says
+    `AND false` where the vectors are read, so its plan too is costed without the vector index."""
     doc_vectors, final = LEVELS[level]
     if fusion == "rrf" and level == "doc":
         final = DOC_RRF_RECALL
@@ -259,9 +256,9 @@ def pool_size(level: str, k: int, hybrid: bool, fusion: str = "zscore") -> int:
 
 # Full text's pool as PostgreSQL wrote it: the chunk ids and their BM25 scores, best first, as two
 # array literals ("{12,7,...}", "{5.28,1.72,...}"), handed back to the fusion statement as they
-# came. Read into Python lists and dumped again element by element, the two arrays of 40 cost
-# about 0.3 ms of the server's CPU per hybrid recall; a float8 written as text reads back the
-# same number (PostgreSQL 12+ writes the shortest exact form), so the fusion is bit for bit the same.
+# came, rather than read into Python lists and dumped again element by element; a float8 written
+# as text reads back the same number (PostgreSQL 12+ writes the shortest exact form), so the
+# fusion is bit for bit the same.
 FulltextCandidates = tuple[str, str]
 
 # A hybrid recall's first statement: the hub and the recorded embedding space (the store's
