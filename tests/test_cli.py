@@ -211,7 +211,7 @@ def test_config_set_token_for_a_hub_or_a_doc(env):
 
 
 def test_update_with_no_token_configured_says_so(env):
-    """Issue 9 item 12: not "that token cannot edit this doc" when no token for it is configured."""
+    """Not "that token cannot edit this doc" when no token for it is configured."""
     # a doc in a hub claimed with curl; the CLI's default hub is another one
     theirs = slug()
     token = httpx.post(f"{env.url}/api/hubs", json={"slug": theirs}).json()["owner_token"]
@@ -347,7 +347,7 @@ def test_agent_capture_with_the_real_codex_reader_and_an_alias(env, monkeypatch)
 
 
 def test_capturing_the_same_page_twice_returns_the_first(env):
-    """Issue 9 item 13 (CLI side): the hub already holds it, so say so; --new makes a second page."""
+    """The hub already holds it, so say so; --new makes a second page."""
     make_hub(env)
     page = "# Deploy notes\n\nRun the migrations first.\n"
     first = capture(env, page)
@@ -484,7 +484,7 @@ def test_embed_recall_bundle_delete(env):
 
 
 def test_recall_says_which_search_ran_and_why_vectors_were_not_used(env, embedding_server):
-    """Issue 9 item 5 (CLI side): the response's mode and vector_note are shown, in the server's words."""
+    """The response's mode and vector_note are shown, in the server's words."""
     make_hub(env)
     embedding_server.set_failing(True)  # nothing can be embedded: recall answers from full text
     capture(env, "# Zebra migration\n\nZebras migrate across the Serengeti every year.\n")

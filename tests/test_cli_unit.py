@@ -420,7 +420,7 @@ def test_strip_pulled_front_matter():
 
 
 def test_serve_says_how_to_put_memorywiki_on_path(clean_env):
-    """Issue 9 item 2: started as .venv/bin/memorywiki (as scripts/serve.sh does) with the venv
+    """Started as .venv/bin/memorywiki (as scripts/serve.sh does) with the venv
     not on PATH, `serve` prints the one line that puts the command on PATH, and that line works."""
     import os
     import subprocess

@@ -185,7 +185,6 @@ def test_capture_returns_the_url_and_remembers_the_edit_token(wiki, mcp_stdio):
 
 
 def test_capture_of_the_same_page_returns_it_unless_new(wiki, mcp_stdio):
-    """Issue 9 item 13 (MCP side)."""
     first = capture(mcp_stdio, "Hybrid recall design", NOTES)
     r = mcp_stdio.call("capture", {"title": "Hybrid recall design", "markdown": NOTES})
     assert r.structured_content["status"] == "exists" and r.structured_content["id"] == first["id"]
@@ -195,7 +194,7 @@ def test_capture_of_the_same_page_returns_it_unless_new(wiki, mcp_stdio):
 
 
 def test_recall_says_why_vectors_were_not_used(wiki, mcp_stdio, embedding_server):
-    """Issue 9 item 5 (MCP side): the mode and the server's vector_note reach the model."""
+    """The mode and the server's vector_note reach the model."""
     embedding_server.set_failing(True)
     capture(mcp_stdio, "Hybrid recall design", NOTES)
     r = mcp_stdio.call("recall", {"question": "zebra-quokka constant"})

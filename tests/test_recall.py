@@ -229,7 +229,7 @@ def test_design_example_mcp_server_chunk_comes_first(client):
 
 
 def test_a_bare_heading_never_answers(client):
-    """Issue 9, item 6: `# Deploy notes` with nothing under it used to win "how do we deploy?"."""
+    """`# Deploy notes` with nothing under it used to win "how do we deploy?"."""
     r = client.post("/api/hubs", json={"slug": "ops"})
     h = {"Authorization": f"Bearer {r.json()['owner_token']}"}
     handbook = ("# Deploy notes\n\n## Steps\n\nWe deploy with make release on the build host, then watch the health page "
