@@ -23,7 +23,7 @@ from .web.middleware import CsrfMiddleware, SecurityHeadersMiddleware
 from .web.ratelimit import RateLimits
 from .web import assets
 from .routes import (bundles, capture, contract, crossrefs, curation, docs, editor, embed, folders, graph, health,
-                     history, hubs, llms, pages, recall, sessions, versions)
+                     history, hubs, llms, members, pages, recall, sessions, versions)
 from .store.db import PrivacyRoleMissing, open_database
 from .store.migrate import MigrationError
 from .store.secrets import server_secret
@@ -132,7 +132,7 @@ def create_app(settings: Settings | None = None, *,
 
     # pages.routes end with the catch-all /{doc_id}: they come last
     routes = [
-        *assets.routes, *health.routes, *hubs.routes, *sessions.routes, *graph.routes, *llms.routes, *docs.routes, *versions.routes,
+        *assets.routes, *health.routes, *hubs.routes, *members.routes, *sessions.routes, *graph.routes, *llms.routes, *docs.routes, *versions.routes,
         *embed.routes, *bundles.routes, *recall.routes, *capture.routes, *curation.routes, *crossrefs.routes,
         *editor.routes, *history.routes, *contract.routes, *folders.routes,
         *pages.routes,

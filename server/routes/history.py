@@ -17,7 +17,7 @@ from ..services.versions import MAX_VERSION
 from ..web.negotiate import markdown_response, wants_markdown
 from ..web.openapi import markdown_page, operation, page_response
 from ..web.state import app_state
-from ..web.templating import templates
+from ..web.templating import saved_by, templates
 from ..web.urls import urls
 from ..web.validate import query_int
 
@@ -48,8 +48,9 @@ async def history_twin(request: Request) -> Response:
     h = await _history(request)
     doc = h["doc"]
     out = [f"# History of {doc['title']}", "", f"<{urls(request).doc(doc['id'])}>", "",
-           "| version | saved | bytes | title | action |", "|---|---|---|---|---|"]
-    out += [f"| {v['version']} | {v['saved_at'].isoformat()} | {v['size']} | {v['title']} | {v['saved_action']} |"
+           "| version | saved | by | bytes | title | action |", "|---|---|---|---|---|---|"]
+    out += [f"| {v['version']} | {v['saved_at'].isoformat()} | {saved_by(v['saved_via'])} | {v['size']} | {v['title']} "
+            f"| {v['saved_action']} |"
             for v in h["versions"]]
     out += ["", f"## Changes from version {h['a']} to {h['b']}", "", "```diff", *[line for _, line in h["diff"]], "```"]
     return markdown_response("\n".join(out) + "\n")

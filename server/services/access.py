@@ -1,4 +1,9 @@
-"""Who may do what: edit tokens, hub owner tokens, browser sessions, passwords and access tokens.
+"""Who may do what: edit tokens, hub owner and member tokens, browser sessions (the owner's and
+a reader's), passwords and access tokens.
+
+What a credential proved is named the way versions record it (`via`): "owner", "edit_token",
+or "member:<name>" for a co-author's token. A member writes pages into the hub but never
+manages it (members, settings, sign-in as owner): those stay `hub_owner`'s.
 
 Every check of a token or password goes through the client's rate limit (server/web/ratelimit.py):
 refused tokens and wrong passwords are counted, and a client that spent its budget gets 429
@@ -14,8 +19,16 @@ import psycopg
 
 from ..errors import Forbidden, Unauthorized, unknown_hub
 from ..store import access, hubs
+from ..store import members as member_store
 from ..store import sessions as session_store
 from ..tokens import hash_token, verify_password
+
+
+MEMBER = "member:"
+
+
+def is_member(via: str | None) -> bool:
+    return bool(via) and via.startswith(MEMBER)
 
 
 @dataclass(frozen=True)
@@ -97,6 +110,19 @@ class Access:
             raise Forbidden("forbidden", f"that token does not own hub '{slug}'")
         return hub
 
+    async def hub_writer(self, conn: psycopg.AsyncConnection, slug: str) -> tuple[dict[str, Any], str]:
+        """The hub and who may write pages into it: the owner ("owner", by token or session) or
+        one of its members ("member:<name>", by the member's token); 401/403 otherwise."""
+        token = self.credentials.bearer
+        if token is not None:
+            hub = await hubs.find_hub(conn, slug)
+            if hub is not None:
+                self._check("token")
+                name = await member_store.member_name(conn, hub["id"], hash_token(token))
+                if name is not None:
+                    return hub, MEMBER + name
+        return await self.hub_owner(conn, slug), "owner"
+
     async def owns(self, conn: psycopg.AsyncConnection, hub: dict[str, Any]) -> bool:
         """Whether the bearer token or the browser's session owns the hub, refusing nothing: a
         read that is not the owner's shows what strangers see. A token that does not own the
@@ -106,7 +132,8 @@ class Access:
             self._check("token")
             if await hubs.is_owner(conn, hub["id"], hash_token(token)):
                 return True
-            self._failed("token")
+            if await member_store.member_name(conn, hub["id"], hash_token(token)) is None:
+                self._failed("token")  # a member's token is no guess: it reads what strangers read
         return bool(self.credentials.sessions) and await session_store.owns(
             conn, hub["id"], None, self.credentials.session_hashes)
 
@@ -124,8 +151,8 @@ class Access:
 
     async def edit_credential(self, conn: psycopg.AsyncConnection, doc: dict[str, Any]) -> str | None:
         """Which credential may edit the doc: "owner" (the owner token of the hub it lives in,
-        or its owner signed in), "edit_token" (its own edit token), or None. The owner wins
-        when both are sent."""
+        or its owner signed in), "member:<name>" (a member's token of that hub), "edit_token"
+        (its own edit token), or None. The owner wins when several are sent."""
         found = None
         tokens = self.credentials.tokens
         if tokens:
@@ -134,6 +161,11 @@ class Access:
             hashed = hash_token(token)
             if doc["hub_id"] is not None and await hubs.is_owner(conn, doc["hub_id"], hashed):
                 return "owner"
+            if doc["hub_id"] is not None and found is None:
+                name = await member_store.member_name(conn, doc["hub_id"], hashed)
+                if name is not None:
+                    found = MEMBER + name
+                    continue
             if hashed == doc["edit_token_hash"]:
                 found = "edit_token"
         if doc["hub_id"] is not None and self.credentials.sessions:
@@ -161,19 +193,19 @@ class Access:
 
     async def require_restore(self, conn: psycopg.AsyncConnection, doc: dict[str, Any]) -> str:
         """Who may restore a version. A live doc: whoever may edit it. A deleted doc: its owner
-        only, i.e. the hub's owner token, or for a doc in no hub its edit token (the only
-        credential such a doc has). An edit token of a hub doc cannot bring back what was
-        deleted: the hub owner decides (a token may have been deleted with the doc because it leaked)."""
+        or a member of its hub, or for a doc in no hub its edit token (the only credential such
+        a doc has). An edit token of a hub doc cannot bring back what was deleted: the hub
+        decides (a token may have been deleted with the doc because it leaked)."""
         via = await self.require_edit(conn, doc)
-        if doc["deleted_at"] is not None and doc["hub_id"] is not None and via != "owner":
-            raise Forbidden("forbidden", "only the hub's owner token can restore a deleted doc")
+        if doc["deleted_at"] is not None and doc["hub_id"] is not None and via == "edit_token":
+            raise Forbidden("forbidden", "only the hub's owner or a member can restore a deleted doc")
         return via
 
     async def owns_deleted(self, conn: psycopg.AsyncConnection, doc: dict[str, Any]) -> bool:
-        """A deleted doc is its owner's only: the hub's owner token, or for a doc in no hub
-        its edit token."""
+        """A deleted doc is its hub's only (the owner's token or session, a member's token), or
+        for a doc in no hub its edit token's."""
         via = await self.edit_credential(conn, doc)
-        return via == "owner" or (via is not None and doc["hub_id"] is None)
+        return via == "owner" or is_member(via) or (via is not None and doc["hub_id"] is None)
 
     async def sign_in(self, conn: psycopg.AsyncConnection, hub: dict[str, Any], token: str) -> str:
         """The kind of session a sign-in token opens for the hub: "owner" for its owner token;

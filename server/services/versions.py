@@ -149,7 +149,7 @@ async def undelete(ctx: Context, credentials: Credentials, urls: Urls, doc_id: s
 
 def _page_versions(doc: dict[str, Any], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     current = {"version": doc["version"], "saved_at": doc["updated_at"], "size": len(doc["markdown"].encode()),
-               "title": doc["title"], "saved_action": "current", "saved_via": None, "restored_from": None,
+               "title": doc["title"], "saved_action": "current", "saved_via": doc.get("saved_via"), "restored_from": None,
                "current": True}
     return [current] + [{**r, "current": False} for r in rows if r["version"] != doc["version"]]
 
