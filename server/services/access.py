@@ -21,6 +21,7 @@ from ..errors import Forbidden, Unauthorized, unknown_hub
 from ..store import access, hubs
 from ..store import members as member_store
 from ..store import sessions as session_store
+from ..store import signin_links as link_store
 from ..tokens import hash_token, verify_password
 
 
@@ -217,8 +218,35 @@ class Access:
         raise Forbidden("wrong_token", f"this sign-in link or token does not open hub '{hub['slug']}': check that it "
                                        "was copied whole, or use the owner token shown when the hub was claimed")
 
+    async def sign_in_link(self, conn: psycopg.AsyncConnection, doc_id: str, secret: str) -> dict[str, Any]:
+        """Use up a mailed sign-in link of this doc: {"hub_id", "hub_slug", "email"} for the
+        reader session it opens, or 403 saying why it opens nothing (a link this server never
+        mailed counts as a refused token). The caller's transaction keeps the link used."""
+        self._check("token")
+        link = await link_store.use(conn, hash_token(secret), doc_id)
+        if link is None:
+            self._failed("token")
+            raise Forbidden("unknown_link", "this sign-in link does not open this page: check that it was copied "
+                                            "whole, or ask for a new one on the page")
+        if link["used_before"]:
+            raise Forbidden("link_used", "this sign-in link was used already (each one opens one browser, once): "
+                                         "ask for a new one on the page")
+        if link["expired"]:
+            raise Forbidden("link_expired", "this sign-in link has expired: ask for a new one on the page")
+        if not link["still_listed"]:
+            raise Forbidden("not_shared", "this page is no longer shared with the address this link was mailed to")
+        return link
+
+    async def reader_email(self, conn: psycopg.AsyncConnection, doc: dict[str, Any]) -> str | None:
+        """The address of this browser's live reader session that the doc is shared with now
+        (checked in the database, on the owner pool), or None."""
+        if not self.credentials.sessions or not doc["allowed_emails"]:
+            return None
+        return await link_store.reader_email(conn, doc["id"], self.credentials.session_hashes)
+
     async def can_read_private(self, conn: psycopg.AsyncConnection, doc: dict[str, Any]) -> bool:
-        """A private doc opens to its editors, to its password, or to an issued access token."""
+        """A private doc opens to its editors, to its password, to an issued access token, or
+        to a reader signed in with a mailed link for an address it is shared with."""
         if doc["deleted_at"] is not None:
             return False
         if await self.can_edit(conn, doc):
@@ -236,7 +264,7 @@ class Access:
         if doc["allowed_emails"]:
             token = self.credentials.access_token
             if not token:
-                return False
+                return await self.reader_email(conn, doc) is not None
             self._check("token")
             email = await access.email_for(conn, hash_token(token), doc["id"])
             if email is None or email.lower() not in {e.lower() for e in doc["allowed_emails"]}:

@@ -26,7 +26,8 @@ CREATE TABLE mail_outbox (
     next_attempt_at timestamptz NOT NULL DEFAULT now(),
     sent_at         timestamptz,
     failed_at       timestamptz,  -- gave up after the last retry
-    last_error      text          -- what the SMTP server or the network said, without addresses
+    last_error      text,         -- what the SMTP server or the network said, without addresses
+    last_error_at   timestamptz
 );
 CREATE INDEX mail_outbox_due ON mail_outbox (next_attempt_at) WHERE sent_at IS NULL AND failed_at IS NULL;
 
