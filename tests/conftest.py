@@ -198,6 +198,24 @@ def chromium() -> str:
 
 
 @pytest.fixture(scope="session")
+def smtp_server_session():
+    """A real SMTP server on loopback (aiosmtpd, tests/smtp_server.py) that keeps the mail it gets."""
+    from tests.smtp_server import SmtpServer
+
+    server = SmtpServer()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def smtp_server(smtp_server_session):
+    """The SMTP server, its inbox emptied and refusals cleared for this test."""
+    smtp_server_session.reset()
+    yield smtp_server_session
+    smtp_server_session.reset()
+
+
+@pytest.fixture(scope="session")
 def chat_server_session():
     """The local OpenAI-compatible chat server (tests/chat_server.py) for curation tests."""
     from tests.chat_server import start_chat_server

@@ -12,24 +12,14 @@ import pytest
 
 from memorywiki.server.web.sessions import COOKIE
 from tests.polling import wait_until
-from tests.smtp_server import SmtpServer
 
 ANN, BOB, EVE = "ann@example.com", "bob@example.com", "eve@example.com"
 LINK = re.compile(r"(http://testserver/(\w+)/signin)#(mwl_[A-Za-z0-9_-]+)")
 
 
-@pytest.fixture(scope="module")
-def smtp():
-    server = SmtpServer()
-    yield server
-    server.stop()
-
-
 @pytest.fixture
-def inbox(smtp):
-    smtp.reset()
-    yield smtp
-    smtp.reset()
+def inbox(smtp_server):
+    return smtp_server
 
 
 @pytest.fixture
