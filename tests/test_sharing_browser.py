@@ -103,7 +103,6 @@ def test_the_owner_copies_an_access_link_and_manages_members(tab, live_server, s
     remove.click()
     owner.page.get_by_text("No members yet.").wait_for()
 
-    owner.page.get_by_text("People and their access links").click()
     owner.page.locator(f"[data-unshare='{ANN}']").click()
     owner.page.wait_for_load_state("load")
     owner.page.get_by_text("Shared with bob@example.com").wait_for()

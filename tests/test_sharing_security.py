@@ -22,18 +22,24 @@ TIMED = 50  # requests per address
 
 @pytest.fixture
 def log_output():
-    """Everything the server logs while the test runs, uvicorn's access log included (with no
-    log configuration of its own, uvicorn's loggers hand their records to the root logger)."""
+    """Everything the server logs while the test runs: the root logger's records, and uvicorn's
+    own loggers' (an earlier server in this process may have stopped them propagating)."""
     buffer = io.StringIO()
     handler = logging.StreamHandler(buffer)
     handler.setFormatter(logging.Formatter("%(name)s %(levelname)s %(message)s"))
-    root = logging.getLogger()
-    level = root.level
-    root.addHandler(handler)
-    root.setLevel(logging.DEBUG)
+    # not the test's own parts: its HTTP client logs the URLs it asks for (the server runs in
+    # another thread), and the loopback SMTP server (aiosmtpd, logger "mail.log") what it receives
+    handler.addFilter(lambda r: not (r.threadName == "MainThread" and r.name.startswith(("httpx", "httpcore")))
+                      and not r.name.startswith("mail.log"))
+    loggers = [logging.getLogger(name) for name in ("", "uvicorn", "uvicorn.access", "uvicorn.error")]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.addHandler(handler)
+        logger.setLevel(logging.DEBUG)
     yield buffer
-    root.removeHandler(handler)
-    root.setLevel(level)
+    for logger, level in zip(loggers, levels):
+        logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 def shared_page(http: httpx.Client) -> tuple[dict, str]:
