@@ -236,8 +236,8 @@ class Settings:
 
     section("Mail")
     smtp_url: str | None = setting(None, "MEMORYWIKI_SMTP_URL",
-                                   "smtp://[user:password@]host[:port] or smtps://... (STARTTLS when offered); "
-                                   "unset: no mail, visitors are told to ask the owner", parse=_smtp_url,
+                                   "smtp://[user:pass@]host[:port] (STARTTLS if offered) or smtps://...; unset: no mail",
+                                   parse=_smtp_url,
                                    expects="an smtp:// or smtps:// URL with a host")
     smtp_user: str | None = setting(None, "MEMORYWIKI_SMTP_USER", "the SMTP login, when it is not in the URL")
     smtp_password: str | None = setting(None, "MEMORYWIKI_SMTP_PASSWORD", "the SMTP password, when it is not in the URL",
