@@ -186,6 +186,16 @@ class Client:
         """List or unlist a hub on the home page and /llms.txt, or set its description."""
         return self.json("PATCH", f"/api/hub/{seg(slug)}", json=body, token=token)
 
+    def add_member(self, slug: str, name: str, token: str | None) -> dict:
+        """A new member of the hub; the answer holds their token, shown once (owner token)."""
+        return self.json("POST", f"/api/hub/{seg(slug)}/members", json={"name": name}, token=token)
+
+    def list_members(self, slug: str, token: str | None) -> dict:
+        return self.json("GET", f"/api/hub/{seg(slug)}/members", token=token)
+
+    def remove_member(self, slug: str, name: str, token: str | None) -> dict:
+        return self.json("DELETE", f"/api/hub/{seg(slug)}/members/{seg(name)}", token=token)
+
     def raw_hub(self, slug: str, token: str | None = None) -> str:
         return self.request("GET", f"/raw/hub/{seg(slug)}", token=token, accept="text/markdown").text
 

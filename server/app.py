@@ -20,10 +20,11 @@ from .embedding.factory import make_embedder, runs_locally
 from .curation.worker import curation_mode, make_curator, start_curator
 from .errors import EXCEPTION_HANDLERS
 from .web.middleware import CsrfMiddleware, SecurityHeadersMiddleware
+from .web.logs import redact_access_log
 from .web.ratelimit import RateLimits
 from .web import assets
 from .routes import (bundles, capture, contract, crossrefs, curation, docs, editor, embed, folders, graph, health,
-                     history, hubs, llms, pages, recall, sessions, versions)
+                     history, hubs, llms, members, pages, recall, sessions, sharing, versions)
 from .store.db import PrivacyRoleMissing, open_database
 from .store.migrate import MigrationError
 from .store.secrets import server_secret
@@ -33,6 +34,8 @@ from .embedding.rerank import make_reranker
 from .web.state import AppState
 from .indexing.rechunker import Rechunker
 from .indexing.worker import Worker, WorkerProcess
+from .mail.outbox import Outbox
+from .mail.smtp import SmtpSender
 
 log = logging.getLogger("memorywiki.server")
 
@@ -43,6 +46,7 @@ def create_app(settings: Settings | None = None, *,
     """The app for these settings (read from the environment when not given).
     `embedder_factory`: the benchmarks pass one that counts embedding calls."""
     settings = settings or Settings.from_env()
+    redact_access_log()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -52,7 +56,7 @@ def create_app(settings: Settings | None = None, *,
         except (MigrationError, PrivacyRoleMissing) as exc:
             log.error("the server will not start: %s", exc)  # the one line to read in the traceback below
             raise
-        task = curation_task = rechunk_task = warm_up = None
+        task = curation_task = rechunk_task = warm_up = mail_task = None
         state = rechunker = None
         try:
             secret = settings.secret_key
@@ -101,6 +105,10 @@ def create_app(settings: Settings | None = None, *,
                     if settings.in_process_worker:
                         curation_task = asyncio.create_task(state.curator.run())
                     state.curation_runs_in = "server" if settings.in_process_worker else "external"
+            sender = SmtpSender.from_settings(settings)
+            if sender is not None:  # sign-in mails go out in the background, never in a request
+                state.mail = Outbox(settings, db, sender)
+                mail_task = asyncio.create_task(state.mail.run())
             app.state.mw = state
             log.info("Memory.Wiki ready (embedder: %s, curation: %s)", embedder.name if embedder else "none",
                      curation_mode(state.curator))
@@ -114,7 +122,9 @@ def create_app(settings: Settings | None = None, *,
                 rechunker.stop()
             if state is not None and state.worker_process is not None:
                 await asyncio.to_thread(state.worker_process.stop)
-            for running in (task, curation_task, rechunk_task):
+            if state is not None and state.mail is not None:
+                state.mail.stop()
+            for running in (task, curation_task, rechunk_task, mail_task):
                 if running is not None:
                     with contextlib.suppress(asyncio.CancelledError):
                         await asyncio.wait_for(running, 10)
@@ -132,9 +142,9 @@ def create_app(settings: Settings | None = None, *,
 
     # pages.routes end with the catch-all /{doc_id}: they come last
     routes = [
-        *assets.routes, *health.routes, *hubs.routes, *sessions.routes, *graph.routes, *llms.routes, *docs.routes, *versions.routes,
+        *assets.routes, *health.routes, *hubs.routes, *members.routes, *sessions.routes, *graph.routes, *llms.routes, *docs.routes, *versions.routes,
         *embed.routes, *bundles.routes, *recall.routes, *capture.routes, *curation.routes, *crossrefs.routes,
-        *editor.routes, *history.routes, *contract.routes, *folders.routes,
+        *editor.routes, *history.routes, *sharing.routes, *contract.routes, *folders.routes,
         *pages.routes,
     ]
     # outermost first: every response gets the security headers, the 403 of a forged post too

@@ -40,6 +40,26 @@ def _rate(value: str) -> str:
     return value
 
 
+def _smtp_url(value: str) -> str:
+    """smtp://[user:password@]host[:port] or smtps://...; ValueError otherwise."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(value)
+    if parts.scheme not in ("smtp", "smtps") or not parts.hostname:
+        raise ValueError(value)
+    parts.port  # noqa: B018  (a port that is no number raises ValueError)
+    return value
+
+
+def _address(value: str) -> str:
+    """One mail address (optionally "Name <address>"), on one line; ValueError otherwise."""
+    from email.utils import parseaddr
+
+    if "\r" in value or "\n" in value or "@" not in parseaddr(value)[1]:
+        raise ValueError(value)
+    return value
+
+
 def _days(value: str) -> int:
     """A whole number of days from 1 to ten years; ValueError otherwise."""
     days = int(value)
@@ -213,6 +233,29 @@ class Settings:
                                        "refused tokens (owner, edit, access) per client", parse=_rate, expects=RATE)
     rate_embed: str = setting("60/minute", "MEMORYWIKI_RATE_EMBED",
                               "POST /api/embed/* per client", parse=_rate, expects=RATE)
+
+    section("Mail")
+    smtp_url: str | None = setting(None, "MEMORYWIKI_SMTP_URL",
+                                   "smtp://[user:pass@]host[:port] (STARTTLS if offered) or smtps://...; unset: no mail",
+                                   parse=_smtp_url,
+                                   expects="an smtp:// or smtps:// URL with a host")
+    smtp_user: str | None = setting(None, "MEMORYWIKI_SMTP_USER", "the SMTP login, when it is not in the URL")
+    smtp_password: str | None = setting(None, "MEMORYWIKI_SMTP_PASSWORD", "the SMTP password, when it is not in the URL",
+                                        secret=True)
+    mail_from: str = setting("Memory.Wiki <memorywiki@localhost>", "MEMORYWIKI_MAIL_FROM",
+                             "the From address of sign-in mails", parse=_address, expects="one mail address")
+    smtp_timeout: float = setting(15.0, "MEMORYWIKI_SMTP_TIMEOUT", "seconds one SMTP delivery may take")
+    mail_retries: int = setting(6, "MEMORYWIKI_MAIL_RETRIES", "deliveries tried per mail before it is given up")
+    mail_retry_seconds: float = setting(5.0, "MEMORYWIKI_MAIL_RETRY",
+                                        "first wait in seconds after a failed delivery (then doubles)")
+    signin_link_minutes: int = setting(15, "MEMORYWIKI_SIGNIN_LINK_MINUTES",
+                                       "minutes a mailed sign-in link works (once)")
+    reader_session_hours: int = setting(24, "MEMORYWIKI_READER_SESSION_HOURS",
+                                        "hours a reader's sign-in from a mailed link lasts")
+    rate_link_address: str = setting("5/hour", "MEMORYWIKI_RATE_LINK_ADDRESS",
+                                     "sign-in link requests per address", parse=_rate, expects=RATE)
+    rate_link_client: str = setting("20/hour", "MEMORYWIKI_RATE_LINK_CLIENT",
+                                    "sign-in link requests per client", parse=_rate, expects=RATE)
 
     section("Pages")
     # the graph's rule follows the embedding space and the hub (store/graph.py, bench/results/graph.md)

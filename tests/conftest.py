@@ -121,8 +121,9 @@ def client(make_client):
 
 
 @contextmanager
-def serving(settings):
-    """A real uvicorn server for these settings on 127.0.0.1 and a free port, until the block ends."""
+def serving(settings, **uvicorn_options):
+    """A real uvicorn server for these settings on 127.0.0.1 and a free port, until the block ends
+    (`uvicorn_options`: e.g. the log configuration)."""
     import socket
     import threading
     from dataclasses import replace
@@ -140,7 +141,7 @@ def serving(settings):
     port = sock.getsockname()[1]
     url = f"http://127.0.0.1:{port}"
     app = create_app(replace(settings, public_url=url))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    server = uvicorn.Server(uvicorn.Config(app, lifespan="on", **{"log_level": "warning", **uvicorn_options}))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
 
@@ -195,6 +196,24 @@ def chromium() -> str:
                         pytrace=False)
         pytest.skip("chromium is not installed (Debian: apt-get install chromium)")
     return path
+
+
+@pytest.fixture(scope="session")
+def smtp_server_session():
+    """A real SMTP server on loopback (aiosmtpd, tests/smtp_server.py) that keeps the mail it gets."""
+    from tests.smtp_server import SmtpServer
+
+    server = SmtpServer()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def smtp_server(smtp_server_session):
+    """The SMTP server, its inbox emptied and refusals cleared for this test."""
+    smtp_server_session.reset()
+    yield smtp_server_session
+    smtp_server_session.reset()
 
 
 @pytest.fixture(scope="session")

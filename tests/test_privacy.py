@@ -85,12 +85,13 @@ def assert_no_leak(text, world, where):
 OWNER_VIEWS = {"hub json", "hub html", "hub search"}
 
 
-def public_reads(client, world, *, signed_in: bool = False, question: str = ALL_WORDS):
+def public_reads(client, world, *, signed_in: bool = False, as_reader: bool = False, question: str = ALL_WORDS):
     """(label, response text) of every public read there is. `signed_in`: read with the
-    owner's session cookie the client holds, leaving out the owner's own views of the hub."""
+    owner's session cookie the client holds, leaving out the owner's own views of the hub;
+    `as_reader`: with a reader's session cookie, every read included (all stay public)."""
     bundle = world["bundle"]
     reads = []
-    if not signed_in:  # an anonymous reader: no cookie left from an earlier read
+    if not (signed_in or as_reader):  # an anonymous reader: no cookie left from an earlier read
         client.cookies.clear()
     for level in ("chunk", "doc", "bundle"):
         for hybrid in (False, True):
@@ -198,8 +199,9 @@ def test_private_docs_are_404_on_direct_reads(client, world):
             assert r.status_code == 404, (kind, url)
             assert_no_leak(r.text, world, f"{kind} {url}")
         r = client.get(f"/{doc_id}", headers={"Accept": "text/html"})
-        # the password doc asks for its password; the others do not exist for the public
-        assert r.status_code == (401 if kind == "password" else 404), kind
+        # the password doc asks for its password, the email-restricted one says it is shared
+        # with specific people (and nothing of it); the others do not exist for the public
+        assert r.status_code == (401 if kind in ("password", "email") else 404), kind
         assert_no_leak(r.text, world, f"{kind} html")
 
 
@@ -256,6 +258,53 @@ def test_email_restricted_doc_opens_with_an_issued_access_token(client, world):
     # and public reads still see nothing of it
     for label, text in public_reads(client, world):
         assert_no_leak(text, world, label)
+
+
+READER_READS = 1000
+
+
+def test_a_signed_in_reader_sees_exactly_the_pages_shared_with_them(client, world, make_client, smtp_server):
+    """Ann signs in with a link mailed through the loopback SMTP server; in a thousand reads
+    she sees the page shared with her (page, twin, API, history) and nothing else, and every
+    listing, recall, graph and llms.txt stays what strangers see."""
+    import itertools
+    import re
+
+    bob_only = client.post("/api/docs", json={"hub": "priv", "title": "Bob's fennec", "markdown": doc_body("fennec"),
+                                              "allowed_emails": ["bob@example.com"]}, headers=world["owner"]).json()
+    reader = make_client(smtp_url=smtp_server.url)
+    email_id = world["docs"]["email"]["id"]
+    assert reader.post(f"/api/docs/{email_id}/access/request", json={"email": "ann@example.com"}).status_code == 202
+    secret = re.search(r"#(mwl_[\w-]+)", smtp_server.wait_for("ann@example.com")[0].get_content()).group(1)
+    page = reader.get(f"/{email_id}/signin", headers={"Accept": "text/html"}).text
+    token = re.search(r'name="csrf-token" content="([^"]+)"', page).group(1)
+    assert reader.post(f"/api/docs/{email_id}/access/session", json={"link": secret},
+                       headers={"X-CSRF-Token": token}).status_code == 200
+
+    listings = public_reads(reader, world, as_reader=True)
+    for label, text in listings:
+        assert_no_leak(text, world, f"reader {label}")
+        assert "fennec" not in text.lower(), label
+    shared_word = SECRETS["email"]
+    others = {kind: d["id"] for kind, d in world["docs"].items() if kind not in ("public", "email")}
+    others["bob"] = bob_only["id"]
+    reads = [(f"/api/docs/{{}}", {}), ("/raw/{}", {}), ("/{}.md", {}), ("/{}", {"Accept": "text/html"}),
+             ("/api/docs/{}/versions", {}), ("/{}/history", {"Accept": "text/html"})]
+    targets = [("email", email_id), *others.items()]
+    done = len(listings)
+    for (kind, doc_id), (url, headers) in itertools.islice(itertools.cycle(itertools.product(targets, reads)),
+                                                           READER_READS - done):
+        r = reader.get(url.format(doc_id), headers=headers)
+        done += 1
+        if kind == "email":
+            assert r.status_code == 200, (url, r.text)
+            if "versions" not in url:
+                assert shared_word in r.text.lower(), url
+        else:
+            assert r.status_code in (401, 404), (kind, url, r.status_code)
+            low = r.text.lower()
+            assert "fennec" not in low and all(w not in low for k, w in SECRETS.items() if k != "email"), (kind, url)
+    assert done == READER_READS
 
 
 def test_drafts_open_to_their_editors_only(client, world):

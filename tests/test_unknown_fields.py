@@ -46,13 +46,17 @@ ENDPOINTS = [
     ("PATCH", "/api/hub/main", "owner", {"listed": True}, ["listed", "description"]),
     ("POST", "/api/render", None, {"markdown": "# x"}, ["markdown"]),
     ("POST", "/api/hub/main/lookup", "owner", {"external_ids": ["file:a.md"]}, ["external_ids"]),
+    ("POST", "/api/hub/main/members", "owner", {"name": "bob"}, ["name"]),
+    ("POST", "/api/docs/{loose}/access/request", None, {"email": "a@b.co"}, ["email"]),
 ]
 # Routes that take no JSON body (multipart uploads, the password form, explicit re-embedding,
-# undelete), and the sign-in, which the CSRF check answers before it reads a body.
+# undelete, the form asking for a sign-in link), and the sign-ins (an owner's, a reader's with a
+# mailed link), which the CSRF check answers before it reads a body.
 NOT_JSON = {("POST", "/api/capture/file"), ("POST", "/api/import/{kind}"), ("POST", "/{doc_id}"),
             ("POST", "/api/embed/{doc_id}"), ("POST", "/api/embed/bundle/{bundle_id}"),
             ("POST", "/api/hub/{slug}/suggestions/{suggestion_id}/dismiss"), ("POST", "/api/docs/{doc_id}/undelete"),
-            ("POST", "/api/hub/{slug}/session")}
+            ("POST", "/api/hub/{slug}/session"), ("POST", "/{doc_id}/access"),
+            ("POST", "/api/docs/{doc_id}/access/session")}
 
 
 def request(client, world, method, path, credentials, body):

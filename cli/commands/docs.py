@@ -76,7 +76,9 @@ def _version_line(v: dict) -> str:
     how = v.get("action") or "saved"
     if v.get("restored_from"):
         how += f" of v{v['restored_from']}"
-    via = {"owner": "hub owner token", "edit_token": "edit token", "anonymous": "no token"}.get(v.get("via"), "")
+    saved_via = str(v.get("via") or "")
+    via = ({"owner": "hub owner token", "edit_token": "edit token", "anonymous": "no token"}.get(saved_via, "")
+           or (f"member {saved_via.removeprefix('member:')}" if saved_via.startswith("member:") else ""))
     title = " ".join(str(v.get("title") or "").split())
     mark = " (current)" if v.get("current") else ""
     return f"v{v.get('version')}\t{when}\t{v.get('size')} bytes\t{how}{' · ' + via if via else ''}\t{title}{mark}"

@@ -1,4 +1,4 @@
-"""`memorywiki hub create | show | use | set`, `memorywiki list` and `memorywiki trash`."""
+"""`memorywiki hub create | show | use | set | member`, `memorywiki list` and `memorywiki trash`."""
 
 from __future__ import annotations
 
@@ -106,6 +106,53 @@ def hub_set(
     else:
         sys.stdout.write(f"{data.get('url') or hub}\n")
         output.note(f"{hub} is {'listed on the home page and /llms.txt' if data.get('listed') else 'unlisted'}")
+
+
+member_app = typer.Typer(help="Add, list and remove a hub's members: co-authors with tokens of their own.",
+                         context_settings=CONTEXT, rich_markup_mode=None, no_args_is_help=True)
+hub_app.add_typer(member_app, name="member")
+NameArg = Annotated[str, typer.Argument(metavar="NAME", help="The member's name, e.g. bob (lowercase letters, digits, . _ -).")]
+
+
+@member_app.command("add")
+def member_add(ctx: typer.Context, name: NameArg, hub: HubOpt = None, url: ServerOpt = None,
+               as_json: JsonOpt = False) -> None:
+    """Add a member; prints their token once (hand it to them: it writes pages into the hub, nothing more)."""
+    with state(ctx).wiki(url) as wiki:
+        data = ops.add_member(wiki, name, hub)
+    if as_json:
+        output.print_json(data)
+        return
+    sys.stdout.write(f"{data.get('token')}\n")
+    output.note(f"{data.get('name')} is a member of {data.get('hub')}; this token is shown once. They run "
+                f"`memorywiki hub use {data.get('hub')} --token TOKEN`; their pages are saved as {data.get('via')}")
+
+
+@member_app.command("list")
+def member_list(ctx: typer.Context, hub: HubOpt = None, url: ServerOpt = None, as_json: JsonOpt = False) -> None:
+    """List the hub's members, one per line: name, added at (tab-separated)."""
+    with state(ctx).wiki(url) as wiki:
+        data = ops.members(wiki, hub)
+    people = data.get("members") or []
+    if as_json:
+        output.print_json(people)
+        return
+    for m in people:
+        sys.stdout.write(f"{m.get('name')}\t{str(m.get('added_at') or '')[:16].replace('T', ' ')}\n")
+    if not people:
+        output.note(f"hub {data.get('hub')} has no members; `memorywiki hub member add NAME` adds one")
+
+
+@member_app.command("remove")
+def member_remove(ctx: typer.Context, name: NameArg, hub: HubOpt = None, url: ServerOpt = None,
+                  as_json: JsonOpt = False) -> None:
+    """Remove a member: their token stops working at once."""
+    with state(ctx).wiki(url) as wiki:
+        data = ops.remove_member(wiki, name, hub)
+    if as_json:
+        output.print_json(data)
+    else:
+        output.note(f"{data.get('name')} is no longer a member of {data.get('hub')}")
 
 
 def list_cmd(

@@ -139,3 +139,33 @@ def set_hub(wiki: Wiki, hub: str | None = None, *, listed: bool | None = None,
     slug = wiki.require_hub(hub)
     body = {k: v for k, v in (("listed", listed), ("description", description)) if v is not None}
     return wiki.client.set_hub(slug, body, token=wiki.config.hub_token(slug))
+
+
+def _as_owner(wiki: Wiki, slug: str, what: str, call):
+    """Run `call(token)` with the hub's owner token, turning a refusal into the owner-token hint."""
+    try:
+        return call(wiki.config.hub_token(slug))
+    except ApiError as exc:
+        if exc.code in (UNAUTHORIZED, FORBIDDEN):
+            raise _owner_needed(wiki, slug, what) from None
+        raise _unknown_hub(exc, wiki, slug) if exc.code == UNKNOWN_HUB else exc from None
+
+
+def add_member(wiki: Wiki, name: str, hub: str | None = None) -> dict[str, Any]:
+    """Add a co-author to the hub; the answer holds their token, shown once (the owner's)."""
+    if not name.strip():
+        raise InputError("the member's name is empty")
+    slug = wiki.require_hub(hub)
+    return _as_owner(wiki, slug, "adding a member", lambda token: wiki.client.add_member(slug, name.strip(), token))
+
+
+def members(wiki: Wiki, hub: str | None = None) -> dict[str, Any]:
+    """The hub's members, oldest first (the owner's)."""
+    slug = wiki.require_hub(hub)
+    return _as_owner(wiki, slug, "listing the members", lambda token: wiki.client.list_members(slug, token))
+
+
+def remove_member(wiki: Wiki, name: str, hub: str | None = None) -> dict[str, Any]:
+    """Remove a member: their token stops working at once (the owner's)."""
+    slug = wiki.require_hub(hub)
+    return _as_owner(wiki, slug, "removing a member", lambda token: wiki.client.remove_member(slug, name.strip(), token))

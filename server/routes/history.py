@@ -2,8 +2,9 @@
 and restore (static/history.js, through POST /api/docs/{id}/restore with the browser's edit
 or owner token).
 
-Read as the public role, like the doc page: row-level security shows the versions of a public
-doc only. A private doc's history is for its editors, through the API or `memorywiki history`.
+Read like the doc page: without credentials as the public role, where row-level security shows
+the versions of a public doc only; with the browser's session (its owner, or a reader a page is
+shared with) on the owner pool, where the session is checked for the doc as for its page.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from ..services import versions
 from ..services.versions import MAX_VERSION
 from ..web.negotiate import markdown_response, wants_markdown
 from ..web.openapi import markdown_page, operation, page_response
+from ..web.params import credentials
 from ..web.state import app_state
-from ..web.templating import templates
+from ..web.templating import saved_by, templates
 from ..web.urls import urls
 from ..web.validate import query_int
 
@@ -25,7 +27,7 @@ from ..web.validate import query_int
 async def _history(request: Request) -> dict:
     a = query_int(request, "a", default=None, low=1, high=MAX_VERSION)
     b = query_int(request, "b", default=None, low=1, high=MAX_VERSION)
-    return await versions.history(app_state(request), request.path_params["doc_id"], a, b)
+    return await versions.history(app_state(request), credentials(request), request.path_params["doc_id"], a, b)
 
 
 _DIFF_QUERY = {"a": {"type": "integer", "minimum": 1, "description": "the older version (default: the previous)"},
@@ -48,8 +50,9 @@ async def history_twin(request: Request) -> Response:
     h = await _history(request)
     doc = h["doc"]
     out = [f"# History of {doc['title']}", "", f"<{urls(request).doc(doc['id'])}>", "",
-           "| version | saved | bytes | title | action |", "|---|---|---|---|---|"]
-    out += [f"| {v['version']} | {v['saved_at'].isoformat()} | {v['size']} | {v['title']} | {v['saved_action']} |"
+           "| version | saved | by | bytes | title | action |", "|---|---|---|---|---|---|"]
+    out += [f"| {v['version']} | {v['saved_at'].isoformat()} | {saved_by(v['saved_via'])} | {v['size']} | {v['title']} "
+            f"| {v['saved_action']} |"
             for v in h["versions"]]
     out += ["", f"## Changes from version {h['a']} to {h['b']}", "", "```diff", *[line for _, line in h["diff"]], "```"]
     return markdown_response("\n".join(out) + "\n")

@@ -10,7 +10,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ..services import hubs, pages
-from ..services.pages import PasswordRequired
+from ..services.pages import PasswordRequired, SharedWithPeople
 from ..web.negotiate import markdown_response, wants_markdown
 from ..web.openapi import TEXT, markdown_page, obj, operation, page_response
 from ..web.params import credentials
@@ -47,7 +47,8 @@ async def _html_page(request: Request, view: dict[str, Any]) -> Response:
         "curation": view["curation"], "related": view["related"],
         "source_url": meta.get("url") if str(meta.get("url", "")).startswith(("http://", "https://")) else None,
         "twin_url": f"/{doc['id']}.md", "linked_from": view["linked_from"], "bundles": view["bundles"],
-    }, headers={"Vary": "Accept"})
+        "reader": view["reader"],
+    }, headers={"Vary": "Accept, Cookie", "Cache-Control": "private, no-store"} if view["reader"] else {"Vary": "Accept"})
 
 
 def _password_form(request: Request, *, failed: bool) -> Response:
@@ -65,6 +66,9 @@ async def doc_page(request: Request) -> Response:
                                          request.path_params["doc_id"])
     except PasswordRequired:
         return _password_form(request, failed=False)
+    except SharedWithPeople as shared:
+        return templates.TemplateResponse(request, "shared.html", {"shared": shared.shared, "sent": None},
+                                          status_code=401, headers={"Cache-Control": "no-store"})
     return await _html_page(request, view)
 
 

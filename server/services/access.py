@@ -1,4 +1,9 @@
-"""Who may do what: edit tokens, hub owner tokens, browser sessions, passwords and access tokens.
+"""Who may do what: edit tokens, hub owner and member tokens, browser sessions (the owner's and
+a reader's), passwords and access tokens.
+
+What a credential proved is named the way versions record it (`via`): "owner", "edit_token",
+or "member:<name>" for a co-author's token. A member writes pages into the hub but never
+manages it (members, settings, sign-in as owner): those stay `hub_owner`'s.
 
 Every check of a token or password goes through the client's rate limit (server/web/ratelimit.py):
 refused tokens and wrong passwords are counted, and a client that spent its budget gets 429
@@ -14,8 +19,17 @@ import psycopg
 
 from ..errors import Forbidden, Unauthorized, unknown_hub
 from ..store import access, hubs
+from ..store import members as member_store
 from ..store import sessions as session_store
+from ..store import signin_links as link_store
 from ..tokens import hash_token, verify_password
+
+
+MEMBER = "member:"
+
+
+def is_member(via: str | None) -> bool:
+    return bool(via) and via.startswith(MEMBER)
 
 
 @dataclass(frozen=True)
@@ -97,6 +111,19 @@ class Access:
             raise Forbidden("forbidden", f"that token does not own hub '{slug}'")
         return hub
 
+    async def hub_writer(self, conn: psycopg.AsyncConnection, slug: str) -> tuple[dict[str, Any], str]:
+        """The hub and who may write pages into it: the owner ("owner", by token or session) or
+        one of its members ("member:<name>", by the member's token); 401/403 otherwise."""
+        token = self.credentials.bearer
+        if token is not None:
+            hub = await hubs.find_hub(conn, slug)
+            if hub is not None:
+                self._check("token")
+                name = await member_store.member_name(conn, hub["id"], hash_token(token))
+                if name is not None:
+                    return hub, MEMBER + name
+        return await self.hub_owner(conn, slug), "owner"
+
     async def owns(self, conn: psycopg.AsyncConnection, hub: dict[str, Any]) -> bool:
         """Whether the bearer token or the browser's session owns the hub, refusing nothing: a
         read that is not the owner's shows what strangers see. A token that does not own the
@@ -106,7 +133,8 @@ class Access:
             self._check("token")
             if await hubs.is_owner(conn, hub["id"], hash_token(token)):
                 return True
-            self._failed("token")
+            if await member_store.member_name(conn, hub["id"], hash_token(token)) is None:
+                self._failed("token")  # a member's token is no guess: it reads what strangers read
         return bool(self.credentials.sessions) and await session_store.owns(
             conn, hub["id"], None, self.credentials.session_hashes)
 
@@ -124,8 +152,8 @@ class Access:
 
     async def edit_credential(self, conn: psycopg.AsyncConnection, doc: dict[str, Any]) -> str | None:
         """Which credential may edit the doc: "owner" (the owner token of the hub it lives in,
-        or its owner signed in), "edit_token" (its own edit token), or None. The owner wins
-        when both are sent."""
+        or its owner signed in), "member:<name>" (a member's token of that hub), "edit_token"
+        (its own edit token), or None. The owner wins when several are sent."""
         found = None
         tokens = self.credentials.tokens
         if tokens:
@@ -134,6 +162,11 @@ class Access:
             hashed = hash_token(token)
             if doc["hub_id"] is not None and await hubs.is_owner(conn, doc["hub_id"], hashed):
                 return "owner"
+            if doc["hub_id"] is not None and found is None:
+                name = await member_store.member_name(conn, doc["hub_id"], hashed)
+                if name is not None:
+                    found = MEMBER + name
+                    continue
             if hashed == doc["edit_token_hash"]:
                 found = "edit_token"
         if doc["hub_id"] is not None and self.credentials.sessions:
@@ -161,19 +194,19 @@ class Access:
 
     async def require_restore(self, conn: psycopg.AsyncConnection, doc: dict[str, Any]) -> str:
         """Who may restore a version. A live doc: whoever may edit it. A deleted doc: its owner
-        only, i.e. the hub's owner token, or for a doc in no hub its edit token (the only
-        credential such a doc has). An edit token of a hub doc cannot bring back what was
-        deleted: the hub owner decides (a token may have been deleted with the doc because it leaked)."""
+        or a member of its hub, or for a doc in no hub its edit token (the only credential such
+        a doc has). An edit token of a hub doc cannot bring back what was deleted: the hub
+        decides (a token may have been deleted with the doc because it leaked)."""
         via = await self.require_edit(conn, doc)
-        if doc["deleted_at"] is not None and doc["hub_id"] is not None and via != "owner":
-            raise Forbidden("forbidden", "only the hub's owner token can restore a deleted doc")
+        if doc["deleted_at"] is not None and doc["hub_id"] is not None and via == "edit_token":
+            raise Forbidden("forbidden", "only the hub's owner or a member can restore a deleted doc")
         return via
 
     async def owns_deleted(self, conn: psycopg.AsyncConnection, doc: dict[str, Any]) -> bool:
-        """A deleted doc is its owner's only: the hub's owner token, or for a doc in no hub
-        its edit token."""
+        """A deleted doc is its hub's only (the owner's token or session, a member's token), or
+        for a doc in no hub its edit token's."""
         via = await self.edit_credential(conn, doc)
-        return via == "owner" or (via is not None and doc["hub_id"] is None)
+        return via == "owner" or is_member(via) or (via is not None and doc["hub_id"] is None)
 
     async def sign_in(self, conn: psycopg.AsyncConnection, hub: dict[str, Any], token: str) -> str:
         """The kind of session a sign-in token opens for the hub: "owner" for its owner token;
@@ -185,8 +218,35 @@ class Access:
         raise Forbidden("wrong_token", f"this sign-in link or token does not open hub '{hub['slug']}': check that it "
                                        "was copied whole, or use the owner token shown when the hub was claimed")
 
+    async def sign_in_link(self, conn: psycopg.AsyncConnection, doc_id: str, secret: str) -> dict[str, Any]:
+        """Use up a mailed sign-in link of this doc: {"hub_id", "hub_slug", "email"} for the
+        reader session it opens, or 403 saying why it opens nothing (a link this server never
+        mailed counts as a refused token). The caller's transaction keeps the link used."""
+        self._check("token")
+        link = await link_store.use(conn, hash_token(secret), doc_id)
+        if link is None:
+            self._failed("token")
+            raise Forbidden("unknown_link", "this sign-in link does not open this page: check that it was copied "
+                                            "whole, or ask for a new one on the page")
+        if link["used_before"]:
+            raise Forbidden("link_used", "this sign-in link was used already (each one opens one browser, once): "
+                                         "ask for a new one on the page")
+        if link["expired"]:
+            raise Forbidden("link_expired", "this sign-in link has expired: ask for a new one on the page")
+        if not link["still_listed"]:
+            raise Forbidden("not_shared", "this page is no longer shared with the address this link was mailed to")
+        return link
+
+    async def reader_email(self, conn: psycopg.AsyncConnection, doc: dict[str, Any]) -> str | None:
+        """The address of this browser's live reader session that the doc is shared with now
+        (checked in the database, on the owner pool), or None."""
+        if not self.credentials.sessions or not doc["allowed_emails"]:
+            return None
+        return await link_store.reader_email(conn, doc["id"], self.credentials.session_hashes)
+
     async def can_read_private(self, conn: psycopg.AsyncConnection, doc: dict[str, Any]) -> bool:
-        """A private doc opens to its editors, to its password, or to an issued access token."""
+        """A private doc opens to its editors, to its password, to an issued access token, or
+        to a reader signed in with a mailed link for an address it is shared with."""
         if doc["deleted_at"] is not None:
             return False
         if await self.can_edit(conn, doc):
@@ -204,7 +264,7 @@ class Access:
         if doc["allowed_emails"]:
             token = self.credentials.access_token
             if not token:
-                return False
+                return await self.reader_email(conn, doc) is not None
             self._check("token")
             email = await access.email_for(conn, hash_token(token), doc["id"])
             if email is None or email.lower() not in {e.lower() for e in doc["allowed_emails"]}:

@@ -51,12 +51,12 @@ async def save(ctx: Context, credentials: Credentials, urls: Urls, captured: Cap
                                    max_title=MAX_TITLE, default_title="Untitled")
 
     async def store(conn):
-        hub = await access.hub_owner(conn, options.hub) if options.hub else None
+        hub, via = await access.hub_writer(conn, options.hub) if options.hub else (None, "anonymous")
         return await doc_store.save_doc(
             conn, hub_id=hub["id"] if hub else None, external_id=captured.external_id, title=title,
             markdown=markdown, source=captured.source, meta=captured.meta,
             is_draft=options.is_draft, password_hash=None, allowed_emails=[],
-            edit_token_hash=hash_token(edit_token), via="owner" if hub else "anonymous", dedupe=options.dedupe)
+            edit_token_hash=hash_token(edit_token), via=via, dedupe=options.dedupe)
 
     row, status = await ctx.db.write(store)
     ctx.wake_worker()

@@ -23,6 +23,11 @@ class Context:
     worker_process: Any = None  # the child-process worker (WorkerProcess), when running
     questions: Any = None  # the QuestionLane recall embeds through, when there is an embedder
     reranker: Any = None  # the optional rerank stage (server/embedding/rerank.py), when configured
+    mail: Any = None  # the outbox drainer (server/mail/outbox.py), when SMTP is configured
+
+    def wake_mail(self) -> None:
+        if self.mail is not None:
+            self.mail.wake.set()
 
     def wake_worker(self) -> None:
         if self.worker is not None:

@@ -99,13 +99,13 @@ async def create(ctx: Context, credentials: Credentials, urls: Urls, new: NewDoc
     edit_token = new_token("mwe")
 
     async def save(conn):
-        hub = await access.hub_owner(conn, new.hub) if new.hub else None
+        hub, via = await access.hub_writer(conn, new.hub) if new.hub else (None, "anonymous")
         privacy = await _named_privacy(conn, hub, new, password_hash)
         return await doc_store.save_doc(
             conn, hub_id=hub["id"] if hub else None, external_id=new.external_id, title=new.title,
             markdown=new.markdown, source=new.source, meta=new.meta, is_draft=new.is_draft,
             password_hash=password_hash, allowed_emails=new.allowed_emails,
-            edit_token_hash=hash_token(edit_token), via="owner" if hub else "anonymous", dedupe=new.dedupe,
+            edit_token_hash=hash_token(edit_token), via=via, dedupe=new.dedupe,
             privacy=privacy)
 
     doc, status = await ctx.db.write(save)
@@ -228,7 +228,7 @@ async def edit(ctx: Context, credentials: Credentials, urls: Urls, doc_id: str, 
         wanted = dict(columns)  # a retried run starts again from the request's own changes
         if MOVE in changes:
             slug = changes[MOVE]
-            wanted["hub_id"] = (await access.hub_owner(conn, slug))["id"] if slug else None
+            wanted["hub_id"] = (await access.hub_writer(conn, slug))[0]["id"] if slug else None
         check_version(doc, expected)
         _apply_title_rule(doc, wanted)
         updated = await doc_store.update_doc(conn, doc, wanted, via=via)

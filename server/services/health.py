@@ -9,6 +9,7 @@ from ..indexing.indexer import owed_counts
 from ..store import analyses as analysis_store
 from ..store import enrichments as enrichment_store
 from ..store.space import current_space
+from ..store import outbox as outbox_store
 from .context import Context
 
 
@@ -19,6 +20,7 @@ async def health(ctx: Context) -> dict[str, Any]:
         curation["owed_analyses"] = await analysis_store.owed_count(conn)
         usage = await enrichment_store.usage_by_job(conn)
         space = await current_space(conn)
+        mail = await outbox_store.stats(conn)
     return {
         "status": "ok",
         "embedder": ctx.embedder.name if ctx.embedder else None,
@@ -33,6 +35,8 @@ async def health(ctx: Context) -> dict[str, Any]:
         "worker_failed_tries": ctx.worker.failures if ctx.worker is not None else None,
         "worker_next_try_seconds": ctx.worker.backoff() if ctx.worker is not None else None,
         **({"questions": ctx.questions.stats()} if ctx.questions is not None else {}),
+        # sign-in mails: counts and the last delivery error (never an address or a link)
+        "mail": {"configured": ctx.mail is not None, **mail},
         "curation": {
             "mode": curation_mode(ctx.curator),
             # where the curator runs: "server" (this process), "process" (its worker child) or

@@ -9,8 +9,8 @@ from ..store import bundles as bundle_store
 from ..store import docs as doc_store
 from ..store import links as link_store
 from ..tokens import looks_like_id
-from . import curation, docs
-from .access import Credentials
+from . import curation, docs, sharing
+from .access import Access, Credentials
 from .context import Context
 from .urls import Urls
 
@@ -20,6 +20,16 @@ RELATED = 5
 class PasswordRequired(NotFound):
     """The doc is not found for these credentials, and its password would open it: a browser
     gets the password form, anyone else the plain 404."""
+
+
+class SharedWithPeople(NotFound):
+    """The doc is not found for these credentials, and it is shared with specific people: a
+    browser gets the page that says so (nothing of the doc) with the sign-in form, anyone
+    else the plain 404."""
+
+    def __init__(self, code: str, message: str, shared: dict[str, Any]):
+        super().__init__(code, message)
+        self.shared = shared
 
 
 async def doc_markdown_view(ctx: Context, credentials: Credentials, urls: Urls, doc_id: str, *,
@@ -47,14 +57,21 @@ async def doc_page_view(ctx: Context, credentials: Credentials, urls: Urls, doc_
     except NotFound as exc:
         if await _password_protected(ctx, doc_id):
             raise PasswordRequired(exc.code, exc.message) from None
+        shared = await sharing.shared_with_people(ctx, doc_id)
+        if shared is not None:
+            raise SharedWithPeople(exc.code, exc.message, shared) from None
         raise
     view = await curation.doc_view(ctx, urls, doc) if ctx.settings.curation else None
     related = await curation.related_docs(ctx, urls, doc["id"], RELATED) if view is not None else []
+    reader = None
+    if credentials.sessions and doc.get("allowed_emails"):  # read as a person it is shared with?
+        async with ctx.db.owner.connection() as conn:
+            reader = await Access(ctx.limits, credentials).reader_email(conn, doc)
     async with ctx.db.public.connection() as conn:
         _, inbound = await link_store.doc_cross_refs(conn, doc["id"], list(urls.hosts))
         bundles = await bundle_store.bundles_containing(conn, doc["id"])
     return {
-        "doc": doc, "curation": view, "related": related,
+        "doc": doc, "curation": view, "related": related, "reader": reader,
         "linked_from": [{"title": d["title"], "url": urls.doc(d["id"]), "hub": d["hub_slug"]} for d in inbound],
         "bundles": [{"title": b["title"], "url": urls.bundle(b["id"])} for b in bundles],
     }

@@ -6,8 +6,10 @@ cookie may hold sessions of several hubs. Signing in rotates: the browser's earl
 of that hub are revoked and a new id is made, so a cookie copied before the sign-in opens
 nothing afterwards; signing out revokes the hub's sessions, so a replayed cookie is refused.
 
-Only the owner token opens a session today ("owner"); a reader's one-time email link and a
-member's token are further kinds of the same session (Access.sign_in decides the kind).
+The owner token opens an "owner" session (Access.sign_in); a one-time link mailed to a person
+a page is shared with opens a "reader" session of the page's hub, bound to that address
+(Access.sign_in_link): it reads the hub's pages shared with the address, nothing else, and
+ends like any other (sign-out, expiry, a later sign-in).
 """
 
 from __future__ import annotations
@@ -17,10 +19,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ..errors import unknown_hub
+from ..errors import not_found, unknown_hub
 from ..store import hubs as hub_store
 from ..store import sessions as session_store
-from ..tokens import hash_token
+from ..tokens import hash_token, looks_like_id
 from .access import Access, Credentials
 from .context import Context
 from .urls import Urls
@@ -52,6 +54,16 @@ def _status(slug: str, urls: Urls, session: dict[str, Any] | None) -> dict[str, 
     return body
 
 
+async def _rotate(conn, credentials: Credentials, session_id: str, hub_id: int, kind: str, *, seconds: int,
+                  email: str | None = None) -> tuple[datetime, set[str]]:
+    """Revoke the browser's sessions of the hub and open the new one: when it expires, and
+    which of the browser's other sessions are still live."""
+    await session_store.revoke(conn, hub_id, credentials.session_hashes)
+    expires = await session_store.open_session(conn, hash_token(session_id), hub_id, kind, seconds=seconds,
+                                               email=email)
+    return expires, await session_store.live(conn, credentials.session_hashes)
+
+
 async def sign_in(ctx: Context, credentials: Credentials, urls: Urls, slug: str, token: str) -> SessionChange:
     """A new session of the hub for this browser, if `token` opens it (the owner token)."""
     access = Access(ctx.limits, credentials)
@@ -63,13 +75,32 @@ async def sign_in(ctx: Context, credentials: Credentials, urls: Urls, slug: str,
         if hub is None:
             raise unknown_hub(slug)
         kind = await access.sign_in(conn, hub, token)
-        await session_store.revoke(conn, hub["id"], credentials.session_hashes)
-        expires = await session_store.open_session(conn, hash_token(session_id), hub["id"], kind, seconds=seconds)
-        return kind, expires, await session_store.live(conn, credentials.session_hashes)
+        return kind, *await _rotate(conn, credentials, session_id, hub["id"], kind, seconds=seconds)
 
     kind, expires, live = await ctx.db.write(open_it)
     body = {"hub": slug, "url": urls.hub(slug), "signed_in": True, "kind": kind, "expires_at": expires.isoformat()}
     return SessionChange(body, (*_kept(credentials, live), session_id), seconds)
+
+
+async def sign_in_reader(ctx: Context, credentials: Credentials, urls: Urls, doc_id: str, secret: str) -> SessionChange:
+    """A reader session for the address a sign-in link was mailed to, of the hub of the page
+    it was asked from; the link is used up."""
+    if not looks_like_id(doc_id):
+        raise not_found("doc")
+    access = Access(ctx.limits, credentials)
+    session_id = secrets.token_urlsafe(32)
+    seconds = ctx.settings.reader_session_hours * 3600
+
+    async def open_it(conn) -> tuple[dict[str, Any], datetime, set[str]]:
+        link = await access.sign_in_link(conn, doc_id, secret)
+        return link, *await _rotate(conn, credentials, session_id, link["hub_id"], "reader", seconds=seconds,
+                                    email=link["email"])
+
+    link, expires, live = await ctx.db.write(open_it)
+    body = {"hub": link["hub_slug"], "url": urls.doc(doc_id), "signed_in": True, "kind": "reader",
+            "email": link["email"], "expires_at": expires.isoformat()}
+    # the cookie outlives a reader's session: it may hold the owner's sessions of other hubs
+    return SessionChange(body, (*_kept(credentials, live), session_id), ctx.settings.session_days * DAY)
 
 
 async def sign_out(ctx: Context, credentials: Credentials, urls: Urls, slug: str) -> SessionChange:

@@ -149,7 +149,7 @@ async def undelete(ctx: Context, credentials: Credentials, urls: Urls, doc_id: s
 
 def _page_versions(doc: dict[str, Any], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     current = {"version": doc["version"], "saved_at": doc["updated_at"], "size": len(doc["markdown"].encode()),
-               "title": doc["title"], "saved_action": "current", "saved_via": None, "restored_from": None,
+               "title": doc["title"], "saved_action": "current", "saved_via": doc.get("saved_via"), "restored_from": None,
                "current": True}
     return [current] + [{**r, "current": False} for r in rows if r["version"] != doc["version"]]
 
@@ -175,20 +175,21 @@ async def _text(conn, doc: dict[str, Any], number: int) -> dict[str, Any] | None
     return await version_store.get_version(conn, doc["id"], number)
 
 
-async def history(ctx: Context, doc_id: str, a: int | None, b: int | None) -> dict[str, Any]:
-    """A public doc, its versions (newest first) and the diff between versions `a` and `b`
-    (default: the previous version and the current one), read as the public role."""
+async def history(ctx: Context, credentials: Credentials, doc_id: str, a: int | None, b: int | None) -> dict[str, Any]:
+    """A readable doc, its versions (newest first) and the diff between versions `a` and `b`
+    (default: the previous version and the current one). Without credentials it is read as the
+    public role; a browser's session (its owner, or a reader the doc is shared with) reads
+    what it may read, as for the doc itself."""
     if not looks_like_id(doc_id):
         raise not_found("doc")
-    async with ctx.db.public.connection() as conn:
-        doc = await doc_store.public_doc(conn, doc_id)
-        if doc is None:
-            raise not_found("doc")
+    async with _readable_doc(ctx, credentials, doc_id) as (conn, doc):
         versions = _page_versions(doc, await version_store.list_versions(conn, doc_id))
         numbers = [v["version"] for v in versions]
         a = a if a is not None else numbers[1] if len(numbers) > 1 else doc["version"]
         b = b if b is not None else doc["version"]
         old, new = await _text(conn, doc, a), await _text(conn, doc, b)
+        if "hub_slug" not in doc:
+            doc = {**doc, "hub_slug": await hub_store.hub_slug(conn, doc["hub_id"])}
     missing = [n for n, text in ((a, old), (b, new)) if text is None]
     if missing:
         raise BadRequest("unknown_version", f"this page has no version {missing[0]}; its versions: "

@@ -63,7 +63,7 @@ AUTHORITY_COOKIES = ("mw_session",)
 # makes them worth forging: route path templates, as the app declares them.
 READ_ONLY_ROUTES = frozenset({"/api/hub/{slug}/recall", "/api/bundles/suggest", "/api/render"})
 # Routes that set or end the session cookie, so are checked on every unsafe request (rule 4).
-SESSION_ROUTES = frozenset({"/api/hub/{slug}/session"})
+SESSION_ROUTES = frozenset({"/api/hub/{slug}/session", "/api/docs/{doc_id}/access/session"})
 _NONCE = re.compile(r"[A-Za-z0-9_-]{32,64}")
 STATE_KEY = "mw_csrf_nonce"  # request.state: the nonce a page issued a token for
 

@@ -1,4 +1,6 @@
-"""Per-client rate limits: wrong passwords, refused tokens, and POST /api/embed/*.
+"""Per-client rate limits: wrong passwords, refused tokens, POST /api/embed/*, and sign-in link
+requests (per client and per address asked for, so one address cannot be flooded with mail
+from many clients).
 
 Budgets come from Settings ("10/minute" in the `limits` notation) and are counted per client
 address (behind a proxy, uvicorn's --proxy-headers makes that the forwarded address) in a
@@ -28,6 +30,8 @@ WHAT = {
     "password": "wrong passwords",
     "token": "refused tokens",
     "embed": "re-index requests",
+    "link_client": "sign-in link requests",
+    "link_address": "sign-in link requests for this address",
 }
 
 
@@ -52,6 +56,8 @@ class RateLimits:
             "password": parse(settings.rate_password),
             "token": parse(settings.rate_token_failures),
             "embed": parse(settings.rate_embed),
+            "link_client": parse(settings.rate_link_client),
+            "link_address": parse(settings.rate_link_address),
         }
 
     def _refusal(self, kind: str, key: str) -> RateLimited:
@@ -59,7 +65,7 @@ class RateLimits:
         reset, _ = self._limiter.get_window_stats(item, kind, key)
         retry_after = max(1, math.ceil(reset - time.time()))
         return RateLimited(
-            f"too many {WHAT[kind]} from this client (limit {item.amount} per {item.multiples} "
+            f"too many {WHAT[kind]}{'' if kind == 'link_address' else ' from this client'} (limit {item.amount} per {item.multiples} "
             f"{item.GRANULARITY.name}); try again in {retry_after} s", retry_after)
 
     def check(self, client: str, kind: str) -> None:

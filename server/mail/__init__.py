@@ -1,0 +1,1 @@
+"""Mail: one SMTP sender (aiosmtplib) and the background task that drains the outbox."""

@@ -1,0 +1,42 @@
+"""SQL for hub members: add, list, revoke, and whose token a token is (migrations/0100_members.sql).
+Member tokens arrive here only as their sha256."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+ADD = """
+INSERT INTO hub_members (hub_id, name, token_hash) VALUES (%s, %s, %s)
+ON CONFLICT (hub_id, name) WHERE revoked_at IS NULL DO NOTHING
+RETURNING name, created_at
+"""
+
+
+async def add(conn: psycopg.AsyncConnection, hub_id: int, name: str, token_hash: str) -> dict[str, Any] | None:
+    """The new member {"name", "created_at"}, or None when the hub already has a live member of that name."""
+    return await (await conn.execute(ADD, (hub_id, name, token_hash))).fetchone()
+
+
+async def live(conn: psycopg.AsyncConnection, hub_id: int) -> list[dict[str, Any]]:
+    """The hub's members, oldest first."""
+    return await (await conn.execute(
+        "SELECT name, created_at FROM hub_members WHERE hub_id = %s AND revoked_at IS NULL ORDER BY created_at, name",
+        (hub_id,))).fetchall()
+
+
+async def revoke(conn: psycopg.AsyncConnection, hub_id: int, name: str) -> bool:
+    """End a member's token at once; whether there was a live member of that name."""
+    cur = await conn.execute(
+        "UPDATE hub_members SET revoked_at = now() WHERE hub_id = %s AND name = %s AND revoked_at IS NULL",
+        (hub_id, name))
+    return cur.rowcount > 0
+
+
+async def member_name(conn: psycopg.AsyncConnection, hub_id: int, token_hash: str) -> str | None:
+    """The live member of the hub holding this token, or None."""
+    row = await (await conn.execute(
+        "SELECT name FROM hub_members WHERE hub_id = %s AND token_hash = %s AND revoked_at IS NULL",
+        (hub_id, token_hash))).fetchone()
+    return row["name"] if row else None
