@@ -38,7 +38,7 @@ ENDPOINTS = [
     ("POST", "/api/bundles", "owner", {"hub": "main", "title": "t"},
      ["hub", "title", "description", "doc_ids", "external_id"]),
     ("PATCH", "/api/bundles/{bundle}", "owner", {"title": "t"}, ["title", "description", "doc_ids"]),
-    ("POST", "/api/hub/main/recall", None, {"question": "narwhal"}, ["question", "k", "level", "hybrid", "rerank"]),
+    ("POST", "/api/hub/main/recall", None, {"question": "narwhal"}, ["question", "k", "level", "hybrid", "rerank", "fusion", "max_tokens"]),
     ("POST", "/api/capture", "owner", {"url": "http://127.0.0.1:9/x", "hub": "main"},
      ["url", "title", "hub", "is_draft", "source", "dedupe"]),
     ("POST", "/api/hub/main/suggestions/{suggestion}/accept", "owner", {"title": "t"}, ["title", "description"]),
@@ -96,12 +96,13 @@ def test_unknown_fields_are_refused_by_name(client, world, method, path, credent
     assert len(client.get("/api/hub/main").json()["docs"]) == 1
 
 
-def test_the_issue_example(client, world):
+def test_a_misnamed_recall_field_is_refused_with_the_accepted_ones(client, world):
     r = client.post("/api/hub/main/recall", json={"question": "x", "top_k": 3})
     assert r.status_code == 400
     error = r.json()["error"]
-    assert error == {"code": "unknown_field", "unknown": ["top_k"], "accepted": ["question", "k", "level", "hybrid", "rerank"],
-                     "message": "unknown field 'top_k'; accepted fields: question, k, level, hybrid, rerank"}
+    assert error == {"code": "unknown_field", "unknown": ["top_k"], "accepted": ["question", "k", "level", "hybrid", "rerank", "fusion",
+                                                                 "max_tokens"],
+                     "message": "unknown field 'top_k'; accepted fields: question, k, level, hybrid, rerank, fusion, max_tokens"}
 
 
 @pytest.mark.parametrize("markdown", ["", "   ", "\n\n\t\n"])
