@@ -156,6 +156,9 @@ class Client:
 
     # ---- the contract ------------------------------------------------------------------
 
+    def health(self) -> dict:
+        return self.json("GET", "/healthz")
+
     def create_hub(self, slug: str) -> dict:
         return self.json("POST", "/api/hubs", json={"slug": slug})
 

@@ -608,8 +608,15 @@ def test_import_claude_export(env):
     assert created >= 1
     hub = json.loads(run("hub", "show", "--json").stdout)
     assert len(hub["docs"]) == created
+    assert first.stdout.rstrip().endswith("indexed: every page is searchable")  # it waited for the indexing
+    health = httpx.get(f"{env.url}/healthz").json()
+    assert health["embedder"] and health["owed_docs"] == 0
     again = json.loads(run("import", "claude", str(export), "--json").stdout)
     assert again["created"] == 0 and again["unchanged"] == created  # re-importing is idempotent
+    assert "owed" not in again  # nothing saved: nothing to wait for
+    other = make_hub(env)
+    quick = json.loads(run("import", "claude", str(export), "--hub", other, "--no-wait", "--json").stdout)
+    assert quick["created"] == created and "owed" not in quick  # saved, not waited for
 
     missing = run("import", "claude", str(env.tmp / "nope.zip"), ok=False)
     assert missing.exit_code == 1 and missing.stderr.startswith("error: no such file")

@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn,
+                           TimeRemainingColumn)
+from rich.text import Text
 
 from memorywiki.client import operations as ops
 
@@ -33,7 +35,8 @@ def _bar(as_json: bool, what: str) -> Progress:
                     console=console, disable=as_json or not console.is_terminal, transient=True)
 
 
-def _chat_export(ctx: typer.Context, kind: str, file: Path, hub: str | None, url: str | None, as_json: bool) -> None:
+def _chat_export(ctx: typer.Context, kind: str, file: Path, hub: str | None, url: str | None, as_json: bool,
+                 no_wait: bool) -> None:
     bar = _bar(as_json, "importing")
     task = bar.add_task("", total=None, counts="")
 
@@ -49,31 +52,64 @@ def _chat_export(ctx: typer.Context, kind: str, file: Path, hub: str | None, url
         finally:
             if bar.live.is_started:
                 bar.stop()
+        owed = None
+        if not no_wait and (counts["created"] or counts["updated"]):
+            owed = _wait_indexed(wiki, quiet=as_json)
     if as_json:
-        output.print_json({"hub": slug, "kind": kind, **counts})
+        output.print_json({"hub": slug, "kind": kind, **counts, **({} if owed is None else {"owed": owed})})
         return
     summary = ", ".join(f"{counts[k]} {k}" for k in ("created", "updated", "unchanged", "deleted"))
     sys.stdout.write(f"{kind} export into hub {slug}: {summary}\n")
     if counts["skipped"]:
         n = len(counts["skipped"])
         output.note(f"skipped {n} conversation{'s' if n != 1 else ''} with nothing to keep (use --json to see which)")
+    if owed:
+        output.note(f"still indexing: {owed} page{'s' if owed != 1 else ''} owed; they are found by full text meanwhile")
+    elif owed == 0:
+        sys.stdout.write("indexed: every page is searchable\n")
+
+
+class _PagesPerSecond(ProgressColumn):
+    def render(self, task: Task) -> Text:
+        return Text(f"{task.speed:.1f} pages/s" if task.speed else "")
+
+
+def _wait_indexed(wiki, *, quiet: bool) -> int | None:
+    """The server's indexing of what was saved, as a bar: pages indexed, pages/s, time left."""
+    bar = Progress(TextColumn("[bold]indexing[/bold]"), BarColumn(), MofNCompleteColumn(), _PagesPerSecond(),
+                   TimeRemainingColumn(), console=output.err_console(), disable=quiet, transient=True)
+    task = bar.add_task("indexing", total=None)
+
+    def progress(done: int, total: int) -> None:
+        if not bar.live.is_started:
+            bar.start()
+        bar.update(task, completed=done, total=total)
+
+    try:
+        return ops.wait_indexed(wiki, progress)
+    finally:
+        if bar.live.is_started:
+            bar.stop()
 
 
 ExportFile = Annotated[Path, typer.Argument(metavar="FILE", help="The export: the .zip you downloaded, or its conversations.json.")]
+NoWait = Annotated[bool, typer.Option("--no-wait", help="Return once saved, without waiting for the pages to be indexed.")]
 
 
 @import_app.command("chatgpt")
 def import_chatgpt(ctx: typer.Context, file: ExportFile, hub: HubOpt = None, url: ServerOpt = None,
-                   as_json: JsonOpt = False) -> None:
-    """Import a ChatGPT data export into a hub, one page per conversation (re-importing updates them)."""
-    _chat_export(ctx, "chatgpt", file, hub, url, as_json)
+                   as_json: JsonOpt = False, no_wait: NoWait = False) -> None:
+    """Import a ChatGPT data export into a hub, one page per conversation (re-importing updates them),
+    then wait until the server has indexed them, showing pages/s and the time left."""
+    _chat_export(ctx, "chatgpt", file, hub, url, as_json, no_wait)
 
 
 @import_app.command("claude")
 def import_claude(ctx: typer.Context, file: ExportFile, hub: HubOpt = None, url: ServerOpt = None,
-                  as_json: JsonOpt = False) -> None:
-    """Import a Claude data export into a hub, one page per conversation (re-importing updates them)."""
-    _chat_export(ctx, "claude", file, hub, url, as_json)
+                  as_json: JsonOpt = False, no_wait: NoWait = False) -> None:
+    """Import a Claude data export into a hub, one page per conversation (re-importing updates them),
+    then wait until the server has indexed them, showing pages/s and the time left."""
+    _chat_export(ctx, "claude", file, hub, url, as_json, no_wait)
 
 
 def _counts(counts: dict[str, int]) -> str:

@@ -12,7 +12,7 @@ from .hubs import (CreatedHub, HubUrls, add_member, all_pages, create_hub, hub_i
                    remove_member, set_hub, trash, use_hub)
 from .export import ExportedHub, export_hub
 from .folder_import import FolderImport, import_folder
-from .imports import import_export
+from .imports import import_export, wait_indexed
 from .recall import Level, recall
 from .wiki import Wiki
 
@@ -24,5 +24,5 @@ __all__ = [
     "dismiss_suggestion", "doc_markdown", "export_hub", "first_h1", "history", "hub_info", "hub_markdown", "hub_urls",
     "import_export", "import_folder", "index_bundle", "index_doc", "members", "pages_on_topic", "read_agent_session",
     "read_doc", "recall", "related", "remove_member", "restore", "set_hub",
-    "suggestions", "trash", "undelete", "update_doc", "use_hub", "version",
+    "suggestions", "trash", "undelete", "update_doc", "use_hub", "version", "wait_indexed",
 ]

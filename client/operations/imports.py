@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -48,3 +49,28 @@ def import_export(wiki: Wiki, kind: str, path: Path, *, hub: str | None = None,
         raise MemoryWikiError(f"{exc.message} ({done} conversation{'s' if done != 1 else ''} were saved before this)") from None
     counts["skipped"] = skipped
     return counts
+
+
+def wait_indexed(wiki: Wiki, progress: Callable[[int, int], None] = lambda done, total: None, *,
+                 poll: float = 1.0, stall: float = 120.0) -> int | None:
+    """Until the server owes no page its indexing (all searchable by meaning), calling
+    ``progress(done, total)`` after each look; gives up once nothing has moved for ``stall``
+    seconds (no worker running, say). Returns how many pages are still owed (0 when done), or
+    None at once when the server has no embedder (full text only: nothing to wait for)."""
+    health = wiki.client.health()
+    if not health.get("embedder"):
+        return None
+    total = owed = health.get("owed_docs", 0)
+    moved = time.monotonic()
+    while owed:
+        progress(total - owed, total)
+        time.sleep(poll)
+        now = wiki.client.health().get("owed_docs", 0)
+        if now < owed:
+            moved = time.monotonic()
+        elif time.monotonic() - moved > stall:
+            return now
+        total = max(total, now)  # saves by others meanwhile
+        owed = now
+    progress(total, total)
+    return 0
