@@ -18,12 +18,14 @@ hash (docs/export.md says why), which only its owner's export holds.
 
 from __future__ import annotations
 
+import datetime
 import posixpath
 from dataclasses import dataclass, field
 from typing import Any
 
 from .frontmatter import write_front_matter
 from .mdlinks import href, link_text
+from .model import FormatError
 
 FORMAT = 1
 MARKER = "memorywiki_export"  # the index's first field: the format's version
@@ -222,6 +224,35 @@ def import_key(fields: dict[str, Any], relative_path: str, *, exported: bool) ->
 def own_id(key: str) -> str | None:
     """The id an importer id of the form "memorywiki:<id>" names, else None."""
     return key[len(OWN_ID):] if key.startswith(OWN_ID) else None
+
+
+def parse_when(value: Any, name: str) -> datetime.datetime | None:
+    """A date an export names (`created`, `updated`) as a time: ISO 8601, a date alone being
+    its midnight and a time without an offset UTC; None when not named. FormatError (naming
+    the field) for anything else: a page must not come in dated at some guess."""
+    if value is None:
+        return None
+    try:
+        when = datetime.datetime.fromisoformat(value.strip()) if isinstance(value, str) else None
+        if when is not None:  # in UTC, as the database keeps it (years 1 to 9999 only)
+            utc = datetime.timezone.utc
+            when = when.astimezone(utc) if when.tzinfo is not None else when.replace(tzinfo=utc)
+    except (ValueError, OverflowError):
+        when = None
+    if when is None:
+        raise FormatError("bad_date", f"{name!r} is not an ISO 8601 date of the years 1 to 9999 (such as "
+                                      "2024-03-01T09:30:00+00:00): "
+                                      f"{str(value)[:60]!r}")
+    return when
+
+
+def parse_dates(created: Any, updated: Any, names: tuple[str, str] = ("created", "updated")
+                ) -> tuple[datetime.datetime | None, datetime.datetime | None]:
+    """(created, updated) as times (parse_when), once `created` is not after `updated`."""
+    made, changed = parse_when(created, names[0]), parse_when(updated, names[1])
+    if made is not None and changed is not None and made > changed:
+        raise FormatError("bad_date", f"{names[0]!r} ({created}) is after {names[1]!r} ({updated})")
+    return made, changed
 
 
 def is_index(fields: dict[str, Any]) -> bool:

@@ -67,6 +67,7 @@ class Folder:
     bundles: list[str] = field(default_factory=list)  # paths of an export's bundle files
     skipped: list[Problem] = field(default_factory=list)
     notes: list[Problem] = field(default_factory=list)  # imported, with something the owner should know
+    bad_dates: list[Problem] = field(default_factory=list)  # an export's files whose dates stop the import
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,7 @@ class PageText:
     meta: dict[str, Any]
     privacy: hubfolder.Privacy
     password: str | None = None  # a foreign file's `password:`, sent for the server to hash
+    dates: dict[str, str] = field(default_factory=dict)  # an export's page: its created_at, updated_at
 
 
 def read_text(path: Path) -> str:
@@ -151,6 +153,13 @@ def _aliases(fields: dict[str, Any]) -> tuple[str, ...]:
     return tuple(a.strip() for a in found if a.strip())
 
 
+def export_dates(fields: dict[str, Any]) -> dict[str, str]:
+    """An export's page or bundle: the created_at and updated_at it had on its server (ISO
+    8601), those it names; FormatError for a date that is none."""
+    made, changed = hubfolder.parse_dates(fields.get("created"), fields.get("updated"))
+    return {key: when.isoformat() for key, when in (("created_at", made), ("updated_at", changed)) if when}
+
+
 def _page_text(root: Path, path: str, exported: bool, all_drafts: bool = False) -> tuple[PageText, dict[str, Any]]:
     parsed = read_front_matter(read_text(root / path))
     fields = parsed.fields
@@ -159,12 +168,17 @@ def _page_text(root: Path, path: str, exported: bool, all_drafts: bool = False) 
         meta = fields.get("meta") if isinstance(fields.get("meta"), dict) else {}
         source = fields.get("source") if isinstance(fields.get("source"), str) else None
         password = None
+        try:
+            dates = export_dates(fields)
+        except FormatError:
+            dates = {}  # scan names it and stops the import before anything is saved
     else:
+        dates = {}
         meta = {k: v for k, v in fields.items() if k not in PRIVATE_FIELDS and k != "title"}
         meta.setdefault("file_name", path)
         source = "markdown"
         password = fields.get("password") if isinstance(fields.get("password"), str) and fields["password"] else None
-    return PageText(_title(fields, path), parsed.body, source, meta, privacy, password), fields
+    return PageText(_title(fields, path), parsed.body, source, meta, privacy, password, dates), fields
 
 
 def read_page(folder: Folder, page: PageFile, *, all_drafts: bool = False) -> PageText:
@@ -194,15 +208,29 @@ def scan(root: Path, progress: Callable[[int], None] = lambda done: None) -> Fol
             key = hubfolder.import_key({}, path, exported=False)
         seen[key] = path
         folder.notes += [Problem(path, note) for note in text.privacy.notes]
+        if folder.exported:
+            _check_dates(folder, path, fields)
         created = fields.get("created") if folder.exported and isinstance(fields.get("created"), str) else ""
         folder.pages.append(PageFile(path, key, text.title, _aliases(fields), created, _targets(text.markdown)))
     if folder.exported:
         # the order the pages were made in on their server, so file names come out the same
         folder.pages.sort(key=lambda p: (p.created == "", p.created, p.path))
         folder.bundles = list(_walk(root, hubfolder.BUNDLES))
+        for path in folder.bundles:
+            try:
+                _check_dates(folder, path, read_front_matter(read_text(root / path)).fields)
+            except FormatError:
+                pass  # a bundle file that cannot be read is skipped when the bundles are saved
     else:
         folder.pages = Links(folder.pages).linked_first(folder.pages)
     return folder
+
+
+def _check_dates(folder: Folder, path: str, fields: dict[str, Any]) -> None:
+    try:
+        export_dates(fields)
+    except FormatError as exc:
+        folder.bad_dates.append(Problem(path, exc.message))
 
 
 def _targets(markdown: str) -> tuple[tuple[str, str], ...]:
@@ -227,6 +255,7 @@ class BundleText:
     title: str
     description: str
     members: list[PageFile]
+    dates: dict[str, str] = field(default_factory=dict)  # its created_at, updated_at on its server
 
 
 def read_bundle(folder: Folder, path: str, links: "Links") -> BundleText:
@@ -243,7 +272,7 @@ def read_bundle(folder: Folder, path: str, links: "Links") -> BundleText:
     rewrite_destinations(parsed.body, lambda d: collect(d))
     description = fields.get("description") if isinstance(fields.get("description"), str) else ""
     return BundleText(path, hubfolder.import_key(fields, path, exported=True), _title(fields, path), description,
-                      members)
+                      members, export_dates(fields))
 
 
 def _fold(text: str) -> str:

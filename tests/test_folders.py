@@ -23,8 +23,9 @@ from memorywiki.formats.frontmatter import read_front_matter
 runner = CliRunner()
 VAULT = Path(__file__).parent / "data" / "vault"
 # What may differ between the export of a hub and the export of its copy on another server:
-# ids, dates, the server's URL, and the importer id each copy keeps of the page it came from.
-MAY_DIFFER = re.compile(r"^[-+](id|created|updated|exported_at|url|external_id): ")
+# ids, the time of the export, the server's URL, and the importer id each copy keeps of the
+# page it came from. Pages and bundles keep the dates they had.
+MAY_DIFFER = re.compile(r"^[-+](id|exported_at|url|external_id): ")
 
 
 class Server:
@@ -132,9 +133,9 @@ def test_a_hub_moved_to_a_fresh_server_exports_the_same_folder(server_a, server_
 
     diff = changed_lines(first, second)
     assert diff and all(MAY_DIFFER.match(line) for line in diff), "\n".join(diff)
-    # the index differs in its date and URL only; every page in ids, dates and the importer id it came by
-    assert {line.split(":")[0] for line in diff} == {"-id", "+id", "-created", "+created", "-updated", "+updated",
-                                                     "-exported_at", "+exported_at", "-url", "+url", "+external_id"}
+    # the index differs in its date and URL only; every page in ids and the importer id it came by
+    assert {line.split(":")[0] for line in diff} == {"-id", "+id", "-exported_at", "+exported_at", "-url", "+url",
+                                                     "+external_id"}
 
     # visibility came along: a stranger on the new server sees the public pages only
     listing = server_b.get(f"/api/hub/{slug}").json()
@@ -332,3 +333,56 @@ def test_a_large_folder_is_read_a_file_at_a_time(tmp_path):
     assert len(folder.pages) == 500 and seen == list(range(1, 501))
     assert "note 00000" in {p.title for p in folder.pages}
     assert peak < text_bytes / 4, f"{peak} bytes held while reading {text_bytes} bytes of text"
+
+
+def test_an_export_with_a_bad_date_imports_nothing(server_a, server_b, env):
+    slug, owner_a = server_a.hub()
+    fill(server_a, slug, owner_a)
+    folder = env / "edited"
+    server_a.run("export", str(folder))
+    page = folder / "pages" / "CON_.md"
+    page.write_text(re.sub(r"(?m)^updated: .*$", "updated: last tuesday", page.read_text()))
+    bundle = folder / "bundles" / "Reading order.md"
+    bundle.write_text(re.sub(r"(?m)^created: .*$", "created: '2999-01-01T00:00:00+00:00'", bundle.read_text()))
+    _, owner_b = server_b.hub(slug)
+    refused = server_b.run("import", "folder", str(folder), ok=False)
+    assert refused.exit_code == 1 and refused.stderr.startswith("error: nothing was imported: 2 files name a date")
+    assert "pages/CON_.md 'updated' is not an ISO 8601 date" in refused.stderr
+    assert "bundles/Reading order.md 'created' (2999-01-01T00:00:00+00:00) is after 'updated'" in refused.stderr
+    assert server_b.get(f"/api/hub/{slug}", headers=owner_b).json()["docs"] == []
+
+
+def test_only_an_import_by_the_owner_may_date_a_page(server_a, env):
+    slug, owner = server_a.hub()
+    page = {"hub": slug, "title": "Old note", "markdown": "Written long ago.",
+            "created_at": "2020-05-01T08:00:00+02:00", "updated_at": "2021-01-02"}
+    dated = server_a.post("/api/docs", {**page, "external_id": "file:old.md"}, owner)
+    doc = server_a.get(f"/api/docs/{dated['id']}", headers=owner).json()
+    assert (doc["created_at"], doc["updated_at"]) == ("2020-05-01T06:00:00+00:00", "2021-01-02T00:00:00+00:00")
+    bundle = server_a.post("/api/bundles", {"hub": slug, "title": "Old", "doc_ids": [dated["id"]],
+                                            "external_id": "b", "created_at": "2020-06-01T00:00:00Z",
+                                            "updated_at": "2020-06-02T00:00:00Z"}, owner)
+    assert bundle["status"] == "created"
+
+    def refused(path: str, body: dict, headers: dict | None = None) -> dict:
+        r = httpx.post(server_a.url + path, json=body, headers=headers if headers is not None else owner)
+        assert r.status_code in (400, 401, 403), r.text
+        return r.json()["error"]
+
+    # a capture, even the owner's, is dated now
+    assert "need an 'external_id'" in refused("/api/docs", page)["message"]
+    assert "need an 'external_id'" in refused("/api/bundles", {"hub": slug, "title": "B",
+                                                               "created_at": "2020-01-01"})["message"]
+    assert refused("/api/docs", {**page, "hub": None, "external_id": None})["code"] == "missing_field"
+    bad = refused("/api/docs", {**page, "external_id": "x", "updated_at": "2021-13-01"})
+    assert bad["code"] == "invalid_field" and "'updated_at' is not an ISO 8601 date" in bad["message"]
+    assert "'created_at' is not an ISO 8601 date" in refused("/api/docs", {
+        **page, "external_id": "x", "created_at": "9999-12-31T23:00:00-05:00"})["message"]  # past 9999 in UTC
+    late = refused("/api/docs", {**page, "external_id": "x", "created_at": "2022-01-01T00:00:00Z"})
+    assert "'created_at' (2022-01-01T00:00:00Z) is after 'updated_at'" in late["message"]
+    assert refused("/api/bundles", {"hub": slug, "title": "B", "external_id": "c", "updated_at": 20200101},
+                   )["code"] == "invalid_field"
+    # a member writes pages into the hub, but only its owner brings one in dated
+    member = {"Authorization": f"Bearer {server_a.post(f'/api/hub/{slug}/members', {'name': 'ann'}, owner)['token']}"}
+    assert refused("/api/docs", {**page, "external_id": "y"}, member)["code"] == "forbidden"
+    assert [d["title"] for d in server_a.get(f"/api/hub/{slug}", headers=owner).json()["docs"]] == ["Old note"]

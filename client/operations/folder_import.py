@@ -137,7 +137,7 @@ class _Importer:
         linked = self.links.rewrite(text.markdown, page, self.urls)
         body: dict[str, Any] = {"hub": self.slug, "title": text.title, "markdown": linked.markdown,
                                 "source": text.source, "meta": text.meta, "external_id": page.key,
-                                **text.privacy.fields()}
+                                **text.privacy.fields(), **text.dates}
         if text.password and "password_hash" not in body:
             body["password"] = text.password
         held = self.held.pop(page.key, None)
@@ -159,7 +159,7 @@ class _Importer:
     def bundle(self, bundle: BundleText) -> None:
         members = [self.ids[p.key] for p in bundle.members if self.urls.get(p.key)]
         body = {"hub": self.slug, "title": bundle.title, "description": bundle.description, "doc_ids": members,
-                "external_id": bundle.key}
+                "external_id": bundle.key, **bundle.dates}
         data = self._call(lambda: self.wiki.client.create_bundle(body, self.cred.token), bundle.path)
         if data is not None:
             status = data.get("status") or "created"
@@ -195,11 +195,12 @@ class _Importer:
         return self.done
 
 
-def _refuse(problems: list[Problem]) -> InputError:
+def _refuse(problems: list[Problem], what: str = "cannot be pages",
+            fix: str = "fix them, or import without --strict to skip them") -> InputError:
     shown = "; ".join(f"{p.path} {p.reason}" for p in problems[:SHOWN_PROBLEMS])
     more = f"; and {len(problems) - SHOWN_PROBLEMS} more" if len(problems) > SHOWN_PROBLEMS else ""
-    return InputError(f"nothing was imported: {len(problems)} file{'s' if len(problems) != 1 else ''} cannot be "
-                      f"pages ({shown}{more}); fix them, or import without --strict to skip them")
+    return InputError(f"nothing was imported: {len(problems)} file{'s' if len(problems) != 1 else ''} {what} "
+                      f"({shown}{more}); {fix}")
 
 
 def _import_dir(wiki: Wiki, root: Path, slug: str, cred: Credential, *, strict: bool, drafts: bool,
@@ -207,6 +208,9 @@ def _import_dir(wiki: Wiki, root: Path, slug: str, cred: Credential, *, strict: 
     total = count_files(root)
     progress("reading", 0, total, {})
     folder = scan(root, lambda n: progress("reading", n, total, {}))
+    if folder.bad_dates:  # dated at a guess, a page would come back other than it left
+        raise _refuse(folder.bad_dates, "name a date that is not one",
+                      "fix the created and updated fields, or remove them to date the pages now")
     if strict and folder.skipped:
         raise _refuse(folder.skipped)
     if not folder.pages:

@@ -14,12 +14,13 @@ from ..web.negotiate import markdown_response, wants_markdown
 from ..web.openapi import TEXT, body_schema, json_response, markdown_page, obj, operation, page_response
 from ..web.params import credentials
 from ..web.render import front_matter, markdown_to_html, member_body
+from ..web.schemas import IMPORT_DATES
 from ..web.state import app_state
 from ..web.templating import templates
 from ..web.urls import urls
-from ..web.validate import get_str, get_str_list, read_json
+from ..web.validate import DATE_FIELDS, get_dates, get_str, get_str_list, read_json
 
-CREATE_FIELDS = ("hub", "title", "description", "doc_ids", "external_id")
+CREATE_FIELDS = ("hub", "title", "description", "doc_ids", "external_id", *DATE_FIELDS)
 PATCH_FIELDS = ("title", "description", "doc_ids")
 
 _BUNDLE_FIELDS = dict(title={"type": "string", "maxLength": 500}, description={"type": ["string", "null"], "maxLength": 5000},
@@ -31,7 +32,8 @@ SAVED_BUNDLE = obj(["id", "url", "status"], id=TEXT, url=TEXT, status={"enum": [
 @operation("Create a bundle: a reading order of a hub's docs (with external_id: create or update)", auth=True,
            body=body_schema(["hub", "title"], hub={"type": "string", "examples": ["notes"]}, **_BUNDLE_FIELDS,
                             external_id={"type": ["string", "null"], "maxLength": 300,
-                                         "description": "an importer's id: saving it again updates the same bundle"}),
+                                         "description": "an importer's id: saving it again updates the same bundle"},
+                            **IMPORT_DATES),
            errors=(400, 401, 403, 404, 413),
            responses={201: json_response(SAVED_BUNDLE, "Created"), 200: json_response(SAVED_BUNDLE, "Updated")})
 async def create_bundle(request: Request) -> Response:
@@ -42,7 +44,8 @@ async def create_bundle(request: Request) -> Response:
     doc_ids = get_str_list(data, "doc_ids", default=[])
     external_id = (get_str(data, "external_id", max_len=300) or "").strip() or None
     body = await bundles.create(app_state(request), credentials(request), urls(request), hub=hub, title=title,
-                                description=description, doc_ids=doc_ids, external_id=external_id)
+                                description=description, doc_ids=doc_ids, external_id=external_id,
+                                dates=get_dates(data))
     return JSONResponse(body, status_code=201 if body["status"] == "created" else 200)
 
 

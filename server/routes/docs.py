@@ -14,13 +14,13 @@ from ..services import docs
 from ..services.docs import MAX_SOURCE, MAX_TITLE, NewDoc, page_content
 from ..web.openapi import NULLABLE_TEXT, TEXT, body_schema, json_response, obj, operation
 from ..web.params import credentials, doc_id_param, expected_version
-from ..web.schemas import DOC, READ_HEADERS
+from ..web.schemas import DOC, IMPORT_DATES, READ_HEADERS
 from ..web.state import app_state
 from ..web.urls import urls
-from ..web.validate import get_bool, get_dict, get_str, get_str_list, read_json
+from ..web.validate import DATE_FIELDS, get_bool, get_dates, get_dict, get_str, get_str_list, read_json
 
 PATCH_FIELDS = ("title", "markdown", "hub", "source", "meta", "is_draft", "password", "allowed_emails")
-CREATE_FIELDS = (*PATCH_FIELDS, "external_id", "dedupe", "password_hash")
+CREATE_FIELDS = (*PATCH_FIELDS, "external_id", "dedupe", "password_hash", *DATE_FIELDS)
 PRIVACY_FIELDS = ("is_draft", "password", "password_hash", "allowed_emails")
 ACCESS_FIELDS = ("email",)
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
@@ -43,7 +43,8 @@ CREATE_BODY = body_schema(["markdown"], **_DOC_FIELDS,
                                   "description": "default true: the same title and body in a hub answer the existing doc"},
                           password_hash={"type": ["string", "null"], "maxLength": 300,
                                          "description": "instead of 'password': the argon2id hash an export carries "
-                                                        "(into a hub only)"})
+                                                        "(into a hub only)"},
+                          **IMPORT_DATES)
 PATCH_BODY = body_schema((), **_DOC_FIELDS)
 SAVED = obj(["id", "url", "version", "status", "edit_token"], id=TEXT, url=TEXT, version={"type": "integer"},
             status={"enum": ["created", "exists", "updated", "unchanged", "deleted"]},
@@ -94,7 +95,8 @@ async def create_doc(request: Request) -> Response:
     password_hash = get_str(data, "password_hash", max_len=300) or None
     new = NewDoc(title=title, markdown=markdown, hub=hub, source=source, meta=meta, is_draft=is_draft,
                  password=password, allowed_emails=emails, external_id=external_id, dedupe=dedupe,
-                 password_hash=password_hash, named=frozenset(f for f in PRIVACY_FIELDS if f in data))
+                 password_hash=password_hash, named=frozenset(f for f in PRIVACY_FIELDS if f in data),
+                 dates=get_dates(data))
     body = await docs.create(app_state(request), credentials(request), urls(request), new)
     return JSONResponse(body, status_code=201 if body["status"] == "created" else 200)
 

@@ -27,10 +27,14 @@ async def _check_members(conn, hub_id: int, doc_ids: list[str]) -> list[str]:
 
 
 async def create(ctx: Context, credentials: Credentials, urls: Urls, *, hub: str, title: str,
-                 description: str, doc_ids: list[str], external_id: str | None = None) -> dict[str, Any]:
+                 description: str, doc_ids: list[str], external_id: str | None = None,
+                 dates: dict[str, Any] | None = None) -> dict[str, Any]:
     """A bundle of the hub's docs in this order (owner token). With an importer's
     `external_id`, the hub's live bundle known by it is set to this instead ("updated", or
-    "unchanged" when it already was)."""
+    "unchanged" when it already was), dated by `dates` (created_at, updated_at) if given."""
+    if dates and external_id is None:
+        raise ApiError(400, "missing_field", "'created_at' and 'updated_at' need an 'external_id': they are for "
+                                             "importing a bundle")
     access = Access(ctx.limits, credentials)
 
     async def save(conn):
@@ -39,12 +43,13 @@ async def create(ctx: Context, credentials: Credentials, urls: Urls, *, hub: str
         existing = await bundle_store.find_by_external_id(conn, owned["id"], external_id) if external_id else None
         if existing is None:
             bundle_id = new_id()
-            await bundle_store.insert_bundle(conn, bundle_id, owned["id"], title, description, members, external_id)
+            await bundle_store.insert_bundle(conn, bundle_id, owned["id"], title, description, members, external_id,
+                                             dates)
             return bundle_id, "created"
         wanted = {"title": title, "description": description}
         if wanted == {k: existing[k] for k in wanted} and list(existing["doc_ids"]) == members:
             return existing["id"], "unchanged"
-        await bundle_store.update_bundle(conn, existing["id"], wanted, members)
+        await bundle_store.update_bundle(conn, existing["id"], wanted, members, dates)
         return existing["id"], "updated"
 
     bundle_id, status = await ctx.db.write(save)

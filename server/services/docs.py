@@ -7,7 +7,7 @@ from typing import Any
 
 from memorywiki.formats.mdutil import split_title
 
-from ..errors import ApiError, BadRequest, Conflict, not_found
+from ..errors import ApiError, BadRequest, Conflict, Forbidden, not_found
 from ..store import access as access_store
 from ..store import docs as doc_store
 from ..store import graph as graph_store
@@ -39,6 +39,8 @@ class NewDoc:
     # the privacy fields the request named ("is_draft", "password", "password_hash",
     # "allowed_emails"): an upsert by external_id sets these and leaves the others as they are
     named: frozenset[str] = frozenset()
+    # "created_at", "updated_at": an import's dates from the server the page came from
+    dates: dict[str, Any] = field(default_factory=dict)
 
 
 def page_content(title: str | None, markdown: str, *, max_title: int,
@@ -94,19 +96,24 @@ async def create(ctx: Context, credentials: Credentials, urls: Urls, new: NewDoc
     hub's live doc that already holds this content."""
     if new.external_id is not None and not new.hub:
         raise ApiError(400, "missing_field", "'external_id' needs a 'hub': ids are unique per hub")
+    if new.dates and new.external_id is None:
+        raise BadRequest("missing_field", "'created_at' and 'updated_at' need an 'external_id': they are for "
+                                          "importing a page into a hub you own")
     password_hash = _carried_hash(new) or (hash_password(new.password) if new.password else None)
     access = Access(ctx.limits, credentials)
     edit_token = new_token("mwe")
 
     async def save(conn):
         hub, via = await access.hub_writer(conn, new.hub) if new.hub else (None, "anonymous")
+        if new.dates and via != "owner":
+            raise Forbidden("forbidden", "only the hub's owner may date an imported page")
         privacy = await _named_privacy(conn, hub, new, password_hash)
         return await doc_store.save_doc(
             conn, hub_id=hub["id"] if hub else None, external_id=new.external_id, title=new.title,
             markdown=new.markdown, source=new.source, meta=new.meta, is_draft=new.is_draft,
             password_hash=password_hash, allowed_emails=new.allowed_emails,
             edit_token_hash=hash_token(edit_token), via=via, dedupe=new.dedupe,
-            privacy=privacy)
+            privacy=privacy, dates=new.dates)
 
     doc, status = await ctx.db.write(save)
     ctx.wake_worker()

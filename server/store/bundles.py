@@ -18,10 +18,15 @@ EDITABLE = ("title", "description")
 
 
 async def insert_bundle(conn: psycopg.AsyncConnection, bundle_id: str, hub_id: int, title: str,
-                        description: str, doc_ids: list[str], external_id: str | None = None) -> None:
+                        description: str, doc_ids: list[str], external_id: str | None = None,
+                        dates: dict[str, Any] | None = None) -> None:
+    """`dates` ("created_at", "updated_at"): an import's, else now (as store/docs.py's insert_doc)."""
+    made, changed = (dates or {}).get("created_at"), (dates or {}).get("updated_at")
     await conn.execute(
-        "INSERT INTO bundles (id, hub_id, title, description, external_id) VALUES (%s, %s, %s, %s, %s)",
-        (bundle_id, hub_id, title, description, external_id),
+        "INSERT INTO bundles (id, hub_id, title, description, external_id, created_at, updated_at)"
+        " VALUES (%s, %s, %s, %s, %s, coalesce(%s::timestamptz, %s::timestamptz, now()),"
+        " coalesce(%s::timestamptz, now()))",
+        (bundle_id, hub_id, title, description, external_id, made, changed, changed),
     )
     await replace_members(conn, bundle_id, doc_ids)
     await conn.execute(SET_SOURCE_HASH, (bundle_id,))
@@ -60,14 +65,17 @@ async def find_bundle_hub(conn: psycopg.AsyncConnection, bundle_id: str) -> dict
 
 
 async def update_bundle(conn: psycopg.AsyncConnection, bundle_id: str, changes: dict[str, Any],
-                        doc_ids: list[str] | None) -> None:
-    """Apply title/description changes and, when given, a new member list; bump the version."""
+                        doc_ids: list[str] | None, dates: dict[str, Any] | None = None) -> None:
+    """Apply title/description changes and, when given, a new member list; bump the version
+    (dated now, or by an import's `dates`)."""
     fields = {k: v for k, v in changes.items() if k in EDITABLE}
+    if (dates or {}).get("created_at") is not None:
+        fields["created_at"] = dates["created_at"]
     assignments = [sql.SQL("{} = {}").format(sql.Identifier(k), sql.Placeholder(k)) for k in fields]
-    assignments.append(sql.SQL("version = version + 1, updated_at = now()"))
+    assignments.append(sql.SQL("version = version + 1, updated_at = coalesce(%(updated_at)s::timestamptz, now())"))
     await conn.execute(
         sql.SQL("UPDATE bundles SET {} WHERE id = %(bundle_id)s").format(sql.SQL(", ").join(assignments)),
-        {**fields, "bundle_id": bundle_id},
+        {**fields, "bundle_id": bundle_id, "updated_at": (dates or {}).get("updated_at")},
     )
     if doc_ids is not None:
         await replace_members(conn, bundle_id, doc_ids)

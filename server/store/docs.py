@@ -30,8 +30,10 @@ ACTIONS = ("create", "edit", "import", "restore", "delete")
 
 INSERT_DOC = sql.SQL("""
 INSERT INTO docs (id, hub_id, title, markdown, source, meta, external_id, is_draft,
-                  password_hash, allowed_emails, edit_token_hash, source_hash, saved_via, saved_action)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+                  password_hash, allowed_emails, edit_token_hash, source_hash, saved_via, saved_action,
+                  created_at, updated_at)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,
+        coalesce(%s::timestamptz, %s::timestamptz, now()), coalesce(%s::timestamptz, now()))
 ON CONFLICT (id) DO NOTHING
 RETURNING {columns}""").format(columns=DOC_COLUMNS)
 
@@ -61,14 +63,18 @@ NOTIFY_OWED = "SELECT pg_notify('memorywiki_owed', %s)"
 async def insert_doc(conn: psycopg.AsyncConnection, *, hub_id: int | None, title: str, markdown: str,
                      source: str | None, meta: dict, external_id: str | None, is_draft: bool,
                      password_hash: str | None, allowed_emails: list[str],
-                     edit_token_hash: str, via: str, action: str = "create") -> dict[str, Any]:
-    """Insert a doc and its chunks in the caller's transaction."""
+                     edit_token_hash: str, via: str, action: str = "create",
+                     dates: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Insert a doc and its chunks in the caller's transaction; `dates` ("created_at",
+    "updated_at") an import carries, else now (a lone updated_at dates its making too)."""
+    made, changed = (dates or {}).get("created_at"), (dates or {}).get("updated_at")
     for _ in range(5):
         doc_id = new_id()
         row = await (await conn.execute(
             INSERT_DOC,
             (doc_id, hub_id, title, markdown, source, Jsonb(meta), external_id, is_draft,
-             password_hash, allowed_emails, edit_token_hash, source_hash(title, markdown), via, action),
+             password_hash, allowed_emails, edit_token_hash, source_hash(title, markdown), via, action,
+             made, changed, changed),
         )).fetchone()
         if row is not None:
             await sync_chunks(conn, doc_id, hub_id, title, markdown, source)
@@ -131,9 +137,10 @@ UPDATABLE = ("hub_id", "title", "markdown", "source", "meta", "is_draft", "passw
 
 async def update_doc(conn: psycopg.AsyncConnection, current: dict[str, Any],
                      changes: dict[str, Any], *, via: str, action: str = "edit",
-                     restored_from: int | None = None) -> dict[str, Any]:
+                     restored_from: int | None = None, dates: dict[str, Any] | None = None) -> dict[str, Any]:
     """Apply `changes` to a doc locked by the caller; bump its version (the trigger keeps
-    the previous one in doc_versions); re-chunk if needed. No change, no new version."""
+    the previous one in doc_versions); re-chunk if needed. No change, no new version.
+    `dates` ("created_at", "updated_at") an import carries replace now for the new version."""
     fields = {k: v for k, v in changes.items() if k in UPDATABLE and v != current.get(k)}
     if not fields:
         return current
@@ -142,12 +149,14 @@ async def update_doc(conn: psycopg.AsyncConnection, current: dict[str, Any],
     if "meta" in fields:
         fields["meta"] = Jsonb(fields["meta"])
     fields["saved_via"], fields["saved_action"], fields["restored_from"] = via, action, restored_from
+    if (dates or {}).get("created_at") is not None:
+        fields["created_at"] = dates["created_at"]
     assignments = sql.SQL(", ").join(
         sql.SQL("{} = {}").format(sql.Identifier(name), sql.Placeholder(name)) for name in fields)
     row = await (await conn.execute(
-        sql.SQL("""UPDATE docs SET {}, version = version + 1, updated_at = now()
+        sql.SQL("""UPDATE docs SET {}, version = version + 1, updated_at = coalesce(%(updated_at)s::timestamptz, now())
                    WHERE id = %(doc_id)s RETURNING {}""").format(assignments, DOC_COLUMNS),
-        {**fields, "doc_id": current["id"]},
+        {**fields, "doc_id": current["id"], "updated_at": (dates or {}).get("updated_at")},
     )).fetchone()
     if {"title", "markdown", "hub_id", "source"} & fields.keys():
         counts = await sync_chunks(conn, row["id"], row["hub_id"], row["title"], row["markdown"], row["source"])
@@ -186,13 +195,14 @@ PRIVACY_COLUMNS = ("is_draft", "password_hash", "allowed_emails")
 
 async def upsert_external(conn: psycopg.AsyncConnection, *, hub_id: int, external_id: str, title: str,
                           markdown: str, source: str | None, meta: dict, is_draft: bool,
-                          edit_token_hash: str, via: str = "owner",
-                          privacy: dict[str, Any] | None = None) -> tuple[dict[str, Any], str]:
+                          edit_token_hash: str, via: str = "owner", privacy: dict[str, Any] | None = None,
+                          dates: dict[str, Any] | None = None) -> tuple[dict[str, Any], str]:
     """Create or update the doc an importer knows by `external_id`.
 
     `privacy` holds the privacy columns the importer names (PRIVACY_COLUMNS): a new doc
     gets them, an existing one is set to them; a column it leaves out keeps what the doc has,
-    so a re-imported conversation keeps the draft its owner made of it.
+    so a re-imported conversation keeps the draft its owner made of it. `dates` (the page's
+    created_at and updated_at where it came from) date the save, when it makes or changes one.
 
     Returns the row and "created", "updated", "unchanged" or "deleted" (a doc its owner
     deleted stays deleted: re-importing never resurrects it).
@@ -206,12 +216,13 @@ async def upsert_external(conn: psycopg.AsyncConnection, *, hub_id: int, externa
                                meta=meta, external_id=external_id, is_draft=privacy.get("is_draft", is_draft),
                                password_hash=privacy.get("password_hash"),
                                allowed_emails=privacy.get("allowed_emails", []), edit_token_hash=edit_token_hash,
-                               via=via, action="import")
+                               via=via, action="import", dates=dates)
         return row, "created"
     if existing["deleted_at"] is not None:
         return existing, "deleted"
     updated = await update_doc(conn, existing, {"title": title, "markdown": markdown,
-                                                "source": source, "meta": meta, **privacy}, via=via, action="import")
+                                                "source": source, "meta": meta, **privacy}, via=via, action="import",
+                              dates=dates)
     return updated, "updated" if updated["version"] != existing["version"] else "unchanged"
 
 
@@ -234,9 +245,11 @@ async def save_doc(conn: psycopg.AsyncConnection, *, hub_id: int | None, externa
                    title: str, markdown: str, source: str | None, meta: dict, is_draft: bool,
                    password_hash: str | None, allowed_emails: list[str],
                    edit_token_hash: str, via: str, dedupe: bool = False,
-                   privacy: dict[str, Any] | None = None) -> tuple[dict[str, Any], str]:
+                   privacy: dict[str, Any] | None = None,
+                   dates: dict[str, Any] | None = None) -> tuple[dict[str, Any], str]:
     """Insert a doc, or upsert it when it carries an importer's external id in a hub
-    (`privacy`: the privacy columns the upsert names, see upsert_external).
+    (`privacy`: the privacy columns the upsert names, `dates` an import's dates, see
+    upsert_external; only such an upsert takes them).
 
     With `dedupe`, a hub that already holds a live doc with the same title and body gets
     that doc back with the status "exists" (importers and hubless docs never dedupe).
@@ -244,7 +257,7 @@ async def save_doc(conn: psycopg.AsyncConnection, *, hub_id: int | None, externa
     if hub_id is not None and external_id:
         return await upsert_external(conn, hub_id=hub_id, external_id=external_id, title=title,
                                      markdown=markdown, source=source, meta=meta, is_draft=is_draft,
-                                     edit_token_hash=edit_token_hash, via=via, privacy=privacy)
+                                     edit_token_hash=edit_token_hash, via=via, privacy=privacy, dates=dates)
     if hub_id is not None and dedupe:
         existing = await find_same_content(conn, hub_id, title, markdown)
         if existing is not None:

@@ -9,6 +9,8 @@ from typing import Any
 
 from starlette.requests import Request
 
+from memorywiki.formats import FormatError
+from memorywiki.formats.hubfolder import parse_dates
 from memorywiki.formats.storable import first_unstorable
 
 from ..errors import ApiError, BadRequest, TooLarge
@@ -143,6 +145,20 @@ def get_dict(data: dict, key: str, default: Any = None) -> Any:
     if not isinstance(value, dict):
         raise ApiError(400, "invalid_field", f"'{key}' must be an object")
     return value
+
+
+DATE_FIELDS = ("created_at", "updated_at")
+
+
+def get_dates(data: dict) -> dict[str, Any]:
+    """The dates an import names ({"created_at": datetime, ...}, only those given): ISO 8601,
+    `created_at` not after `updated_at`; a 400 naming the field otherwise."""
+    raw = {key: get_str(data, key, max_len=100) for key in DATE_FIELDS}
+    try:
+        parsed = parse_dates(*raw.values(), names=DATE_FIELDS)
+    except FormatError as exc:
+        raise ApiError(400, "invalid_field", exc.message) from None
+    return {key: when for key, when in zip(DATE_FIELDS, parsed) if when is not None}
 
 
 _DIGITS = re.compile(r"[0-9]+")
