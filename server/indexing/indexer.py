@@ -14,6 +14,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from psycopg import errors as pg_errors
+
 from ..embedding.base import Embedder
 from ..store import indexing
 from ..store.db import Database
@@ -79,7 +81,28 @@ async def _plan_doc(conn, doc_id: str) -> DocPlan | dict[str, Any] | None:
     )
 
 
+# A save or another worker may lock the same rows in another order; PostgreSQL then rolls one
+# transaction back. Ours is safe to run again, and failing it would leave the doc claimed
+# (owed but untouched) until its lease ran out.
+RETRIES = 3
+
+
+async def _retrying(work):
+    for attempt in range(RETRIES):
+        try:
+            return await work()
+        except (pg_errors.DeadlockDetected, pg_errors.SerializationFailure, pg_errors.TransactionRollback):
+            if attempt == RETRIES - 1:
+                raise
+            log.info("indexing transaction rolled back by a lock conflict; running it again")
+            await asyncio.sleep(0.05 * (attempt + 1))
+
+
 async def _finish_doc(conn, plan: DocPlan, edges: EdgeRule) -> bool:
+    return await _retrying(lambda: _finish_doc_once(conn, plan, edges))
+
+
+async def _finish_doc_once(conn, plan: DocPlan, edges: EdgeRule) -> bool:
     """Once every input of the doc is embedded (its chunks' vectors already stored): mark the doc
     indexed, only if it did not change meanwhile. The doc's vector changed, so its graph edges
     are measured again (its own rows only)."""
@@ -133,8 +156,11 @@ async def _embed_and_store(db: Database, embedder: Embedder, inputs: list[_Input
                     await ensure_space(conn, embedder.name, len(vectors[0]))
                 chunks = [(item.plan.missing[item.index], vector) for item, vector in zip(call, vectors)
                           if item.index < len(item.plan.missing)]
-                async with conn.transaction():
-                    await indexing.store_chunk_vectors(conn, [c for c, _ in chunks], [v for _, v in chunks])
+                async def store() -> None:
+                    async with conn.transaction():
+                        await indexing.store_chunk_vectors(conn, [c for c, _ in chunks], [v for _, v in chunks])
+
+                await _retrying(store)
                 done = []
                 for item, vector in zip(call, vectors):
                     item.plan.vectors[item.index] = vector

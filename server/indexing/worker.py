@@ -105,6 +105,10 @@ class Worker(OwedWork):
             # the claims lapse when the next try is due, for this worker or another
             await release_with_error(self.db, doc_ids, bundle_ids, str(exc), self.lease())
             raise
+        except (psycopg.errors.DeadlockDetected, psycopg.errors.TransactionRollback) as exc:
+            # a lock conflict, not an outage: let the claims go so the work is retried soon
+            await release_with_error(self.db, doc_ids, bundle_ids, repr(exc), self.retry_seconds)
+            raise
         except psycopg.OperationalError:
             raise  # the database went away: the claims lapse with their lease
         except Exception as exc:  # keep the claims short: retry soon, not when the lease ends
