@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from tests.polling import wait_curated, wait_until
-from tests.test_web_browser import Tab
+from tests.test_web_browser import Tab, tab  # noqa: F401  (tab: the fixture, shared)
 
 pytestmark = pytest.mark.slow
 
@@ -32,20 +32,6 @@ AUTOSAVE = 1.0
 @pytest.fixture
 def settings(settings):
     return replace(settings, autosave_seconds=AUTOSAVE)
-
-
-@pytest.fixture
-def tab(browser, live_server):
-    opened = []
-
-    def make() -> Tab:
-        t = Tab(browser, live_server.url)
-        opened.append(t)
-        return t
-
-    yield make
-    for t in opened:
-        t.close()
 
 
 def api(live_server) -> httpx.Client:

@@ -14,7 +14,7 @@ from dataclasses import replace
 import httpx
 import pytest
 
-from tests.test_web_browser import Tab
+from tests.test_web_browser import Tab, tab  # noqa: F401  (tab: the fixture, shared)
 
 pytestmark = pytest.mark.slow
 
@@ -24,20 +24,6 @@ ANN = "ann@example.com"
 @pytest.fixture
 def settings(settings, smtp_server):
     return replace(settings, smtp_url=smtp_server.url)
-
-
-@pytest.fixture
-def tab(browser, live_server):
-    opened = []
-
-    def make() -> Tab:
-        t = Tab(browser, live_server.url)
-        opened.append(t)
-        return t
-
-    yield make
-    for t in opened:
-        t.close()
 
 
 @pytest.fixture
