@@ -58,7 +58,7 @@
 -- Apply counter deltas (arrays: per hub, and per (hub, term)). Never waits; see the header.
 CREATE OR REPLACE FUNCTION bm25_apply(p_hubs bigint[], p_hub_n bigint[], p_hub_len bigint[],
                                       p_t_hub bigint[], p_t_term text[], p_t_df integer[])
-RETURNS void LANGUAGE plpgsql AS $$
+RETURNS void LANGUAGE plpgsql SET work_mem = '64MB' AS $$
 DECLARE
     v_i   integer;
     v_hub bigint;
@@ -130,7 +130,7 @@ $$;
 
 -- Post the given chunks if (and only if) they are public, have a hub and are not posted yet.
 CREATE OR REPLACE FUNCTION bm25_post(p_ids bigint[]) RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET work_mem = '64MB' AS $$
 DECLARE
     v_w integer := bm25_heading_weight();
     v_hubs bigint[]; v_hub_n bigint[]; v_hub_len bigint[];
@@ -198,7 +198,7 @@ BEGIN
         SELECT f.hub_id, u.term, u.impact, f.id, u.tf, f.len
           FROM fwd f
           CROSS JOIN LATERAL unnest(f.terms, f.tfs, f.impacts) AS u(term, tf, impact)
-         ORDER BY f.hub_id, u.term   -- sorted: one pass over the (hub_id, term, ...) index
+         ORDER BY f.hub_id, u.term, u.impact DESC, f.id   -- the index's order: one pass over it
     ),
     hub_d AS (
         SELECT hub_id, count(*) AS n, sum(len) AS len FROM per GROUP BY hub_id
@@ -213,17 +213,16 @@ BEGIN
            (SELECT array_agg(len ORDER BY hub_id) FROM hub_d),
            t_hub, t_term, t_df
       INTO v_hubs, v_hub_n, v_hub_len, v_t_hub, v_t_term, v_t_df
-      FROM (SELECT array_agg(hub_id ORDER BY hub_id, term) AS t_hub,
-                   array_agg(term ORDER BY hub_id, term) AS t_term,
-                   array_agg(df ORDER BY hub_id, term) AS t_df
-              FROM term_d) agg;
+      FROM (SELECT array_agg(hub_id) AS t_hub, array_agg(term) AS t_term, array_agg(df) AS t_df
+              FROM (SELECT * FROM term_d ORDER BY hub_id, term) sorted) agg;  -- one sort for the three
     PERFORM bm25_apply(v_hubs, v_hub_n, v_hub_len, v_t_hub, v_t_term, v_t_df);
 END
 $$;
 
 -- Remove the given chunks' postings (those that have any).
 CREATE OR REPLACE FUNCTION bm25_unpost(p_ids bigint[]) RETURNS void
-LANGUAGE plpgsql SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off AS $$
+LANGUAGE plpgsql SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off
+                 SET work_mem = '64MB' AS $$
 DECLARE
     v_hubs bigint[]; v_hub_n bigint[]; v_hub_len bigint[];
     v_t_hub bigint[]; v_t_term text[]; v_t_df integer[];
