@@ -40,7 +40,7 @@ def pages() -> dict[str, str]:
     scripts = " ".join(parts[i % len(parts)] for i in range(3_000))
     normal = ("# Notes\n\nA normal page: a heading, two short paragraphs and a list.\n\n"
               + "The quick brown fox jumps over the lazy dog, then naps in the afternoon sun. " * 8
-              + "\n\n- one item\n- another item\n")
+              + "\n\n- one item\n- another item\n") * 2
     return {"5 MB page, one line": line, "10,000-row table": table, "50,000-character code fence": fence,
             "mixed scripts, 3,000 phrases": scripts, "normal page (1 KB)": normal[:1_000]}
 

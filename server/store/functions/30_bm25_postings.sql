@@ -60,8 +60,10 @@ CREATE OR REPLACE FUNCTION bm25_apply(p_hubs bigint[], p_hub_n bigint[], p_hub_l
                                       p_t_hub bigint[], p_t_term text[], p_t_df integer[])
 RETURNS void LANGUAGE plpgsql SET work_mem = '64MB' AS $$
 DECLARE
-    v_i   integer;
-    v_hub bigint;
+    v_i     integer;
+    v_hub   bigint;
+    v_terms text[];
+    v_dfs   integer[];
 BEGIN
     IF p_hubs IS NULL THEN
         RETURN;
@@ -78,22 +80,28 @@ BEGIN
               FROM (SELECT coalesce(sum(n_chunks), 0) + p_hub_n[v_i] AS n,
                            coalesce(sum(total_len), 0) + p_hub_len[v_i] AS len FROM old) x
              WHERE n <> 0 OR len <> 0;
+            SELECT array_agg(u.term ORDER BY u.o), array_agg(u.df ORDER BY u.o) INTO v_terms, v_dfs
+              FROM unnest(p_t_hub, p_t_term, p_t_df) WITH ORDINALITY AS u(hub_id, term, df, o)
+             WHERE u.hub_id = v_hub;
+            -- EXECUTE: planned for these arrays, so the planner knows how many terms there are
+            -- (an index probe per term for a few, one hash join for a big page's thousands)
+            EXECUTE $sql$
             WITH d AS (
-                SELECT u.term, u.df FROM unnest(p_t_hub, p_t_term, p_t_df) AS u(hub_id, term, df)
-                 WHERE u.hub_id = v_hub
+                SELECT u.term, u.df FROM unnest($2::text[], $3::integer[]) AS u(term, df)
             ),
             old AS (
                 DELETE FROM bm25_terms t
-                 WHERE t.hub_id = v_hub AND t.term = ANY (SELECT term FROM d)
+                 WHERE t.hub_id = $1 AND t.term = ANY (SELECT term FROM d)
                 RETURNING t.term, t.df
             )
             INSERT INTO bm25_terms (hub_id, term, df)
-            SELECT v_hub, term, df
+            SELECT $1, term, df
               FROM (SELECT term, sum(df)::integer AS df
                       FROM (SELECT term, df FROM d UNION ALL SELECT term, df FROM old) x
                      GROUP BY term) m
              WHERE df <> 0
-             ORDER BY term;
+             ORDER BY term
+            $sql$ USING v_hub, v_terms, v_dfs;
         ELSE
             -- another transaction is compacting this hub: just append the deltas
             INSERT INTO bm25_hubs (hub_id, n_chunks, total_len)
