@@ -80,9 +80,14 @@ BEGIN
               FROM (SELECT coalesce(sum(n_chunks), 0) + p_hub_n[v_i] AS n,
                            coalesce(sum(total_len), 0) + p_hub_len[v_i] AS len FROM old) x
              WHERE n <> 0 OR len <> 0;
-            SELECT array_agg(u.term ORDER BY u.o), array_agg(u.df ORDER BY u.o) INTO v_terms, v_dfs
-              FROM unnest(p_t_hub, p_t_term, p_t_df) WITH ORDINALITY AS u(hub_id, term, df, o)
-             WHERE u.hub_id = v_hub;
+            IF cardinality(p_hubs) = 1 THEN   -- the common case: every delta is this hub's
+                v_terms := p_t_term;
+                v_dfs := p_t_df;
+            ELSE
+                SELECT array_agg(u.term ORDER BY u.o), array_agg(u.df ORDER BY u.o) INTO v_terms, v_dfs
+                  FROM unnest(p_t_hub, p_t_term, p_t_df) WITH ORDINALITY AS u(hub_id, term, df, o)
+                 WHERE u.hub_id = v_hub;
+            END IF;
             -- EXECUTE: planned for these arrays, so the planner knows how many terms there are
             -- (an index probe per term for a few, one hash join for a big page's thousands)
             EXECUTE $sql$
