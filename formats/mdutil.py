@@ -79,6 +79,8 @@ def leading_h1(markdown: str) -> tuple[str, str] | None:
     if first is None:
         return None
     end = next((i for i in range(first, len(lines)) if not lines[i].strip()), len(lines))
+    if not _could_be_h1(lines[first:end]):  # a block of one long line need not be parsed
+        return None
     tokens = _md.parse("\n".join(lines[:end]))
     if not tokens or tokens[0].type != "heading_open" or tokens[0].tag != "h1" or tokens[0].map is None:
         return None
@@ -89,6 +91,16 @@ def leading_h1(markdown: str) -> tuple[str, str] | None:
     while rest and not rest[0].strip():
         rest.pop(0)
     return text, "\n".join(rest)
+
+
+def _could_be_h1(block: list[str]) -> bool:
+    """Whether the block may open with a level-1 heading: an ATX `#` (indented 3 spaces at most)
+    on its first line, or a setext `=` underline on a later one. Without either, markdown-it
+    finds none."""
+    head = block[0].lstrip(" ")
+    if len(block[0]) - len(head) <= 3 and head.startswith("#"):
+        return True
+    return any(line.strip() and not line.strip().strip("=") for line in block[1:])
 
 
 def split_title(title: str | None, markdown: str) -> tuple[str | None, str]:

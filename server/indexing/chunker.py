@@ -270,6 +270,8 @@ def _cut(text: str, room: int, overlap: int, level: int) -> list[str]:
     a slice of `text`, and the next one may open with up to `overlap` characters of it."""
     if level == len(_CUTS):
         return _cut_graphemes(text, room)
+    if level == len(_CUTS) - 1 and overlap == 0:
+        return _cut_words(text, room, level)
     pieces: list[str] = []
     starts: list[int] = []  # where the runs of the piece being packed start
     end = 0
@@ -289,6 +291,31 @@ def _cut(text: str, room: int, overlap: int, level: int) -> list[str]:
         end = b
     if starts:
         pieces.append(text[starts[0]:end])
+    return pieces
+
+
+def _cut_words(text: str, room: int, level: int) -> list[str]:
+    """What _cut packs at spaces with no overlap, a piece at a time rather than a word at a time
+    (a 5 MB line has a million words): each piece runs from a word's start to the last word end
+    within `room`, and a word longer than `room` alone is cut at the next level."""
+    pieces: list[str] = []
+    start, n = 0, len(text)
+    while start < n:
+        if n - start <= room:  # the text is stripped: its end is a word end
+            pieces.append(text[start:])
+            break
+        first = _WORD.match(text, start).end()
+        if first - start > room:
+            pieces += _cut(text[start:first], room, 0, level + 1)
+            end = first
+        else:
+            window = text[start:start + room + 1]
+            if not window[-1].isspace():  # the word at the limit does not fit: end before it
+                window = window[:len(window) - _WORD.match(window[::-1]).end()]
+            end = start + len(window.rstrip())
+            pieces.append(text[start:end])
+        following = _WORD.search(text, end)
+        start = following.start() if following else n
     return pieces
 
 

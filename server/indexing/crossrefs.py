@@ -45,9 +45,16 @@ def link_target(href: str) -> tuple[str, str] | None:
     return (match.group(1), host) if match else None
 
 
+def _may_link(markdown: str) -> bool:
+    """Whether the markdown holds any link syntax: an inline link's `](`, a reference
+    definition's `]:` or an autolink's `<`. A substring test is far cheaper than the id scan
+    on a long page, and with none of them markdown makes no link."""
+    return "](" in markdown or "]:" in markdown or "<" in markdown
+
+
 def doc_links(markdown: str) -> set[tuple[str, str]]:
     """The (doc id, host) pairs the markdown links to."""
-    if not _CANDIDATE.search(markdown):
+    if not _may_link(markdown) or not _CANDIDATE.search(markdown):
         return set()
     found: set[tuple[str, str]] = set()
     stack = list(_parser().parse(markdown))

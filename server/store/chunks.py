@@ -2,7 +2,7 @@
 
 Chunks are matched by content hash: an unchanged section keeps its row and its vector,
 a new or edited one gets a fresh row with no vector (so it is owed embedding), and a
-removed one is deleted. Full text (tsv and the BM25 postings, kept by triggers) is
+removed one is deleted. Full text (the BM25 postings, kept by triggers) is
 therefore current the moment the save commits. The doc records which chunker made its rows
 (docs.chunker), so rows made by other rules or sizes are made again (rechunk_stale).
 """
@@ -26,9 +26,8 @@ THREAD_CHARS = 100_000
 # One statement for all of a doc's new rows: the full-text triggers then queue and post them
 # once, not once a row (a 5 MB page is thousands of rows).
 INSERT_CHUNKS = """
-INSERT INTO chunks (doc_id, hub_id, ordinal, heading_path, markdown, hash, tsv)
-SELECT %(doc_id)s, %(hub_id)s, c.ordinal, c.heading_path, c.markdown, c.hash,
-       setweight(to_tsvector('english', c.heading_path), 'A') || setweight(to_tsvector('english', c.markdown), 'B')
+INSERT INTO chunks (doc_id, hub_id, ordinal, heading_path, markdown, hash)
+SELECT %(doc_id)s, %(hub_id)s, c.ordinal, c.heading_path, c.markdown, c.hash
 FROM unnest(%(ordinals)s::int[], %(heading_paths)s::text[], %(markdowns)s::text[], %(hashes)s::text[])
      AS c (ordinal, heading_path, markdown, hash)
 """

@@ -58,10 +58,12 @@
 -- Apply counter deltas (arrays: per hub, and per (hub, term)). Never waits; see the header.
 CREATE OR REPLACE FUNCTION bm25_apply(p_hubs bigint[], p_hub_n bigint[], p_hub_len bigint[],
                                       p_t_hub bigint[], p_t_term text[], p_t_df integer[])
-RETURNS void LANGUAGE plpgsql AS $$
+RETURNS void LANGUAGE plpgsql SET work_mem = '64MB' AS $$
 DECLARE
-    v_i   integer;
-    v_hub bigint;
+    v_i     integer;
+    v_hub   bigint;
+    v_terms text[];
+    v_dfs   integer[];
 BEGIN
     IF p_hubs IS NULL THEN
         RETURN;
@@ -78,22 +80,33 @@ BEGIN
               FROM (SELECT coalesce(sum(n_chunks), 0) + p_hub_n[v_i] AS n,
                            coalesce(sum(total_len), 0) + p_hub_len[v_i] AS len FROM old) x
              WHERE n <> 0 OR len <> 0;
+            IF cardinality(p_hubs) = 1 THEN   -- the common case: every delta is this hub's
+                v_terms := p_t_term;
+                v_dfs := p_t_df;
+            ELSE
+                SELECT array_agg(u.term ORDER BY u.o), array_agg(u.df ORDER BY u.o) INTO v_terms, v_dfs
+                  FROM unnest(p_t_hub, p_t_term, p_t_df) WITH ORDINALITY AS u(hub_id, term, df, o)
+                 WHERE u.hub_id = v_hub;
+            END IF;
+            -- EXECUTE: planned for these arrays, so the planner knows how many terms there are
+            -- (an index probe per term for a few, one hash join for a big page's thousands)
+            EXECUTE $sql$
             WITH d AS (
-                SELECT u.term, u.df FROM unnest(p_t_hub, p_t_term, p_t_df) AS u(hub_id, term, df)
-                 WHERE u.hub_id = v_hub
+                SELECT u.term, u.df FROM unnest($2::text[], $3::integer[]) AS u(term, df)
             ),
             old AS (
                 DELETE FROM bm25_terms t
-                 WHERE t.hub_id = v_hub AND t.term = ANY (SELECT term FROM d)
+                 WHERE t.hub_id = $1 AND t.term = ANY (SELECT term FROM d)
                 RETURNING t.term, t.df
             )
             INSERT INTO bm25_terms (hub_id, term, df)
-            SELECT v_hub, term, df
+            SELECT $1, term, df
               FROM (SELECT term, sum(df)::integer AS df
                       FROM (SELECT term, df FROM d UNION ALL SELECT term, df FROM old) x
                      GROUP BY term) m
              WHERE df <> 0
-             ORDER BY term;
+             ORDER BY term
+            $sql$ USING v_hub, v_terms, v_dfs;
         ELSE
             -- another transaction is compacting this hub: just append the deltas
             INSERT INTO bm25_hubs (hub_id, n_chunks, total_len)
@@ -130,7 +143,7 @@ $$;
 
 -- Post the given chunks if (and only if) they are public, have a hub and are not posted yet.
 CREATE OR REPLACE FUNCTION bm25_post(p_ids bigint[]) RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET work_mem = '64MB' AS $$
 DECLARE
     v_w integer := bm25_heading_weight();
     v_hubs bigint[]; v_hub_n bigint[]; v_hub_len bigint[];
@@ -198,7 +211,7 @@ BEGIN
         SELECT f.hub_id, u.term, u.impact, f.id, u.tf, f.len
           FROM fwd f
           CROSS JOIN LATERAL unnest(f.terms, f.tfs, f.impacts) AS u(term, tf, impact)
-         ORDER BY f.hub_id, u.term   -- sorted: one pass over the (hub_id, term, ...) index
+         ORDER BY f.hub_id, u.term, u.impact DESC, f.id   -- the index's order: one pass over it
     ),
     hub_d AS (
         SELECT hub_id, count(*) AS n, sum(len) AS len FROM per GROUP BY hub_id
@@ -213,17 +226,16 @@ BEGIN
            (SELECT array_agg(len ORDER BY hub_id) FROM hub_d),
            t_hub, t_term, t_df
       INTO v_hubs, v_hub_n, v_hub_len, v_t_hub, v_t_term, v_t_df
-      FROM (SELECT array_agg(hub_id ORDER BY hub_id, term) AS t_hub,
-                   array_agg(term ORDER BY hub_id, term) AS t_term,
-                   array_agg(df ORDER BY hub_id, term) AS t_df
-              FROM term_d) agg;
+      FROM (SELECT array_agg(hub_id) AS t_hub, array_agg(term) AS t_term, array_agg(df) AS t_df
+              FROM (SELECT * FROM term_d ORDER BY hub_id, term) sorted) agg;  -- one sort for the three
     PERFORM bm25_apply(v_hubs, v_hub_n, v_hub_len, v_t_hub, v_t_term, v_t_df);
 END
 $$;
 
 -- Remove the given chunks' postings (those that have any).
 CREATE OR REPLACE FUNCTION bm25_unpost(p_ids bigint[]) RETURNS void
-LANGUAGE plpgsql SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off AS $$
+LANGUAGE plpgsql SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off
+                 SET work_mem = '64MB' AS $$
 DECLARE
     v_hubs bigint[]; v_hub_n bigint[]; v_hub_len bigint[];
     v_t_hub bigint[]; v_t_term text[]; v_t_df integer[];
