@@ -319,8 +319,9 @@ def _cut(text: str, room: int, overlap: int, level: int) -> list[str]:
 
 def _cut_words(text: str, room: int, level: int) -> list[str]:
     """What _cut packs at spaces with no overlap, a piece at a time rather than a word at a time
-    (a 5 MB line has a million words): each piece runs from a word's start to the last word end
-    within `room`, and a word longer than `room` alone is cut at the next level."""
+    (a 5 MB line has a million words): each piece runs from a word's start to the word end
+    nearest the target (_target, _closes) within `room`, and a word longer than `room` alone is
+    cut at the next level."""
     pieces: list[str] = []
     start, n = 0, len(text)
     while start < n:
@@ -332,10 +333,14 @@ def _cut_words(text: str, room: int, level: int) -> list[str]:
             pieces += _cut(text[start:first], room, 0, level + 1)
             end = first
         else:
-            window = text[start:start + room + 1]
-            if not window[-1].isspace():  # the word at the limit does not fit: end before it
+            target = _target(n - start, room)
+            window = text[start:start + int(target) + 1]
+            if not window[-1].isspace():  # the word at the target does not fit under it: end before it
                 window = window[:len(window) - _WORD.match(window[::-1]).end()]
-            end = start + len(window.rstrip())
+            end = max(start + len(window.rstrip()), first)
+            following = _WORD.search(text, end)
+            if following and not _closes(end - start, following.end() - start, room, target):
+                end = following.end()
             pieces.append(text[start:end])
         following = _WORD.search(text, end)
         start = following.start() if following else n
