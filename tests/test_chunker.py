@@ -410,6 +410,21 @@ def test_one_long_line_splits_at_sentence_ends_then_words() -> None:
     assert " ".join(c.markdown for c in chunks) == words
 
 
+def test_a_block_just_over_the_maximum_splits_into_halves_not_a_tail() -> None:
+    sentences = [f"Finding {i} was measured in {i} cohorts." for i in range(52)]  # 2,056 characters
+    text = " ".join(sentences)
+    assert 2000 < len(text) < 2100
+    pieces = [c.markdown for c in chunk_markdown("Abstract", text)]
+    assert len(pieces) == 2 and " ".join(pieces) == text
+    assert min(map(len, pieces)) > 0.4 * len(text)  # no piece of a few words ranking on its own
+    lines = [f"item {i}: " + "x" * 60 for i in range(30)]  # 2,089 characters of lines
+    pieces = [c.markdown for c in chunk_markdown("Log", "\n".join(lines), ChunkSize(1500))]
+    assert len(pieces) == 2 and min(map(len, pieces)) > 0.4 * len("\n".join(lines))
+    words = " ".join(f"w{i}" for i in range(700))
+    sizes = [len(c.markdown) for c in chunk_markdown("T", words, ChunkSize(1000))]
+    assert len(sizes) == 4 and max(sizes) - min(sizes) < 100  # 3,389 characters: four of ~850
+
+
 def test_text_without_spaces_splits_between_characters() -> None:
     cjk = "北京是中国的首都它有很多历史古迹上海是中国最大的城市" * 60  # no punctuation, no spaces
     chunks = chunk_markdown("T", cjk, ChunkSize(100))

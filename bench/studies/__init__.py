@@ -25,4 +25,12 @@ STUDIES: tuple[Study, ...] = (
           "ranking.md", "2026-11-30"),
     Study("pgstorage", "shared_buffers and the BM25 forward index's storage on the 100k-chunk hub",
           "pgstorage.md", "2026-12-01"),
+    Study("chunk_scifact", "SciFact at chunk level by chunk maximum, full text on the whole corpus, vectors on a sample",
+          "chunk_scifact.md", "2026-12-01"),
+    Study("bigpages", "one save of a 5 MB page, a 10,000-row table, a 50,000-character fence, before and after",
+          "bigpages.md", "2026-12-02"),
+    Study("pooling", "a chunk past the model's window as one vector: truncation, mean of windows, weighted lead",
+          "pooling.md", "2026-12-02"),
+    Study("blind_questions", "questions one ranker is blind to, from the fusion bench's pools",
+          "fusion.md", "2026-12-02"),
 )

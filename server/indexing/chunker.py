@@ -24,7 +24,7 @@ SPLIT_LEVELS = ("h1", "h2", "h3")
 UNTITLED = "Untitled"
 
 # The rules below, by number: a chunk made by other rules (or sizes) is made again on upgrade.
-CHUNKER_VERSION = 2
+CHUNKER_VERSION = 3
 # 2,000 rather than the model's window (all-MiniLM-L6-v2 reads 256 word pieces, about 1,000
 # characters of English): a chunk past the window is embedded as the mean of its windows
 # (server/embedding/windows.py), so nothing is lost to the model, and an ordinary abstract or
@@ -230,20 +230,40 @@ def _pack_lines(lines: list[str], room: int, overlap: int) -> list[str]:
     return [piece for piece in pieces if piece]
 
 
+def _target(remaining: int, room: int) -> float:
+    """The piece length that cuts `remaining` characters into as few pieces of at most `room` as
+    it can, all about the same size: 2,004 characters become two of ~1,000, not 2,000 and a
+    4-character tail, which would rank as a chunk of its own (bench/results/quality.md)."""
+    return remaining / max(1, -(-remaining // room))
+
+
+def _closes(length: int, longer: int, room: int, target: float) -> bool:
+    """Whether a piece of `length` ends here rather than grow to `longer`: it must when `longer`
+    does not fit, and does when `length` is nearer the target."""
+    return longer > room or (longer > target and longer - target > target - length)
+
+
 def _pack(units: list[str], room: int, overlap: int, joiner: str) -> list[str]:
     pieces: list[str] = []
     run: list[str] = []
     run_len = 0
-    for unit in units:
+    # characters from each unit to the end, joiners included: what is left to pack
+    left = [0] * (len(units) + 1)
+    for i in range(len(units) - 1, -1, -1):
+        left[i] = left[i + 1] + len(units[i]) + (len(joiner) if i < len(units) - 1 else 0)
+    target = float(room)
+    for i, unit in enumerate(units):
         if len(unit) > room:
             if run:
                 pieces.append(joiner.join(run))
                 run, run_len = [], 0
             pieces += _split_text(unit, room, overlap)
             continue
-        if run and run_len + len(joiner) + len(unit) > room:
+        if run and _closes(run_len, run_len + len(joiner) + len(unit), room, target):
             pieces.append(joiner.join(run))
             run, run_len = [], 0
+        if not run:
+            target = _target(left[i], room)
         run_len += (len(joiner) if run else 0) + len(unit)
         run.append(unit)
     if run:
@@ -275,6 +295,7 @@ def _cut(text: str, room: int, overlap: int, level: int) -> list[str]:
     pieces: list[str] = []
     starts: list[int] = []  # where the runs of the piece being packed start
     end = 0
+    target = float(room)
     for a, b in _runs(text, level):
         if b - a > room:
             if starts:
@@ -282,10 +303,12 @@ def _cut(text: str, room: int, overlap: int, level: int) -> list[str]:
                 starts = []
             pieces += _cut(text[a:b], room, overlap, level + 1)
             continue
-        if starts and b - starts[0] > room:
+        if starts and _closes(end - starts[0], b - starts[0], room, target):
             pieces.append(text[starts[0]:end])
             # the next piece opens with this one's last runs that fit in the overlap
             starts = [s for s in starts[1:] if s >= end - overlap and b - s <= room][:1]
+        if not starts:
+            target = _target(len(text) - a, room)
         if not starts or starts[-1] != a:
             starts.append(a)
         end = b
@@ -296,8 +319,9 @@ def _cut(text: str, room: int, overlap: int, level: int) -> list[str]:
 
 def _cut_words(text: str, room: int, level: int) -> list[str]:
     """What _cut packs at spaces with no overlap, a piece at a time rather than a word at a time
-    (a 5 MB line has a million words): each piece runs from a word's start to the last word end
-    within `room`, and a word longer than `room` alone is cut at the next level."""
+    (a 5 MB line has a million words): each piece runs from a word's start to the word end
+    nearest the target (_target, _closes) within `room`, and a word longer than `room` alone is
+    cut at the next level."""
     pieces: list[str] = []
     start, n = 0, len(text)
     while start < n:
@@ -309,10 +333,14 @@ def _cut_words(text: str, room: int, level: int) -> list[str]:
             pieces += _cut(text[start:first], room, 0, level + 1)
             end = first
         else:
-            window = text[start:start + room + 1]
-            if not window[-1].isspace():  # the word at the limit does not fit: end before it
+            target = _target(n - start, room)
+            window = text[start:start + int(target) + 1]
+            if not window[-1].isspace():  # the word at the target does not fit under it: end before it
                 window = window[:len(window) - _WORD.match(window[::-1]).end()]
-            end = start + len(window.rstrip())
+            end = max(start + len(window.rstrip()), first)
+            following = _WORD.search(text, end)
+            if following and not _closes(end - start, following.end() - start, room, target):
+                end = following.end()
             pieces.append(text[start:end])
         following = _WORD.search(text, end)
         start = following.start() if following else n
