@@ -19,6 +19,22 @@ warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
 _db_counter = itertools.count()
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config):
+    """Keep the file order below under `-n N --dist loadfile`: pytest-xdist would otherwise hand
+    out the files with the most tests first, which left the one-test bench and fuzz files, the
+    longest of all, to the end of the run, with one worker busy and the other idle."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(config, items):
+    """Files holding slow tests first (in their usual order, and their tests in theirs), so the
+    long ones start early and the workers finish together on short files."""
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_files)
+
+
 @pytest.fixture(scope="session")
 def pg_server(tmp_path_factory):
     """An embedded PostgreSQL 18 + pgvector cluster, stopped when the session ends."""

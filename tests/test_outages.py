@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -139,19 +140,22 @@ def test_postgres_stopped_and_started_under_a_running_server(tmp_path, embedding
 
         pg.stop()
         calls = [
-            ("POST", "/api/docs", {"hub": "ops", "title": "Lost?", "markdown": "written while down\n"}),
-            ("GET", f"/api/docs/{doc_id}", None),
-            ("POST", "/api/hub/ops/recall", {"question": "restart"}),
-            ("GET", "/api/hub/ops", None),
-            ("GET", "/healthz", None),
+            ("POST", "/api/docs", {"hub": "ops", "title": "Lost?", "markdown": "written while down\n"}, auth),
+            ("GET", f"/api/docs/{doc_id}", None, auth),
+            ("POST", "/api/hub/ops/recall", {"question": "restart"}, auth),
+            ("GET", "/api/hub/ops", None, auth),
+            ("GET", "/healthz", None, auth),
+            ("GET", "/hub/ops", None, {"Accept": "text/html"}),
         ]
-        for method, path, body in calls:
-            r = httpx.request(method, f"{server.url}{path}", json=body, headers=auth, timeout=30)
+        # all at once: each waits the pool's whole timeout (MEMORYWIKI_DB_TIMEOUT) for a connection
+        with ThreadPoolExecutor(len(calls)) as pool:
+            *answers, page = pool.map(lambda call: httpx.request(
+                call[0], f"{server.url}{call[1]}", json=call[2], headers=call[3], timeout=30), calls)
+        for (_, path, _, _), r in zip(calls, answers):
             assert r.status_code == 503, (path, r.status_code, r.text)
             assert r.headers["retry-after"] == "5"
             assert r.headers["content-type"] == "application/json"
             assert r.json()["error"]["code"] == "database_unavailable", r.text
-        page = httpx.get(f"{server.url}/hub/ops", headers={"Accept": "text/html"}, timeout=30)
         assert page.status_code == 503 and page.headers["retry-after"] == "5"
         assert "text/html" in page.headers["content-type"] and "Traceback" not in page.text
 

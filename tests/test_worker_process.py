@@ -124,13 +124,15 @@ def _gone(pid: int) -> bool:
 
 
 def _database_backends(database_url: str) -> tuple[int, list[int]]:
-    """(this connection's backend pid, every client backend of the database)."""
+    """(the CPU priority of a backend of this test's own, every client backend of the database).
+    The priority is read while that connection is open: once closed, its backend exits."""
     with psycopg.connect(database_url) as conn:
         own = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+        normal = os.getpriority(os.PRIO_PROCESS, own)
         pids = [r[0] for r in conn.execute(
             "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
-            " AND backend_type = 'client backend'").fetchall()]
-    return own, pids
+            " AND backend_type = 'client backend' AND pid <> pg_backend_pid()").fetchall()]
+    return normal, pids
 
 
 def _priority(pid: int) -> int:
@@ -156,8 +158,7 @@ def test_the_server_can_index_in_a_child_process(make_client, settings):
                       headers={"Authorization": f"Bearer {token}"}).json()
     wait_until(lambda: client.get("/healthz").json()["owed"] == 0, "the child worker to index")
     assert client.post("/api/hub/kids/recall", json={"question": "restart pump"}).json()["results"][0]["doc_id"] == doc["id"]
-    own, backends = _database_backends(settings.database_url)
-    normal = os.getpriority(os.PRIO_PROCESS, own)
+    normal, backends = _database_backends(settings.database_url)
     niced = [pid for pid in backends if _priority(pid) > normal]
     assert niced, "no backend of the database runs below the server's priority"
     client.__exit__(None, None, None)

@@ -1,7 +1,7 @@
 """Micro-benchmarks of single components, timed here rather than asserted in tests.
 
     python -m bench micro            # chunker, chat-export streaming, BM25 bulk insert
-    python -m bench micro --smoke    # the same at a tenth of the size (tests/test_bench_smoke.py)
+    python -m bench micro --smoke    # the same at a tenth of the size (tests/test_bench_sections.py)
 
 Prints one markdown table. The tests keep what is behaviour (chunk counts, bounded memory,
 exact BM25 counters); how fast it goes depends on the machine and its load, so it is measured

@@ -2,7 +2,7 @@
 
     python -m bench pages                        # results in bench/results/pages.md
     python -m bench pages --screenshots docs/screenshots   # also the README's screenshots
-    python -m bench pages --smoke --out DIR     # quick run (tests/test_bench_smoke.py)
+    python -m bench pages --smoke --out DIR     # quick run (tests/test_bench_sections.py)
 
 Weights are the bytes a browser loads for a page of the demo hub (bench/suite/demo.py): the HTML plus
 the stylesheet and scripts it links (no images or fonts are used), raw and gzip-compressed.

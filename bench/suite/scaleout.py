@@ -109,13 +109,16 @@ def run(opts: Options, pg: Postgres) -> dict:
         kill_time.append(time.time())
 
     def listening() -> int:
+        # the channel is quoted as an identifier (LISTEN "memorywiki_owed"); unquoted matches too
         with psycopg.connect(url, autocommit=True) as conn:
             return conn.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-                                " AND query LIKE 'LISTEN memorywiki_owed%'").fetchone()[0]
+                                " AND query ~ '^LISTEN \"?memorywiki_owed'").fetchone()[0]
 
     try:
         deadline = time.monotonic() + 120
-        while listening() < len(workers) and time.monotonic() < deadline:  # both workers up
+        while listening() < len(workers):  # both workers up, else the kill could hit one not yet started
+            if time.monotonic() > deadline or any(w.popen.poll() is not None for w in workers):
+                raise SystemExit(f"scaleout: the workers did not start listening in 120 s (see {logs})")
             time.sleep(0.2)
         t0 = time.perf_counter()
         load = asyncio.run(_load([s.url for s in servers], captures, kill))
