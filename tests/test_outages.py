@@ -164,6 +164,11 @@ def test_postgres_stopped_and_started_under_a_running_server(tmp_path, embedding
         def saves_again() -> bool:
             return _save(server.url, auth, "After", "## Back\n\nthe database is back\n", "ops").status_code == 201
         wait_until(saves_again, "the server to save again once PostgreSQL is back", timeout=60, interval=0.5)
+        # reads come from the public pool, which reconnects on its own schedule: until it has, a
+        # read is a 503 with Retry-After, as during the outage
+        def reads_again() -> bool:
+            return httpx.get(f"{server.url}/api/docs/{doc_id}").status_code == 200
+        wait_until(reads_again, "the server to read again once PostgreSQL is back", timeout=60, interval=0.5)
         assert httpx.get(f"{server.url}/api/docs/{doc_id}").json()["title"] == "Runbook"
         titles = sorted(d["title"] for d in httpx.get(f"{server.url}/api/hub/ops").json()["docs"])
         assert titles == ["After", "Runbook"]  # the save refused with 503 left nothing behind

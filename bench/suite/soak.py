@@ -133,6 +133,19 @@ def _postgres_pss_mb(data_dir: Path) -> float:
     return float("nan")
 
 
+async def _setup(send, tries: int = 4) -> httpx.Response:
+    """A setup request, retried as the API asks on a 503 (Retry-After): the soak's errors are
+    counted under load, not while its hub is being filled."""
+    for attempt in range(tries):
+        r = await send()
+        if r.status_code != 503 or attempt == tries - 1:
+            break
+        log(f"[soak] setup: {r.status_code} {r.text[:200]}; retrying after {r.headers.get('retry-after', '1')} s")
+        await asyncio.sleep(float(r.headers.get("retry-after", "1")))
+    r.raise_for_status()
+    return r
+
+
 async def _soak(url: str, pid: int, data_dir: Path, seconds: float) -> dict:
     stats, written, shared = Stats(), {}, []
     limits = httpx.Limits(max_connections=CLIENTS * 2)
@@ -143,17 +156,15 @@ async def _soak(url: str, pid: int, data_dir: Path, seconds: float) -> dict:
         seeded = []
         for i in range(30):  # something to recall and read from the first second
             title, sections = _doc(rng, f"seed-{i}")
-            r = await http.post("/api/docs", json={"hub": "soak", "title": title, "markdown": "".join(sections)},
-                                headers=auth)
-            r.raise_for_status()
+            r = await _setup(lambda title=title, sections=sections: http.post(
+                "/api/docs", json={"hub": "soak", "title": title, "markdown": "".join(sections)}, headers=auth))
             written[r.json()["id"]] = {"token": r.json()["edit_token"], "sections": sections}
             seeded.append(r.json()["id"])
         shared.extend(seeded)
         for b in range(3):
-            r = await http.post("/api/bundles", headers=auth, json={
-                "hub": "soak", "title": f"Bundle {WORDS[b]}", "description": _sentence(rng),
-                "doc_ids": seeded[b * 10:(b + 1) * 10]})
-            r.raise_for_status()
+            body = {"hub": "soak", "title": f"Bundle {WORDS[b]}", "description": _sentence(rng),
+                    "doc_ids": seeded[b * 10:(b + 1) * 10]}
+            await _setup(lambda body=body: http.post("/api/bundles", headers=auth, json=body))
         rss = [(0.0, _rss_mb(pid), _postgres_pss_mb(data_dir))]
         t0 = time.monotonic()
         deadline = t0 + seconds
