@@ -20,7 +20,6 @@ them (token-level recall@5 of the answering abstract, vector only, exact cosine)
 from __future__ import annotations
 
 import argparse
-import bisect
 import os
 from pathlib import Path
 
@@ -106,11 +105,8 @@ def scifact_docs(folder: Path, embedder, vectors: WindowVectors) -> list[list[st
         scores = qv @ matrix.T
         values = []
         for qi, qid in enumerate(qids):
-            ranked, seen = [], set()
-            for i in np.argsort(-scores[qi], kind="stable")[:200]:
-                if owner[i] not in seen:
-                    seen.add(owner[i])
-                    ranked.append(owner[i])
+            # a doc where its best chunk ranks
+            ranked = list(dict.fromkeys(owner[i] for i in np.argsort(-scores[qi], kind="stable")[:200]))
             values.append(ndcg(ranked, data.qrels[qid]))
         rows.append([name, f"{np.mean(values):.3f}"])
     return rows
@@ -120,7 +116,7 @@ def longdocs(folder: Path, embedder, vectors: WindowVectors, passages: int) -> l
     from memorywiki.server.indexing.indexer import chunk_text
     from memorywiki.server.store.chunks import chunks_of
 
-    from ..suite.longdocs import K, _token_starts, scifact, word_pieces
+    from ..suite.longdocs import K, _token_starts, locate, scifact, token_recall, word_pieces
 
     corpus = scifact(folder, passages)
     tokenizer = word_pieces()
@@ -128,8 +124,7 @@ def longdocs(folder: Path, embedder, vectors: WindowVectors, passages: int) -> l
     for d, (title, text) in enumerate(corpus.docs):
         cursor = 0
         for c in chunks_of(title, text, None):
-            start = text.find(c.markdown, max(0, cursor - len(c.markdown)))
-            start = text.find(c.markdown) if start < 0 else start
+            start = locate(text, c.markdown, cursor)
             cursor = start + len(c.markdown)
             texts.append(chunk_text(c.heading_path, c.markdown))
             spans.append((d, start, start + len(c.markdown)))
@@ -143,14 +138,7 @@ def longdocs(folder: Path, embedder, vectors: WindowVectors, passages: int) -> l
         recalls = []
         for qi, qid in enumerate(qids):
             got = [spans[i] for i in np.argsort(-scores[qi], kind="stable")[:K]]
-            total = covered = 0
-            for pid in corpus.queries[qid][1]:
-                d, a, b = corpus.spans[pid]
-                starts = doc_tokens[d]
-                for t in starts[bisect.bisect_left(starts, a):bisect.bisect_left(starts, b)]:
-                    total += 1
-                    covered += any(gd == d and ga <= t < gb for gd, ga, gb in got)
-            recalls.append(covered / total if total else 0.0)
+            recalls.append(token_recall(corpus, doc_tokens, corpus.queries[qid][1], got))
         rows.append([name, f"{np.mean(recalls):.3f}"])
     return rows
 

@@ -196,6 +196,27 @@ def _token_starts(tokenizer, text: str) -> list[int]:
     return [a for a, b in tokenizer.encode(text, add_special_tokens=False).offsets]
 
 
+def locate(text: str, piece: str, after: int) -> int:
+    """Where a chunk cut from `text` starts: searched from just before where the previous chunk
+    ended (pieces may overlap), else anywhere."""
+    start = text.find(piece, max(0, after - len(piece)))
+    return text.find(piece) if start < 0 else start
+
+
+def token_recall(corpus: Corpus, doc_tokens: list[list[int]], answers: list[str],
+                 got: list[tuple[int, int, int]]) -> float:
+    """The share of the answering passages' tokens (their start offsets) that lie inside the
+    returned chunks' spans (doc index, start, end)."""
+    total = covered = 0
+    for pid in answers:
+        d, a, b = corpus.spans[pid]
+        starts = doc_tokens[d]
+        for t in starts[bisect.bisect_left(starts, a):bisect.bisect_left(starts, b)]:
+            total += 1
+            covered += any(gd == d and ga <= t < gb for gd, ga, gb in got)
+    return covered / total if total else 0.0
+
+
 # --------------------------------------------------------------------------- one configuration
 
 
@@ -240,9 +261,7 @@ async def run_config(pg: Postgres, config: Config, corpus: Corpus, embedder, tok
         cursor: dict[str, int] = {}
         for r in rows:  # where each chunk lies in its doc's text (chunks are cut from it)
             text = corpus.docs[doc_index[r["doc_id"]]][1]
-            start = text.find(r["markdown"], max(0, cursor.get(r["doc_id"], 0) - len(r["markdown"])))
-            if start < 0:
-                start = text.find(r["markdown"])
+            start = locate(text, r["markdown"], cursor.get(r["doc_id"], 0))
             cursor[r["doc_id"]] = start + len(r["markdown"])
             spans[r["id"]] = (doc_index[r["doc_id"]], start, start + len(r["markdown"]))
             pieces = len(tokenizer.encode(f"{r['heading_path']}\n\n{r['markdown']}", add_special_tokens=False).ids)
@@ -262,14 +281,7 @@ async def run_config(pg: Postgres, config: Config, corpus: Corpus, embedder, tok
                     found = await recall.recall_chunks(conn, hub_id=hub, question=question, k=K, qvec=qvecs[qid],
                                                        dim=len(qvecs[qid]), hybrid=mode == "hybrid", k1=1.2, b=0.75)
                     got = [spans[f["chunk_id"]] for f in found if f["chunk_id"] in spans]
-                    total = covered = 0
-                    for pid in answers:
-                        d, a, b = corpus.spans[pid]
-                        starts = doc_tokens[d]
-                        for t in starts[bisect.bisect_left(starts, a):bisect.bisect_left(starts, b)]:
-                            total += 1
-                            covered += any(gd == d and ga <= t < gb for gd, ga, gb in got)
-                    recalls.append(covered / total if total else 0.0)
+                    recalls.append(token_recall(corpus, doc_tokens, answers, got))
                     tokens.append(sum(cost.get(f["chunk_id"], 0) for f in found))
                 out.recall[mode] = sum(recalls) / len(recalls)
                 out.tokens[mode] = sum(tokens) / len(tokens)
