@@ -85,13 +85,16 @@ async def _plan_doc(conn, doc_id: str) -> DocPlan | dict[str, Any] | None:
 # transaction back. Ours is safe to run again, and failing it would leave the doc claimed
 # (owed but untouched) until its lease ran out.
 RETRIES = 3
+# What PostgreSQL raises for those (psycopg makes each its own OperationalError, not a subclass
+# of another): the worker lets a doc's claim go on them rather than wait out an outage.
+LOCK_CONFLICTS = (pg_errors.DeadlockDetected, pg_errors.SerializationFailure, pg_errors.TransactionRollback)
 
 
 async def _retrying(work):
     for attempt in range(RETRIES):
         try:
             return await work()
-        except (pg_errors.DeadlockDetected, pg_errors.SerializationFailure, pg_errors.TransactionRollback):
+        except LOCK_CONFLICTS:
             if attempt == RETRIES - 1:
                 raise
             log.info("indexing transaction rolled back by a lock conflict; running it again")

@@ -23,7 +23,7 @@ from ..curation.worker import make_curator, start_curator
 from ..embedding.base import Embedder, EmbedderError
 from ..embedding.factory import make_embedder
 from .edges import settle_graph
-from .indexer import claim_owed, index_bundle, index_docs, release_with_error
+from .indexer import LOCK_CONFLICTS, claim_owed, index_bundle, index_docs, release_with_error
 from .loop import OwedWork
 from .rechunker import Rechunker
 from ..store.chunks import rechunk_stale
@@ -105,7 +105,7 @@ class Worker(OwedWork):
             # the claims lapse when the next try is due, for this worker or another
             await release_with_error(self.db, doc_ids, bundle_ids, str(exc), self.lease())
             raise
-        except (psycopg.errors.DeadlockDetected, psycopg.errors.TransactionRollback) as exc:
+        except LOCK_CONFLICTS as exc:
             # a lock conflict, not an outage: let the claims go so the work is retried soon
             await release_with_error(self.db, doc_ids, bundle_ids, repr(exc), self.retry_seconds)
             raise
