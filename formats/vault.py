@@ -18,7 +18,7 @@ import os
 import posixpath
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -168,22 +168,19 @@ def _page_text(root: Path, path: str, exported: bool, all_drafts: bool = False) 
         meta = fields.get("meta") if isinstance(fields.get("meta"), dict) else {}
         source = fields.get("source") if isinstance(fields.get("source"), str) else None
         password = None
-        try:
-            dates = export_dates(fields)
-        except FormatError:
-            dates = {}  # scan names it and stops the import before anything is saved
     else:
-        dates = {}
         meta = {k: v for k, v in fields.items() if k not in PRIVATE_FIELDS and k != "title"}
         meta.setdefault("file_name", path)
         source = "markdown"
         password = fields.get("password") if isinstance(fields.get("password"), str) and fields["password"] else None
-    return PageText(_title(fields, path), parsed.body, source, meta, privacy, password, dates), fields
+    return PageText(_title(fields, path), parsed.body, source, meta, privacy, password), fields
 
 
 def read_page(folder: Folder, page: PageFile, *, all_drafts: bool = False) -> PageText:
-    """What to save for one page file, read again now (FormatError if it no longer can be)."""
-    return _page_text(folder.root, page.path, folder.exported, all_drafts)[0]
+    """What to save for one page file, read again now (FormatError if it no longer can be);
+    an export's page with the dates it had (scan has checked them)."""
+    text, fields = _page_text(folder.root, page.path, folder.exported, all_drafts)
+    return replace(text, dates=export_dates(fields)) if folder.exported else text
 
 
 def scan(root: Path, progress: Callable[[int], None] = lambda done: None) -> Folder:
