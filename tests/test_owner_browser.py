@@ -12,7 +12,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import tempfile
 import zipfile
 from dataclasses import replace
 from pathlib import Path
@@ -25,9 +24,6 @@ from tests.test_web_browser import Tab, tab  # noqa: F401  (tab: the fixture, sh
 
 pytestmark = pytest.mark.slow
 
-# The docs' screenshots are written only when asked (MEMORYWIKI_SCREENSHOTS=docs/screenshots),
-# so a test run leaves the checkout as it found it; otherwise they go to a temp folder.
-SCREENSHOTS = Path(os.environ.get("MEMORYWIKI_SCREENSHOTS") or tempfile.mkdtemp(prefix="mw-screenshots-"))
 FIXTURES = Path(__file__).parent / "data" / "fixtures"
 AUTOSAVE = 1.0
 
@@ -130,7 +126,16 @@ def test_claim_a_hub_then_sign_in_elsewhere_with_the_link_or_the_token_and_sign_
     by_token.page.locator("[data-mw-owner]").wait_for()
 
 
-def test_the_owner_sees_every_page_deletes_undeletes_and_sets_the_hub(tab, live_server):
+@pytest.fixture
+def screenshots(tmp_path) -> Path:
+    """Where the docs' screenshots go: docs/screenshots only when asked
+    (MEMORYWIKI_SCREENSHOTS=docs/screenshots), so a test run leaves the checkout as it found it."""
+    folder = Path(os.environ.get("MEMORYWIKI_SCREENSHOTS") or tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def test_the_owner_sees_every_page_deletes_undeletes_and_sets_the_hub(tab, live_server, screenshots):
     hub = make_hub(live_server, "notes", {
         "Reading list": {}, "Half-written essay": {"is_draft": True}, "Diary": {"password": "pw"},
         "Team plan": {"allowed_emails": ["ann@example.com", "bob@example.com"]}})
@@ -156,8 +161,7 @@ def test_the_owner_sees_every_page_deletes_undeletes_and_sets_the_hub(tab, live_
         t.page.get_by_role("button", name="Delete Half-written essay").click()
     trash = t.page.locator("section.trash")
     assert "Half-written essay" in titles(trash) and "Half-written essay" not in titles(pages)
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    t.page.screenshot(path=str(SCREENSHOTS / "owner-hub.png"), full_page=True)
+    t.page.screenshot(path=str(screenshots / "owner-hub.png"), full_page=True)
     assert httpx.get(f"{live_server.url}/api/hub/notes/trash", headers=hub["owner"]).json()["docs"][0]["id"] == \
         hub["ids"]["Half-written essay"]
     with t.page.expect_navigation():
@@ -187,7 +191,7 @@ def test_a_new_page_in_the_hub_needs_no_token_when_signed_in(tab, live_server):
     assert [d["title"] for d in listing["docs"]] == ["Fresh idea"]
 
 
-def test_a_bundle_made_and_reordered_in_the_editor(tab, live_server):
+def test_a_bundle_made_and_reordered_in_the_editor(tab, live_server, screenshots):
     hub = make_hub(live_server, "pg", {"Vacuum": {}, "Indexes": {}, "Private notes": {"is_draft": True}})
     t = signed_in(tab, hub)
     t.page.get_by_role("link", name="New bundle").click()
@@ -207,8 +211,7 @@ def test_a_bundle_made_and_reordered_in_the_editor(tab, live_server):
     assert t.page.url == f"{live_server.url}/b/{bundle_id}/edit"
     raw = httpx.get(f"{live_server.url}/b/{bundle_id}.md").text
     assert "1. [Vacuum]" in raw and "2. [Indexes]" in raw and "Private notes" not in raw  # private stays out
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    t.page.screenshot(path=str(SCREENSHOTS / "bundle-editor.png"), full_page=True)
+    t.page.screenshot(path=str(screenshots / "bundle-editor.png"), full_page=True)
 
     t.page.reload()  # the saved order, the private member included, is what the editor shows
     assert [m.strip() for m in members.locator(".member-title").all_inner_texts()] == ["Vacuum", "Private notes", "Indexes"]
