@@ -22,9 +22,10 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from memorywiki.formats.storable import drop_unstorable
 
@@ -212,7 +213,7 @@ def demote_headings(text: str, min_level: int = 4) -> str:
             marker = m.group(1)
             if fence is None:
                 fence = marker
-            elif marker[0] == fence[0] and len(marker) >= len(fence) and not line.strip()[len(marker):].strip():
+            elif marker[0] == fence[0] and len(marker) >= len(fence) and not line.strip()[len(marker) :].strip():
                 fence = None
             out.append(line)
             continue
@@ -307,7 +308,7 @@ def transcript_to_markdown(
 def iter_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
     """Yield (line_index, object) for each well-formed JSON object line; skip the rest.
     Reads line by line, so memory stays bounded by the longest line."""
-    with open(path, "r", encoding="utf-8", errors="replace") as fh:
+    with open(path, encoding="utf-8", errors="replace") as fh:
         for idx, line in enumerate(fh):
             if not line.strip():
                 continue
@@ -342,7 +343,7 @@ def git_branch_of(directory: Path) -> str | None:
             except OSError:
                 return None
             if ref.startswith("ref: refs/heads/"):
-                return ref[len("ref: refs/heads/"):]
+                return ref[len("ref: refs/heads/") :]
             return None
     return None
 

@@ -22,8 +22,13 @@ class Tool:
 REGISTRY: dict[str, Tool] = {
     t.name: t
     for t in (
-        Tool("claude-code", "Claude Code", ("cc", "claude", "claude_code", "claudecode"),
-             "memorywiki.adapters.claude_code.reader", mcp_client=True),
+        Tool(
+            "claude-code",
+            "Claude Code",
+            ("cc", "claude", "claude_code", "claudecode"),
+            "memorywiki.adapters.claude_code.reader",
+            mcp_client=True,
+        ),
         Tool("cursor", "Cursor", (), "memorywiki.adapters.cursor.reader", mcp_client=True),
         Tool("codex", "Codex CLI", ("codex-cli", "codex_cli"), "memorywiki.adapters.codex.reader", mcp_client=True),
         Tool("aider", "Aider", ("aider-chat",), "memorywiki.adapters.aider.reader", mcp_client=False),

@@ -37,49 +37,93 @@ REQUIRE = {"beir": ("dataset", require_beir), "locomo": ("locomo", require_locom
 def _sections_help() -> str:
     width = max(len(section.name) for section in SECTIONS)
     lines = ["sections (* runs in `all`; the others take their own arguments, see NAME --help):"]
-    lines += [f"  {section.name:<{width}} {'*' if section.runs_in_all else ' '} {section.summary}"
-              for section in SECTIONS]
+    lines += [
+        f"  {section.name:<{width}} {'*' if section.runs_in_all else ' '} {section.summary}" for section in SECTIONS
+    ]
     lines.append(f"  {'report':<{width}}   rewrite bench/results/README.md, the index of the results")
     return "\n".join(lines)
 
 
 def parse(argv: list[str] | None = None) -> tuple[str, Options]:
-    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__, epilog=_sections_help(),
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("section", choices=("all", *IN_ALL, "report"), metavar="SECTION",
-                        help="all, report, or a section below")
-    parser.add_argument("--dataset", type=Path, default=SHARED_DATA / "scifact",
-                        help="BEIR-layout folder: corpus.jsonl, queries*.jsonl, qrels/test.tsv")
-    parser.add_argument("--locomo", type=Path, default=SHARED_DATA / "locomo",
-                        help="folder with locomo10.json and locomo10_qa_normalized.jsonl")
+    parser = argparse.ArgumentParser(
+        prog="python -m bench",
+        description=__doc__,
+        epilog=_sections_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "section", choices=("all", *IN_ALL, "report"), metavar="SECTION", help="all, report, or a section below"
+    )
+    parser.add_argument(
+        "--dataset",
+        type=Path,
+        default=SHARED_DATA / "scifact",
+        help="BEIR-layout folder: corpus.jsonl, queries*.jsonl, qrels/test.tsv",
+    )
+    parser.add_argument(
+        "--locomo",
+        type=Path,
+        default=SHARED_DATA / "locomo",
+        help="folder with locomo10.json and locomo10_qa_normalized.jsonl",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS, help="where the .md and .png results go")
-    parser.add_argument("--pg-dir", type=Path, default=CACHE / "pg",
-                        help="embedded PostgreSQL folder when DATABASE_URL is not set")
+    parser.add_argument(
+        "--pg-dir", type=Path, default=CACHE / "pg", help="embedded PostgreSQL folder when DATABASE_URL is not set"
+    )
     parser.add_argument("--large", action="store_true", help="latency: add the 1M-chunk hub")
     parser.add_argument("--smoke", action="store_true", help="tiny, fast run of each section (CI)")
     parser.add_argument("--requests", type=int, default=None, help="latency: requests per configuration")
-    parser.add_argument("--locomo-window", type=int, default=0,
-                        help="locomo: 0 = as a chat import (default: the chat renderer, conversation chunks);"
-                             " N >= 1 = the earlier layouts, N turns per section")
-    parser.add_argument("--build-only", action="store_true", help="latency: build (and cache) the hubs, measure nothing")
+    parser.add_argument(
+        "--locomo-window",
+        type=int,
+        default=0,
+        help="locomo: 0 = as a chat import (default: the chat renderer, conversation chunks);"
+        " N >= 1 = the earlier layouts, N turns per section",
+    )
+    parser.add_argument(
+        "--build-only", action="store_true", help="latency: build (and cache) the hubs, measure nothing"
+    )
     parser.add_argument("--sizes", type=str, default=None, help="latency: hub sizes, e.g. 1000,10000")
     parser.add_argument("--soak-seconds", type=float, default=None, help="soak: how long the load runs (default 600)")
-    parser.add_argument("--baseline", type=str, default=None, metavar="REF",
-                        help="latency, underload: a commit of this repository whose server gives 'before' rows "
-                             "(default: none)")
-    parser.add_argument("--embed-cache", type=Path, default=None,
-                        help="quality/locomo: reuse vectors of texts embedded before (bench/embcache.py); "
-                             "indexing times then do not measure embedding")
+    parser.add_argument(
+        "--baseline",
+        type=str,
+        default=None,
+        metavar="REF",
+        help="latency, underload: a commit of this repository whose server gives 'before' rows (default: none)",
+    )
+    parser.add_argument(
+        "--embed-cache",
+        type=Path,
+        default=None,
+        help="quality/locomo: reuse vectors of texts embedded before (bench/embcache.py); "
+        "indexing times then do not measure embedding",
+    )
     args = parser.parse_args(argv)
-    opts = Options(dataset=args.dataset, locomo=args.locomo, out=args.out, smoke=args.smoke, large=args.large,
-                   pg_dir=args.pg_dir, requests=args.requests,
-                   sizes=[int(x) for x in args.sizes.split(",")] if args.sizes else None,
-                   extra={"build_only": args.build_only, "locomo_window": args.locomo_window,
-                          "soak_seconds": args.soak_seconds, "baseline": args.baseline, "embed_cache": args.embed_cache},
-                   command="python -m bench " + " ".join(argv if argv is not None else sys.argv[1:]))
+    opts = Options(
+        dataset=args.dataset,
+        locomo=args.locomo,
+        out=args.out,
+        smoke=args.smoke,
+        large=args.large,
+        pg_dir=args.pg_dir,
+        requests=args.requests,
+        sizes=[int(x) for x in args.sizes.split(",")] if args.sizes else None,
+        extra={
+            "build_only": args.build_only,
+            "locomo_window": args.locomo_window,
+            "soak_seconds": args.soak_seconds,
+            "baseline": args.baseline,
+            "embed_cache": args.embed_cache,
+        },
+        command="python -m bench " + " ".join(argv if argv is not None else sys.argv[1:]),
+    )
     if args.baseline and not is_commit(args.baseline):
-        parser.exit(2, f"bench: --baseline {args.baseline} is not a commit of this repository "
-                       "(a tag, branch or sha that `git rev-parse` knows here)\n")
+        parser.exit(
+            2,
+            f"bench: --baseline {args.baseline} is not a commit of this repository "
+            "(a tag, branch or sha that `git rev-parse` knows here)\n",
+        )
     return args.section, opts
 
 

@@ -21,20 +21,32 @@ PACKAGES = ("server", "client", "formats", "cli", "skill", "adapters")
 
 def is_commit(ref: str) -> bool:
     """Whether `ref` names a commit of this checkout's repository."""
-    return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--quiet", "--verify", f"{ref}^{{commit}}"],
-                          capture_output=True).returncode == 0
+    return (
+        subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--quiet", "--verify", f"{ref}^{{commit}}"], capture_output=True
+        ).returncode
+        == 0
+    )
 
 
 def baseline_env(ref: str) -> dict[str, str]:
-    sha = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--verify", f"{ref}^{{commit}}"],
-                         capture_output=True, text=True, check=True).stdout.strip()
+    sha = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--verify", f"{ref}^{{commit}}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     target = CACHE / f"baseline-{sha[:12]}"
     package = target / "memorywiki"
     if not (package / "server" / "app.py").exists():
-        listed = subprocess.run(["git", "-C", str(ROOT), "ls-tree", "--name-only", sha], capture_output=True,
-                                text=True, check=True).stdout.split()
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", sha,
-                                  *[p for p in PACKAGES if p in listed]], capture_output=True, check=True).stdout
+        listed = subprocess.run(
+            ["git", "-C", str(ROOT), "ls-tree", "--name-only", sha], capture_output=True, text=True, check=True
+        ).stdout.split()
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", "--format=tar", sha, *[p for p in PACKAGES if p in listed]],
+            capture_output=True,
+            check=True,
+        ).stdout
         package.mkdir(parents=True, exist_ok=True)
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(package, filter="data")
@@ -67,6 +79,10 @@ def functions_differ(env: dict[str, str]) -> bool:
 
 def describe(ref: str) -> str:
     """`v0.3.0 (d3faee3)`: how the tables name the baseline."""
-    sha = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", f"{ref}^{{commit}}"],
-                         capture_output=True, text=True, check=True).stdout.strip()
+    sha = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", f"{ref}^{{commit}}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     return ref if ref.startswith(sha) else f"{ref} ({sha})"

@@ -33,6 +33,7 @@ CACHE = ROOT / "bench" / ".cache"
 
 # --------------------------------------------------------------------------- options
 
+
 @dataclass
 class Options:
     dataset: Path = SHARED_DATA / "scifact"
@@ -49,6 +50,7 @@ class Options:
 
 # --------------------------------------------------------------------------- missing data
 
+
 class MissingData(Exception):
     """A dataset a benchmark needs is not there; the message says where to get it."""
 
@@ -63,34 +65,50 @@ LOCOMO_SOURCE = (
     "LoCoMo (Maharana et al., ACL 2024; CC BY-NC 4.0): locomo10.json as released at\n"
     "  https://github.com/snap-research/locomo (data/locomo10.json)\n"
     "and locomo10_qa_normalized.jsonl, its QA pairs one a line with the evidence ids cleaned up\n"
-    "(\"D8:6; D9:17\" split, D:11:26 -> D11:26, D30:05 -> D30:5), from the project's data folder."
+    '("D8:6; D9:17" split, D:11:26 -> D11:26, D30:05 -> D30:5), from the project\'s data folder.'
 )
-WHERE = ("Point the benchmark at the folder with --dataset / --locomo, or set MEMORYWIKI_BENCH_DATA\n"
-         "to a folder holding scifact/ and locomo/ (default: {default}).")
+WHERE = (
+    "Point the benchmark at the folder with --dataset / --locomo, or set MEMORYWIKI_BENCH_DATA\n"
+    "to a folder holding scifact/ and locomo/ (default: {default})."
+)
 
 
 def _require(folder: Path, needed: dict[str, bool], name: str, source: str) -> None:
     missing = [label for label, present in needed.items() if not present]
     if missing:
-        raise MissingData(f"bench: {name} is not in {folder} (missing {', '.join(missing)}).\n{source}\n"
-                          + WHERE.format(default=ROOT.parent / "shared" / "data"))
+        raise MissingData(
+            f"bench: {name} is not in {folder} (missing {', '.join(missing)}).\n{source}\n"
+            + WHERE.format(default=ROOT.parent / "shared" / "data")
+        )
 
 
 def require_beir(folder: Path, name: str = "the BEIR dataset") -> None:
     """Raise MissingData unless `folder` holds a BEIR-layout dataset (see load_beir)."""
     folder = Path(folder)
-    _require(folder, {"corpus.jsonl": (folder / "corpus.jsonl").is_file(),
-                      "queries*.jsonl": folder.is_dir() and any(folder.glob("queries*.jsonl")),
-                      "qrels/test.tsv": (folder / "qrels" / "test.tsv").is_file()}, name, SCIFACT_SOURCE)
+    _require(
+        folder,
+        {
+            "corpus.jsonl": (folder / "corpus.jsonl").is_file(),
+            "queries*.jsonl": folder.is_dir() and any(folder.glob("queries*.jsonl")),
+            "qrels/test.tsv": (folder / "qrels" / "test.tsv").is_file(),
+        },
+        name,
+        SCIFACT_SOURCE,
+    )
 
 
 def require_locomo(folder: Path) -> None:
     folder = Path(folder)
-    _require(folder, {name: (folder / name).is_file() for name in ("locomo10.json", "locomo10_qa_normalized.jsonl")},
-             "LoCoMo", LOCOMO_SOURCE)
+    _require(
+        folder,
+        {name: (folder / name).is_file() for name in ("locomo10.json", "locomo10_qa_normalized.jsonl")},
+        "LoCoMo",
+        LOCOMO_SOURCE,
+    )
 
 
 # --------------------------------------------------------------------------- BEIR data
+
 
 @dataclass
 class Beir:
@@ -148,7 +166,7 @@ def synthetic_chunks(corpus: list[dict], n: int, seed: int = 7) -> list[tuple[st
             words = rng.choice(sentences).split()
             span = max(3, int(len(words) * rng.uniform(0.5, 1.0)))
             start = rng.randint(0, len(words) - span)
-            words = words[start:start + span]
+            words = words[start : start + span]
             words = [rng.choice(vocab) if rng.random() < 0.1 else w for w in words]
             parts.append(" ".join(words))
         out.append((f"syn{i}", title, ". ".join(parts) + "."))
@@ -163,13 +181,13 @@ def run_bm25s(corpus: list[dict], queries: dict[str, str], k1: float, b: float, 
 
     stemmer = Stemmer.Stemmer("english")
     ids = [d["_id"] for d in corpus]
-    toks = bm25s.tokenize([d["title"] + " " + d["text"] for d in corpus], stopwords="en",
-                          stemmer=stemmer, show_progress=False)
+    toks = bm25s.tokenize(
+        [d["title"] + " " + d["text"] for d in corpus], stopwords="en", stemmer=stemmer, show_progress=False
+    )
     model = bm25s.BM25(k1=k1, b=b)
     model.index(toks, show_progress=False)
     qids = list(queries)
-    qt = bm25s.tokenize([queries[q] for q in qids], stopwords="en", stemmer=stemmer,
-                        show_progress=False)
+    qt = bm25s.tokenize([queries[q] for q in qids], stopwords="en", stemmer=stemmer, show_progress=False)
     docs, scores = model.retrieve(qt, k=k, show_progress=False, n_threads=1)
     run = {}
     for i, qid in enumerate(qids):
@@ -178,6 +196,7 @@ def run_bm25s(corpus: list[dict], queries: dict[str, str], k1: float, b: float, 
 
 
 # --------------------------------------------------------------------------- PostgreSQL
+
 
 class Postgres:
     """DATABASE_URL's cluster when set, else an embedded PostgreSQL under `folder`."""
@@ -194,7 +213,9 @@ class Postgres:
             from memorywiki.server.store.embedded import size_shared_buffers
 
             # as the server sizes its embedded cluster (the same setting: auto, keep or a size)
-            size_shared_buffers(self._pg, os.environ.get("MEMORYWIKI_PG_SHARED_BUFFERS", "auto").strip().lower() or "auto")
+            size_shared_buffers(
+                self._pg, os.environ.get("MEMORYWIKI_PG_SHARED_BUFFERS", "auto").strip().lower() or "auto"
+            )
             self.url = self._pg.get_uri("postgres")
 
     def db_url(self, name: str) -> str:
@@ -210,9 +231,9 @@ class Postgres:
             conn.execute(f'CREATE DATABASE "{name}"')
         url = self.db_url(name)
         if migrate:
-            from memorywiki.server.store.migrate import migrate as run_migrations
-
             import concurrent.futures
+
+            from memorywiki.server.store.migrate import migrate as run_migrations
 
             with concurrent.futures.ThreadPoolExecutor(1) as pool:  # callable inside an event loop too
                 pool.submit(asyncio.run, run_migrations(url)).result()
@@ -229,6 +250,7 @@ class Postgres:
 
 
 # --------------------------------------------------------------------------- processes
+
 
 def process_cpu_s(pid: int) -> float:
     """CPU seconds (user + system) a live process has used; 0 when it is gone."""
@@ -265,19 +287,32 @@ def embedder_env() -> dict[str, str]:
 class Proc:
     """A server (`serve`) or worker (`worker`) subprocess of bench.proc."""
 
-    def __init__(self, role: str, database_url: str, log_dir: Path, *, embedder: str | None = None,
-                 worker: str = "inprocess", counts: Path | None = None, extra_env: dict | None = None):
+    def __init__(
+        self,
+        role: str,
+        database_url: str,
+        log_dir: Path,
+        *,
+        embedder: str | None = None,
+        worker: str = "inprocess",
+        counts: Path | None = None,
+        extra_env: dict | None = None,
+    ):
         self.role = role
         self.port = free_port() if role == "serve" else None
         self.url = f"http://127.0.0.1:{self.port}" if self.port else None
         env = dict(os.environ)
         env.update(embedder_env())
-        env.update({
-            "DATABASE_URL": database_url,
-            "MEMORYWIKI_WORKER": worker,
-            "MEMORYWIKI_PUBLIC_URL": self.url or "http://127.0.0.1",
-            "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
-        })
+        env.update(
+            {
+                "DATABASE_URL": database_url,
+                "MEMORYWIKI_WORKER": worker,
+                "MEMORYWIKI_PUBLIC_URL": self.url or "http://127.0.0.1",
+                "HF_HUB_OFFLINE": "1",
+                "TRANSFORMERS_OFFLINE": "1",
+                "TOKENIZERS_PARALLELISM": "false",
+            }
+        )
         if embedder:
             env["MEMORYWIKI_EMBEDDER"] = embedder
         if counts:
@@ -293,8 +328,7 @@ class Proc:
             cmd += ["--port", str(self.port)]
         # bench/ is not installed: the child finds it in the checkout, wherever it was started
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
-        self.popen = subprocess.Popen(cmd, env=env, stdout=self._log, stderr=subprocess.STDOUT,
-                                      start_new_session=True)
+        self.popen = subprocess.Popen(cmd, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
         self.pid = self.popen.pid
         if role == "serve":
             self._wait_ready()
@@ -388,13 +422,14 @@ async def wait_indexed(client, timeout: float = 3600.0, settle: float = 0.0, pro
 
 # --------------------------------------------------------------------------- local embedder
 
+
 def make_bench_embedder(cached: bool = False):
     """The same embedder the server is configured with, for query vectors in SQL-floor runs.
     cached: answer from MEMORYWIKI_BENCH_EMBED_CACHE when set (never for latency figures)."""
     from memorywiki.server.config import Settings
     from memorywiki.server.embedding.factory import make_embedder
 
-    embedder = make_embedder(Settings.from_env(**{"embedder": embedder_env()["MEMORYWIKI_EMBEDDER"]}))
+    embedder = make_embedder(Settings.from_env(embedder=embedder_env()["MEMORYWIKI_EMBEDDER"]))
     folder = os.environ.get("MEMORYWIKI_BENCH_EMBED_CACHE")
     if cached and folder and embedder is not None:
         from .embcache import CachedEmbedder, VectorCache
@@ -404,6 +439,7 @@ def make_bench_embedder(cached: bool = False):
 
 
 # --------------------------------------------------------------------------- numbers and tables
+
 
 def pct(values: list[float], p: float) -> float:
     if not values:
@@ -449,14 +485,15 @@ def machine() -> dict[str, str]:
     except OSError:
         pass
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    return {"nproc": str(os.cpu_count()), "cpu": cpu, "ram": ram, "load": load,
-            "python": platform.python_version()}
+    return {"nproc": str(os.cpu_count()), "cpu": cpu, "ram": ram, "load": load, "python": platform.python_version()}
 
 
 def machine_line() -> str:
     m = machine()
-    return (f"Machine: {m['nproc']} CPUs ({m['cpu']}), {m['ram']} RAM, Python {m['python']}; "
-            f"load average at write time: {m['load']}.")
+    return (
+        f"Machine: {m['nproc']} CPUs ({m['cpu']}), {m['ram']} RAM, Python {m['python']}; "
+        f"load average at write time: {m['load']}."
+    )
 
 
 def write_result(opts: Options, name: str, text: str) -> Path:
@@ -471,6 +508,7 @@ def log(msg: str) -> None:
 
 
 # --------------------------------------------------------------------------- HTTP capture
+
 
 async def create_hub(client, slug: str) -> str:
     r = await client.post("/api/hubs", json={"slug": slug})

@@ -23,7 +23,7 @@ SCHEMA = "CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, vector BLOB 
 
 
 def _key(name: str, text: str) -> bytes:
-    return hashlib.sha256(f"{name}\0{text}".encode("utf-8")).digest()
+    return hashlib.sha256(f"{name}\0{text}".encode()).digest()
 
 
 class VectorCache:
@@ -50,18 +50,20 @@ class VectorCache:
         keys = [_key(name, t) for t in texts]
         found: dict[bytes, np.ndarray] = {}
         for i in range(0, len(keys), 500):
-            part = keys[i:i + 500]
-            rows = conn.execute(f"SELECT key, vector FROM vectors WHERE key IN ({','.join('?' * len(part))})",
-                                part).fetchall()
+            part = keys[i : i + 500]
+            rows = conn.execute(
+                f"SELECT key, vector FROM vectors WHERE key IN ({','.join('?' * len(part))})", part
+            ).fetchall()
             found.update((k, np.frombuffer(v, dtype=np.float32)) for k, v in rows)
         return [found.get(k) for k in keys]
 
     def put_many(self, name: str, texts: list[str], vectors) -> None:
         conn = self._conn()
         with conn:
-            conn.executemany("INSERT OR REPLACE INTO vectors (key, vector) VALUES (?, ?)",
-                             [(_key(name, t), np.asarray(v, dtype=np.float32).tobytes())
-                              for t, v in zip(texts, vectors)])
+            conn.executemany(
+                "INSERT OR REPLACE INTO vectors (key, vector) VALUES (?, ?)",
+                [(_key(name, t), np.asarray(v, dtype=np.float32).tobytes()) for t, v in zip(texts, vectors)],
+            )
 
 
 class CachedEmbedder:

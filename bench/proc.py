@@ -76,14 +76,11 @@ def counting(make, role: str):
 
 def serve(port: int) -> None:
     import uvicorn
-
     from memorywiki.server import app as app_module
     from memorywiki.server.config import Settings
 
-    app = app_module.create_app(Settings.from_env(),
-                                embedder_factory=counting(app_module.make_embedder, "server"))
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False,
-                lifespan="on")
+    app = app_module.create_app(Settings.from_env(), embedder_factory=counting(app_module.make_embedder, "server"))
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False, lifespan="on")
 
 
 def worker() -> None:

@@ -1,6 +1,6 @@
 """Tiny generated datasets in BEIR and LoCoMo layout, for --smoke runs and CI.
 
-    python -m bench.tiny OUT_DIR     # writes OUT_DIR/beir and OUT_DIR/locomo
+python -m bench.tiny OUT_DIR     # writes OUT_DIR/beir and OUT_DIR/locomo
 """
 
 from __future__ import annotations
@@ -32,7 +32,9 @@ def make_beir(folder: Path, docs_per_topic: int = 5, seed: int = 3) -> Path:
         vocab = words.split()
         for i in range(docs_per_topic):
             body = " ".join(rng.choice(vocab if rng.random() < 0.5 else FILLER) for _ in range(60))
-            corpus.append({"_id": f"{topic}-{i}", "title": f"{topic.title()} note {i}", "text": body.capitalize() + "."})
+            corpus.append(
+                {"_id": f"{topic}-{i}", "title": f"{topic.title()} note {i}", "text": body.capitalize() + "."}
+            )
         qid = f"q{t}"
         queries.append({"_id": qid, "text": f"what is known about {vocab[0]} {vocab[1]} and {vocab[2]}"})
         for i in range(2):
@@ -67,9 +69,18 @@ def make_locomo(folder: Path, conversations: int = 2, sessions: int = 2, turns: 
                     item["blip_caption"] = f"a photo of a {topic}"
                 items.append(item)
                 if t in (1, 4):
-                    qa.append({"sample_id": sid, "qa_index": len(qa), "question": f"What did they say about {topic}?",
-                               "answer": topic, "category": 1 + (t + s) % 4, "evidence": [f"D{s}:{t}"],
-                               "evidence_unresolved": [], "evidence_sessions": [s]})
+                    qa.append(
+                        {
+                            "sample_id": sid,
+                            "qa_index": len(qa),
+                            "question": f"What did they say about {topic}?",
+                            "answer": topic,
+                            "category": 1 + (t + s) % 4,
+                            "evidence": [f"D{s}:{t}"],
+                            "evidence_unresolved": [],
+                            "evidence_sessions": [s],
+                        }
+                    )
             conv[f"session_{s}"] = items
         samples.append({"sample_id": sid, "conversation": conv, "qa": []})
     (folder / "locomo10.json").write_text(json.dumps(samples))

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
-
 from memorywiki.client import Config
 from memorywiki.client.operations import Wiki
 
@@ -36,8 +35,9 @@ class State:
 
     def wiki(self, server: str | None = None) -> Wiki:
         """The operations' context for one command: the config and a client of the server."""
-        return Wiki.open(self.config, server or self.server_flag, source="cli",
-                         user_agent=f"memorywiki-cli/{package_version()}")
+        return Wiki.open(
+            self.config, server or self.server_flag, source="cli", user_agent=f"memorywiki-cli/{package_version()}"
+        )
 
 
 def state(ctx: typer.Context) -> State:
@@ -48,7 +48,7 @@ def state(ctx: typer.Context) -> State:
 
 
 ServerOpt = Annotated[
-    Optional[str],
+    str | None,
     typer.Option(
         "--url",
         "--server",
@@ -56,7 +56,7 @@ ServerOpt = Annotated[
         show_default=False,
     ),
 ]
-HubOpt = Annotated[Optional[str], typer.Option("--hub", help="Hub slug (default: the config's default hub).")]
+HubOpt = Annotated[str | None, typer.Option("--hub", help="Hub slug (default: the config's default hub).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the raw JSON response.")]
 
 

@@ -13,9 +13,8 @@ from typing import Annotated
 
 import typer
 import typer.core
-from typer.exceptions import Abort, Exit, TyperException
-
 from memorywiki.client import MemoryWikiError
+from typer.exceptions import Abort, Exit, TyperException
 
 from . import output
 from .commands import bundles, capture, config, curation, docs, export, hubs, imports, install, mcp, recall, server
@@ -40,10 +39,12 @@ class _Group(typer.core.TyperGroup):
         except UnicodeEncodeError as exc:
             # Python reads a non-UTF-8 byte of an argument or a file name as a lone surrogate,
             # which no request can carry: say where it is, before anything was sent.
-            near = exc.object[max(0, exc.start - 20):exc.end + 20]
+            near = exc.object[max(0, exc.start - 20) : exc.end + 20]
             shown = near.encode("utf-8", "backslashreplace").decode() if isinstance(near, str) else repr(near)
-            output.error(f"not valid UTF-8 text near '{shown}' (a byte your terminal or a file name did not "
-                         "encode as UTF-8); nothing was sent")
+            output.error(
+                f"not valid UTF-8 text near '{shown}' (a byte your terminal or a file name did not "
+                "encode as UTF-8); nothing was sent"
+            )
             raise Exit(1) from None
         except Exception as exc:  # never a traceback for the user
             if _debug():

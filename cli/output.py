@@ -67,7 +67,9 @@ def _url_line(c: Console, url: str | None) -> None:
 def render_hub(data: dict) -> None:
     c = console()
     slug = data.get("slug", "")
-    c.print(Text.assemble(("hub ", "dim"), (str(slug), "bold"), "  ", (str(data.get("url") or ""), "cyan")), soft_wrap=True)
+    c.print(
+        Text.assemble(("hub ", "dim"), (str(slug), "bold"), "  ", (str(data.get("url") or ""), "cyan")), soft_wrap=True
+    )
     docs = data.get("docs") or []
     bundles = data.get("bundles") or []
     c.print()
@@ -83,12 +85,17 @@ def render_hub(data: dict) -> None:
         c.print(Text("no docs yet", style="dim"))
     if bundles:
         c.print()
-        c.print(Text(f"{len(bundles)} bundle{'s' if len(bundles) != 1 else ''}", style="bold underline"), soft_wrap=True)
+        c.print(
+            Text(f"{len(bundles)} bundle{'s' if len(bundles) != 1 else ''}", style="bold underline"), soft_wrap=True
+        )
         for b in bundles:
             c.print(Text.assemble("  ", (" ".join(str(b.get("title") or "").split()), "bold")), soft_wrap=True)
             if b.get("description"):
                 c.print(Text("    " + snippet(b["description"], 200)), soft_wrap=True)
-            c.print(Text.assemble("    ", (str(b.get("id", "")), "dim"), "  ", (str(b.get("url") or ""), "cyan")), soft_wrap=True)
+            c.print(
+                Text.assemble("    ", (str(b.get("id", "")), "dim"), "  ", (str(b.get("url") or ""), "cyan")),
+                soft_wrap=True,
+            )
 
 
 def render_doc_lines(data: dict, *, visibility: bool = False) -> None:

@@ -17,13 +17,14 @@ def _explained(exc: ApiError, message: str) -> MemoryWikiError:
 
 def hub_token_hint(slug: str | None) -> str:
     hub = slug or "SLUG"
-    return (f"store its owner token with `memorywiki hub use {hub} --token TOKEN` "
-            "(or set MEMORYWIKI_TOKEN)")
+    return f"store its owner token with `memorywiki hub use {hub} --token TOKEN` (or set MEMORYWIKI_TOKEN)"
 
 
 def doc_token_hint(doc_id: str) -> str:
-    return (f"store the doc's edit token with `memorywiki config --set-token TOKEN --doc {doc_id}`, "
-            "or its hub's owner token with `memorywiki hub use SLUG --token TOKEN` (or set MEMORYWIKI_TOKEN)")
+    return (
+        f"store the doc's edit token with `memorywiki config --set-token TOKEN --doc {doc_id}`, "
+        "or its hub's owner token with `memorywiki hub use SLUG --token TOKEN` (or set MEMORYWIKI_TOKEN)"
+    )
 
 
 def explain_hub_refusal(exc: ApiError, cred: Credential, slug: str | None) -> MemoryWikiError:
@@ -40,12 +41,14 @@ def explain_doc_refusal(exc: ApiError, cred: Credential, doc_id: str) -> MemoryW
     if exc.code == UNAUTHORIZED and not cred.token:
         return _explained(exc, f"no token for doc {doc_id} is configured; {doc_token_hint(doc_id)}")
     if exc.code == FORBIDDEN and cred.guess:
-        return _explained(exc, f"no token for doc {doc_id} is configured ({cred.origin} does not cover it); "
-                               f"{doc_token_hint(doc_id)}")
+        return _explained(
+            exc, f"no token for doc {doc_id} is configured ({cred.origin} does not cover it); {doc_token_hint(doc_id)}"
+        )
     if exc.code == FORBIDDEN and cred.origin:
         return _explained(exc, f"{exc.message} (sent {cred.origin})")
     if exc.code == NOT_FOUND and not cred.token:
         # a private doc looks missing to a reader without a token
-        return _explained(exc, f"{exc.message} (no token for doc {doc_id} is configured; if it is private, "
-                               f"{doc_token_hint(doc_id)})")
+        return _explained(
+            exc, f"{exc.message} (no token for doc {doc_id} is configured; if it is private, {doc_token_hint(doc_id)})"
+        )
     return exc

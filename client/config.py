@@ -73,7 +73,7 @@ class Config:
     # ---- load / save -------------------------------------------------------------------
 
     @classmethod
-    def load(cls, path: Path | None = None) -> "Config":
+    def load(cls, path: Path | None = None) -> Config:
         path = path or config_path()
         try:
             raw = path.read_bytes()
@@ -139,7 +139,9 @@ class Config:
         if not hub:
             raise MemoryWikiError(
                 "no hub given: pass a hub slug, create one with `memorywiki hub create SLUG`, "
-                "or use one you hold the owner token of with `memorywiki hub use SLUG --token TOKEN`", NO_HUB)
+                "or use one you hold the owner token of with `memorywiki hub use SLUG --token TOKEN`",
+                NO_HUB,
+            )
         return hub
 
     def hub_credential(self, slug: str | None) -> Credential:

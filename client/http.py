@@ -8,11 +8,11 @@ the server's ``{"error": {"code", "message"}}``.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, BinaryIO, Callable, Iterator, Mapping
+from typing import Any, BinaryIO
 
 import httpx
-
 from memorywiki.formats.storable import first_unstorable
 
 from .errors import UNREACHABLE, ApiError, MemoryWikiError
@@ -26,9 +26,11 @@ def not_running_message(base_url: str, env: Mapping[str, str] = os.environ) -> s
     CODEX_SANDBOX_NETWORK_DISABLED=1) the server is usually fine and the sandbox is the cause:
     "start the server" would send the user the wrong way."""
     if env.get("CODEX_SANDBOX_NETWORK_DISABLED") == "1":
-        return (f"cannot reach the Memory.Wiki server at {base_url}: Codex's sandbox blocks network "
-                "access; allow it (network_access = true under [sandbox_workspace_write] in "
-                "~/.codex/config.toml) or approve running memorywiki outside the sandbox")
+        return (
+            f"cannot reach the Memory.Wiki server at {base_url}: Codex's sandbox blocks network "
+            "access; allow it (network_access = true under [sandbox_workspace_write] in "
+            "~/.codex/config.toml) or approve running memorywiki outside the sandbox"
+        )
     return f"Memory.Wiki server is not running at {base_url} — start it with `memorywiki serve`"
 
 
@@ -63,8 +65,10 @@ def _refuse_undecodable(body: Any) -> None:
     bad = first_unstorable(body) if body is not None else None
     if bad and bad.what != "NUL characters":
         shown = bad.text[:60].encode("utf-8", "backslashreplace").decode()
-        raise MemoryWikiError(f"'{bad.where}' is not valid UTF-8 text ('{shown}': a byte your terminal or a file "
-                              "did not encode as UTF-8); nothing was sent")
+        raise MemoryWikiError(
+            f"'{bad.where}' is not valid UTF-8 text ('{shown}': a byte your terminal or a file "
+            "did not encode as UTF-8); nothing was sent"
+        )
 
 
 class Client:
@@ -83,7 +87,7 @@ class Client:
     def close(self) -> None:
         self._http.close()
 
-    def __enter__(self) -> "Client":
+    def __enter__(self) -> Client:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -130,8 +134,15 @@ class Client:
         except httpx.HTTPError as exc:
             raise MemoryWikiError(f"request to {self.base_url} failed: {exc}", UNREACHABLE) from None
 
-    def download(self, path: str, out: BinaryIO, *, token: str | None = None, params: dict[str, Any] | None = None,
-                 progress: Callable[[int], None] = lambda done: None) -> int:
+    def download(
+        self,
+        path: str,
+        out: BinaryIO,
+        *,
+        token: str | None = None,
+        params: dict[str, Any] | None = None,
+        progress: Callable[[int], None] = lambda done: None,
+    ) -> int:
         """Stream a binary answer into `out`; the number of bytes written. Failures as request()'s."""
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         written = 0
@@ -210,15 +221,12 @@ class Client:
 
     def capture_file(self, filename: str, content: bytes, mime: str, fields: dict, token: str | None) -> dict:
         form = {k: str(v) for k, v in fields.items() if v is not None}
-        return self.json(
-            "POST", "/api/capture/file", data=form, files={"file": (filename, content, mime)}, token=token
-        )
+        return self.json("POST", "/api/capture/file", data=form, files={"file": (filename, content, mime)}, token=token)
 
     def recall(self, slug: str, body: dict, token: str | None = None) -> dict:
         return self.json("POST", f"/api/hub/{seg(slug)}/recall", json=body, token=token)
 
-    def raw(self, doc_id: str, token: str | None = None, access: str | None = None,
-            curation: bool = False) -> str:
+    def raw(self, doc_id: str, token: str | None = None, access: str | None = None, curation: bool = False) -> str:
         """The doc as markdown; without `curation`, as saved (no appended enrichment), so a
         pulled page can be edited and pushed back."""
         headers = {"X-Doc-Access": access} if access else None
@@ -244,8 +252,9 @@ class Client:
 
     def restore(self, doc_id: str, number: int, token: str | None, if_match: str | None = None) -> dict:
         headers = {"If-Match": if_match} if if_match is not None else None
-        return self.json("POST", f"/api/docs/{seg(doc_id)}/restore", json={"version": number}, token=token,
-                         headers=headers)
+        return self.json(
+            "POST", f"/api/docs/{seg(doc_id)}/restore", json={"version": number}, token=token, headers=headers
+        )
 
     def delete_doc(self, doc_id: str, token: str | None) -> dict:
         return self.json("DELETE", f"/api/docs/{seg(doc_id)}", token=token)
@@ -261,11 +270,23 @@ class Client:
 
     # ---- a hub as files ----------------------------------------------------------------
 
-    def export_hub(self, slug: str, out: BinaryIO, token: str | None, *, versions: bool = False,
-                   progress: Callable[[int], None] = lambda done: None) -> int:
+    def export_hub(
+        self,
+        slug: str,
+        out: BinaryIO,
+        token: str | None,
+        *,
+        versions: bool = False,
+        progress: Callable[[int], None] = lambda done: None,
+    ) -> int:
         """The hub's export zip (owner token), streamed into `out`."""
-        return self.download(f"/api/hub/{seg(slug)}/export", out, token=token,
-                             params={"versions": "1"} if versions else None, progress=progress)
+        return self.download(
+            f"/api/hub/{seg(slug)}/export",
+            out,
+            token=token,
+            params={"versions": "1"} if versions else None,
+            progress=progress,
+        )
 
     def lookup(self, slug: str, external_ids: list[str], token: str | None) -> dict:
         """Which of these importer ids already name a page of the hub."""
@@ -287,12 +308,12 @@ class Client:
         return self.json("GET", f"/api/hub/{seg(slug)}/suggestions", token=token)
 
     def accept_suggestion(self, slug: str, suggestion_id: str, body: dict, token: str | None) -> dict:
-        return self.json("POST", f"/api/hub/{seg(slug)}/suggestions/{seg(suggestion_id)}/accept", json=body,
-                         token=token)
+        return self.json(
+            "POST", f"/api/hub/{seg(slug)}/suggestions/{seg(suggestion_id)}/accept", json=body, token=token
+        )
 
     def dismiss_suggestion(self, slug: str, suggestion_id: str, token: str | None) -> dict:
-        return self.json("POST", f"/api/hub/{seg(slug)}/suggestions/{seg(suggestion_id)}/dismiss", json={},
-                         token=token)
+        return self.json("POST", f"/api/hub/{seg(slug)}/suggestions/{seg(suggestion_id)}/dismiss", json={}, token=token)
 
     def suggest_topic(self, slug: str, intent: str, k: int = 8, token: str | None = None) -> dict:
         return self.json("POST", "/api/bundles/suggest", json={"hub": slug, "intent": intent, "k": k}, token=token)

@@ -161,4 +161,4 @@ def strip_pulled_front_matter(text: str, doc_id: str) -> tuple[str, str | None]:
     if not isinstance(url, str) or url.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1] != doc_id:
         return text, None
     title = fields.get("title")
-    return text[m.end():], (title if isinstance(title, str) and title.strip() else None)
+    return text[m.end() :], (title if isinstance(title, str) and title.strip() else None)

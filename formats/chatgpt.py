@@ -16,7 +16,7 @@ _ROLE_NAMES = {"user": "User", "assistant": "Assistant"}
 def iso_time(ts: Any) -> str | None:
     if isinstance(ts, (int, float)) and ts > 0:
         try:
-            return _dt.datetime.fromtimestamp(ts, _dt.timezone.utc).isoformat()
+            return _dt.datetime.fromtimestamp(ts, _dt.UTC).isoformat()
         except (OverflowError, OSError, ValueError):
             return None
     if isinstance(ts, str) and ts:
@@ -122,7 +122,7 @@ def message_time(msg: dict) -> _dt.datetime | None:
     ts = msg.get("create_time") if isinstance(msg, dict) else None
     if isinstance(ts, (int, float)) and ts > 0:
         try:
-            return _dt.datetime.fromtimestamp(ts, _dt.timezone.utc)
+            return _dt.datetime.fromtimestamp(ts, _dt.UTC)
         except (OverflowError, OSError, ValueError):
             return None
     return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html as _html
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from .mdutil import render_turns
@@ -81,7 +81,10 @@ def message_text(msg: dict) -> str:
 
 
 def _only_tool_noise(content: list) -> bool:
-    return all(isinstance(b, dict) and b.get("type") in ("tool_result", "thinking", "redacted_thinking", "token_budget") for b in content)
+    return all(
+        isinstance(b, dict) and b.get("type") in ("tool_result", "thinking", "redacted_thinking", "token_budget")
+        for b in content
+    )
 
 
 def ordered_messages(conv: dict) -> list[dict]:
@@ -111,7 +114,7 @@ def message_time(msg: dict) -> datetime | None:
         when = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return when.astimezone(timezone.utc) if when.tzinfo else when
+    return when.astimezone(UTC) if when.tzinfo else when
 
 
 def render_conversation(conv: dict) -> tuple[str, str, dict]:

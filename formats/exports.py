@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 import zipfile
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
 
 import ijson
 
@@ -50,9 +50,7 @@ def _conversation_streams(path: Path, pattern: re.Pattern, limits: ZipLimits):
             if any("/" not in i.filename for i in wanted):
                 wanted = [i for i in wanted if "/" not in i.filename]
             if not wanted:
-                raise FormatError(
-                    "bad_archive", "No conversations.json found in this archive: is it a chat export?"
-                )
+                raise FormatError("bad_archive", "No conversations.json found in this archive: is it a chat export?")
             check_entries(wanted, limits)
 
             def opener(info):
@@ -234,7 +232,7 @@ def _count(backend, path, limits: ZipLimits) -> int:
 
 
 def export_kind(path) -> str | None:
-    """"chatgpt" / "claude" by peeking at the first conversation, or None."""
+    """ "chatgpt" / "claude" by peeking at the first conversation, or None."""
     try:
         with _conversation_streams(Path(path), _CHATGPT_ENTRY, EXPORT_LIMITS) as streams:
             for name, open_fn in streams:

@@ -16,8 +16,9 @@ import unicodedata
 MAX_NAME_BYTES = 120  # UTF-8 bytes of a stem: room for " (n)", ".versions/" and a long folder
 _REFUSED = re.compile(r'[\x00-\x1f\x7f<>:"/\\|?*#^\[\]]')
 _SPACES = re.compile(r"\s+")
-_DEVICES = frozenset({"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)),
-                      *(f"lpt{i}" for i in range(1, 10))})
+_DEVICES = frozenset(
+    {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))}
+)
 UNTITLED = "Untitled"
 
 

@@ -41,12 +41,12 @@ def split_front_matter(text: str) -> tuple[str | None, str]:
     closing = _CLOSE.search(text, opening.end())
     if closing is None:
         return None, text
-    body = text[closing.end():]
+    body = text[closing.end() :]
     if body.startswith("\r\n"):
         body = body[2:]
     elif body.startswith("\n"):
         body = body[1:]
-    return text[opening.end():closing.start()], body
+    return text[opening.end() : closing.start()], body
 
 
 def json_value(value: Any, budget: list[int] | None = None) -> Any:

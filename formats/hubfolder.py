@@ -66,34 +66,62 @@ def bundle_path(name: str) -> str:
 
 def page_file(doc: dict[str, Any], body: str) -> str:
     """A page's file: its front matter, then `body` (its markdown, links already relative)."""
-    return write_front_matter({
-        "title": doc["title"], "id": doc["id"], "external_id": doc.get("external_id"),
-        "visibility": visibility(doc["is_draft"], doc.get("password_hash"), doc.get("allowed_emails")),
-        "allowed_emails": list(doc.get("allowed_emails") or []) or None,
-        "password_hash": doc.get("password_hash"), "source": doc.get("source"),
-        "created": _when(doc["created_at"]), "updated": _when(doc["updated_at"]),
-        "meta": doc.get("meta") or None,
-    }) + body
+    return (
+        write_front_matter(
+            {
+                "title": doc["title"],
+                "id": doc["id"],
+                "external_id": doc.get("external_id"),
+                "visibility": visibility(doc["is_draft"], doc.get("password_hash"), doc.get("allowed_emails")),
+                "allowed_emails": list(doc.get("allowed_emails") or []) or None,
+                "password_hash": doc.get("password_hash"),
+                "source": doc.get("source"),
+                "created": _when(doc["created_at"]),
+                "updated": _when(doc["updated_at"]),
+                "meta": doc.get("meta") or None,
+            }
+        )
+        + body
+    )
 
 
 def version_file(version: dict[str, Any], body: str) -> str:
     """One earlier version of a page: how it was made, then its markdown."""
-    return write_front_matter({
-        "title": version["title"], "version": version["version"], "saved": _when(version["saved_at"]),
-        "saved_via": version.get("saved_via"), "saved_action": version.get("saved_action"),
-        "restored_from": version.get("restored_from"), "deleted": version.get("deleted") or None,
-        "source": version.get("source"), "meta": version.get("meta") or None,
-    }) + body
+    return (
+        write_front_matter(
+            {
+                "title": version["title"],
+                "version": version["version"],
+                "saved": _when(version["saved_at"]),
+                "saved_via": version.get("saved_via"),
+                "saved_action": version.get("saved_action"),
+                "restored_from": version.get("restored_from"),
+                "deleted": version.get("deleted") or None,
+                "source": version.get("source"),
+                "meta": version.get("meta") or None,
+            }
+        )
+        + body
+    )
 
 
 def bundle_file(bundle: dict[str, Any], members: list[tuple[str, str]]) -> str:
     """A bundle's file; `members`: (title, path from the bundle's folder) in reading order."""
     lines = [f"{i}. [{link_text(title)}]({href(path)})" for i, (title, path) in enumerate(members, 1)]
-    return write_front_matter({
-        "title": bundle["title"], "id": bundle["id"], "external_id": bundle.get("external_id"),
-        "description": bundle.get("description") or None,
-        "created": _when(bundle["created_at"]), "updated": _when(bundle["updated_at"]),
-    }) + "Reading order:\n\n" + "".join(f"{line}\n" for line in lines)
+    return (
+        write_front_matter(
+            {
+                "title": bundle["title"],
+                "id": bundle["id"],
+                "external_id": bundle.get("external_id"),
+                "description": bundle.get("description") or None,
+                "created": _when(bundle["created_at"]),
+                "updated": _when(bundle["updated_at"]),
+            }
+        )
+        + "Reading order:\n\n"
+        + "".join(f"{line}\n" for line in lines)
+    )
 
 
 @dataclass(frozen=True)
@@ -103,22 +131,33 @@ class IndexEntry:
     visibility: str | None = None  # pages only
 
 
-def index_file(hub: dict[str, Any], exported_at: Any, pages: list[IndexEntry], bundles: list[IndexEntry],
-               *, versions: bool) -> str:
+def index_file(
+    hub: dict[str, Any], exported_at: Any, pages: list[IndexEntry], bundles: list[IndexEntry], *, versions: bool
+) -> str:
     """The hub's index: what the folder is, then a link to every bundle and page."""
-    head = write_front_matter({
-        MARKER: FORMAT, "hub": hub["slug"], "url": hub.get("url"), "description": hub.get("description") or None,
-        "listed": bool(hub.get("listed")), "exported_at": _when(exported_at),
-        "pages": len(pages), "bundles": len(bundles), "versions": versions,
-    })
+    head = write_front_matter(
+        {
+            MARKER: FORMAT,
+            "hub": hub["slug"],
+            "url": hub.get("url"),
+            "description": hub.get("description") or None,
+            "listed": bool(hub.get("listed")),
+            "exported_at": _when(exported_at),
+            "pages": len(pages),
+            "bundles": len(bundles),
+            "versions": versions,
+        }
+    )
     lines = [f"# {hub['slug']}", ""]
     if hub.get("description"):
         lines += [f"> {' '.join(hub['description'].split())}", ""]
     if bundles:
         lines += ["## Bundles", ""] + [f"- [{link_text(b.title)}]({href(b.path)})" for b in bundles] + [""]
     lines += ["## Pages", ""]
-    lines += [f"- [{link_text(p.title)}]({href(p.path)})" + (f" · {p.visibility}" if p.visibility != "public" else "")
-              for p in pages]
+    lines += [
+        f"- [{link_text(p.title)}]({href(p.path)})" + (f" · {p.visibility}" if p.visibility != "public" else "")
+        for p in pages
+    ]
     return head + "\n".join(lines) + "\n"
 
 
@@ -195,8 +234,10 @@ def page_privacy(fields: dict[str, Any], *, exported: bool, all_drafts: bool = F
             privacy.is_draft = True
         elif shown == "password" and not hashed:
             privacy.is_draft = True
-            privacy.notes.append("password-protected, but no password hash came with it: imported as a draft; "
-                                 "give it a new password and publish it")
+            privacy.notes.append(
+                "password-protected, but no password hash came with it: imported as a draft; "
+                "give it a new password and publish it"
+            )
         elif shown == "people" and not emails:
             privacy.is_draft = True
             privacy.notes.append("shared with people, but no allowed_emails came with it: imported as a draft")
@@ -223,7 +264,7 @@ def import_key(fields: dict[str, Any], relative_path: str, *, exported: bool) ->
 
 def own_id(key: str) -> str | None:
     """The id an importer id of the form "memorywiki:<id>" names, else None."""
-    return key[len(OWN_ID):] if key.startswith(OWN_ID) else None
+    return key[len(OWN_ID) :] if key.startswith(OWN_ID) else None
 
 
 def parse_when(value: Any, name: str) -> datetime.datetime | None:
@@ -235,19 +276,23 @@ def parse_when(value: Any, name: str) -> datetime.datetime | None:
     try:
         when = datetime.datetime.fromisoformat(value.strip()) if isinstance(value, str) else None
         if when is not None:  # in UTC, as the database keeps it (years 1 to 9999 only)
-            utc = datetime.timezone.utc
+            utc = datetime.UTC
             when = when.astimezone(utc) if when.tzinfo is not None else when.replace(tzinfo=utc)
     except (ValueError, OverflowError):
         when = None
     if when is None:
-        raise FormatError("bad_date", f"{name!r} is not an ISO 8601 date of the years 1 to 9999 (such as "
-                                      "2024-03-01T09:30:00+00:00): "
-                                      f"{str(value)[:60]!r}")
+        raise FormatError(
+            "bad_date",
+            f"{name!r} is not an ISO 8601 date of the years 1 to 9999 (such as "
+            "2024-03-01T09:30:00+00:00): "
+            f"{str(value)[:60]!r}",
+        )
     return when
 
 
-def parse_dates(created: Any, updated: Any, names: tuple[str, str] = ("created", "updated")
-                ) -> tuple[datetime.datetime | None, datetime.datetime | None]:
+def parse_dates(
+    created: Any, updated: Any, names: tuple[str, str] = ("created", "updated")
+) -> tuple[datetime.datetime | None, datetime.datetime | None]:
     """(created, updated) as times (parse_when), once `created` is not after `updated`."""
     made, changed = parse_when(created, names[0]), parse_when(updated, names[1])
     if made is not None and changed is not None and made > changed:

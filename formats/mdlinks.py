@@ -9,9 +9,9 @@ found by markdown-it's parse, inline code spans by their backtick runs.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable
 from urllib.parse import quote, unquote
 
 from markdown_it import MarkdownIt
@@ -119,6 +119,7 @@ def rewrite_destinations(text: str, change: Callable[[str], str | None]) -> str:
 
 def destinations_in(part: str, change: Callable[[str], str | None]) -> str:
     """rewrite_destinations on a stretch of text already known to hold no code."""
+
     def one(m: re.Match) -> str:
         new = change(m.group(2))
         return m.group() if new is None else m.group(1) + new
@@ -155,7 +156,7 @@ class WikiLink:
 
 def parse_wiki_link(written: str) -> WikiLink:
     embed = written.startswith("!")
-    inner = written[3 if embed else 2:-2]
+    inner = written[3 if embed else 2 : -2]
     # inside a table the pipe is written escaped
     target, _, alias = inner.replace("\\|", "|").partition("|")
     target, _, heading = target.partition("#")
@@ -165,6 +166,7 @@ def parse_wiki_link(written: str) -> WikiLink:
 def wiki_links_in(part: str, change: Callable[[WikiLink], str | None]) -> str:
     """Each `[[wiki link]]` and `![[embed]]` of a stretch of text known to hold no code
     (see outside_code) replaced by `change(link)`, or kept as written when it answers None."""
+
     def one(m: re.Match) -> str:
         new = change(parse_wiki_link(m.group()))
         return m.group() if new is None else new

@@ -87,7 +87,7 @@ def leading_h1(markdown: str) -> tuple[str, str] | None:
     text = _SPACES.sub(" ", inline_text(tokens[1].children or [])).strip()
     if not text:
         return None
-    rest = lines[tokens[0].map[1]:]
+    rest = lines[tokens[0].map[1] :]
     while rest and not rest[0].strip():
         rest.pop(0)
     return text, "\n".join(rest)
@@ -126,7 +126,7 @@ def split_title(title: str | None, markdown: str) -> tuple[str | None, str]:
 def page_hash(title: str, markdown: str) -> str:
     """What identifies a page's text as saved (the server's source_hash): an unchanged hash
     means nothing to index again, and lets an importer see that a file is already saved."""
-    return hashlib.sha256(f"{title}\n{markdown}".encode("utf-8")).hexdigest()
+    return hashlib.sha256(f"{title}\n{markdown}".encode()).hexdigest()
 
 
 def shift_headings(text: str, by: int) -> str:
@@ -145,9 +145,9 @@ def shift_headings(text: str, by: int) -> str:
         if tok.markup.startswith("#"):
             line = lines[start]
             stripped = line.lstrip()
-            lines[start] = line[: len(line) - len(stripped)] + "#" * level + stripped[len(tok.markup):]
+            lines[start] = line[: len(line) - len(stripped)] + "#" * level + stripped[len(tok.markup) :]
         else:  # setext: the text lines, then the underline
-            name = " ".join(line.strip() for line in lines[start:end - 1])
+            name = " ".join(line.strip() for line in lines[start : end - 1])
             lines[start:end] = ["#" * level + " " + name]
     return "\n".join(lines)
 
@@ -160,19 +160,32 @@ def demote_headings(text: str, min_level: int = 3) -> str:
     """
     if "#" not in text:
         return text
-    levels = [int(t.tag[1]) for t in _md.parse(text)
-              if t.type == "heading_open" and t.level == 0 and t.markup.startswith("#")]
+    levels = [
+        int(t.tag[1]) for t in _md.parse(text) if t.type == "heading_open" and t.level == 0 and t.markup.startswith("#")
+    ]
     if not levels:
         return text
     return shift_headings(text, max(0, min_level - min(levels)))
 
 
-MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
-          "October", "November", "December")
+MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 
 
 def day_label(when: datetime) -> str:
-    """"8 May 2023": a day as people write it, and as their questions say it."""
+    """ "8 May 2023": a day as people write it, and as their questions say it."""
     return f"{when.day} {MONTHS[when.month - 1]} {when.year}"
 
 

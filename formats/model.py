@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 
 from .storable import strip_unstorable
 
-
 # Sources whose markdown is a conversation rendered by `mdutil.render_turns`: the server chunks
 # such a doc as windows of turns (server/indexing/chunker.py, chunk_conversation). "chat" is for any
 # other client that sends a conversation in that layout.
@@ -29,8 +28,9 @@ class Captured:
     def storable(self) -> Captured:
         """This capture with any NUL or broken surrogate dropped (a chat's stray byte, a PDF's
         odd glyph): the server refuses them in a request, and they must not cost the page."""
-        return Captured(*(strip_unstorable(v) for v in (self.title, self.markdown, self.source, self.meta,
-                                                         self.external_id)))
+        return Captured(
+            *(strip_unstorable(v) for v in (self.title, self.markdown, self.source, self.meta, self.external_id))
+        )
 
 
 class FormatError(ValueError):

@@ -18,9 +18,10 @@ import os
 import posixpath
 import re
 import unicodedata
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from mdit_py_plugins.anchors.index import slugify
 
@@ -86,15 +87,20 @@ def read_text(path: Path) -> str:
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
-            raise FormatError("too_large", f"{size / 1024 / 1024:.1f} MB, over the {MAX_FILE_BYTES >> 20} MB a page may be")
+            raise FormatError(
+                "too_large", f"{size / 1024 / 1024:.1f} MB, over the {MAX_FILE_BYTES >> 20} MB a page may be"
+            )
         data = path.read_bytes()
     except OSError as exc:
         raise FormatError("unreadable", f"cannot be read ({exc.strerror or exc})") from None
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise FormatError("not_utf8", f"is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
-                                      "convert it to UTF-8 and import again") from None
+        raise FormatError(
+            "not_utf8",
+            f"is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
+            "convert it to UTF-8 and import again",
+        ) from None
     if "\x00" in text:
         raise FormatError("binary", "holds NUL bytes: not a text file")
     return text
@@ -149,7 +155,13 @@ def _aliases(fields: dict[str, Any]) -> tuple[str, ...]:
     found = []
     for key in ("aliases", "alias"):
         value = fields.get(key)
-        found += [value] if isinstance(value, str) else [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+        found += (
+            [value]
+            if isinstance(value, str)
+            else [v for v in value if isinstance(v, str)]
+            if isinstance(value, list)
+            else []
+        )
     return tuple(a.strip() for a in found if a.strip())
 
 
@@ -255,7 +267,7 @@ class BundleText:
     dates: dict[str, str] = field(default_factory=dict)  # its created_at, updated_at on its server
 
 
-def read_bundle(folder: Folder, path: str, links: "Links") -> BundleText:
+def read_bundle(folder: Folder, path: str, links: Links) -> BundleText:
     """An export's bundle file: its title, description and the pages it links to, in order."""
     parsed = read_front_matter(read_text(folder.root / path))
     fields = parsed.fields
@@ -268,8 +280,14 @@ def read_bundle(folder: Folder, path: str, links: "Links") -> BundleText:
 
     rewrite_destinations(parsed.body, lambda d: collect(d))
     description = fields.get("description") if isinstance(fields.get("description"), str) else ""
-    return BundleText(path, hubfolder.import_key(fields, path, exported=True), _title(fields, path), description,
-                      members, export_dates(fields))
+    return BundleText(
+        path,
+        hubfolder.import_key(fields, path, exported=True),
+        _title(fields, path),
+        description,
+        members,
+        export_dates(fields),
+    )
 
 
 def _fold(text: str) -> str:
@@ -306,8 +324,12 @@ class Links:
         name = target[:-3] if target.lower().endswith(".md") else target
         if "/" in name:
             wanted = _fold(posixpath.normpath(name.lstrip("/")))
-            found = self.by_path.get(wanted) or [p for paths in self.by_path.values() for p in paths
-                                                  if _fold(posixpath.splitext(p.path)[0]).endswith("/" + wanted)]
+            found = self.by_path.get(wanted) or [
+                p
+                for paths in self.by_path.values()
+                for p in paths
+                if _fold(posixpath.splitext(p.path)[0]).endswith("/" + wanted)
+            ]
             return self._nearest(found, here)
         return self._nearest(self.by_name.get(_fold(name), []), here)
 
@@ -337,8 +359,11 @@ class Links:
         def linked(page: PageFile) -> list[int]:
             out = []
             for kind, value in page.targets:
-                found = self.find_wiki(value, page.folder) if kind == "wiki" else \
-                    (self.find_relative(value, page.folder) or (None,))[0]
+                found = (
+                    self.find_wiki(value, page.folder)
+                    if kind == "wiki"
+                    else (self.find_relative(value, page.folder) or (None,))[0]
+                )
                 if found is not None and found is not page:
                     out.append(position[id(found)])
             return out
@@ -375,7 +400,11 @@ class Links:
 
         def wiki(link: WikiLink) -> str | None:
             if not link.target:  # a heading of this same note
-                return f"[{link_text(link.text)}](#{slugify(link.heading)})" if link.heading and not link.heading.startswith("^") else None
+                return (
+                    f"[{link_text(link.text)}](#{slugify(link.heading)})"
+                    if link.heading and not link.heading.startswith("^")
+                    else None
+                )
             target = self.find_wiki(link.target, page.folder)
             if target is None:
                 if not link.embed or not posixpath.splitext(link.target)[1]:

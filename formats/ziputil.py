@@ -22,7 +22,9 @@ class ZipLimits:
 
 
 EXPORT_LIMITS = ZipLimits()
-OOXML_LIMITS = ZipLimits(max_entries=10_000, max_entry_bytes=256 * 1024**2, max_total_bytes=512 * 1024**2, max_ratio=200.0)
+OOXML_LIMITS = ZipLimits(
+    max_entries=10_000, max_entry_bytes=256 * 1024**2, max_total_bytes=512 * 1024**2, max_ratio=200.0
+)
 
 
 def _bad(message: str) -> FormatError:
@@ -121,8 +123,7 @@ def check_ooxml(data: bytes) -> None:
         zf.close()
 
 
-def extract(zf: zipfile.ZipFile, infos: list[zipfile.ZipInfo], dest: Path, limits: ZipLimits,
-            strip: str = "") -> int:
+def extract(zf: zipfile.ZipFile, infos: list[zipfile.ZipInfo], dest: Path, limits: ZipLimits, strip: str = "") -> int:
     """Write these entries (checked with `check_entries` first) under `dest`, each name
     without the prefix `strip`; the number of files written. Names were checked by
     `open_zip`; each path is checked again after joining, so nothing lands outside `dest`."""
@@ -132,7 +133,7 @@ def extract(zf: zipfile.ZipFile, infos: list[zipfile.ZipInfo], dest: Path, limit
     for info in infos:
         name = info.filename.replace("\\", "/")
         if strip and name.startswith(strip):
-            name = name[len(strip):]
+            name = name[len(strip) :]
         if not name or name.endswith("/"):
             continue
         target = (root / name).resolve()

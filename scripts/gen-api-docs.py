@@ -20,8 +20,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = ROOT / "docs" / "api.md"
 
-TAGS = {"api": "API", "curation": "Curation", "pages": "Pages (HTML for people, markdown for an AI)",
-        "operations": "Operations", "assets": "Assets"}
+TAGS = {
+    "api": "API",
+    "curation": "Curation",
+    "pages": "Pages (HTML for people, markdown for an AI)",
+    "operations": "Operations",
+    "assets": "Assets",
+}
 
 PREAMBLE = """\
 The server publishes this contract as OpenAPI 3.1 at `/openapi.json` and as a page at
@@ -59,8 +64,9 @@ def type_of(schema: dict[str, Any] | None) -> str:
     if "$ref" in schema:
         return schema["$ref"].rsplit("/", 1)[-1]
     if "enum" in schema:
-        return "one of " + ", ".join(f"`{json.dumps(value) if not isinstance(value, str) else value}`"
-                                     for value in schema["enum"])
+        return "one of " + ", ".join(
+            f"`{json.dumps(value) if not isinstance(value, str) else value}`" for value in schema["enum"]
+        )
     kind = schema.get("type", "any")
     if isinstance(kind, list):
         kind = " or ".join(kind)
@@ -106,8 +112,9 @@ def _anchor(method: str, path: str) -> str:
 def _operations(spec: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
     ops = [(method.upper(), path, op) for path, methods in spec["paths"].items() for method, op in methods.items()]
     order = list(TAGS)
-    return sorted(ops, key=lambda o: (order.index(o[2]["tags"][0]) if o[2]["tags"][0] in order else len(order),
-                                      o[1], o[0]))
+    return sorted(
+        ops, key=lambda o: (order.index(o[2]["tags"][0]) if o[2]["tags"][0] in order else len(order), o[1], o[0])
+    )
 
 
 def _operation(method: str, path: str, op: dict[str, Any]) -> list[str]:
@@ -119,8 +126,10 @@ def _operation(method: str, path: str, op: dict[str, Any]) -> list[str]:
     params = op.get("parameters", [])
     if params:
         out += ["| parameter | in | type | description |", "|---|---|---|---|"]
-        out += [f"| `{p['name']}` | {p['in']} | {_cell(type_of(p.get('schema')))} | {_cell(p.get('description', ''))} |"
-                for p in params]
+        out += [
+            f"| `{p['name']}` | {p['in']} | {_cell(type_of(p.get('schema')))} | {_cell(p.get('description', ''))} |"
+            for p in params
+        ]
         out.append("")
     for media_type, content in op.get("requestBody", {}).get("content", {}).items():
         rows = field_rows(content.get("schema"))

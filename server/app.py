@@ -5,44 +5,64 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import AsyncIterator, Callable
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
 from .config import Settings, SettingsError
-from .web.csrf import CsrfTokens
-from .web.sessions import SessionCookies
+from .curation.worker import curation_mode, make_curator, start_curator
 from .embedding.base import Embedder
 from .embedding.factory import make_embedder, runs_locally
-from .curation.worker import curation_mode, make_curator, start_curator
-from .errors import EXCEPTION_HANDLERS
-from .web.middleware import CsrfMiddleware, SecurityHeadersMiddleware
-from .web.logs import redact_access_log
-from .web.ratelimit import RateLimits
-from .web import assets
-from .routes import (bundles, capture, contract, crossrefs, curation, docs, editor, embed, folders, graph, health,
-                     history, hubs, llms, members, pages, recall, sessions, sharing, versions)
-from .store.db import PrivacyRoleMissing, open_database
-from .store.migrate import MigrationError
-from .store.secrets import server_secret
-from .store.space import reset_if_model_changed
 from .embedding.questions import QuestionLane
 from .embedding.rerank import make_reranker
-from .web.state import AppState
+from .errors import EXCEPTION_HANDLERS
 from .indexing.rechunker import Rechunker
 from .indexing.worker import Worker, WorkerProcess
 from .mail.outbox import Outbox
 from .mail.smtp import SmtpSender
+from .routes import (
+    bundles,
+    capture,
+    contract,
+    crossrefs,
+    curation,
+    docs,
+    editor,
+    embed,
+    folders,
+    graph,
+    health,
+    history,
+    hubs,
+    llms,
+    members,
+    pages,
+    recall,
+    sessions,
+    sharing,
+    versions,
+)
+from .store.db import PrivacyRoleMissing, open_database
+from .store.migrate import MigrationError
+from .store.secrets import server_secret
+from .store.space import reset_if_model_changed
+from .web import assets
+from .web.csrf import CsrfTokens
+from .web.logs import redact_access_log
+from .web.middleware import CsrfMiddleware, SecurityHeadersMiddleware
+from .web.ratelimit import RateLimits
+from .web.sessions import SessionCookies
+from .web.state import AppState
 
 log = logging.getLogger("memorywiki.server")
 
 
-
-def create_app(settings: Settings | None = None, *,
-               embedder_factory: Callable[[Settings], Embedder | None] = make_embedder) -> Starlette:
+def create_app(
+    settings: Settings | None = None, *, embedder_factory: Callable[[Settings], Embedder | None] = make_embedder
+) -> Starlette:
     """The app for these settings (read from the environment when not given).
     `embedder_factory`: the benchmarks pass one that counts embedding calls."""
     settings = settings or Settings.from_env()
@@ -63,13 +83,19 @@ def create_app(settings: Settings | None = None, *,
             if not secret:
                 async with db.owner.connection() as conn:
                     secret = await server_secret(conn, "csrf")
-            state = AppState(settings=settings, db=db, embedder=embedder,
-                             csrf=CsrfTokens(secret, settings.csrf_max_age), sessions=SessionCookies(secret),
-                             limits=RateLimits(settings),
-                             reranker=make_reranker(settings))
+            state = AppState(
+                settings=settings,
+                db=db,
+                embedder=embedder,
+                csrf=CsrfTokens(secret, settings.csrf_max_age),
+                sessions=SessionCookies(secret),
+                limits=RateLimits(settings),
+                reranker=make_reranker(settings),
+            )
             if embedder is not None:
-                state.questions = QuestionLane(embedder, cache_size=settings.question_cache,
-                                               max_batch=settings.question_batch)
+                state.questions = QuestionLane(
+                    embedder, cache_size=settings.question_cache, max_batch=settings.question_batch
+                )
                 async with db.owner.connection() as conn:
                     await reset_if_model_changed(conn, embedder.name)
             if embedder is not None and settings.in_process_worker:
@@ -110,8 +136,11 @@ def create_app(settings: Settings | None = None, *,
                 state.mail = Outbox(settings, db, sender)
                 mail_task = asyncio.create_task(state.mail.run())
             app.state.mw = state
-            log.info("Memory.Wiki ready (embedder: %s, curation: %s)", embedder.name if embedder else "none",
-                     curation_mode(state.curator))
+            log.info(
+                "Memory.Wiki ready (embedder: %s, curation: %s)",
+                embedder.name if embedder else "none",
+                curation_mode(state.curator),
+            )
             yield
         finally:
             if state is not None and state.worker is not None:
@@ -142,15 +171,31 @@ def create_app(settings: Settings | None = None, *,
 
     # pages.routes end with the catch-all /{doc_id}: they come last
     routes = [
-        *assets.routes, *health.routes, *hubs.routes, *members.routes, *sessions.routes, *graph.routes, *llms.routes, *docs.routes, *versions.routes,
-        *embed.routes, *bundles.routes, *recall.routes, *capture.routes, *curation.routes, *crossrefs.routes,
-        *editor.routes, *history.routes, *sharing.routes, *contract.routes, *folders.routes,
+        *assets.routes,
+        *health.routes,
+        *hubs.routes,
+        *members.routes,
+        *sessions.routes,
+        *graph.routes,
+        *llms.routes,
+        *docs.routes,
+        *versions.routes,
+        *embed.routes,
+        *bundles.routes,
+        *recall.routes,
+        *capture.routes,
+        *curation.routes,
+        *crossrefs.routes,
+        *editor.routes,
+        *history.routes,
+        *sharing.routes,
+        *contract.routes,
+        *folders.routes,
         *pages.routes,
     ]
     # outermost first: every response gets the security headers, the 403 of a forged post too
     middleware = [Middleware(SecurityHeadersMiddleware), Middleware(CsrfMiddleware)]
-    return Starlette(routes=routes, middleware=middleware, lifespan=lifespan,
-                     exception_handlers=EXCEPTION_HANDLERS)
+    return Starlette(routes=routes, middleware=middleware, lifespan=lifespan, exception_handlers=EXCEPTION_HANDLERS)
 
 
 def run_server(host: str = "127.0.0.1", port: int = 8000, data_dir: Path | None = None) -> None:

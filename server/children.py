@@ -17,8 +17,7 @@ import os
 import sys
 from pathlib import Path
 
-QUIET = {"ORT_DISABLE_TELEMETRY": "1", "ORT_TELEMETRY_DISABLED": "1", "PYTHONUTF8": "1",
-         "PYTHONDONTWRITEBYTECODE": "1"}
+QUIET = {"ORT_DISABLE_TELEMETRY": "1", "ORT_TELEMETRY_DISABLED": "1", "PYTHONUTF8": "1", "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 def child_env() -> dict[str, str]:

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import platformdirs
 
@@ -76,202 +77,308 @@ def _buffers(value: str) -> str:
 @dataclass(frozen=True)
 class Settings:
     section("Server")
-    database_url: str | None = setting(None, "DATABASE_URL",
-                                       "PostgreSQL with pgvector; unset: an embedded PostgreSQL in the data dir")
-    data_dir: Path = setting(None, "MEMORYWIKI_DATA_DIR",
-                             "where the embedded PostgreSQL and the built models live (the user data dir)",
-                             factory=default_data_dir, shown_default="~/.local/share/memorywiki")
-    public_url: str | None = setting(None, "MEMORYWIKI_PUBLIC_URL",
-                                     "the URL pages and answers link to; unset: the request's host")
+    database_url: str | None = setting(
+        None, "DATABASE_URL", "PostgreSQL with pgvector; unset: an embedded PostgreSQL in the data dir"
+    )
+    data_dir: Path = setting(
+        None,
+        "MEMORYWIKI_DATA_DIR",
+        "where the embedded PostgreSQL and the built models live (the user data dir)",
+        factory=default_data_dir,
+        shown_default="~/.local/share/memorywiki",
+    )
+    public_url: str | None = setting(
+        None, "MEMORYWIKI_PUBLIC_URL", "the URL pages and answers link to; unset: the request's host"
+    )
     # one variable, two fields: indexing in this server or in `memorywiki worker` processes, and
     # in a child process of the server (None, for auto: when the embedder runs locally)
-    in_process_worker: bool = setting(True, "MEMORYWIKI_WORKER",
-                                      "where indexing runs: auto, inprocess, process or external (`memorywiki worker`)",
-                                      choices=WORKER_CHOICES, parse=lambda v: v != "external", shown_default="auto")
-    worker_process: bool | None = setting(None, "MEMORYWIKI_WORKER", "", choices=WORKER_CHOICES,
-                                          parse={"process": True, "inprocess": False}.get, listed=False)
-    worker_max_backoff: float = setting(60.0, "MEMORYWIKI_WORKER_MAX_BACKOFF",
-                                        "longest wait in seconds between tries while the embedder, chat model or database is down")
+    in_process_worker: bool = setting(
+        True,
+        "MEMORYWIKI_WORKER",
+        "where indexing runs: auto, inprocess, process or external (`memorywiki worker`)",
+        choices=WORKER_CHOICES,
+        parse=lambda v: v != "external",
+        shown_default="auto",
+    )
+    worker_process: bool | None = setting(
+        None,
+        "MEMORYWIKI_WORKER",
+        "",
+        choices=WORKER_CHOICES,
+        parse={"process": True, "inprocess": False}.get,
+        listed=False,
+    )
+    worker_max_backoff: float = setting(
+        60.0,
+        "MEMORYWIKI_WORKER_MAX_BACKOFF",
+        "longest wait in seconds between tries while the embedder, chat model or database is down",
+    )
     # low enough that indexing never slows recall, not so low it starves (bench/results/underload.md)
-    worker_nice: int = setting(5, "MEMORYWIKI_WORKER_NICE",
-                               "how much lower the child worker's CPU priority is than the server's")
-    index_slice: int = setting(64, "MEMORYWIKI_INDEX_SLICE",
-                               "texts embedded per batch at most: a big doc is indexed a slice at a time")
+    worker_nice: int = setting(
+        5, "MEMORYWIKI_WORKER_NICE", "how much lower the child worker's CPU priority is than the server's"
+    )
+    index_slice: int = setting(
+        64, "MEMORYWIKI_INDEX_SLICE", "texts embedded per batch at most: a big doc is indexed a slice at a time"
+    )
 
     section("Embedding")
-    embedder: str = setting("auto", "MEMORYWIKI_EMBEDDER",
-                            "openai, local, none or auto (openai with a key, else local when installed, else none)",
-                            choices=("openai", "local", "none", "auto"))
-    openai_model: str = setting("text-embedding-3-small", "MEMORYWIKI_OPENAI_MODEL",
-                                "the embedding model on the OpenAI-compatible endpoint")
-    openai_api_key: str | None = setting(None, "OPENAI_API_KEY",
-                                         "key for the OpenAI-compatible endpoint (any value for a local one)",
-                                         secret=True)
-    openai_base_url: str | None = setting(None, "OPENAI_BASE_URL",
-                                          "an OpenAI-compatible endpoint (Ollama, vLLM, TEI...); unset: OpenAI's")
-    embedder_scripts: str = setting("auto", "MEMORYWIKI_EMBEDDER_SCRIPTS",
-                                    "scripts the embedder reads: latin, all, or auto (latin for English models "
-                                    "like all-MiniLM-L6-v2)",
-                                    choices=("auto", "latin", "all"))
+    embedder: str = setting(
+        "auto",
+        "MEMORYWIKI_EMBEDDER",
+        "openai, local, none or auto (openai with a key, else local when installed, else none)",
+        choices=("openai", "local", "none", "auto"),
+    )
+    openai_model: str = setting(
+        "text-embedding-3-small", "MEMORYWIKI_OPENAI_MODEL", "the embedding model on the OpenAI-compatible endpoint"
+    )
+    openai_api_key: str | None = setting(
+        None, "OPENAI_API_KEY", "key for the OpenAI-compatible endpoint (any value for a local one)", secret=True
+    )
+    openai_base_url: str | None = setting(
+        None, "OPENAI_BASE_URL", "an OpenAI-compatible endpoint (Ollama, vLLM, TEI...); unset: OpenAI's"
+    )
+    embedder_scripts: str = setting(
+        "auto",
+        "MEMORYWIKI_EMBEDDER_SCRIPTS",
+        "scripts the embedder reads: latin, all, or auto (latin for English models like all-MiniLM-L6-v2)",
+        choices=("auto", "latin", "all"),
+    )
     embed_batch: int = setting(128, "MEMORYWIKI_EMBED_BATCH", "texts per embedding request")
     embed_timeout: float = setting(30.0, "MEMORYWIKI_EMBED_TIMEOUT", "seconds an embedding request may take")
     embed_max_retries: int = setting(2, "MEMORYWIKI_EMBED_RETRIES", "retries of a failed embedding request")
 
     section("Local model")
-    local_model_dir: str | None = setting(None, "MEMORYWIKI_LOCAL_MODEL",
-                                          "a sentence-transformers model directory, BERT body, any tokenizer; "
-                                          "unset: all-MiniLM-L6-v2 (English)")
-    local_backend: str = setting("auto", "MEMORYWIKI_LOCAL_BACKEND",
-                                 "auto, onnx or torch (auto: ONNX Runtime when installed)",
-                                 choices=("auto", "onnx", "torch"))
+    local_model_dir: str | None = setting(
+        None,
+        "MEMORYWIKI_LOCAL_MODEL",
+        "a sentence-transformers model directory, BERT body, any tokenizer; unset: all-MiniLM-L6-v2 (English)",
+    )
+    local_backend: str = setting(
+        "auto",
+        "MEMORYWIKI_LOCAL_BACKEND",
+        "auto, onnx or torch (auto: ONNX Runtime when installed)",
+        choices=("auto", "onnx", "torch"),
+    )
     # int8 is a vector space of its own: switching re-indexes (bench/results/embedding.md)
     local_quantize: bool = setting(True, "MEMORYWIKI_LOCAL_INT8", "int8 weights on ONNX Runtime; off: fp32")
-    local_batch: int = setting(16, "MEMORYWIKI_LOCAL_BATCH",
-                               "texts per forward pass when indexing; questions go between passes")
-    local_threads: int = setting(0, "MEMORYWIKI_LOCAL_THREADS",
-                                 "ONNX Runtime threads per indexing pass; 0: one per core")
+    local_batch: int = setting(
+        16, "MEMORYWIKI_LOCAL_BATCH", "texts per forward pass when indexing; questions go between passes"
+    )
+    local_threads: int = setting(
+        0, "MEMORYWIKI_LOCAL_THREADS", "ONNX Runtime threads per indexing pass; 0: one per core"
+    )
     # indexing's floor under a steady stream of questions (server/embedding/scheduling.py)
-    local_floor_questions: int = setting(8, "MEMORYWIKI_LOCAL_FLOOR_QUESTIONS",
-                                         "a waiting indexing pass goes after this many questions answered")
-    local_floor_ms: float = setting(500.0, "MEMORYWIKI_LOCAL_FLOOR_MS", "... or after this many milliseconds of waiting")
-    local_floor_batch: int = setting(1, "MEMORYWIKI_LOCAL_FLOOR_BATCH",
-                                     "texts an indexing pass takes while questions flow")
-    question_cache: int = setting(1024, "MEMORYWIKI_QUESTION_CACHE",
-                                  "questions whose vectors are kept (LRU); 0: no cache")
-    question_batch: int = setting(32, "MEMORYWIKI_QUESTION_BATCH",
-                                  "questions embedded together in one pass at most")
+    local_floor_questions: int = setting(
+        8, "MEMORYWIKI_LOCAL_FLOOR_QUESTIONS", "a waiting indexing pass goes after this many questions answered"
+    )
+    local_floor_ms: float = setting(
+        500.0, "MEMORYWIKI_LOCAL_FLOOR_MS", "... or after this many milliseconds of waiting"
+    )
+    local_floor_batch: int = setting(
+        1, "MEMORYWIKI_LOCAL_FLOOR_BATCH", "texts an indexing pass takes while questions flow"
+    )
+    question_cache: int = setting(
+        1024, "MEMORYWIKI_QUESTION_CACHE", "questions whose vectors are kept (LRU); 0: no cache"
+    )
+    question_batch: int = setting(32, "MEMORYWIKI_QUESTION_BATCH", "questions embedded together in one pass at most")
     # set by the server for its children, never by the environment: where the embedding child
     # publishes its questions in flight (embedding/question_board.py)
     question_board: str | None = None
 
     section("Rerank")
-    rerank_url: str | None = setting(None, "MEMORYWIKI_RERANK_URL",
-                                     "a POST {url}/rerank endpoint (Cohere, Jina, TEI shape); unset: no rerank")
+    rerank_url: str | None = setting(
+        None, "MEMORYWIKI_RERANK_URL", "a POST {url}/rerank endpoint (Cohere, Jina, TEI shape); unset: no rerank"
+    )
     rerank_model: str | None = setting(None, "MEMORYWIKI_RERANK_MODEL", "the rerank model's name")
-    rerank_api_key: str | None = setting(None, "MEMORYWIKI_RERANK_API_KEY",
-                                         "key for the rerank endpoint", secret=True)
-    rerank_format: str = setting("cohere", "MEMORYWIKI_RERANK_FORMAT",
-                                 "cohere (sends `documents`: Cohere, Jina, vLLM) or tei (sends `texts`)",
-                                 choices=("cohere", "tei"))
-    rerank_candidates: int = setting(30, "MEMORYWIKI_RERANK_CANDIDATES",
-                                     "fused results sent to the reranker (at least k)")
+    rerank_api_key: str | None = setting(None, "MEMORYWIKI_RERANK_API_KEY", "key for the rerank endpoint", secret=True)
+    rerank_format: str = setting(
+        "cohere",
+        "MEMORYWIKI_RERANK_FORMAT",
+        "cohere (sends `documents`: Cohere, Jina, vLLM) or tei (sends `texts`)",
+        choices=("cohere", "tei"),
+    )
+    rerank_candidates: int = setting(
+        30, "MEMORYWIKI_RERANK_CANDIDATES", "fused results sent to the reranker (at least k)"
+    )
     rerank_timeout: float = setting(10.0, "MEMORYWIKI_RERANK_TIMEOUT", "seconds a rerank request may take")
 
     section("Database")
-    pg_shared_buffers: str = setting("auto", "MEMORYWIKI_PG_SHARED_BUFFERS",
-                                     "the embedded cluster's shared_buffers: auto, a size such as 1GB, or keep",
-                                     parse=_buffers, expects="auto, keep or a size of at least 128MB such as 1GB")
-    db_timeout: float = setting(10.0, "MEMORYWIKI_DB_TIMEOUT",
-                                "seconds a request waits for a connection, then 503 with Retry-After")
+    pg_shared_buffers: str = setting(
+        "auto",
+        "MEMORYWIKI_PG_SHARED_BUFFERS",
+        "the embedded cluster's shared_buffers: auto, a size such as 1GB, or keep",
+        parse=_buffers,
+        expects="auto, keep or a size of at least 128MB such as 1GB",
+    )
+    db_timeout: float = setting(
+        10.0, "MEMORYWIKI_DB_TIMEOUT", "seconds a request waits for a connection, then 503 with Retry-After"
+    )
 
     section("Limits")
     max_body_bytes: int = setting(5 * MB, "MEMORYWIKI_MAX_BODY_BYTES", "largest JSON body (a doc's markdown)")
     max_query_bytes: int = setting(64 * 1024, "MEMORYWIKI_MAX_QUERY_BYTES", "largest recall request")
     max_upload_bytes: int = setting(50 * MB, "MEMORYWIKI_MAX_UPLOAD_BYTES", "largest captured file")
     max_export_bytes: int = setting(500 * MB, "MEMORYWIKI_MAX_EXPORT_BYTES", "largest ChatGPT or Claude export")
-    fetch_max_bytes: int = setting(10_000_000, "MEMORYWIKI_FETCH_MAX_BYTES",
-                                   "largest page fetched to capture a URL")
+    fetch_max_bytes: int = setting(10_000_000, "MEMORYWIKI_FETCH_MAX_BYTES", "largest page fetched to capture a URL")
     fetch_timeout: float = setting(15.0, "MEMORYWIKI_FETCH_TIMEOUT", "seconds fetching a URL may take")
-    fetch_allow_loopback: bool = setting(False, "MEMORYWIKI_FETCH_ALLOW_LOOPBACK",
-                                         "tests only: fetch from 127.0.0.1 (never private ranges)")
+    fetch_allow_loopback: bool = setting(
+        False, "MEMORYWIKI_FETCH_ALLOW_LOOPBACK", "tests only: fetch from 127.0.0.1 (never private ranges)"
+    )
 
     section("Chunks")
     # every server and worker on one database must cut alike, or each re-chunks the others' docs
-    chunk_max_chars: int = setting(DEFAULT_MAX_CHARS, "MEMORYWIKI_CHUNK_MAX_CHARS",
-                                   "most characters in a chunk; one past the model's window is embedded as its windows' mean")
-    chunk_overlap_chars: int = setting(DEFAULT_OVERLAP_CHARS, "MEMORYWIKI_CHUNK_OVERLAP_CHARS",
-                                       "characters a cut block's next piece repeats (at most half the maximum)")
+    chunk_max_chars: int = setting(
+        DEFAULT_MAX_CHARS,
+        "MEMORYWIKI_CHUNK_MAX_CHARS",
+        "most characters in a chunk; one past the model's window is embedded as its windows' mean",
+    )
+    chunk_overlap_chars: int = setting(
+        DEFAULT_OVERLAP_CHARS,
+        "MEMORYWIKI_CHUNK_OVERLAP_CHARS",
+        "characters a cut block's next piece repeats (at most half the maximum)",
+    )
 
     section("Full text")
     bm25_k1: float = setting(1.2, "MEMORYWIKI_BM25_K1", "BM25 term-frequency saturation")
     bm25_b: float = setting(0.75, "MEMORYWIKI_BM25_B", "BM25 length normalisation")
 
     section("Curation")
-    curation: bool = setting(True, "MEMORYWIKI_CURATION",
-                             "enrichment, digests and suggested bundles; off: none of them")
-    llm_model: str | None = setting(None, "MEMORYWIKI_LLM_MODEL",
-                                    "a chat model for enrichment; unset: extractive enrichment")
-    llm_base_url: str | None = setting(None, "MEMORYWIKI_LLM_BASE_URL",
-                                       "the chat model's OpenAI-compatible endpoint; unset: OPENAI_BASE_URL")
+    curation: bool = setting(
+        True, "MEMORYWIKI_CURATION", "enrichment, digests and suggested bundles; off: none of them"
+    )
+    llm_model: str | None = setting(
+        None, "MEMORYWIKI_LLM_MODEL", "a chat model for enrichment; unset: extractive enrichment"
+    )
+    llm_base_url: str | None = setting(
+        None, "MEMORYWIKI_LLM_BASE_URL", "the chat model's OpenAI-compatible endpoint; unset: OPENAI_BASE_URL"
+    )
     llm_timeout: float = setting(120.0, "MEMORYWIKI_LLM_TIMEOUT", "seconds a chat request may take")
     llm_max_retries: int = setting(1, "MEMORYWIKI_LLM_RETRIES", "retries of a failed chat request")
-    llm_window_tokens: int = setting(3000, "MEMORYWIKI_LLM_WINDOW_TOKENS",
-                                     "doc text per model call; longer docs are map-reduced")
-    llm_doc_tokens: int = setting(12000, "MEMORYWIKI_LLM_DOC_TOKENS",
-                                  "doc text sent per doc at most, over all its calls")
+    llm_window_tokens: int = setting(
+        3000, "MEMORYWIKI_LLM_WINDOW_TOKENS", "doc text per model call; longer docs are map-reduced"
+    )
+    llm_doc_tokens: int = setting(
+        12000, "MEMORYWIKI_LLM_DOC_TOKENS", "doc text sent per doc at most, over all its calls"
+    )
     llm_output_tokens: int = setting(1500, "MEMORYWIKI_LLM_OUTPUT_TOKENS", "answer tokens per call")
-    curation_vector_grace: float = setting(120.0, "MEMORYWIKI_CURATION_VECTOR_GRACE",
-                                           "seconds enrichment waits for a doc's vectors")
+    curation_vector_grace: float = setting(
+        120.0, "MEMORYWIKI_CURATION_VECTOR_GRACE", "seconds enrichment waits for a doc's vectors"
+    )
     # the extractive pass costs more than linearly in the text (bench/results/underload.md)
-    curation_extract_chars: int = setting(100_000, "MEMORYWIKI_CURATION_EXTRACT_CHARS",
-                                          "characters of a doc (its most central chunks) extractive enrichment reads")
-    curation_retry_seconds: float = setting(5.0, "MEMORYWIKI_CURATION_RETRY",
-                                            "first wait in seconds after a chat model outage (then doubles)")
-    suggest_debounce: float = setting(5.0, "MEMORYWIKI_SUGGEST_DEBOUNCE",
-                                      "seconds a hub is left to settle before its docs are regrouped")
-    suggest_neighbors: int = setting(5, "MEMORYWIKI_SUGGEST_NEIGHBORS",
-                                     "neighbours per doc in the suggestions graph")
-    suggest_min_similarity: float = setting(0.35, "MEMORYWIKI_SUGGEST_MIN_SIMILARITY",
-                                            "least similarity of two docs grouped together")
-    suggest_max_docs: int = setting(2000, "MEMORYWIKI_SUGGEST_MAX_DOCS",
-                                    "newest docs of a hub that suggestions group (similarities are n x n)")
-    digest_compact_tokens: int = setting(2000, "MEMORYWIKI_DIGEST_COMPACT_TOKENS",
-                                         "token budget of a hub's compact digest")
+    curation_extract_chars: int = setting(
+        100_000,
+        "MEMORYWIKI_CURATION_EXTRACT_CHARS",
+        "characters of a doc (its most central chunks) extractive enrichment reads",
+    )
+    curation_retry_seconds: float = setting(
+        5.0, "MEMORYWIKI_CURATION_RETRY", "first wait in seconds after a chat model outage (then doubles)"
+    )
+    suggest_debounce: float = setting(
+        5.0, "MEMORYWIKI_SUGGEST_DEBOUNCE", "seconds a hub is left to settle before its docs are regrouped"
+    )
+    suggest_neighbors: int = setting(5, "MEMORYWIKI_SUGGEST_NEIGHBORS", "neighbours per doc in the suggestions graph")
+    suggest_min_similarity: float = setting(
+        0.35, "MEMORYWIKI_SUGGEST_MIN_SIMILARITY", "least similarity of two docs grouped together"
+    )
+    suggest_max_docs: int = setting(
+        2000, "MEMORYWIKI_SUGGEST_MAX_DOCS", "newest docs of a hub that suggestions group (similarities are n x n)"
+    )
+    digest_compact_tokens: int = setting(
+        2000, "MEMORYWIKI_DIGEST_COMPACT_TOKENS", "token budget of a hub's compact digest"
+    )
 
     section("Security")
     # unset: a random key kept in the database, so every server on one database shares it
-    secret_key: str | None = setting(None, "MEMORYWIKI_SECRET_KEY",
-                                     "the key that signs CSRF tokens and session cookies; unset: a random one kept in the database",
-                                     secret=True)
+    secret_key: str | None = setting(
+        None,
+        "MEMORYWIKI_SECRET_KEY",
+        "the key that signs CSRF tokens and session cookies; unset: a random one kept in the database",
+        secret=True,
+    )
     csrf_max_age: int = setting(24 * 3600, "MEMORYWIKI_CSRF_MAX_AGE", "seconds a page's CSRF token stays valid")
-    session_days: int = setting(30, "MEMORYWIKI_SESSION_DAYS",
-                                "days a browser's sign-in to a hub lasts before it asks to sign in again",
-                                parse=_days, expects="a whole number of days, 1 to 3650")
-    rate_password: str = setting("10/minute", "MEMORYWIKI_RATE_PASSWORD",
-                                 "wrong passwords per client", parse=_rate, expects=RATE)
-    rate_token_failures: str = setting("30/minute", "MEMORYWIKI_RATE_TOKEN_FAILURES",
-                                       "refused tokens (owner, edit, access) per client", parse=_rate, expects=RATE)
-    rate_embed: str = setting("60/minute", "MEMORYWIKI_RATE_EMBED",
-                              "POST /api/embed/* per client", parse=_rate, expects=RATE)
+    session_days: int = setting(
+        30,
+        "MEMORYWIKI_SESSION_DAYS",
+        "days a browser's sign-in to a hub lasts before it asks to sign in again",
+        parse=_days,
+        expects="a whole number of days, 1 to 3650",
+    )
+    rate_password: str = setting(
+        "10/minute", "MEMORYWIKI_RATE_PASSWORD", "wrong passwords per client", parse=_rate, expects=RATE
+    )
+    rate_token_failures: str = setting(
+        "30/minute",
+        "MEMORYWIKI_RATE_TOKEN_FAILURES",
+        "refused tokens (owner, edit, access) per client",
+        parse=_rate,
+        expects=RATE,
+    )
+    rate_embed: str = setting(
+        "60/minute", "MEMORYWIKI_RATE_EMBED", "POST /api/embed/* per client", parse=_rate, expects=RATE
+    )
 
     section("Mail")
-    smtp_url: str | None = setting(None, "MEMORYWIKI_SMTP_URL",
-                                   "smtp://[user:pass@]host[:port] (STARTTLS if offered) or smtps://...; unset: no mail",
-                                   parse=_smtp_url,
-                                   expects="an smtp:// or smtps:// URL with a host")
+    smtp_url: str | None = setting(
+        None,
+        "MEMORYWIKI_SMTP_URL",
+        "smtp://[user:pass@]host[:port] (STARTTLS if offered) or smtps://...; unset: no mail",
+        parse=_smtp_url,
+        expects="an smtp:// or smtps:// URL with a host",
+    )
     smtp_user: str | None = setting(None, "MEMORYWIKI_SMTP_USER", "the SMTP login, when it is not in the URL")
-    smtp_password: str | None = setting(None, "MEMORYWIKI_SMTP_PASSWORD", "the SMTP password, when it is not in the URL",
-                                        secret=True)
-    mail_from: str = setting("Memory.Wiki <memorywiki@localhost>", "MEMORYWIKI_MAIL_FROM",
-                             "the From address of sign-in mails", parse=_address, expects="one mail address")
+    smtp_password: str | None = setting(
+        None, "MEMORYWIKI_SMTP_PASSWORD", "the SMTP password, when it is not in the URL", secret=True
+    )
+    mail_from: str = setting(
+        "Memory.Wiki <memorywiki@localhost>",
+        "MEMORYWIKI_MAIL_FROM",
+        "the From address of sign-in mails",
+        parse=_address,
+        expects="one mail address",
+    )
     smtp_timeout: float = setting(15.0, "MEMORYWIKI_SMTP_TIMEOUT", "seconds one SMTP delivery may take")
     mail_retries: int = setting(6, "MEMORYWIKI_MAIL_RETRIES", "deliveries tried per mail before it is given up")
-    mail_retry_seconds: float = setting(5.0, "MEMORYWIKI_MAIL_RETRY",
-                                        "first wait in seconds after a failed delivery (then doubles)")
-    signin_link_minutes: int = setting(15, "MEMORYWIKI_SIGNIN_LINK_MINUTES",
-                                       "minutes a mailed sign-in link works (once)")
-    reader_session_hours: int = setting(24, "MEMORYWIKI_READER_SESSION_HOURS",
-                                        "hours a reader's sign-in from a mailed link lasts")
-    rate_link_address: str = setting("5/hour", "MEMORYWIKI_RATE_LINK_ADDRESS",
-                                     "sign-in link requests per address", parse=_rate, expects=RATE)
-    rate_link_client: str = setting("20/hour", "MEMORYWIKI_RATE_LINK_CLIENT",
-                                    "sign-in link requests per client", parse=_rate, expects=RATE)
+    mail_retry_seconds: float = setting(
+        5.0, "MEMORYWIKI_MAIL_RETRY", "first wait in seconds after a failed delivery (then doubles)"
+    )
+    signin_link_minutes: int = setting(
+        15, "MEMORYWIKI_SIGNIN_LINK_MINUTES", "minutes a mailed sign-in link works (once)"
+    )
+    reader_session_hours: int = setting(
+        24, "MEMORYWIKI_READER_SESSION_HOURS", "hours a reader's sign-in from a mailed link lasts"
+    )
+    rate_link_address: str = setting(
+        "5/hour", "MEMORYWIKI_RATE_LINK_ADDRESS", "sign-in link requests per address", parse=_rate, expects=RATE
+    )
+    rate_link_client: str = setting(
+        "20/hour", "MEMORYWIKI_RATE_LINK_CLIENT", "sign-in link requests per client", parse=_rate, expects=RATE
+    )
 
     section("Pages")
     # the graph's rule follows the embedding space and the hub (store/graph.py, bench/results/graph.md)
-    graph_max_distance: float | None = setting(None, "MEMORYWIKI_GRAPH_MAX_DISTANCE",
-                                               "docs this cosine distance apart are never graph neighbours; "
-                                               "unset: the embedding model's own", parse=float, expects="a number")
-    graph_relative: bool = setting(True, "MEMORYWIKI_GRAPH_RELATIVE",
-                                   "a doc reaches only what is near for its hub (of 8+ docs); "
-                                   "off: all docs under the max distance")
-    graph_max_neighbours: int = setting(10, "MEMORYWIKI_GRAPH_MAX_NEIGHBOURS",
-                                        "nearest docs a doc reaches in the hub graph at most (others may reach it)")
-    autosave_seconds: float = setting(10.0, "MEMORYWIKI_AUTOSAVE_SECONDS",
-                                      "the editor saves this many seconds after the last keystroke")
+    graph_max_distance: float | None = setting(
+        None,
+        "MEMORYWIKI_GRAPH_MAX_DISTANCE",
+        "docs this cosine distance apart are never graph neighbours; unset: the embedding model's own",
+        parse=float,
+        expects="a number",
+    )
+    graph_relative: bool = setting(
+        True,
+        "MEMORYWIKI_GRAPH_RELATIVE",
+        "a doc reaches only what is near for its hub (of 8+ docs); off: all docs under the max distance",
+    )
+    graph_max_neighbours: int = setting(
+        10,
+        "MEMORYWIKI_GRAPH_MAX_NEIGHBOURS",
+        "nearest docs a doc reaches in the hub graph at most (others may reach it)",
+    )
+    autosave_seconds: float = setting(
+        10.0, "MEMORYWIKI_AUTOSAVE_SECONDS", "the editor saves this many seconds after the last keystroke"
+    )
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         """Settings from environment variables; `overrides` that are not None win."""
         values = read_env(cls, os.environ if env is None else env)
         values.update({k: v for k, v in overrides.items() if v is not None})
@@ -284,8 +391,9 @@ class Settings:
 
     @property
     def edge_rule(self) -> EdgeRule:
-        return EdgeRule(max_distance=self.graph_max_distance, relative=self.graph_relative,
-                        max_neighbours=self.graph_max_neighbours)
+        return EdgeRule(
+            max_distance=self.graph_max_distance, relative=self.graph_relative, max_neighbours=self.graph_max_neighbours
+        )
 
     @property
     def chunk_size(self) -> ChunkSize:

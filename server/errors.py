@@ -13,12 +13,11 @@ import logging
 from typing import Any, ClassVar
 
 import psycopg
+from memorywiki.formats import FormatError
+from memorywiki.formats.storable import strip_unstorable
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-
-from memorywiki.formats import FormatError
-from memorywiki.formats.storable import strip_unstorable
 
 from .web import negotiate
 from .web.ratelimit import RateLimited
@@ -105,8 +104,9 @@ RETRY_AFTER_SECONDS = 5
 
 
 def database_unavailable() -> ApiError:
-    error = Unavailable("database_unavailable",
-                        "the database is not reachable right now; nothing was changed, try again shortly")
+    error = Unavailable(
+        "database_unavailable", "the database is not reachable right now; nothing was changed, try again shortly"
+    )
     error.headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
     return error
 
@@ -159,8 +159,12 @@ async def handle_error(request: Request, exc: Exception) -> Response:
 
 async def handle_database_down(request: Request, exc: Exception) -> Response:
     """One line in the log, no traceback: the outage is the operator's news, not a bug."""
-    log.warning("database unavailable on %s %s: %s", request.method, request.url.path,
-                str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+    log.warning(
+        "database unavailable on %s %s: %s",
+        request.method,
+        request.url.path,
+        str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__,
+    )
     return error_response(request, as_api_error(exc))
 
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import httpx
 
@@ -26,17 +27,24 @@ class Endpoint:
     max_retries: int
 
     @classmethod
-    def for_embeddings(cls, settings: Settings, *, timeout: float | None = None,
-                       max_retries: int | None = None) -> "Endpoint":
-        return cls(api_key=settings.openai_api_key, base_url=settings.openai_base_url or OPENAI_BASE_URL,
-                   timeout=settings.embed_timeout if timeout is None else timeout,
-                   max_retries=settings.embed_max_retries if max_retries is None else max_retries)
+    def for_embeddings(
+        cls, settings: Settings, *, timeout: float | None = None, max_retries: int | None = None
+    ) -> Endpoint:
+        return cls(
+            api_key=settings.openai_api_key,
+            base_url=settings.openai_base_url or OPENAI_BASE_URL,
+            timeout=settings.embed_timeout if timeout is None else timeout,
+            max_retries=settings.embed_max_retries if max_retries is None else max_retries,
+        )
 
     @classmethod
-    def for_chat(cls, settings: Settings) -> "Endpoint":
-        return cls(api_key=settings.openai_api_key,
-                   base_url=settings.llm_base_url or settings.openai_base_url or OPENAI_BASE_URL,
-                   timeout=settings.llm_timeout, max_retries=settings.llm_max_retries)
+    def for_chat(cls, settings: Settings) -> Endpoint:
+        return cls(
+            api_key=settings.openai_api_key,
+            base_url=settings.llm_base_url or settings.openai_base_url or OPENAI_BASE_URL,
+            timeout=settings.llm_timeout,
+            max_retries=settings.llm_max_retries,
+        )
 
 
 def _http_client(timeout: float) -> httpx.AsyncClient:
@@ -65,8 +73,13 @@ class OpenAIClient:
             if not self.endpoint.api_key:
                 raise self._unconfigured()
             e = self.endpoint
-            self._client = openai.AsyncOpenAI(api_key=e.api_key, base_url=e.base_url, timeout=e.timeout,
-                                              max_retries=e.max_retries, http_client=_http_client(e.timeout))
+            self._client = openai.AsyncOpenAI(
+                api_key=e.api_key,
+                base_url=e.base_url,
+                timeout=e.timeout,
+                max_retries=e.max_retries,
+                http_client=_http_client(e.timeout),
+            )
             self._loop = loop
         return self._client
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
 TRUE = ("1", "true", "yes", "on")
 MISSING = object()
@@ -63,6 +64,7 @@ def _choice(choices: tuple[str, ...], then: Callable[[str], Any]) -> Callable[[s
         if value not in choices:
             raise ValueError(value)
         return then(value)
+
     return parse
 
 
@@ -78,17 +80,35 @@ def _parser_for(default: Any) -> tuple[Callable[[str], Any], str]:
     return str, "text"
 
 
-def setting(default: Any, env: str, help: str, *, factory: Callable[[], Any] | None = None,
-            choices: tuple[str, ...] | None = None, parse: Callable[[str], Any] | None = None,
-            expects: str | None = None, secret: bool = False, shown_default: str | None = None,
-            listed: bool = True) -> Any:
+def setting(
+    default: Any,
+    env: str,
+    help: str,
+    *,
+    factory: Callable[[], Any] | None = None,
+    choices: tuple[str, ...] | None = None,
+    parse: Callable[[str], Any] | None = None,
+    expects: str | None = None,
+    secret: bool = False,
+    shown_default: str | None = None,
+    listed: bool = True,
+) -> Any:
     """A dataclass field read from `env`; the parser follows the default's type unless given."""
     guessed, kind = _parser_for(factory() if factory is not None else default)
     parser = parse or guessed
     if choices is not None:
         parser, kind = _choice(choices, parse or str), "one of " + ", ".join(choices)
-    meta = Setting(env=env, help=help, parse=parser, expects=expects or kind, section=_section[0],
-                   secret=secret, fold_case=choices is not None, shown_default=shown_default, listed=listed)
+    meta = Setting(
+        env=env,
+        help=help,
+        parse=parser,
+        expects=expects or kind,
+        section=_section[0],
+        secret=secret,
+        fold_case=choices is not None,
+        shown_default=shown_default,
+        listed=listed,
+    )
     if factory is not None:
         return field(default_factory=factory, repr=not secret, metadata={"setting": meta})
     return field(default=default, repr=not secret, metadata={"setting": meta})
@@ -135,8 +155,11 @@ def shown_value(meta: Setting, env: Mapping[str, str]) -> str:
 
 def listing(cls: type, env: Mapping[str, str]) -> list[tuple[str, str, str, str, str]]:
     """(section, variable, value in `env` or "", default, help) for each listed setting."""
-    return [(meta.section, meta.env, shown_value(meta, env), default_text(f, meta, here=True), meta.help)
-            for f, meta in declared(cls) if meta.listed]
+    return [
+        (meta.section, meta.env, shown_value(meta, env), default_text(f, meta, here=True), meta.help)
+        for f, meta in declared(cls)
+        if meta.listed
+    ]
 
 
 def markdown(cls: type, intro: str) -> str:

@@ -13,7 +13,6 @@ import secrets
 
 from argon2 import PasswordHasher, Type, extract_parameters
 from argon2.exceptions import InvalidHashError, VerificationError
-
 from memorywiki.formats.mdutil import page_hash
 
 ID_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"
@@ -42,7 +41,9 @@ def hash_password(password: str) -> str:
     return _hasher.hash(password)
 
 
-_ARGON2ID = re.compile(r"^\$argon2id\$v=19\$m=\d{1,10},t=\d{1,10},p=\d{1,3}\$[A-Za-z0-9+/]{11,88}\$[A-Za-z0-9+/]{22,88}$")
+_ARGON2ID = re.compile(
+    r"^\$argon2id\$v=19\$m=\d{1,10},t=\d{1,10},p=\d{1,3}\$[A-Za-z0-9+/]{11,88}\$[A-Za-z0-9+/]{22,88}$"
+)
 
 
 def acceptable_password_hash(value: str) -> bool:
@@ -56,9 +57,13 @@ def acceptable_password_hash(value: str) -> bool:
         params = extract_parameters(value)
     except InvalidHashError:
         return False
-    return (params.type is Type.ID and params.time_cost <= _hasher.time_cost
-            and 8 * params.parallelism <= params.memory_cost <= _hasher.memory_cost
-            and params.parallelism <= _hasher.parallelism and 16 <= params.hash_len <= 64)
+    return (
+        params.type is Type.ID
+        and params.time_cost <= _hasher.time_cost
+        and 8 * params.parallelism <= params.memory_cost <= _hasher.memory_cost
+        and params.parallelism <= _hasher.parallelism
+        and 16 <= params.hash_len <= 64
+    )
 
 
 def verify_password(password_hash: str, password: str) -> bool:

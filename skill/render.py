@@ -47,6 +47,7 @@ CODEX_SKILL = ".agents/skills/memory-wiki/SKILL.md"
 CODEX_PROMPT = ".codex/prompts/memory.wiki.md"
 AIDER_CONVENTIONS = ".aider.memorywiki.md"
 
+
 def load_source() -> tuple[dict[str, str], str]:
     """(frontmatter fields, body) of skill/SKILL.md."""
     text = resources.files("memorywiki.skill").joinpath("SKILL.md").read_text(encoding="utf-8")
@@ -61,7 +62,7 @@ def load_source() -> tuple[dict[str, str], str]:
             if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
                 value = value[1:-1]
             fields[key.strip()] = value
-    return fields, text[m.end():].lstrip("\n")
+    return fields, text[m.end() :].lstrip("\n")
 
 
 def _yaml_str(value: str) -> str:
@@ -216,8 +217,10 @@ def _values(tool: str, variant: str) -> dict[str, str]:
 def _run_note(tool: str, command: str) -> str:
     if command == COMMAND:
         return _RUN_NOTES[tool]
-    return (f"{_RUN_NOTES[tool]} Always run `memorywiki` by its full path, `{command}`, as every "
-            "command below does: the shell that runs your commands may not have it on its PATH.")
+    return (
+        f"{_RUN_NOTES[tool]} Always run `memorywiki` by its full path, `{command}`, as every "
+        "command below does: the shell that runs your commands may not have it on its PATH."
+    )
 
 
 def render_body(tool: str, variant: str = "command", command: str = COMMAND) -> str:

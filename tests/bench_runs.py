@@ -15,8 +15,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def bench(*args: str, env: dict[str, str], timeout: float = 240) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", *args], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 @pytest.fixture
@@ -27,10 +28,14 @@ def smoke_env(pg_server, embedding_server, tmp_path):
     make_beir(tmp_path / "beir")
     make_locomo(tmp_path / "locomo")
     env = dict(os.environ)
-    env.update({
-        "OPENAI_BASE_URL": embedding_server.base_url, "OPENAI_API_KEY": "x",
-        "MEMORYWIKI_EMBEDDER": "openai", "MEMORYWIKI_OPENAI_MODEL": "test-embed",
-        "DATABASE_URL": pg_server._server.get_uri("postgres"),
-    })
+    env.update(
+        {
+            "OPENAI_BASE_URL": embedding_server.base_url,
+            "OPENAI_API_KEY": "x",
+            "MEMORYWIKI_EMBEDDER": "openai",
+            "MEMORYWIKI_OPENAI_MODEL": "test-embed",
+            "DATABASE_URL": pg_server._server.get_uri("postgres"),
+        }
+    )
     env.pop("MEMORYWIKI_BENCH_COUNTS", None)
     return env

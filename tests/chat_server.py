@@ -34,8 +34,7 @@ _STOP = frozenset(
 
 
 def _error(status: int, message: str, type_: str = "invalid_request_error", code: str | None = None) -> JSONResponse:
-    return JSONResponse({"error": {"message": message, "type": type_, "param": None, "code": code}},
-                        status_code=status)
+    return JSONResponse({"error": {"message": message, "type": type_, "param": None, "code": code}}, status_code=status)
 
 
 def _vocabulary(text: str) -> list[str]:
@@ -128,8 +127,11 @@ class ChatServer(ThreadedServer):
             self.requests.append(body)
             reply = self._queue.pop(0) if self._queue else None
         if isinstance(reply, dict) and reply.get("status"):
-            return _error(int(reply["status"]), reply.get("message", "scripted error"),
-                          "server_error" if int(reply["status"]) >= 500 else "invalid_request_error")
+            return _error(
+                int(reply["status"]),
+                reply.get("message", "scripted error"),
+                "server_error" if int(reply["status"]) >= 500 else "invalid_request_error",
+            )
         prompt = "\n".join(str(m.get("content", "")) for m in messages)
         if reply is None:
             schema = (fmt.get("json_schema") or {}).get("schema") if fmt.get("type") == "json_schema" else None
@@ -145,14 +147,22 @@ class ChatServer(ThreadedServer):
             self.calls += 1
             self.prompt_tokens += prompt_tokens
             self.completion_tokens += completion_tokens
-        return JSONResponse({
-            "id": f"chatcmpl-{self.calls}", "object": "chat.completion", "created": int(time.time()),
-            "model": body["model"],
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                         "finish_reason": finish}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens},
-        })
+        return JSONResponse(
+            {
+                "id": f"chatcmpl-{self.calls}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body["model"],
+                "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}
+                ],
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": completion_tokens,
+                    "total_tokens": prompt_tokens + completion_tokens,
+                },
+            }
+        )
 
 
 def start_chat_server() -> ChatServer:

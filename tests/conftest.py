@@ -103,10 +103,17 @@ def settings(database_url, embedding_server):
 
     embedding_server.set_failing(False)
     embedding_server.reset()
-    return Settings(database_url=database_url, embedder="openai", openai_model="test-embed",
-                    openai_api_key="test-key", openai_base_url=embedding_server.base_url,
-                    embed_timeout=5.0, embed_max_retries=0, public_url="http://testserver",
-                    suggest_debounce=0.0)
+    return Settings(
+        database_url=database_url,
+        embedder="openai",
+        openai_model="test-embed",
+        openai_api_key="test-key",
+        openai_base_url=embedding_server.base_url,
+        embed_timeout=5.0,
+        embed_max_retries=0,
+        public_url="http://testserver",
+        suggest_debounce=0.0,
+    )
 
 
 @pytest.fixture
@@ -114,9 +121,8 @@ def make_client(settings):
     """Build a TestClient (lifespan included) for these settings, with overrides."""
     from dataclasses import replace
 
-    from starlette.testclient import TestClient
-
     from memorywiki.server.app import create_app
+    from starlette.testclient import TestClient
 
     clients = []
 
@@ -146,7 +152,6 @@ def serving(settings, **uvicorn_options):
 
     import httpx
     import uvicorn
-
     from memorywiki.server.app import create_app
 
     sock = socket.socket()
@@ -208,8 +213,9 @@ def chromium() -> str:
     path = shutil.which("chromium") or shutil.which("chromium-browser")
     if path is None:
         if os.environ.get("CI"):
-            pytest.fail("chromium is not installed, and CI must run the browser tests (.ci/run installs it)",
-                        pytrace=False)
+            pytest.fail(
+                "chromium is not installed, and CI must run the browser tests (.ci/run installs it)", pytrace=False
+            )
         pytest.skip("chromium is not installed (Debian: apt-get install chromium)")
     return path
 
@@ -251,8 +257,14 @@ def chat_server(chat_server_session):
 
 
 # Debian's chromium, driven by Playwright (never `playwright install`: nothing is downloaded).
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--no-first-run"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
 
 
 @pytest.fixture(scope="module")

@@ -9,10 +9,24 @@ import subprocess
 import sys
 from pathlib import Path
 
-CI_VARIABLES = ("CI", "TF_BUILD", "GITHUB_ACTIONS", "GITLAB_CI", "CIRCLECI", "TRAVIS", "JENKINS_URL",
-                "CODEBUILD_BUILD_ID", "BUILDKITE", "TEAMCITY_VERSION", "APPVEYOR", "BITBUCKET_BUILD_NUMBER",
-                "SYSTEM_TEAMFOUNDATIONCOLLECTIONURI", "ORT_DISABLE_TELEMETRY", "ORT_TELEMETRY_DISABLED",
-                "ORT_RUNNING_UNIT_TESTS")
+CI_VARIABLES = (
+    "CI",
+    "TF_BUILD",
+    "GITHUB_ACTIONS",
+    "GITLAB_CI",
+    "CIRCLECI",
+    "TRAVIS",
+    "JENKINS_URL",
+    "CODEBUILD_BUILD_ID",
+    "BUILDKITE",
+    "TEAMCITY_VERSION",
+    "APPVEYOR",
+    "BITBUCKET_BUILD_NUMBER",
+    "SYSTEM_TEAMFOUNDATIONCOLLECTIONURI",
+    "ORT_DISABLE_TELEMETRY",
+    "ORT_TELEMETRY_DISABLED",
+    "ORT_RUNNING_UNIT_TESTS",
+)
 
 
 def files_under(root: Path) -> list[str]:
@@ -28,10 +42,16 @@ def assert_onnxruntime_writes_a_device_id(tmp_path: Path) -> None:
     """The control: `import onnxruntime` with a fresh HOME writes a device id."""
     control_home = tmp_path / "control-home"
     control_home.mkdir()
-    subprocess.run([sys.executable, "-c", "import onnxruntime"], env={**user_env(), "HOME": str(control_home)},
-                   check=True, timeout=120)
+    subprocess.run(
+        [sys.executable, "-c", "import onnxruntime"],
+        env={**user_env(), "HOME": str(control_home)},
+        check=True,
+        timeout=120,
+    )
     assert any(p.endswith("deviceid") for p in files_under(control_home)), (
-        "onnxruntime no longer writes a device id here: this test would prove nothing", files_under(control_home))
+        "onnxruntime no longer writes a device id here: this test would prove nothing",
+        files_under(control_home),
+    )
 
 
 def fresh_home(tmp_path: Path) -> Path:

@@ -21,8 +21,7 @@ T = TypeVar("T")
 DEFAULT_TIMEOUT = 60.0
 
 
-def wait_until(check: Callable[[], T], what: str, timeout: float = DEFAULT_TIMEOUT,
-               interval: float = 0.05) -> T:
+def wait_until(check: Callable[[], T], what: str, timeout: float = DEFAULT_TIMEOUT, interval: float = 0.05) -> T:
     """Call `check` until it returns something truthy and return that; fail naming `what`."""
     deadline = time.monotonic() + timeout
     while True:
@@ -47,9 +46,9 @@ def _database_url(target: Any) -> str:
 # its current source hash. A deleted doc or bundle is never indexed, so it is not owed.
 OWED = {
     "doc": "SELECT id, deleted_at IS NULL AND source_hash IS DISTINCT FROM embedded_hash, index_error"
-           " FROM docs WHERE id = ANY(%s)",
+    " FROM docs WHERE id = ANY(%s)",
     "bundle": "SELECT id, deleted_at IS NULL AND source_hash IS DISTINCT FROM embedded_hash, NULL"
-              " FROM bundles WHERE id = ANY(%s)",
+    " FROM bundles WHERE id = ANY(%s)",
 }
 
 
@@ -64,14 +63,16 @@ def _owed(url: str, kind: str, ids: list[str]) -> list[tuple[str, str | None]]:
     return [(row[0], row[2]) for row in rows if row[1]]
 
 
-def wait_indexed(target: Any, doc_ids: Iterable = (), bundle_ids: Iterable = (),
-                 timeout: float = DEFAULT_TIMEOUT) -> None:
+def wait_indexed(
+    target: Any, doc_ids: Iterable = (), bundle_ids: Iterable = (), timeout: float = DEFAULT_TIMEOUT
+) -> None:
     """Wait until these docs and bundles are indexed; with no ids, until nothing is owed.
 
     `target` is a Starlette TestClient or the live_server fixture; without ids it may also be
     a server's base URL."""
     doc_ids, bundle_ids = [str(i) for i in doc_ids], [str(i) for i in bundle_ids]
     if not doc_ids and not bundle_ids:
+
         def nothing_owed() -> bool:
             if isinstance(target, str):
                 return httpx.get(f"{target}/healthz", timeout=10).json()["owed"] == 0
@@ -94,7 +95,6 @@ def wait_indexed(target: Any, doc_ids: Iterable = (), bundle_ids: Iterable = (),
         raise AssertionError(f"{error}; still owed (id, last index error): {owed}") from None
 
 
-
 def _curated(health: dict) -> bool:
     c = health["curation"]
     indexed = health["owed"] == 0 or health["embedder"] is None  # with no embedder nothing gets indexed
@@ -104,6 +104,7 @@ def _curated(health: dict) -> bool:
 def wait_curated(target: Any, timeout: float = DEFAULT_TIMEOUT) -> dict:
     """Wait until the server owes nothing: indexing, enrichment, bundle analyses, suggestions
     (server/curation/). `target`: a TestClient, a live server or a base URL. Returns /healthz."""
+
     def health() -> dict:
         if isinstance(target, str):
             return httpx.get(f"{target}/healthz", timeout=10).json()
@@ -111,5 +112,6 @@ def wait_curated(target: Any, timeout: float = DEFAULT_TIMEOUT) -> dict:
             return target.get("/healthz").json()
         return httpx.get(f"{target.url}/healthz", timeout=10).json()
 
-    return wait_until(lambda: (lambda h: h if _curated(h) else None)(health()), "the server to owe no curation work",
-                      timeout)
+    return wait_until(
+        lambda: (lambda h: h if _curated(h) else None)(health()), "the server to owe no curation work", timeout
+    )

@@ -27,14 +27,19 @@ def free_port() -> int:
 def server_env(embedding_url: str | None, **extra: str) -> dict[str, str]:
     """The environment of a server or worker that embeds through the test embedding server
     (`MEMORYWIKI_EMBEDDER=none` when `embedding_url` is None)."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("MEMORYWIKI_", "OPENAI_")) and k != "DATABASE_URL"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYWIKI_", "OPENAI_")) and k != "DATABASE_URL"}
     if embedding_url is None:
         env["MEMORYWIKI_EMBEDDER"] = "none"
     else:
-        env.update({"MEMORYWIKI_EMBEDDER": "openai", "MEMORYWIKI_OPENAI_MODEL": "test-embed",
-                    "OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": embedding_url,
-                    "MEMORYWIKI_EMBED_RETRIES": "0"})
+        env.update(
+            {
+                "MEMORYWIKI_EMBEDDER": "openai",
+                "MEMORYWIKI_OPENAI_MODEL": "test-embed",
+                "OPENAI_API_KEY": "test-key",
+                "OPENAI_BASE_URL": embedding_url,
+                "MEMORYWIKI_EMBED_RETRIES": "0",
+            }
+        )
     env.update(extra)
     return env
 
@@ -79,8 +84,7 @@ class Server(Process):
     # Ctrl-C: uvicorn re-raises a SIGTERM it handled (exit status -15); SIGINT ends in exit 0
     stop_signal = signal.SIGINT
 
-    def __init__(self, env: dict[str, str], log: Path, *, port: int | None = None,
-                 data_dir: Path | None = None):
+    def __init__(self, env: dict[str, str], log: Path, *, port: int | None = None, data_dir: Path | None = None):
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         args = ["serve", "--port", str(self.port)]

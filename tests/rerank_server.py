@@ -34,8 +34,12 @@ class RerankServer(ThreadedServer):
         self.requests: list[dict] = []
         self.failing = False
         self.garbage = False
-        self.app = Starlette(routes=[Route("/v1/rerank", self._rerank, methods=["POST"]),
-                                     Route("/rerank", self._rerank, methods=["POST"])])
+        self.app = Starlette(
+            routes=[
+                Route("/v1/rerank", self._rerank, methods=["POST"]),
+                Route("/rerank", self._rerank, methods=["POST"]),
+            ]
+        )
 
     async def _rerank(self, request: Request) -> JSONResponse:
         body = await request.json()
@@ -49,4 +53,4 @@ class RerankServer(ThreadedServer):
             return JSONResponse(sorted(scored, key=lambda r: -r["score"]))
         scored = [{"index": i, "relevance_score": score(body["query"], t)} for i, t in enumerate(body["documents"])]
         scored.sort(key=lambda r: -r["relevance_score"])
-        return JSONResponse({"id": "rr", "results": scored[:body.get("top_n") or len(scored)]})
+        return JSONResponse({"id": "rr", "results": scored[: body.get("top_n") or len(scored)]})

@@ -30,9 +30,15 @@ class Inbox:
 
     async def handle_DATA(self, server, session, envelope):
         with self.lock:
-            self.mails.append((envelope.mail_from, list(envelope.rcpt_tos),
-                               email.message_from_bytes(envelope.original_content or envelope.content,
-                                                      policy=email.policy.default)))
+            self.mails.append(
+                (
+                    envelope.mail_from,
+                    list(envelope.rcpt_tos),
+                    email.message_from_bytes(
+                        envelope.original_content or envelope.content, policy=email.policy.default
+                    ),
+                )
+            )
         return "250 Message accepted for delivery"
 
 

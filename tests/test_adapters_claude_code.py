@@ -72,7 +72,7 @@ def test_compaction_summary_kept_when_history_missing(tmp_path):
 
 def test_empty_and_garbage_file(tmp_path):
     p = tmp_path / "x.jsonl"
-    p.write_text("garbage\n[1,2]\n{\"type\": \"unknown\"}\n")
+    p.write_text('garbage\n[1,2]\n{"type": "unknown"}\n')
     t = reader.read_session(p)
     assert t.markdown == "" and t.turns == 0 and t.is_empty
 
@@ -112,7 +112,10 @@ def test_find_session_by_id_and_by_cwd(tmp_path):
     # CLAUDE_CONFIG_DIR moves the root
     moved = tmp_path / "cfg"
     shutil.copytree(home / ".claude", moved)
-    assert reader.find_session("aaaa", cwd, tmp_path / "nohome", env={"CLAUDE_CONFIG_DIR": str(moved)}).name == "aaaa.jsonl"
+    assert (
+        reader.find_session("aaaa", cwd, tmp_path / "nohome", env={"CLAUDE_CONFIG_DIR": str(moved)}).name
+        == "aaaa.jsonl"
+    )
     t = capture_session("claude", "aaaa", cwd=cwd, home=home, env=env)
     assert t is not None and "New question" in t.markdown
 
@@ -136,14 +139,57 @@ def test_big_transcript_bounded_memory(tmp_path):
     with open(p, "w") as fh:
         while fh.tell() < 50 * 1024 * 1024:
             u, a, r = f"u{n}", f"a{n}", f"r{n}"
-            fh.write(json.dumps({"type": "user", "uuid": u, "parentUuid": parent, "sessionId": "big", "cwd": "/w",
-                                 "message": {"role": "user", "content": f"question {n}"}}) + "\n")
-            fh.write(json.dumps({"type": "assistant", "uuid": a, "parentUuid": u, "sessionId": "big",
-                                 "message": {"id": f"m{n}", "role": "assistant",
-                                             "content": [{"type": "tool_use", "id": f"t{n}", "name": "Read",
-                                                          "input": {"file_path": f"/w/f{n}.py"}}]}}) + "\n")
-            fh.write(json.dumps({"type": "user", "uuid": r, "parentUuid": a, "sessionId": "big",
-                                 "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{n}", "content": blob}]}}) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "type": "user",
+                        "uuid": u,
+                        "parentUuid": parent,
+                        "sessionId": "big",
+                        "cwd": "/w",
+                        "message": {"role": "user", "content": f"question {n}"},
+                    }
+                )
+                + "\n"
+            )
+            fh.write(
+                json.dumps(
+                    {
+                        "type": "assistant",
+                        "uuid": a,
+                        "parentUuid": u,
+                        "sessionId": "big",
+                        "message": {
+                            "id": f"m{n}",
+                            "role": "assistant",
+                            "content": [
+                                {
+                                    "type": "tool_use",
+                                    "id": f"t{n}",
+                                    "name": "Read",
+                                    "input": {"file_path": f"/w/f{n}.py"},
+                                }
+                            ],
+                        },
+                    }
+                )
+                + "\n"
+            )
+            fh.write(
+                json.dumps(
+                    {
+                        "type": "user",
+                        "uuid": r,
+                        "parentUuid": a,
+                        "sessionId": "big",
+                        "message": {
+                            "role": "user",
+                            "content": [{"type": "tool_result", "tool_use_id": f"t{n}", "content": blob}],
+                        },
+                    }
+                )
+                + "\n"
+            )
             parent = r
             n += 1
     size = p.stat().st_size

@@ -33,8 +33,15 @@ def test_public_fixture():
 def test_realistic_rollout_filters_injections():
     t = reader.read_session(DATA / "codex_rollout_realistic.jsonl")
     md = t.markdown
-    for bad in ("AGENTS TEXT", "DEVELOPER TEXT", "environment_context", "BASE INSTRUCTIONS",
-                "SHELL OUTPUT", "COMPACTED SUMMARY", "ENCRYPTED"):
+    for bad in (
+        "AGENTS TEXT",
+        "DEVELOPER TEXT",
+        "environment_context",
+        "BASE INSTRUCTIONS",
+        "SHELL OUTPUT",
+        "COMPACTED SUMMARY",
+        "ENCRYPTED",
+    ):
         assert bad not in md
     assert md.count("Why is the build slow?") == 1 and md.count("Thanks, fix it.") == 1
     assert md.count("The build recompiles everything") == 1
@@ -48,7 +55,9 @@ def _place(home: Path, day: str, name: str, src: Path, cwd: str, mtime: float) -
     d = home / ".codex" / "sessions" / day
     d.mkdir(parents=True, exist_ok=True)
     p = d / name
-    p.write_text(src.read_text().replace('"/work/codexproj"', f'"{cwd}"').replace('"/workspace/synthetic-project"', f'"{cwd}"'))
+    p.write_text(
+        src.read_text().replace('"/work/codexproj"', f'"{cwd}"').replace('"/workspace/synthetic-project"', f'"{cwd}"')
+    )
     os.utime(p, (mtime, mtime))
     return p
 
@@ -58,10 +67,22 @@ def test_find_session(tmp_path):
     cwd.mkdir()
     now = time.time()
     a = _place(home, "2026/01/02", FIXTURE.name, FIXTURE, str(cwd), now - 10)
-    b = _place(home, "2026/04/01", "rollout-2026-04-01T08-00-00-019b64e5-57fa-7463-b644-fba7e456f905.jsonl",
-               DATA / "codex_rollout_realistic.jsonl", str(cwd), now)
-    _place(home, "2026/04/02", "rollout-2026-04-02T08-00-00-22222222-2222-4222-8222-222222222222.jsonl",
-           FIXTURE, "/somewhere/else", now + 10)
+    b = _place(
+        home,
+        "2026/04/01",
+        "rollout-2026-04-01T08-00-00-019b64e5-57fa-7463-b644-fba7e456f905.jsonl",
+        DATA / "codex_rollout_realistic.jsonl",
+        str(cwd),
+        now,
+    )
+    _place(
+        home,
+        "2026/04/02",
+        "rollout-2026-04-02T08-00-00-22222222-2222-4222-8222-222222222222.jsonl",
+        FIXTURE,
+        "/somewhere/else",
+        now + 10,
+    )
     assert reader.find_session(None, cwd, home, env={}) == b
     assert reader.find_session("11111111-1111-4111-8111-111111111111", cwd, home, env={}) == a
     assert reader.find_session(None, cwd, home, env={"CODEX_THREAD_ID": "11111111-1111-4111-8111-111111111111"}) == a

@@ -27,21 +27,49 @@ def _setup(tmp_path: Path) -> tuple[Path, Path]:
     ws = udir / "workspaceStorage" / "abc123"
     ws.mkdir(parents=True)
     (ws / "workspace.json").write_text(json.dumps({"folder": project.resolve().as_uri()}))
-    _db(ws / "state.vscdb", {"composer.composerData": {"allComposers": [
-        {"composerId": "c-old", "name": "Old chat", "lastUpdatedAt": 1000},
-        {"composerId": "c-new", "name": "New chat", "lastUpdatedAt": 2000},
-    ]}}, "ItemTable")
-    _db(udir / "globalStorage" / "state.vscdb", {
-        "composerData:c-new": {"_v": 10, "composerId": "c-new", "name": "New chat", "createdAt": 1767225600000,
-                               "fullConversationHeadersOnly": [{"bubbleId": "b1", "type": 1}, {"bubbleId": "b2", "type": 2},
-                                                               {"bubbleId": "b3", "type": 2}, {"bubbleId": "missing", "type": 2}]},
-        "bubbleId:c-new:b1": {"_v": 3, "type": 1, "bubbleId": "b1", "text": "How do I rebase?"},
-        "bubbleId:c-new:b2": {"_v": 3, "type": 2, "bubbleId": "b2", "text": "",
-                              "toolFormerData": {"name": "run_terminal_cmd", "rawArgs": "{\"command\": \"git status\"}"}},
-        "bubbleId:c-new:b3": {"_v": 3, "type": 2, "bubbleId": "b3", "text": "Run `git rebase -i main`."},
-        "composerData:c-old": {"composerId": "c-old", "conversation": [
-            {"type": 1, "text": "legacy question"}, {"type": 2, "text": "legacy answer"}]},
-    }, "cursorDiskKV")
+    _db(
+        ws / "state.vscdb",
+        {
+            "composer.composerData": {
+                "allComposers": [
+                    {"composerId": "c-old", "name": "Old chat", "lastUpdatedAt": 1000},
+                    {"composerId": "c-new", "name": "New chat", "lastUpdatedAt": 2000},
+                ]
+            }
+        },
+        "ItemTable",
+    )
+    _db(
+        udir / "globalStorage" / "state.vscdb",
+        {
+            "composerData:c-new": {
+                "_v": 10,
+                "composerId": "c-new",
+                "name": "New chat",
+                "createdAt": 1767225600000,
+                "fullConversationHeadersOnly": [
+                    {"bubbleId": "b1", "type": 1},
+                    {"bubbleId": "b2", "type": 2},
+                    {"bubbleId": "b3", "type": 2},
+                    {"bubbleId": "missing", "type": 2},
+                ],
+            },
+            "bubbleId:c-new:b1": {"_v": 3, "type": 1, "bubbleId": "b1", "text": "How do I rebase?"},
+            "bubbleId:c-new:b2": {
+                "_v": 3,
+                "type": 2,
+                "bubbleId": "b2",
+                "text": "",
+                "toolFormerData": {"name": "run_terminal_cmd", "rawArgs": '{"command": "git status"}'},
+            },
+            "bubbleId:c-new:b3": {"_v": 3, "type": 2, "bubbleId": "b3", "text": "Run `git rebase -i main`."},
+            "composerData:c-old": {
+                "composerId": "c-old",
+                "conversation": [{"type": 1, "text": "legacy question"}, {"type": 2, "text": "legacy answer"}],
+            },
+        },
+        "cursorDiskKV",
+    )
     return home, project
 
 

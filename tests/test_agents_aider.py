@@ -14,9 +14,9 @@ import json
 import re
 
 import pytest
-
 from memorywiki.adapters.aider.reader import read_session
 from memorywiki.skill.render import render_body
+
 from tests.agents import tools
 from tests.agents.workspace import (  # noqa: F401 - fixtures
     ANSWER,
@@ -41,15 +41,40 @@ def run_aider(ws: Workspace, server, exe: str, lines: list[str]) -> str:
     # Aider looks the model up in a price list it fetches from the internet (and waits on it):
     # metadata for the model in ~/.aider.model.metadata.json, and litellm's bundled cost map,
     # keep every lookup local.
-    (ws.home / ".aider.model.metadata.json").write_text(json.dumps({MODEL: {
-        "max_tokens": 8192, "max_input_tokens": 128000, "max_output_tokens": 8192,
-        "input_cost_per_token": 0, "output_cost_per_token": 0, "litellm_provider": "openai", "mode": "chat",
-    }}), encoding="utf-8")
-    argv = [exe, "--model", MODEL, "--openai-api-base", f"{server.base_url}/v1", "--openai-api-key", "not-a-key",
-            # The edit format aider uses for the big models: only it runs suggested shell commands.
-            "--edit-format", "diff",
-            "--no-git", "--no-check-update", "--no-show-release-notes", "--analytics-disable", "--no-pretty",
-            "--no-show-model-warnings"]
+    (ws.home / ".aider.model.metadata.json").write_text(
+        json.dumps(
+            {
+                MODEL: {
+                    "max_tokens": 8192,
+                    "max_input_tokens": 128000,
+                    "max_output_tokens": 8192,
+                    "input_cost_per_token": 0,
+                    "output_cost_per_token": 0,
+                    "litellm_provider": "openai",
+                    "mode": "chat",
+                }
+            }
+        ),
+        encoding="utf-8",
+    )
+    argv = [
+        exe,
+        "--model",
+        MODEL,
+        "--openai-api-base",
+        f"{server.base_url}/v1",
+        "--openai-api-key",
+        "not-a-key",
+        # The edit format aider uses for the big models: only it runs suggested shell commands.
+        "--edit-format",
+        "diff",
+        "--no-git",
+        "--no-check-update",
+        "--no-show-release-notes",
+        "--analytics-disable",
+        "--no-pretty",
+        "--no-show-model-warnings",
+    ]
     out = ws.run(argv, stdin="\n".join(lines) + "\n", env={"LITELLM_LOCAL_MODEL_COST_MAP": "True"})
     assert out.returncode == 0, f"aider exited {out.returncode}:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}"
     return out.stdout
@@ -60,14 +85,19 @@ def test_capture_and_recall(workspace, model_server, aider):
     model = model_server.model
     model.chat["HNSW"] = ANSWER
     transcript_title = "HNSW deadlock session"
-    output = run_aider(workspace, model_server, aider, [
-        QUESTION,
-        "memory.wiki capture Bob's fix",
-        "y",  # Run shell command?
-        "y",  # Add command output to the chat?
-        f"/run memorywiki capture --agent aider --title '{transcript_title}'",
-        "y",  # Add command output to the chat?
-    ])
+    output = run_aider(
+        workspace,
+        model_server,
+        aider,
+        [
+            QUESTION,
+            "memory.wiki capture Bob's fix",
+            "y",  # Run shell command?
+            "y",  # Add command output to the chat?
+            f"/run memorywiki capture --agent aider --title '{transcript_title}'",
+            "y",  # Add command output to the chat?
+        ],
+    )
     urls = re.findall(r"^(http://\S+)$", output, re.MULTILINE)
     assert len(urls) == 2, output[-3000:]
     # No price-list download was tried (aider caches "{}" after a failed one).
@@ -91,8 +121,7 @@ def test_capture_and_recall(workspace, model_server, aider):
     stamp = re.findall(r"^# aider chat started at (.+)$", history.read_text(), re.MULTILINE)[-1]
     page = workspace.doc(urls[1])
     assert page["title"] == transcript_title and page["source"] == "aider"
-    assert page["meta"] == {"tool": "aider", "session_id": stamp, "cwd": str(workspace.project),
-                            "git_branch": None}
+    assert page["meta"] == {"tool": "aider", "session_id": stamp, "cwd": str(workspace.project), "git_branch": None}
     assert f"## User\n\n{QUESTION}\n\n## Assistant\n\n{ANSWER}" in page["markdown"]
     assert "Memory.Wiki keeps answers" not in page["markdown"]
     assert read_session(history).markdown.startswith(page["markdown"].rstrip())
@@ -100,12 +129,17 @@ def test_capture_and_recall(workspace, model_server, aider):
     # memory.wiki recall, in a later session: the model suggests the command, the user lets it
     # run and add its output, and the answer cites a page that exists.
     workspace.wait_indexed(record["id"], page["id"])
-    output = run_aider(workspace, model_server, aider, [
-        "memory.wiki recall why did the HNSW index build deadlock?",
-        "y",  # Run shell command?
-        "y",  # Add command output to the chat?
-        "What does the wiki say?",
-    ])
+    output = run_aider(
+        workspace,
+        model_server,
+        aider,
+        [
+            "memory.wiki recall why did the HNSW index build deadlock?",
+            "y",  # Run shell command?
+            "y",  # Add command output to the chat?
+            "What does the wiki say?",
+        ],
+    )
     recall = model.steps[-1]
     assert recall.command == f"{CLI} recall 'why did the HNSW index build deadlock?' --hybrid --json"
     assert recall.answer and recall.answer in output

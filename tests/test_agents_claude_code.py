@@ -11,9 +11,9 @@ import json
 from pathlib import Path
 
 import pytest
-
 from memorywiki.adapters.claude_code.reader import encode_cwd, read_session
 from memorywiki.skill.render import render_body
+
 from tests.agents import tools
 from tests.agents.workspace import (  # noqa: F401 - fixtures
     ANSWER,
@@ -79,15 +79,20 @@ def test_capture_and_recall_through_the_command_and_the_skill(workspace, model_s
     assert record["url"] in result["result"]
 
     # /memory-wiki (the skill) capture --transcript: the page is the session Claude Code wrote.
-    result = run_claude(workspace, model_server, claude,
-                        "/memory-wiki capture --transcript HNSW deadlock session", "--resume", sid)
+    result = run_claude(
+        workspace, model_server, claude, "/memory-wiki capture --transcript HNSW deadlock session", "--resume", sid
+    )
     step = model.steps[-1]
     assert (step.action, step.argument) == ("capture", "HNSW deadlock session")
     assert f'--session "{sid}"' in step.command  # ${CLAUDE_SESSION_ID} is filled in skills too
     page = workspace.doc(step.output.strip())
     assert page["title"] == "HNSW deadlock session" and page["source"] == "claude-code"
-    assert page["meta"] == {"tool": "claude-code", "session_id": sid, "cwd": str(workspace.project),
-                            "git_branch": "main"}
+    assert page["meta"] == {
+        "tool": "claude-code",
+        "session_id": sid,
+        "cwd": str(workspace.project),
+        "git_branch": "main",
+    }
     assert f"## User\n\n{QUESTION}\n\n## Assistant\n\n{ANSWER}" in page["markdown"]
     assert "Memory.Wiki keeps answers" not in page["markdown"]  # the expanded command is not a turn
     # Built by the reader from the real transcript: the file, read now, starts with the page.
@@ -96,8 +101,9 @@ def test_capture_and_recall_through_the_command_and_the_skill(workspace, model_s
 
     # /memory.wiki recall: the answer cites a page that exists.
     workspace.wait_indexed(record["id"], page["id"])
-    result = run_claude(workspace, model_server, claude,
-                        "/memory.wiki recall why did the HNSW index build deadlock?", "--resume", sid)
+    result = run_claude(
+        workspace, model_server, claude, "/memory.wiki recall why did the HNSW index build deadlock?", "--resume", sid
+    )
     step = model.steps[-1]
     assert step.command == f"{CLI} recall 'why did the HNSW index build deadlock?' --hybrid --json"
     cited = json.loads(step.output)["results"][0]["doc_url"]
@@ -123,15 +129,21 @@ def test_mcp_recall(workspace, model_server, claude, scope):
     """`install --mcp` registers `memorywiki mcp`; Claude Code starts it, loads the deferred
     recall tool through ToolSearch, and the scripted model's call returns the saved page."""
     workspace.memorywiki("install", "claude-code", scope, "--mcp")
-    url = workspace.memorywiki("capture", "--title", "HNSW deadlock fix", "-",
-                               stdin=f"## Answer\n\n{ANSWER}\n").stdout.strip()
+    url = workspace.memorywiki(
+        "capture", "--title", "HNSW deadlock fix", "-", stdin=f"## Answer\n\n{ANSWER}\n"
+    ).stdout.strip()
     workspace.wait_indexed(url.rsplit("/", 1)[-1])
     # `claude -p` does not wait for MCP servers unless told to (the first request would go out
     # before the tools are listed), and asks before an MCP tool runs: grant recall.
-    result = run_claude(workspace, model_server, claude,
-                        "recall from my memory wiki: how did we fix the HNSW deadlock?",
-                        "--allowedTools", "mcp__memorywiki__recall",
-                        env={"MCP_CONNECTION_NONBLOCKING": "false"})
+    result = run_claude(
+        workspace,
+        model_server,
+        claude,
+        "recall from my memory wiki: how did we fix the HNSW deadlock?",
+        "--allowedTools",
+        "mcp__memorywiki__recall",
+        env={"MCP_CONNECTION_NONBLOCKING": "false"},
+    )
     step = model_server.model.steps[-1]
     assert step.action == "mcp-recall" and step.command, step
     assert url in step.output and url in result["result"]

@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from memorywiki.adapters.codex.reader import read_session
+
 from tests.agents import tools
 from tests.agents.workspace import (  # noqa: F401 - fixtures
     ANSWER,
@@ -35,7 +35,8 @@ def configure(ws: Workspace, server) -> None:
     """A model provider speaking the Responses API (Codex refuses the chat wire API)."""
     codex_home = ws.home / ".codex"
     codex_home.mkdir(exist_ok=True)
-    (codex_home / "config.toml").write_text(f'''model = "scripted-model"
+    (codex_home / "config.toml").write_text(
+        f'''model = "scripted-model"
 model_provider = "scripted"
 
 [model_providers.scripted]
@@ -43,11 +44,12 @@ name = "Scripted model"
 base_url = "{server.base_url}/v1"
 env_key = "SCRIPTED_MODEL_KEY"
 wire_api = "responses"
-''', encoding="utf-8")
+''',
+        encoding="utf-8",
+    )
 
 
-def run_codex(ws: Workspace, exe: str, prompt: str, thread: str | None = None,
-              network: bool = True) -> tuple[str, str]:
+def run_codex(ws: Workspace, exe: str, prompt: str, thread: str | None = None, network: bool = True) -> tuple[str, str]:
     """One `codex exec` turn: (thread id, the agent's last message).
 
     workspace-write is the sandbox users run in; it blocks the network, even to 127.0.0.1,
@@ -61,8 +63,11 @@ def run_codex(ws: Workspace, exe: str, prompt: str, thread: str | None = None,
     assert out.returncode == 0, f"codex exited {out.returncode}:\n{out.stdout[-2000:]}\n{out.stderr[-2000:]}"
     events = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
     thread_id = next(e["thread_id"] for e in events if e.get("type") == "thread.started")
-    messages = [e["item"]["text"] for e in events
-                if e.get("type") == "item.completed" and e.get("item", {}).get("type") == "agent_message"]
+    messages = [
+        e["item"]["text"]
+        for e in events
+        if e.get("type") == "item.completed" and e.get("item", {}).get("type") == "agent_message"
+    ]
     assert messages, out.stdout[-2000:]
     return thread_id, messages[-1]
 
@@ -101,8 +106,7 @@ def test_capture_and_recall_through_the_skill(workspace, model_server, codex):
     assert step.argument == "HNSW deadlock session"
     page = workspace.doc(step.output.strip().splitlines()[-1])
     assert page["title"] == "HNSW deadlock session" and page["source"] == "codex"
-    assert page["meta"] == {"tool": "codex", "session_id": thread, "cwd": str(workspace.project),
-                            "git_branch": "main"}
+    assert page["meta"] == {"tool": "codex", "session_id": thread, "cwd": str(workspace.project), "git_branch": "main"}
     assert f"## User\n\n{QUESTION}\n\n## Assistant\n\n{ANSWER}" in page["markdown"]
     assert "Memory.Wiki keeps answers" not in page["markdown"]  # the attached skill is not a turn
     assert read_session(rollout(workspace, thread)).markdown.startswith(page["markdown"].rstrip())
@@ -124,7 +128,8 @@ def test_user_scope_install_is_found(workspace, model_server, codex):
     thread, answer = run_codex(workspace, codex, "$memory-wiki capture --transcript First steps")
     step = model_server.model.steps[-1] if model_server.model.steps else None
     assert step is not None and step.argument == "First steps", (
-        f"Codex did not attach the user-scope skill; it answered {answer!r}")
+        f"Codex did not attach the user-scope skill; it answered {answer!r}"
+    )
     page = workspace.doc(step.output.strip().splitlines()[-1])
     assert page["meta"]["session_id"] == thread
     assert_model_clean(model_server)

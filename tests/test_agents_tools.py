@@ -41,9 +41,13 @@ def test_other_version_on_path_is_not_used(no_tools, monkeypatch):
 
 
 def test_versions_are_pinned_in_one_place():
-    assert tools.pins() == {"CLAUDE_CODE_VERSION": tools.pinned_version("claude"),
-                            "CODEX_VERSION": tools.pinned_version("codex"),
-                            "AIDER_VERSION": tools.pinned_version("aider")}
+    assert tools.pins() == {
+        "CLAUDE_CODE_VERSION": tools.pinned_version("claude"),
+        "CODEX_VERSION": tools.pinned_version("codex"),
+        "AIDER_VERSION": tools.pinned_version("aider"),
+    }
     table = (tools.REPO / "docs" / "coding-tools.md").read_text(encoding="utf-8")
     for tool in ("claude", "codex", "aider"):
-        assert f"| {tools.pinned_version(tool)} |" in table, f"docs/coding-tools.md's table of tested versions lacks {tool}"
+        assert f"| {tools.pinned_version(tool)} |" in table, (
+            f"docs/coding-tools.md's table of tested versions lacks {tool}"
+        )

@@ -18,8 +18,11 @@ def setup_hub(client):
     h = {"Authorization": f"Bearer {r.json()['owner_token']}"}
     ids = []
     for i, title in enumerate(["First steps", "Second steps", "Third steps"]):
-        r = client.post("/api/docs", json={"title": title, "markdown": f"# Step {i}\n\nbody of {title}\n",
-                                           "hub": "reading"}, headers=h)
+        r = client.post(
+            "/api/docs",
+            json={"title": title, "markdown": f"# Step {i}\n\nbody of {title}\n", "hub": "reading"},
+            headers=h,
+        )
         ids.append(r.json()["id"])
     return h, ids
 
@@ -52,8 +55,11 @@ def test_create_bundle_needs_the_owner_token(manual):
 def test_bundle_pages_list_members_in_reading_order(manual):
     h, ids = setup_hub(manual)
     order = [ids[2], ids[0], ids[1]]
-    bundle = manual.post("/api/bundles", json={"hub": "reading", "title": "Backwards", "description": "odd order",
-                                               "doc_ids": order}, headers=h).json()
+    bundle = manual.post(
+        "/api/bundles",
+        json={"hub": "reading", "title": "Backwards", "description": "odd order", "doc_ids": order},
+        headers=h,
+    ).json()
     raw = manual.get(f"/raw/b/{bundle['id']}")
     assert raw.status_code == 200 and raw.headers["content-type"].startswith("text/markdown")
     text = raw.text
@@ -82,8 +88,9 @@ def test_bundle_embedding_is_one_input_and_patch_reembeds_only_the_bundle(manual
     h, ids = setup_hub(manual)
     for doc_id in ids:
         assert manual.post(f"/api/embed/{doc_id}").status_code == 200
-    bundle = manual.post("/api/bundles", json={"hub": "reading", "title": "Path", "description": "d",
-                                               "doc_ids": ids}, headers=h).json()
+    bundle = manual.post(
+        "/api/bundles", json={"hub": "reading", "title": "Path", "description": "d", "doc_ids": ids}, headers=h
+    ).json()
     embedding_server.reset()
     r = manual.post(f"/api/embed/bundle/{bundle['id']}")
     assert r.status_code == 200 and r.json() == {"embedded": {"bundle": True}}
@@ -93,8 +100,7 @@ def test_bundle_embedding_is_one_input_and_patch_reembeds_only_the_bundle(manual
     assert manual.post(f"/api/embed/bundle/{bundle['id']}").json() == {"skipped": "unchanged"}
     assert embedding_server.calls == 0
 
-    assert manual.patch(f"/api/bundles/{bundle['id']}", json={"description": "new words"},
-                        headers=h).status_code == 200
+    assert manual.patch(f"/api/bundles/{bundle['id']}", json={"description": "new words"}, headers=h).status_code == 200
     # the docs stay indexed; only the bundle is owed
     for doc_id in ids:
         assert manual.post(f"/api/embed/{doc_id}").json() == {"skipped": "unchanged"}
@@ -111,8 +117,9 @@ def test_bundle_embedding_is_one_input_and_patch_reembeds_only_the_bundle(manual
 
 def test_worker_reembeds_a_patched_bundle_by_itself(client, embedding_server):
     h, ids = setup_hub(client)
-    bundle = client.post("/api/bundles", json={"hub": "reading", "title": "Garden", "description": "tulips",
-                                               "doc_ids": ids}, headers=h).json()
+    bundle = client.post(
+        "/api/bundles", json={"hub": "reading", "title": "Garden", "description": "tulips", "doc_ids": ids}, headers=h
+    ).json()
 
     def top_bundle(question):
         r = client.post("/api/hub/reading/recall", json={"question": question, "level": "bundle"})
@@ -133,8 +140,7 @@ def test_worker_reembeds_a_patched_bundle_by_itself(client, embedding_server):
 
 def test_patch_bundle_auth_and_validation(manual):
     h, ids = setup_hub(manual)
-    bundle = manual.post("/api/bundles", json={"hub": "reading", "title": "Path", "doc_ids": ids},
-                         headers=h).json()
+    bundle = manual.post("/api/bundles", json={"hub": "reading", "title": "Path", "doc_ids": ids}, headers=h).json()
     url = f"/api/bundles/{bundle['id']}"
     assert manual.patch(url, json={"title": "X"}).status_code == 401
     doc_token = manual.post("/api/docs", json={"title": "t", "markdown": "m"}).json()["edit_token"]

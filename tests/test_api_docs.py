@@ -50,8 +50,9 @@ def test_create_hub_returns_owner_token_and_url(client):
     assert doc["id"]
 
 
-@pytest.mark.parametrize("slug", ["", "-lead", "trail-", "has space", "UPPER!", "a" * 64, "api", "raw", "a/b",
-                                  "../x", "ü"])
+@pytest.mark.parametrize(
+    "slug", ["", "-lead", "trail-", "has space", "UPPER!", "a" * 64, "api", "raw", "a/b", "../x", "ü"]
+)
 def test_invalid_hub_slugs_are_400(client, slug):
     assert_error(client.post("/api/hubs", json={"slug": slug}), 400)
 
@@ -188,8 +189,9 @@ def test_moving_a_doc_into_a_hub_needs_both_credentials(client):
     assert_error(client.patch(url, json={"hub": "notes"}, headers=auth(hub["owner_token"])), 403)
     assert client.get(url).json()["hub"] is None
     # with both (the edit token in X-Edit-Token) the move works, and the doc shows in the hub
-    moved = client.patch(url, json={"hub": "notes"},
-                         headers={**auth(hub["owner_token"]), "X-Edit-Token": doc["edit_token"]})
+    moved = client.patch(
+        url, json={"hub": "notes"}, headers={**auth(hub["owner_token"]), "X-Edit-Token": doc["edit_token"]}
+    )
     assert moved.status_code == 200, moved.text
     assert client.get(url).json()["hub"] == "notes"
     assert [d["id"] for d in client.get("/api/hub/notes").json()["docs"]] == [doc["id"]]
@@ -200,8 +202,7 @@ def test_moving_a_doc_into_a_hub_needs_both_credentials(client):
 
 def test_soft_delete_hides_everywhere_but_keeps_the_row(client, settings):
     hub = make_hub(client)
-    doc = make_doc(client, hub["owner_token"], hub="notes", title="Gone soon",
-                   markdown="# Zebra\n\nquagga stripes\n")
+    doc = make_doc(client, hub["owner_token"], hub="notes", title="Gone soon", markdown="# Zebra\n\nquagga stripes\n")
     doc_id, url = doc["id"], f"/api/docs/{doc['id']}"
     assert_error(client.delete(url), 401)
     assert_error(client.delete(url, headers=auth("bad")), 403)
@@ -230,8 +231,14 @@ def test_soft_delete_hides_everywhere_but_keeps_the_row(client, settings):
 
 def test_raw_view_has_front_matter_then_body(client):
     hub = make_hub(client)
-    doc = make_doc(client, hub["owner_token"], hub="notes", title='Quote "this": yes',
-                   markdown="# Heading\n\nBody text.\n", source="chatgpt")
+    doc = make_doc(
+        client,
+        hub["owner_token"],
+        hub="notes",
+        title='Quote "this": yes',
+        markdown="# Heading\n\nBody text.\n",
+        source="chatgpt",
+    )
     r = client.get(f"/raw/{doc['id']}")
     assert r.status_code == 200
     assert r.headers["content-type"].startswith("text/markdown")
@@ -269,7 +276,7 @@ def test_user_markdown_is_rendered_safely(client):
         "# Title\n\n<script>alert(1)</script>\n\n<img src=x onerror=alert(2)>\n\n"
         "[click](javascript:alert(3)) [data](data:text/html;base64,PHNjcmlwdD4=)"
         " [vb](vbscript:msgbox) [JaVa](JAVASCRIPT:alert(4))\n\n"
-        "<a href=\"javascript:alert(5)\">raw link</a>\n\n<iframe src=\"https://evil\"></iframe>\n"
+        '<a href="javascript:alert(5)">raw link</a>\n\n<iframe src="https://evil"></iframe>\n'
     )
     doc = make_doc(client, title="<script>alert('t')</script>", markdown=evil)
     r = client.get(f"/{doc['id']}", headers={"Accept": "text/html"})

@@ -11,8 +11,9 @@ import pytest
 def seeded(client):
     r = client.post("/api/hubs", json={"slug": "main"})
     h = {"Authorization": f"Bearer {r.json()['owner_token']}"}
-    doc = client.post("/api/docs", json={"title": "Keep me", "markdown": "# Safe\n\nnarwhal tusk text\n",
-                                         "hub": "main"}, headers=h).json()
+    doc = client.post(
+        "/api/docs", json={"title": "Keep me", "markdown": "# Safe\n\nnarwhal tusk text\n", "hub": "main"}, headers=h
+    ).json()
     return {"h": h, "doc": doc, "edit": {"Authorization": f"Bearer {doc['edit_token']}"}}
 
 
@@ -35,16 +36,29 @@ def assert_intact(client, seeded):
     assert [d["id"] for d in client.get("/api/hub/main").json()["docs"]] == [seeded["doc"]["id"]]
 
 
-MALFORMED = [b"", b"   ", b"{", b"{'a': 1}", b"[1, 2]", b"\"text\"", b"null", b"42", b"\xff\xfe\x00",
-             b'{"title": "x", "markdown": "y"',]
+MALFORMED = [
+    b"",
+    b"   ",
+    b"{",
+    b"{'a': 1}",
+    b"[1, 2]",
+    b'"text"',
+    b"null",
+    b"42",
+    b"\xff\xfe\x00",
+    b'{"title": "x", "markdown": "y"',
+]
 
 
 def test_malformed_json_everywhere(client, seeded):
     doc_id = seeded["doc"]["id"]
     endpoints = [
-        ("POST", "/api/hubs", {}), ("POST", "/api/docs", seeded["h"]),
-        ("PATCH", f"/api/docs/{doc_id}", seeded["edit"]), ("POST", "/api/bundles", seeded["h"]),
-        ("POST", "/api/hub/main/recall", {}), ("POST", f"/api/docs/{doc_id}/access", seeded["edit"]),
+        ("POST", "/api/hubs", {}),
+        ("POST", "/api/docs", seeded["h"]),
+        ("PATCH", f"/api/docs/{doc_id}", seeded["edit"]),
+        ("POST", "/api/bundles", seeded["h"]),
+        ("POST", "/api/hub/main/recall", {}),
+        ("POST", f"/api/docs/{doc_id}/access", seeded["edit"]),
     ]
     for method, url, headers in endpoints:
         for body in MALFORMED:
@@ -53,14 +67,26 @@ def test_malformed_json_everywhere(client, seeded):
     assert_intact(client, seeded)
 
 
-@pytest.mark.parametrize("body", [
-    {"markdown": "no title"}, {"title": "no markdown"}, {"title": "", "markdown": "x"}, {"title": "   ", "markdown": "x"},
-    {"title": 5, "markdown": "x"}, {"title": "t", "markdown": ["x"]}, {"title": "t", "markdown": "x", "hub": 3},
-    {"title": "t", "markdown": "x", "is_draft": "yes"}, {"title": "t", "markdown": "x", "is_draft": 1},
-    {"title": "t", "markdown": "x", "password": 1234}, {"title": "t", "markdown": "x", "allowed_emails": "a@b.co"},
-    {"title": "t", "markdown": "x", "allowed_emails": ["not-an-email"]}, {"title": "t", "markdown": "x", "source": {}},
-    {"title": "t" * 501, "markdown": "x"}, {"title": "t", "markdown": "nul \x00 byte"},
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"markdown": "no title"},
+        {"title": "no markdown"},
+        {"title": "", "markdown": "x"},
+        {"title": "   ", "markdown": "x"},
+        {"title": 5, "markdown": "x"},
+        {"title": "t", "markdown": ["x"]},
+        {"title": "t", "markdown": "x", "hub": 3},
+        {"title": "t", "markdown": "x", "is_draft": "yes"},
+        {"title": "t", "markdown": "x", "is_draft": 1},
+        {"title": "t", "markdown": "x", "password": 1234},
+        {"title": "t", "markdown": "x", "allowed_emails": "a@b.co"},
+        {"title": "t", "markdown": "x", "allowed_emails": ["not-an-email"]},
+        {"title": "t", "markdown": "x", "source": {}},
+        {"title": "t" * 501, "markdown": "x"},
+        {"title": "t", "markdown": "nul \x00 byte"},
+    ],
+)
 def test_create_doc_wrong_types(client, seeded, body):
     assert_json_error(client.post("/api/docs", json=body), 400)
     if set(body) not in ({"markdown"}, {"title"}):  # a PATCH may leave fields out; a bad value is still bad
@@ -69,34 +95,64 @@ def test_create_doc_wrong_types(client, seeded, body):
     assert_intact(client, seeded)
 
 
-@pytest.mark.parametrize("method,url,body,field", [
-    # the fuzzer's case (a stateful run on CI): a NUL in a list item reached PostgreSQL as a 500
-    ("POST", "/api/bundles", {"hub": "main", "title": "\ud986\ude9d", "doc_ids": ["\f\u00ee", "\u0000>"]},
-     "'doc_ids[1]' must not contain NUL characters"),
-    ("POST", "/api/bundles", {"hub": "main", "title": "half \ud800", "doc_ids": []},
-     "'title' must not contain unpaired UTF-16 surrogates"),
-    ("POST", "/api/docs", {"hub": "main", "title": "t", "markdown": "body \udfff"},
-     "'markdown' must not contain unpaired UTF-16 surrogates"),
-    ("POST", "/api/docs", {"hub": "main", "title": "t", "markdown": "b", "allowed_emails": ["a\u0000@b.co"]},
-     "'allowed_emails[0]' must not contain NUL characters"),
-    ("PATCH", "/api/docs/{doc}", {"title": "\udc00"}, "'title' must not contain unpaired UTF-16 surrogates"),
-    ("POST", "/api/hub/main/recall", {"question": "narwhal \ud83d"}, "'question' must not contain unpaired"),
-    ("POST", "/api/hubs", {"slug": "a\u0000b"}, "'slug' must not contain NUL characters"),
-    ("POST", "/api/docs", {"hub": "main", "title": "t", "markdown": "b", "meta": {"k\udc00": 1}},
-     "'meta.k\ufffd' must not contain unpaired UTF-16 surrogates"),  # the message shows U+FFFD for it
-])
+@pytest.mark.parametrize(
+    "method,url,body,field",
+    [
+        # the fuzzer's case (a stateful run on CI): a NUL in a list item reached PostgreSQL as a 500
+        (
+            "POST",
+            "/api/bundles",
+            {"hub": "main", "title": "\ud986\ude9d", "doc_ids": ["\f\u00ee", "\u0000>"]},
+            "'doc_ids[1]' must not contain NUL characters",
+        ),
+        (
+            "POST",
+            "/api/bundles",
+            {"hub": "main", "title": "half \ud800", "doc_ids": []},
+            "'title' must not contain unpaired UTF-16 surrogates",
+        ),
+        (
+            "POST",
+            "/api/docs",
+            {"hub": "main", "title": "t", "markdown": "body \udfff"},
+            "'markdown' must not contain unpaired UTF-16 surrogates",
+        ),
+        (
+            "POST",
+            "/api/docs",
+            {"hub": "main", "title": "t", "markdown": "b", "allowed_emails": ["a\u0000@b.co"]},
+            "'allowed_emails[0]' must not contain NUL characters",
+        ),
+        ("PATCH", "/api/docs/{doc}", {"title": "\udc00"}, "'title' must not contain unpaired UTF-16 surrogates"),
+        ("POST", "/api/hub/main/recall", {"question": "narwhal \ud83d"}, "'question' must not contain unpaired"),
+        ("POST", "/api/hubs", {"slug": "a\u0000b"}, "'slug' must not contain NUL characters"),
+        (
+            "POST",
+            "/api/docs",
+            {"hub": "main", "title": "t", "markdown": "b", "meta": {"k\udc00": 1}},
+            "'meta.k\ufffd' must not contain unpaired UTF-16 surrogates",
+        ),  # the message shows U+FFFD for it
+    ],
+)
 def test_text_postgresql_cannot_store_is_a_400_naming_the_field(client, seeded, method, url, body, field):
     """A NUL or a lone surrogate anywhere in a body (a list item too) is the caller's mistake."""
     headers = seeded["edit"] if method == "PATCH" else seeded["h"]
     # sent as escaped JSON: encoded as UTF-8, a lone surrogate would not even leave the client
-    r = client.request(method, url.format(doc=seeded["doc"]["id"]), content=json.dumps(body),
-                       headers={**headers, "Content-Type": "application/json"})
+    r = client.request(
+        method,
+        url.format(doc=seeded["doc"]["id"]),
+        content=json.dumps(body),
+        headers={**headers, "Content-Type": "application/json"},
+    )
     assert assert_json_error(r, 400) == "invalid_field"
     assert r.json()["error"]["message"].startswith(field)
     assert_intact(client, seeded)
     # a valid pair is one character, stored as sent
-    r = client.post("/api/docs", content=json.dumps({"hub": "main", "title": "pair \ud986\ude9d", "markdown": "b"}),
-                    headers={**seeded["h"], "Content-Type": "application/json"})
+    r = client.post(
+        "/api/docs",
+        content=json.dumps({"hub": "main", "title": "pair \ud986\ude9d", "markdown": "b"}),
+        headers={**seeded["h"], "Content-Type": "application/json"},
+    )
     assert r.status_code == 201, r.text
     assert client.get(f"/api/docs/{r.json()['id']}").json()["title"] == "pair \U00071a9d"
 
@@ -105,8 +161,11 @@ def test_a_blank_external_id_is_no_id_so_each_save_makes_its_own_page(client, se
     """Found by the fuzzer: the second save with `"external_id": ""` into a hub was a 500."""
     ids = []
     for i, blank in enumerate(["", "", "  "]):
-        r = client.post("/api/docs", json={"hub": "main", "title": f"Blank {i}", "markdown": f"text {i}",
-                                           "external_id": blank}, headers=seeded["h"])
+        r = client.post(
+            "/api/docs",
+            json={"hub": "main", "title": f"Blank {i}", "markdown": f"text {i}", "external_id": blank},
+            headers=seeded["h"],
+        )
         assert r.status_code == 201, r.text
         ids.append(r.json()["id"])
     assert len(set(ids)) == 3
@@ -120,19 +179,30 @@ def test_an_unknown_field_named_with_a_lone_surrogate_is_still_a_400(client, see
     assert assert_json_error(r, 400) == "unknown_field" and r.json()["error"]["unknown"] == ["\ufffdx"]
 
 
-@pytest.mark.parametrize("body,code", [
-    ({}, "missing_field"),
-    ({"question": ""}, None), ({"question": "   "}, None), ({"question": None}, "missing_field"),
-    ({"question": 7}, None), ({"question": ["a"]}, None),
-    ({"question": "x" * 4001}, "question_too_long"),
-    ({"question": "ok", "k": 0}, "out_of_range"), ({"question": "ok", "k": 51}, "out_of_range"),
-    ({"question": "ok", "k": -1}, "out_of_range"), ({"question": "ok", "k": "5"}, None),
-    ({"question": "ok", "k": 2.5}, None), ({"question": "ok", "k": True}, None),
-    ({"question": "ok", "k": 10 ** 30}, "out_of_range"),
-    ({"question": "ok", "level": "paragraph"}, "unknown_level"), ({"question": "ok", "level": 1}, None),
-    ({"question": "ok", "level": "CHUNK"}, "unknown_level"),
-    ({"question": "ok", "hybrid": "true"}, None), ({"question": "ok", "hybrid": 1}, None),
-])
+@pytest.mark.parametrize(
+    "body,code",
+    [
+        ({}, "missing_field"),
+        ({"question": ""}, None),
+        ({"question": "   "}, None),
+        ({"question": None}, "missing_field"),
+        ({"question": 7}, None),
+        ({"question": ["a"]}, None),
+        ({"question": "x" * 4001}, "question_too_long"),
+        ({"question": "ok", "k": 0}, "out_of_range"),
+        ({"question": "ok", "k": 51}, "out_of_range"),
+        ({"question": "ok", "k": -1}, "out_of_range"),
+        ({"question": "ok", "k": "5"}, None),
+        ({"question": "ok", "k": 2.5}, None),
+        ({"question": "ok", "k": True}, None),
+        ({"question": "ok", "k": 10**30}, "out_of_range"),
+        ({"question": "ok", "level": "paragraph"}, "unknown_level"),
+        ({"question": "ok", "level": 1}, None),
+        ({"question": "ok", "level": "CHUNK"}, "unknown_level"),
+        ({"question": "ok", "hybrid": "true"}, None),
+        ({"question": "ok", "hybrid": 1}, None),
+    ],
+)
 def test_recall_bad_input(client, seeded, body, code):
     got = assert_json_error(client.post("/api/hub/main/recall", json=body), 400)
     if code:
@@ -140,8 +210,12 @@ def test_recall_bad_input(client, seeded, body, code):
 
 
 def test_recall_accepts_the_edges(client, seeded):
-    for body in ({"question": "x" * 4000}, {"question": "narwhal", "k": 1}, {"question": "narwhal", "k": 50},
-                 {"question": "narwhal", "k": None, "level": None, "hybrid": None}):
+    for body in (
+        {"question": "x" * 4000},
+        {"question": "narwhal", "k": 1},
+        {"question": "narwhal", "k": 50},
+        {"question": "narwhal", "k": None, "level": None, "hybrid": None},
+    ):
         r = client.post("/api/hub/main/recall", json=body)
         assert r.status_code == 200, r.text
 
@@ -155,8 +229,10 @@ def test_unknown_hub(client, seeded):
     assert client.get("/raw/hub/nohub").status_code == 404
 
 
-@pytest.mark.parametrize("doc_id", ["zzzzzzzzzz", "..%2F..%2Fetc%2Fpasswd", "%2e%2e", "a" * 500, "ABCDEFGHJK",
-                                    "x'%20OR%201=1--", "%00", "0000000000"])
+@pytest.mark.parametrize(
+    "doc_id",
+    ["zzzzzzzzzz", "..%2F..%2Fetc%2Fpasswd", "%2e%2e", "a" * 500, "ABCDEFGHJK", "x'%20OR%201=1--", "%00", "0000000000"],
+)
 def test_unknown_or_odd_doc_ids(client, seeded, doc_id):
     for method, url, headers, body in [
         ("GET", f"/api/docs/{doc_id}", {}, None),
@@ -191,7 +267,7 @@ def test_body_over_5mb_is_413(client, seeded):
     def stream():
         payload = json.dumps({"title": "big", "markdown": big}).encode()
         for i in range(0, len(payload), 1 << 20):
-            yield payload[i:i + (1 << 20)]
+            yield payload[i : i + (1 << 20)]
 
     r = client.post("/api/docs", content=stream(), headers={"Content-Type": "application/json"})
     assert_json_error(r, 413)
@@ -206,8 +282,13 @@ def test_body_over_5mb_is_413(client, seeded):
 def test_hub_and_bundle_bad_input(client, seeded):
     for body in ({}, {"slug": 5}, {"slug": None}, {"slug": ["a"]}):
         assert_json_error(client.post("/api/hubs", json=body), 400)
-    for body in ({"hub": "main"}, {"hub": "main", "title": ""}, {"hub": "main", "title": "t", "doc_ids": "x"},
-                 {"hub": "main", "title": "t", "doc_ids": [1]}, {"title": "t"}):
+    for body in (
+        {"hub": "main"},
+        {"hub": "main", "title": ""},
+        {"hub": "main", "title": "t", "doc_ids": "x"},
+        {"hub": "main", "title": "t", "doc_ids": [1]},
+        {"title": "t"},
+    ):
         assert_json_error(client.post("/api/bundles", json=body, headers=seeded["h"]), 400)
     assert client.get("/api/hub/main").json()["bundles"] == []
 
@@ -218,12 +299,20 @@ def test_unknown_routes_and_methods_are_json_errors(client, seeded):
     assert_json_error(client.get("/api/hub/main/recall"), 405)
 
 
-@pytest.mark.parametrize("url, status", [
-    # found by the fuzzer (tests/test_fuzz.py): a NUL in a URL reached PostgreSQL, "²" reached int()
-    ("/api/hub/a%00b", 404), ("/hub/a%00b", 404), ("/hub/a%00b/llms.txt", 404), ("/api/hub/a%00b/graph", 404),
-    ("/hub/main?q=a%00b", 400), ("/api/social/cross-refs?hub=a%00b", 400),
-    ("/hub/main?page=%C2%B2", 400), ("/api/hub/main?per_page=%C2%B2", 400),
-])
+@pytest.mark.parametrize(
+    "url, status",
+    [
+        # found by the fuzzer (tests/test_fuzz.py): a NUL in a URL reached PostgreSQL, "²" reached int()
+        ("/api/hub/a%00b", 404),
+        ("/hub/a%00b", 404),
+        ("/hub/a%00b/llms.txt", 404),
+        ("/api/hub/a%00b/graph", 404),
+        ("/hub/main?q=a%00b", 400),
+        ("/api/social/cross-refs?hub=a%00b", 400),
+        ("/hub/main?page=%C2%B2", 400),
+        ("/api/hub/main?per_page=%C2%B2", 400),
+    ],
+)
 def test_text_postgresql_cannot_hold_in_a_url_is_a_4xx(client, seeded, url, status):
     r = client.get(url, headers={"Accept": "application/json"})
     assert r.status_code == status, (url, r.status_code, r.text[:300])

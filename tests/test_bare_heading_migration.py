@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 
 import psycopg
-
 from memorywiki.server.store.migrate import migrate
 
 MIGRATION = "0011_bare_heading_chunks.sql"
@@ -30,26 +29,41 @@ def add_doc(conn, doc_id: str, hub: int, title: str, chunks: list[tuple[str, str
 
 
 def chunks_of(conn, doc_id: str) -> list[tuple[int, str]]:
-    return conn.execute("SELECT ordinal, markdown FROM chunks WHERE doc_id = %s ORDER BY ordinal",
-                        (doc_id,)).fetchall()
+    return conn.execute("SELECT ordinal, markdown FROM chunks WHERE doc_id = %s ORDER BY ordinal", (doc_id,)).fetchall()
 
 
 def test_upgrade_drops_heading_only_chunks_and_keeps_everything_else(database_url):
     with psycopg.connect(database_url, autocommit=True) as conn:
         hub = conn.execute("INSERT INTO hubs (slug, owner_token_hash) VALUES ('ops', 'x') RETURNING id").fetchone()[0]
-        add_doc(conn, "deploydoc1", hub, "Ops handbook", [
-            ("Ops handbook > Deploy notes", "# Deploy notes"),
-            ("Ops handbook > Deploy notes > Steps", "## Steps\n\nRun make deploy, then watch the health page."),
-            ("Ops handbook > Deploy notes > Setext", "Setext heading\n--------------"),
-            ("Ops handbook > Deploy notes > Setext > Rollback", "### Rollback\n\nRun make rollback."),
-        ])
+        add_doc(
+            conn,
+            "deploydoc1",
+            hub,
+            "Ops handbook",
+            [
+                ("Ops handbook > Deploy notes", "# Deploy notes"),
+                ("Ops handbook > Deploy notes > Steps", "## Steps\n\nRun make deploy, then watch the health page."),
+                ("Ops handbook > Deploy notes > Setext", "Setext heading\n--------------"),
+                ("Ops handbook > Deploy notes > Setext > Rollback", "### Rollback\n\nRun make rollback."),
+            ],
+        )
         # look-alikes that carry text: a list before a rule, a #hashtag, a deeper heading, code
-        add_doc(conn, "lookalike1", hub, "Look-alikes", [
-            ("Look-alikes", "- item\n---"), ("Look-alikes", "#deploy is a hashtag"),
-            ("Look-alikes", "#### Deep heading"), ("Look-alikes", "```\n# comment\n```"),
-        ])
+        add_doc(
+            conn,
+            "lookalike1",
+            hub,
+            "Look-alikes",
+            [
+                ("Look-alikes", "- item\n---"),
+                ("Look-alikes", "#deploy is a hashtag"),
+                ("Look-alikes", "#### Deep heading"),
+                ("Look-alikes", "```\n# comment\n```"),
+            ],
+        )
         # a doc that is nothing but headings keeps them: the outline is all it says
-        add_doc(conn, "outlineonly", hub, "Outline", [("Outline > Plan", "# Plan"), ("Outline > Plan > Ship", "## Ship")])
+        add_doc(
+            conn, "outlineonly", hub, "Outline", [("Outline > Plan", "# Plan"), ("Outline > Plan > Ship", "## Ship")]
+        )
         conn.execute("DELETE FROM schema_migrations WHERE name = %s", (MIGRATION,))
 
     assert MIGRATION in asyncio.run(migrate(database_url))
@@ -60,13 +74,18 @@ def test_upgrade_drops_heading_only_chunks_and_keeps_everything_else(database_ur
             (1, "### Rollback\n\nRun make rollback."),
         ]
         assert [m for _, m in chunks_of(conn, "lookalike1")] == [
-            "- item\n---", "#deploy is a hashtag", "#### Deep heading", "```\n# comment\n```"]
+            "- item\n---",
+            "#deploy is a hashtag",
+            "#### Deep heading",
+            "```\n# comment\n```",
+        ]
         assert [m for _, m in chunks_of(conn, "outlineonly")] == ["# Plan", "## Ship"]
         owed = dict(conn.execute("SELECT id, embedded_hash IS NULL FROM docs").fetchall())
         assert owed == {"deploydoc1": True, "lookalike1": False, "outlineonly": False}
         # the BM25 postings followed the deletes: "deploy" finds the body, never the bare heading
         found = conn.execute(
             "SELECT c.markdown FROM bm25_search(%s, 'deploy', 10, 1.2, 0.75) s JOIN chunks c ON c.id = s.chunk_id",
-            (hub,)).fetchall()
+            (hub,),
+        ).fetchall()
         assert "# Deploy notes" not in [m for (m,) in found]
         assert "## Steps\n\nRun make deploy, then watch the health page." in [m for (m,) in found]

@@ -17,8 +17,18 @@ def test_bench_locomo_smoke_with_the_embedding_cache(smoke_env, tmp_path):
     """--embed-cache wraps the servers' embedder: recall's questions go through it too (they
     once answered 500: the cache had no question path)."""
     out = tmp_path / "results"
-    proc = bench("bench", "locomo", "--smoke", "--locomo", str(tmp_path / "locomo"), "--out", str(out),
-                 "--embed-cache", str(tmp_path / "vectors"), env=smoke_env)
+    proc = bench(
+        "bench",
+        "locomo",
+        "--smoke",
+        "--locomo",
+        str(tmp_path / "locomo"),
+        "--out",
+        str(out),
+        "--embed-cache",
+        str(tmp_path / "vectors"),
+        env=smoke_env,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert "recall@10" in (out / "locomo.md").read_text()
     assert (tmp_path / "vectors" / "vectors.sqlite").stat().st_size > 0
@@ -43,18 +53,30 @@ def test_bench_pages_smoke(smoke_env, tmp_path):
     text = (tmp_path / "pages.md").read_text()
     assert "| 1,000-row table | " in text and "| 500-deep nested list | " in text
     weights = [line.split(" | ")[0] for line in text.splitlines() if line.startswith("| /")]
-    assert weights == ["| /", "| /hub/field-notes", "| /hub/field-notes?q=how+do+I+roll+back+the+upgrade", "| /{doc}",
-                       "| /b/{bundle}", "| /{doc}/edit", "| /new", "| /hub/field-notes/graph", "| /{doc}/history"]
+    assert weights == [
+        "| /",
+        "| /hub/field-notes",
+        "| /hub/field-notes?q=how+do+I+roll+back+the+upgrade",
+        "| /{doc}",
+        "| /b/{bundle}",
+        "| /{doc}/edit",
+        "| /new",
+        "| /hub/field-notes/graph",
+        "| /{doc}/history",
+    ]
 
 
-@pytest.mark.parametrize("args, missing", [
-    (("bench", "all"), ("scifact.zip", "snap-research/locomo")),
-    (("bench", "quality"), ("scifact.zip",)),
-    (("bench", "locomo"), ("snap-research/locomo",)),
-    (("bench.studies.fulltext",), ("scifact.zip",)),
-    (("bench.studies.plan", "bench_lat_100000"), ("scifact.zip",)),
-    (("bench.studies.ablation",), ("scifact.zip", "snap-research/locomo")),
-])
+@pytest.mark.parametrize(
+    "args, missing",
+    [
+        (("bench", "all"), ("scifact.zip", "snap-research/locomo")),
+        (("bench", "quality"), ("scifact.zip",)),
+        (("bench", "locomo"), ("snap-research/locomo",)),
+        (("bench.studies.fulltext",), ("scifact.zip",)),
+        (("bench.studies.plan", "bench_lat_100000"), ("scifact.zip",)),
+        (("bench.studies.ablation",), ("scifact.zip", "snap-research/locomo")),
+    ],
+)
 def test_bench_without_its_data_says_where_to_get_it(tmp_path, args, missing):
     """No traceback, nothing started: a message naming the folder and the source, exit 2."""
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
@@ -91,9 +113,21 @@ def test_bench_baseline_must_name_a_commit_of_the_repository(tmp_path):
 
 def _squad(path: Path, paragraphs: list[tuple[str, str, list[str]]]) -> None:
     """A reading-comprehension file in SQuAD layout: (title, context, questions) per paragraph."""
-    data = [{"title": title, "paragraphs": [{"context": context, "qas": [
-        {"id": f"{path.stem}-{i}-{j}", "question": question, "answers": []} for j, question in enumerate(questions)]}]}
-        for i, (title, context, questions) in enumerate(paragraphs)]
+    data = [
+        {
+            "title": title,
+            "paragraphs": [
+                {
+                    "context": context,
+                    "qas": [
+                        {"id": f"{path.stem}-{i}-{j}", "question": question, "answers": []}
+                        for j, question in enumerate(questions)
+                    ],
+                }
+            ],
+        }
+        for i, (title, context, questions) in enumerate(paragraphs)
+    ]
     path.write_text(json.dumps({"data": data}, ensure_ascii=False), encoding="utf-8")
 
 
@@ -104,15 +138,29 @@ def test_bench_cjk_smoke(smoke_env, tmp_path):
     from bench.suite.cjk import SOURCES
 
     notes = json.loads((ROOT / "tests" / "data" / "cjk" / "notes.json").read_text(encoding="utf-8"))
-    arabic = [("مدن", "القاهرة عاصمة مصر وأكبر مدنها.", ["ما هي عاصمة مصر؟"]),
-              ("أنهار", "نهر النيل أطول نهر في أفريقيا.", ["ما أطول نهر في أفريقيا؟"])]
+    arabic = [
+        ("مدن", "القاهرة عاصمة مصر وأكبر مدنها.", ["ما هي عاصمة مصر؟"]),
+        ("أنهار", "نهر النيل أطول نهر في أفريقيا.", ["ما أطول نهر في أفريقيا؟"]),
+    ]
     raw, out = tmp_path / "raw", tmp_path / "results"
     raw.mkdir()
     for key, source in SOURCES.items():
-        _squad(raw / source.file, arabic if key == "ar" else
-               [(n["title"], n["markdown"], [n["question"]]) for n in notes[key]])
-    proc = bench("bench", "cjk", "--smoke", "--data", str(raw), "--dataset", str(tmp_path / "beir"),
-                 "--out", str(out), env=smoke_env)
+        _squad(
+            raw / source.file,
+            arabic if key == "ar" else [(n["title"], n["markdown"], [n["question"]]) for n in notes[key]],
+        )
+    proc = bench(
+        "bench",
+        "cjk",
+        "--smoke",
+        "--data",
+        str(raw),
+        "--dataset",
+        str(tmp_path / "beir"),
+        "--out",
+        str(out),
+        env=smoke_env,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     text = (out / "cjk.md").read_text(encoding="utf-8")
     quality = text.split("## Quality", 1)[1].split("## Speed", 1)[0]
@@ -129,12 +177,27 @@ def test_bench_cjk_smoke(smoke_env, tmp_path):
 
 def test_bench_cjk_without_its_data_says_where_to_get_it(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
-    proc = bench("bench", "cjk", "--data", str(tmp_path / "raw"), "--dataset", str(tmp_path / "scifact"),
-                 "--pg-dir", str(tmp_path / "pg"), env=env, timeout=60)
+    proc = bench(
+        "bench",
+        "cjk",
+        "--data",
+        str(tmp_path / "raw"),
+        "--dataset",
+        str(tmp_path / "scifact"),
+        "--pg-dir",
+        str(tmp_path / "pg"),
+        env=env,
+        timeout=60,
+    )
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr and proc.stdout == ""
     assert f"is not in {tmp_path / 'raw'}" in proc.stderr and f"is not in {tmp_path / 'scifact'}" in proc.stderr
-    for source in ("ymcui/cmrc2018", "yahoojapan/JGLUE", "korquad/korquad.github.io", "husseinmozannar/SOQAL",
-                   "scifact.zip"):
+    for source in (
+        "ymcui/cmrc2018",
+        "yahoojapan/JGLUE",
+        "korquad/korquad.github.io",
+        "husseinmozannar/SOQAL",
+        "scifact.zip",
+    ):
         assert source in proc.stderr
     assert not (tmp_path / "pg").exists()

@@ -17,12 +17,36 @@ from tests.bench_runs import bench, smoke_env  # noqa: F401  (smoke_env is a fix
 @pytest.mark.slow
 def test_bench_all_smoke(smoke_env, tmp_path):
     out = tmp_path / "results"
-    proc = bench("bench", "all", "--smoke", "--dataset", str(tmp_path / "beir"), "--locomo", str(tmp_path / "locomo"),
-                 "--out", str(out), env=smoke_env, timeout=480)
+    proc = bench(
+        "bench",
+        "all",
+        "--smoke",
+        "--dataset",
+        str(tmp_path / "beir"),
+        "--locomo",
+        str(tmp_path / "locomo"),
+        "--out",
+        str(out),
+        env=smoke_env,
+        timeout=480,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
-    for name in ("quality.md", "locomo.md", "latency.md", "cost.md", "curation.md", "curation-sample-extractive.md",
-                 "embedding.md", "underload.md", "soak.md", "scaleout.md", "longdocs.md", "README.md", "quality.png",
-                 "latency.png"):
+    for name in (
+        "quality.md",
+        "locomo.md",
+        "latency.md",
+        "cost.md",
+        "curation.md",
+        "curation-sample-extractive.md",
+        "embedding.md",
+        "underload.md",
+        "soak.md",
+        "scaleout.md",
+        "longdocs.md",
+        "README.md",
+        "quality.png",
+        "latency.png",
+    ):
         assert (out / name).exists(), name
     quality = (out / "quality.md").read_text()
     assert "hybrid (z-score fusion)" in quality and "nDCG@10" in quality
@@ -47,7 +71,7 @@ def test_bench_all_smoke(smoke_env, tmp_path):
     assert "| extractive | extractive |" in curation and "| model | openai:stand-in |" in curation, curation
     model_row = next(line for line in curation.splitlines() if line.startswith("| model |"))
     assert "| 0 (unchanged) |" in model_row, model_row
-    assert "enrichment: \"extractive\"" in (out / "curation-sample-extractive.md").read_text()
+    assert 'enrichment: "extractive"' in (out / "curation-sample-extractive.md").read_text()
     # load held: no error, no lost write (the section itself exits non-zero otherwise)
     soak = (out / "soak.md").read_text()
     assert "Lost writes: **0**" in soak and "-> **met**" in soak, soak

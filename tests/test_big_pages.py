@@ -6,8 +6,8 @@ from __future__ import annotations
 import psycopg
 import pytest
 from markdown_it import MarkdownIt
-
 from memorywiki.server.indexing.chunker import ChunkSize
+
 from tests.polling import wait_indexed
 
 MAX = ChunkSize().max_chars
@@ -30,14 +30,19 @@ def save(client, headers, title: str, markdown: str) -> str:
 
 def chunks(settings, doc_id: str) -> list[str]:
     with psycopg.connect(settings.database_url) as conn:
-        return [m for (m,) in conn.execute("SELECT markdown FROM chunks WHERE doc_id = %s ORDER BY ordinal",
-                                           (doc_id,)).fetchall()]
+        return [
+            m
+            for (m,) in conn.execute(
+                "SELECT markdown FROM chunks WHERE doc_id = %s ORDER BY ordinal", (doc_id,)
+            ).fetchall()
+        ]
 
 
 def found(make_client, question: str) -> str:
     """The best chunk full text gives (a server with no embedder answers from full text only)."""
     r = make_client(embedder="none", in_process_worker=False).post(
-        "/api/hub/big/recall", json={"question": question, "k": 3})
+        "/api/hub/big/recall", json={"question": question, "k": 3}
+    )
     assert r.status_code == 200 and r.json()["mode"] == "fulltext", r.text
     return r.json()["results"][0]["markdown"]
 
@@ -46,15 +51,16 @@ def indexed(client, settings, doc_id: str) -> bool:
     """Every chunk of the doc has its vector."""
     wait_indexed(client, [doc_id], timeout=300)
     with psycopg.connect(settings.database_url) as conn:
-        return conn.execute("SELECT bool_and(embedding IS NOT NULL) FROM chunks WHERE doc_id = %s",
-                            (doc_id,)).fetchone()[0]
+        return conn.execute(
+            "SELECT bool_and(embedding IS NOT NULL) FROM chunks WHERE doc_id = %s", (doc_id,)
+        ).fetchone()[0]
 
 
 def test_a_5_mb_page_of_one_line(make_client, settings):
     client = make_client(in_process_worker=False)  # full text is current at commit; vectors would take minutes
     marker = "the seashell Pelagia hides here"
     line = " ".join(f"grain{i % 997} of sand number {i} drifts" for i in range(200_000))
-    line = line[:line.rindex(" ", 0, 5_000_000 - len(marker))] + " " + marker
+    line = line[: line.rindex(" ", 0, 5_000_000 - len(marker))] + " " + marker
     assert len(line) <= 5_000_000 and "\n" not in line
     doc_id = save(client, owner(client), "Dunes", line)
     pieces = chunks(settings, doc_id)
@@ -79,7 +85,7 @@ def test_a_10000_row_table(client, make_client, settings):
 def test_a_50000_character_code_fence(client, make_client, settings):
     code = "\n".join(f"def step_{i}(x):\n    return x * {i}  # plain step" for i in range(1_000))
     code = code.replace("def step_777(x):", "def quokka_777(x):")
-    fence = "```python\n" + code[:50_000 - 14] + "\n```"
+    fence = "```python\n" + code[: 50_000 - 14] + "\n```"
     assert len(fence) <= 50_000
     doc_id = save(client, owner(client), "Steps", fence)
     pieces = chunks(settings, doc_id)
@@ -92,8 +98,18 @@ def test_a_50000_character_code_fence(client, make_client, settings):
 
 @pytest.mark.parametrize("glue", [" ", ""])
 def test_mixed_scripts_with_combining_marks_and_emoji(client, make_client, settings, glue):
-    parts = ["Ångström naïve café", "e\u0301te\u0301 n\u0303", "北京是中国的首都", "東京は日本の首都です",
-             "한국어 문장입니다", "مرحبا بالعالم", "नमस्ते दुनिया", "👨\u200d👩\u200d👧\u200d👦 🇫🇷 👍🏽", "Ελληνικά", "Кириллица"]
+    parts = [
+        "Ångström naïve café",
+        "e\u0301te\u0301 n\u0303",
+        "北京是中国的首都",
+        "東京は日本の首都です",
+        "한국어 문장입니다",
+        "مرحبا بالعالم",
+        "नमस्ते दुनिया",
+        "👨\u200d👩\u200d👧\u200d👦 🇫🇷 👍🏽",
+        "Ελληνικά",
+        "Кириллица",
+    ]
     if not glue:  # one run with no space at all: cut between graphemes
         parts = [part.replace(" ", "") for part in parts]
     text = glue.join(parts[i % len(parts)] for i in range(3_000)) + " zanzibar marker"
@@ -101,7 +117,7 @@ def test_mixed_scripts_with_combining_marks_and_emoji(client, make_client, setti
     pieces = chunks(settings, doc_id)
     assert len(pieces) > 10 and max(map(len, pieces)) <= MAX
     assert "".join(pieces).replace(" ", "") == text.replace(" ", "")  # every character kept, in order
-    joined = {"\u0301", "\u0303", "\u200d", "\U0001F3FD"}
+    joined = {"\u0301", "\u0303", "\u200d", "\U0001f3fd"}
     assert not any(p[0] in joined for p in pieces)  # no accent, joiner or skin tone torn from its letter
     assert "zanzibar marker" in found(make_client, "zanzibar marker")
     assert indexed(client, settings, doc_id)

@@ -21,14 +21,15 @@ K1, B = 1.2, 0.75
 # helpers
 # ---------------------------------------------------------------------------
 
+
 def connect(url: str) -> psycopg.Connection:
     return psycopg.connect(url, autocommit=True)
 
 
 def add_hub(conn, slug: str) -> int:
-    return conn.execute(
-        "INSERT INTO hubs (slug, owner_token_hash) VALUES (%s, 'x') RETURNING id", (slug,)
-    ).fetchone()[0]
+    return conn.execute("INSERT INTO hubs (slug, owner_token_hash) VALUES (%s, 'x') RETURNING id", (slug,)).fetchone()[
+        0
+    ]
 
 
 def add_doc(conn, doc_id: str, hub: int | None, title: str, chunks: list[str], **gates) -> list[int]:
@@ -61,8 +62,9 @@ def set_gates(conn, doc_id, **cols):
 
 
 def search(conn, hub, query, limit=10, k1=K1, b=B) -> list[tuple[int, float]]:
-    return conn.execute("SELECT chunk_id, score FROM bm25_search(%s, %s, %s, %s, %s)",
-                        (hub, query, limit, k1, b)).fetchall()
+    return conn.execute(
+        "SELECT chunk_id, score FROM bm25_search(%s, %s, %s, %s, %s)", (hub, query, limit, k1, b)
+    ).fetchall()
 
 
 def lexemes(conn, text: str) -> dict[str, int]:
@@ -108,13 +110,23 @@ def expected_state(conn):
 
 def actual_state(conn):
     # the counters are delta rows: their sums are the values
-    hubs = {h: [int(n), int(total)] for h, n, total in conn.execute(
-        "SELECT hub_id, sum(n_chunks), sum(total_len) FROM bm25_hubs GROUP BY hub_id"
-        " HAVING sum(n_chunks) <> 0 OR sum(total_len) <> 0")}
-    df = {(h, t): int(n) for h, t, n in conn.execute(
-        "SELECT hub_id, term, sum(df) FROM bm25_terms GROUP BY hub_id, term HAVING sum(df) <> 0")}
-    postings = {(c, t): (h, tf, ln) for c, t, h, tf, ln in conn.execute(
-        "SELECT chunk_id, term, hub_id, tf, len FROM bm25_postings")}
+    hubs = {
+        h: [int(n), int(total)]
+        for h, n, total in conn.execute(
+            "SELECT hub_id, sum(n_chunks), sum(total_len) FROM bm25_hubs GROUP BY hub_id"
+            " HAVING sum(n_chunks) <> 0 OR sum(total_len) <> 0"
+        )
+    }
+    df = {
+        (h, t): int(n)
+        for h, t, n in conn.execute(
+            "SELECT hub_id, term, sum(df) FROM bm25_terms GROUP BY hub_id, term HAVING sum(df) <> 0"
+        )
+    }
+    postings = {
+        (c, t): (h, tf, ln)
+        for c, t, h, tf, ln in conn.execute("SELECT chunk_id, term, hub_id, tf, len FROM bm25_postings")
+    }
     return hubs, df, postings
 
 
@@ -150,12 +162,16 @@ def python_bm25(docs: dict[int, dict[str, int]], query_terms: dict[str, int], k1
 
 
 CORPUS = [
-    ("Cats", ["The cat sat on the mat. Cats like warm mats and naps.",
-              "A cat chased another cat around the garden."]),
+    ("Cats", ["The cat sat on the mat. Cats like warm mats and naps.", "A cat chased another cat around the garden."]),
     ("Dogs", ["Dogs bark at cats. The dog sleeps on the mat all day long."]),
     ("Gardening > Roses", ["Roses need sun, water and patience; the garden rewards it."]),
-    ("Postgres", ["PostgreSQL ranks full text with tsvector; BM25 ranks better than ts_rank.",
-                  "Vacuum keeps the visibility map current so index-only scans stay fast."]),
+    (
+        "Postgres",
+        [
+            "PostgreSQL ranks full text with tsvector; BM25 ranks better than ts_rank.",
+            "Vacuum keeps the visibility map current so index-only scans stay fast.",
+        ],
+    ),
     ("Misc", ["Nothing about any animal here, only words words words."]),
 ]
 
@@ -172,14 +188,22 @@ def load_corpus(conn, hub, prefix="d"):
 # tests
 # ---------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("k1,b", [(1.2, 0.75), (1.5, 0.75), (0.9, 0.4), (2.0, 1.0), (1.2, 0.0)])
 def test_scores_equal_hand_computed_bm25(database_url, k1, b):
     with connect(database_url) as conn:
         hub = add_hub(conn, "h")
         ids = load_corpus(conn, hub)
         docs = {cid: chunk_tf(conn, title, body) for cid, (title, body) in ids.items()}
-        for query in ["cat mat", "the garden of cats", "dogs bark", "BM25 ranking in postgres",
-                      "visibility map index scans", "words", "the cat, the cat and its mat: cats!"]:
+        for query in [
+            "cat mat",
+            "the garden of cats",
+            "dogs bark",
+            "BM25 ranking in postgres",
+            "visibility map index scans",
+            "words",
+            "the cat, the cat and its mat: cats!",
+        ]:
             expected = python_bm25(docs, lexemes(conn, query), k1, b)
             got = search(conn, hub, query, 100, k1, b)
             assert {c for c, _ in got} == set(expected)
@@ -202,14 +226,15 @@ def test_defaults_and_heading_weight(database_url):
         assert w >= 1
         # a heading occurrence counts w times: "roses" is in the heading and once in the body
         cid = next(c for c, (t, _) in ids.items() if t == "Gardening > Roses")
-        tf = conn.execute("SELECT tf FROM bm25_postings WHERE chunk_id = %s AND term = 'rose'",
-                          (cid,)).fetchone()[0]
+        tf = conn.execute("SELECT tf FROM bm25_postings WHERE chunk_id = %s AND term = 'rose'", (cid,)).fetchone()[0]
         assert tf == 1 + w
         # changing the weight and rebuilding re-derives everything
         conn.execute("UPDATE bm25_config SET heading_weight = 1")
         conn.execute("SELECT bm25_rebuild()")
-        assert conn.execute("SELECT tf FROM bm25_postings WHERE chunk_id = %s AND term = 'rose'",
-                            (cid,)).fetchone()[0] == 2
+        assert (
+            conn.execute("SELECT tf FROM bm25_postings WHERE chunk_id = %s AND term = 'rose'", (cid,)).fetchone()[0]
+            == 2
+        )
         assert_consistent(conn)
 
 
@@ -240,12 +265,10 @@ def test_statistics_follow_every_change(database_url):
         ]:
             set_gates(conn, "x", **{gate: private})
             assert_consistent(conn)
-            assert conn.execute("SELECT count(*) FROM bm25_postings WHERE chunk_id = %s",
-                                (extra,)).fetchone()[0] == 0
+            assert conn.execute("SELECT count(*) FROM bm25_postings WHERE chunk_id = %s", (extra,)).fetchone()[0] == 0
             set_gates(conn, "x", **{gate: public})
             assert_consistent(conn)
-            assert conn.execute("SELECT count(*) FROM bm25_postings WHERE chunk_id = %s",
-                                (extra,)).fetchone()[0] > 0
+            assert conn.execute("SELECT count(*) FROM bm25_postings WHERE chunk_id = %s", (extra,)).fetchone()[0] > 0
         # two gates at once, lifted one at a time: public only when both are gone
         set_gates(conn, "x", is_draft=True, password_hash="h")
         set_gates(conn, "x", is_draft=False)
@@ -332,20 +355,54 @@ def test_hub_scoping(database_url):
         assert search(conn, None, "cat") == []
         # a chunk without a hub is never posted
         add_doc(conn, "nohub", None, "No hub", ["cat"])
-        assert conn.execute("SELECT count(*) FROM bm25_chunks c JOIN chunks x ON x.id = c.chunk_id"
-                            " WHERE x.doc_id = 'nohub'").fetchone()[0] == 0
+        assert (
+            conn.execute(
+                "SELECT count(*) FROM bm25_chunks c JOIN chunks x ON x.id = c.chunk_id WHERE x.doc_id = 'nohub'"
+            ).fetchone()[0]
+            == 0
+        )
         # hub_id leads the postings index used by the search
-        plan = "\n".join(r[0] for r in conn.execute(
-            "EXPLAIN SELECT chunk_id, tf FROM bm25_postings WHERE hub_id = 1 AND term = 'cat'"))
+        plan = "\n".join(
+            r[0]
+            for r in conn.execute("EXPLAIN SELECT chunk_id, tf FROM bm25_postings WHERE hub_id = 1 AND term = 'cat'")
+        )
         assert "bm25_postings_hub_term_impact" in plan
         assert_consistent(conn)
 
 
 HOSTILE = [
-    "", " ", "(((( & | ! :*", "'", "''", '"', '"unterminated', "a & b | !c", "!!!", ":*", "cat:*",
-    "cat & | dog", "'; DROP TABLE chunks; --", "1) OR 1=1 --", "\\", "%", "_", "<->", "cat <-> dog",
-    "the and of to a", "why now", "\t\n", "🙂 émoji ünïcode 日本語", "x" * 5000, "cat " * 2000,
-    "NULL", "null::text", "$1", "%s", "{cat}", "[cat]", "cat\u00a0mat",
+    "",
+    " ",
+    "(((( & | ! :*",
+    "'",
+    "''",
+    '"',
+    '"unterminated',
+    "a & b | !c",
+    "!!!",
+    ":*",
+    "cat:*",
+    "cat & | dog",
+    "'; DROP TABLE chunks; --",
+    "1) OR 1=1 --",
+    "\\",
+    "%",
+    "_",
+    "<->",
+    "cat <-> dog",
+    "the and of to a",
+    "why now",
+    "\t\n",
+    "🙂 émoji ünïcode 日本語",
+    "x" * 5000,
+    "cat " * 2000,
+    "NULL",
+    "null::text",
+    "$1",
+    "%s",
+    "{cat}",
+    "[cat]",
+    "cat\u00a0mat",
 ]
 
 
@@ -398,14 +455,24 @@ def test_a_term_the_question_repeats_weighs_more(database_url):
 def test_mcp_server_example(database_url):
     with connect(database_url) as conn:
         hub = add_hub(conn, "h")
-        add_doc(conn, "why", hub, "Why now?", [
-            "Why now? Every team is wiring agents to servers, tools and memory. The moment is "
-            "right because models got cheap and the protocols are settling; a server for memory "
-            "is what everyone will want, and the MCP ecosystem shows how fast things move."
-        ])
-        (built,) = add_doc(conn, "log", hub, "Work log > March", [
-            "Built the MCP server: recall, capture and read_doc tools over the HTTP contract."
-        ])
+        add_doc(
+            conn,
+            "why",
+            hub,
+            "Why now?",
+            [
+                "Why now? Every team is wiring agents to servers, tools and memory. The moment is "
+                "right because models got cheap and the protocols are settling; a server for memory "
+                "is what everyone will want, and the MCP ecosystem shows how fast things move."
+            ],
+        )
+        (built,) = add_doc(
+            conn,
+            "log",
+            hub,
+            "Work log > March",
+            ["Built the MCP server: recall, capture and read_doc tools over the HTTP contract."],
+        )
         add_doc(conn, "other", hub, "Other", ["A server rack in the basement hums all day."])
         rows = search(conn, hub, "MCP server")
         assert rows[0][0] == built
@@ -417,8 +484,7 @@ def test_doc_level_search(database_url):
     with connect(database_url) as conn:
         hub = add_hub(conn, "h")
         load_corpus(conn, hub)
-        rows = conn.execute("SELECT doc_id, score FROM bm25_search_docs(%s, 'cat mat', 10)",
-                            (hub,)).fetchall()
+        rows = conn.execute("SELECT doc_id, score FROM bm25_search_docs(%s, 'cat mat', 10)", (hub,)).fetchall()
         ids = [d for d, _ in rows]
         assert len(ids) == len(set(ids))
         # a doc scores as its best chunk
@@ -437,13 +503,18 @@ def test_pruning_returns_exact_scores(database_url):
         rng = random.Random(3)
         words = ["alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa", "lambda"]
         with conn.transaction():
-            conn.execute("INSERT INTO docs (id, hub_id, title, markdown, edit_token_hash, source_hash)"
-                         " VALUES ('bulk', %s, 'Bulk', '', 'e', 's')", (hub,))
+            conn.execute(
+                "INSERT INTO docs (id, hub_id, title, markdown, edit_token_hash, source_hash)"
+                " VALUES ('bulk', %s, 'Bulk', '', 'e', 's')",
+                (hub,),
+            )
             bodies = [" ".join(rng.choice(words) for _ in range(rng.randint(3, 30))) for _ in range(400)]
             conn.execute(
                 "INSERT INTO chunks (doc_id, hub_id, ordinal, heading_path, markdown, hash, tsv)"
                 " SELECT 'bulk', %s, o, 'Bulk', m, md5(m), to_tsvector('english', m)"
-                " FROM unnest(%s::text[]) WITH ORDINALITY AS u(m, o)", (hub, bodies))
+                " FROM unnest(%s::text[]) WITH ORDINALITY AS u(m, o)",
+                (hub, bodies),
+            )
         query = "alpha beta gamma omega"
         exact = dict(search(conn, hub, query, 1000))
         conn.execute("SET bm25.full_df = 20")
@@ -490,12 +561,17 @@ def test_bulk_insert_posts_every_chunk(database_url):
         vocab = [f"word{i}" for i in range(3000)] + ["the", "memory", "wiki", "server", "recall"]
         bodies = [" ".join(rng.choice(vocab) for _ in range(120)) for _ in range(2000)]
         with conn.transaction():
-            conn.execute("INSERT INTO docs (id, hub_id, title, markdown, edit_token_hash, source_hash)"
-                         " VALUES ('bulk', %s, 'Bulk', '', 'e', 's')", (hub,))
+            conn.execute(
+                "INSERT INTO docs (id, hub_id, title, markdown, edit_token_hash, source_hash)"
+                " VALUES ('bulk', %s, 'Bulk', '', 'e', 's')",
+                (hub,),
+            )
             conn.execute(
                 "INSERT INTO chunks (doc_id, hub_id, ordinal, heading_path, markdown, hash, tsv)"
                 " SELECT 'bulk', %s, o, 'Bulk > Part', m, md5(m), ''::tsvector"
-                " FROM unnest(%s::text[]) WITH ORDINALITY AS u(m, o)", (hub, bodies))
+                " FROM unnest(%s::text[]) WITH ORDINALITY AS u(m, o)",
+                (hub, bodies),
+            )
         assert conn.execute("SELECT n_chunks FROM bm25_hubs WHERE hub_id = %s", (hub,)).fetchone()[0] == 2000
         assert_consistent(conn)
 
@@ -519,37 +595,49 @@ def test_concurrent_saves_keep_counts_exact(database_url):
                     with c.transaction():
                         # chunks may land in either hub and docs move between hubs, so
                         # transactions touch both hubs in either order (no deadlock allowed)
-                        exists = c.execute("SELECT hub_id FROM docs WHERE id = %s FOR UPDATE",
-                                           (doc,)).fetchone()
+                        exists = c.execute("SELECT hub_id FROM docs WHERE id = %s FOR UPDATE", (doc,)).fetchone()
                         op = rng.random()
                         if not exists:
-                            c.execute("INSERT INTO docs (id, hub_id, title, markdown, edit_token_hash,"
-                                      " source_hash) VALUES (%s, %s, 'T', '', 'e', 's')", (doc, hub))
+                            c.execute(
+                                "INSERT INTO docs (id, hub_id, title, markdown, edit_token_hash,"
+                                " source_hash) VALUES (%s, %s, 'T', '', 'e', 's')",
+                                (doc, hub),
+                            )
                             for o in range(rng.randint(1, 3)):
                                 body = " ".join(rng.choice(words) for _ in range(rng.randint(1, 12)))
                                 add_chunk(c, doc, hub, o, "T > " + rng.choice(words), body)
                         elif op < 0.3:
                             # re-save: delete some chunks, insert new ones, in separate statements
-                            c.execute("DELETE FROM chunks WHERE id IN (SELECT id FROM chunks"
-                                      " WHERE doc_id = %s ORDER BY ordinal LIMIT 1)", (doc,))
+                            c.execute(
+                                "DELETE FROM chunks WHERE id IN (SELECT id FROM chunks"
+                                " WHERE doc_id = %s ORDER BY ordinal LIMIT 1)",
+                                (doc,),
+                            )
                             body = " ".join(rng.choice(words) for _ in range(rng.randint(1, 12)))
                             add_chunk(c, doc, hub, 9, "T", body)
-                            c.execute("UPDATE chunks SET markdown = markdown || ' ' || %s"
-                                      " WHERE doc_id = %s", (rng.choice(words), doc))
+                            c.execute(
+                                "UPDATE chunks SET markdown = markdown || ' ' || %s WHERE doc_id = %s",
+                                (rng.choice(words), doc),
+                            )
                         elif op < 0.6:
                             c.execute("UPDATE docs SET is_draft = NOT is_draft WHERE id = %s", (doc,))
                         elif op < 0.75:
-                            c.execute("UPDATE docs SET password_hash = CASE WHEN password_hash IS NULL"
-                                      " THEN 'h' END WHERE id = %s", (doc,))
+                            c.execute(
+                                "UPDATE docs SET password_hash = CASE WHEN password_hash IS NULL"
+                                " THEN 'h' END WHERE id = %s",
+                                (doc,),
+                            )
                         elif op < 0.8:
                             c.execute("DELETE FROM docs WHERE id = %s", (doc,))
                         elif op < 0.9:
                             c.execute("UPDATE chunks SET hub_id = %s WHERE doc_id = %s", (hub, doc))
                             c.execute("UPDATE docs SET hub_id = %s WHERE id = %s", (hub, doc))
                         else:
-                            c.execute("UPDATE chunks SET heading_path = %s WHERE doc_id = %s",
-                                      ("T > " + rng.choice(words), doc))
-        except BaseException as exc:  # noqa: BLE001 - reported below
+                            c.execute(
+                                "UPDATE chunks SET heading_path = %s WHERE doc_id = %s",
+                                ("T > " + rng.choice(words), doc),
+                            )
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=worker, args=(n,)) for n in range(6)]
@@ -565,8 +653,12 @@ def test_concurrent_saves_keep_counts_exact(database_url):
             conn.execute("SELECT bm25_compact(%s)", (hub,))
         assert actual_state(conn) == before
         # compacted: one row per key, none that sums to zero
-        assert conn.execute("SELECT count(*) FROM (SELECT 1 FROM bm25_terms GROUP BY hub_id, term"
-                            " HAVING count(*) > 1) x").fetchone()[0] == 0
+        assert (
+            conn.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM bm25_terms GROUP BY hub_id, term HAVING count(*) > 1) x"
+            ).fetchone()[0]
+            == 0
+        )
         assert conn.execute("SELECT count(*) FROM bm25_terms WHERE df <= 0").fetchone()[0] == 0
         assert conn.execute("SELECT count(*) FROM bm25_hubs").fetchone()[0] == len(hubs)
 

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import copy
 import gc
-import io
 import json
 import tracemalloc
 import zipfile
 from pathlib import Path
 
 import pytest
-
 from memorywiki.formats import (
     FormatError,
     count_conversations,
@@ -92,8 +90,14 @@ def test_chatgpt_fixture_active_branch_wins(tmp_path):
     assert "Analyze the attached fixture and create an artifact." in md
     assert "Final answer. [Download artifact](sandbox:/mnt/data/fixture-result.zip)" in md
     assert "Superseded answer." not in md  # inactive branch absent
-    for noise in ("Privacy-safe reasoning trace.", "fixture evidence", "Privacy-safe tool result.",
-                  "Privacy-safe reasoning summary.", "Privacy-safe fixture profile.", "Preserve structured provider evidence."):
+    for noise in (
+        "Privacy-safe reasoning trace.",
+        "fixture evidence",
+        "Privacy-safe tool result.",
+        "Privacy-safe reasoning summary.",
+        "Privacy-safe fixture profile.",
+        "Preserve structured provider evidence.",
+    ):
         assert noise not in md
 
 
@@ -112,7 +116,11 @@ def test_chatgpt_zip_sharded_in_order(tmp_path):
         },
     )
     caps = list(iter_chatgpt_export(path))
-    assert [c.external_id for c in caps] == ["chatgpt:chatgpt-fixture-conversation", "chatgpt:conv-00007", "chatgpt:second"]
+    assert [c.external_id for c in caps] == [
+        "chatgpt:chatgpt-fixture-conversation",
+        "chatgpt:conv-00007",
+        "chatgpt:second",
+    ]
     assert caps[2].title == "Analyze the attached fixture and create an artifact."
     assert caps[1].markdown.count("## User") == 3 and "SET hnsw.ef_search = 41;" in caps[1].markdown
     assert count_conversations(path) == 3
@@ -138,7 +146,12 @@ def test_a_lone_surrogate_midway_keeps_every_conversation_in_order(tmp_path):
 
 
 def test_chatgpt_skips_empty_conversations(tmp_path):
-    empty = {"id": "empty", "title": "Nothing", "mapping": {"r": {"id": "r", "message": None, "parent": None, "children": []}}, "current_node": "r"}
+    empty = {
+        "id": "empty",
+        "title": "Nothing",
+        "mapping": {"r": {"id": "r", "message": None, "parent": None, "children": []}},
+        "current_node": "r",
+    }
     bare = tmp_path / "conversations.json"
     bare.write_text(json.dumps([empty, _chatgpt_conv(2), {"not": "a conversation"}]))
     skipped: list = []
@@ -227,7 +240,9 @@ def test_zip_without_conversations(tmp_path):
     assert err.value.code == "bad_archive" and "conversations.json" in str(err.value)
 
 
-@pytest.mark.parametrize("name", ["../conversations.json", "/etc/conversations.json", "a/../../evil.json", "C:/x.json", "..\\evil.json"])
+@pytest.mark.parametrize(
+    "name", ["../conversations.json", "/etc/conversations.json", "a/../../evil.json", "C:/x.json", "..\\evil.json"]
+)
 def test_zip_path_traversal_refused(tmp_path, name):
     path = _zip(tmp_path / "t.zip", {"conversations.json": json.dumps([_chatgpt_conv(1)]), name: "x"})
     with pytest.raises(FormatError) as err:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import ipaddress
 
 import pytest
-
 from memorywiki.server.capture import fetch_url
-from memorywiki.server.errors import ApiError
 from memorywiki.server.capture.fetch import address_problem
+from memorywiki.server.errors import ApiError
+
 from tests.test_capture_support import LocalServer, gzip_bomb, slow_body, streaming_body
 
 
@@ -91,7 +91,10 @@ async def test_private_and_metadata_refused_even_with_opt_in(url):
     assert err.value.code == "blocked_address"
 
 
-@pytest.mark.parametrize("url", ["file:///etc/passwd", "ftp://example.org/x", "gopher://x/", "http://", "http://user:pw@example.org/", "not a url"])
+@pytest.mark.parametrize(
+    "url",
+    ["file:///etc/passwd", "ftp://example.org/x", "gopher://x/", "http://", "http://user:pw@example.org/", "not a url"],
+)
 async def test_bad_urls(url):
     with pytest.raises(ApiError) as err:
         await fetch_url(url, allow_loopback=True)

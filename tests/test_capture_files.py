@@ -8,7 +8,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from memorywiki.formats import FormatError
 from memorywiki.formats.transcript import transcript_markdown
 from memorywiki.server.capture import convert_file
@@ -74,9 +73,9 @@ def test_markdown_and_text():
     cap = convert_file(md, "note.md")
     assert cap.source == "markdown" and cap.title == "Front Matter Title"
     assert "```py\n# not a heading\n```" in cap.markdown
-    cap = convert_file("# Plan\n\nStep one.\n".encode(), "plan.md", title="Given title")
+    cap = convert_file(b"# Plan\n\nStep one.\n", "plan.md", title="Given title")
     assert cap.title == "Given title" and cap.markdown.startswith("# Plan")
-    cap = convert_file("# Plan\n\nStep one.\n".encode(), "plan.md")
+    cap = convert_file(b"# Plan\n\nStep one.\n", "plan.md")
     assert cap.title == "Plan" and cap.markdown == "Step one.\n"
     cap = convert_file("\ufeffjust some notes\r\nline two\r\n".encode("utf-8"), "notes.txt")
     assert cap.source == "text" and cap.title == "notes" and cap.markdown == "just some notes\nline two\n"
@@ -95,8 +94,13 @@ def test_vtt_transcript():
     cap = convert_file(data("meeting.vtt"), "meeting.vtt")
     assert cap.source == "vtt" and cap.title == "meeting"
     md = cap.markdown
-    assert md.startswith("## 00:00–05:00\n\n**[00:01] Alice Chen:** Welcome everyone, this is the weekly capture sync. First item: share links.")
-    assert "**[00:07] Bob Ruiz:** The ChatGPT share page moved to turbo-stream & we decode it now. Claude shares come from the snapshot JSON." in md
+    assert md.startswith(
+        "## 00:00–05:00\n\n**[00:01] Alice Chen:** Welcome everyone, this is the weekly capture sync. First item: share links."
+    )
+    assert (
+        "**[00:07] Bob Ruiz:** The ChatGPT share page moved to turbo-stream & we decode it now. Claude shares come from the snapshot JSON."
+        in md
+    )
     assert "## 05:00–10:00\n\n**[05:02] Alice Chen:**" in md
     assert "## 10:00–15:00\n\n**[11:40] Carol Diaz:** Thanks, that's all from me." in md
     assert "<b>" not in md and "<v" not in md and "NOTE" not in md

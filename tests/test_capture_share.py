@@ -7,12 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
-
 from memorywiki.formats.mdutil import demote_headings, strip_citations
 from memorywiki.server.capture import capture_url, parse_chatgpt_share, parse_claude_share, share_kind
-from memorywiki.server.errors import ApiError
 from memorywiki.server.capture.share import claude_snapshot_api_url
 from memorywiki.server.capture.turbostream import PENDING, decode, decode_html, extract_chunks
+from memorywiki.server.errors import ApiError
+
 from tests.test_capture_support import LocalServer
 
 FIXTURES = Path(__file__).parent / "data" / "fixtures"
@@ -86,8 +86,10 @@ def test_parse_chatgpt_share_modern():
     assert not md.startswith("# ")
     headings = [ln for ln in md.splitlines() if ln.startswith(("## ", "### "))]
     # dated messages: a heading opens each day (UTC), a section per turn under it
-    assert headings == ["## 31 January 2026", "### User", "### Assistant",
-                        "## 2 February 2026"] + ["### User", "### Assistant"] * 2
+    assert (
+        headings
+        == ["## 31 January 2026", "### User", "### Assistant", "## 2 February 2026"] + ["### User", "### Assistant"] * 2
+    )
     assert md.index("今天有什么重大新闻？") < md.index("生成一张图片给我") < md.index("给一个mermaid流程图给我")
     # hidden / system / tool / thoughts noise is gone
     assert "Original custom instructions no longer available" not in md
@@ -102,7 +104,10 @@ def test_parse_chatgpt_share_modern():
 
 
 def test_parse_chatgpt_share_legacy_next_data():
-    cap = parse_chatgpt_share((DATA / "chatgpt-share-legacy.html").read_text(), "https://chat.openai.com/share/0b4a2c8e-aaaa-4bbb-8ccc-123456789abc")
+    cap = parse_chatgpt_share(
+        (DATA / "chatgpt-share-legacy.html").read_text(),
+        "https://chat.openai.com/share/0b4a2c8e-aaaa-4bbb-8ccc-123456789abc",
+    )
     assert cap.title == "Postgres haiku"
     assert cap.markdown.startswith("## 14 November 2023\n\n### User\n\nWrite a haiku about Postgres.")
     assert "| 1 | Rows in quiet rank |" in cap.markdown
@@ -116,7 +121,7 @@ def test_chatgpt_share_without_data():
 
 
 def test_citation_stripping():
-    text = "Shutdown began.\ue200cite\ue202turn0news34\ue202turn0search5\ue201 Talks with \ue200entity\ue202[\"organization\",\"ICE\",\"agency\"]\ue201 stalled \ue200cite\ue202turn0search8\ue201.\n\ue200navlist\ue202Related\ue202turn0news1\ue201"
+    text = 'Shutdown began.\ue200cite\ue202turn0news34\ue202turn0search5\ue201 Talks with \ue200entity\ue202["organization","ICE","agency"]\ue201 stalled \ue200cite\ue202turn0search8\ue201.\n\ue200navlist\ue202Related\ue202turn0news1\ue201'
     assert strip_citations(text) == "Shutdown began. Talks with ICE stalled."
 
 
@@ -129,14 +134,18 @@ def test_demote_headings_skips_code():
 
 
 def test_parse_claude_share_snapshot_json():
-    cap = parse_claude_share((DATA / "claude-share-snapshot.json").read_text(), "https://claude.ai/share/4f1c2a9e-6b7d-4c1e-9a51-2d3e8f0b7c11")
+    cap = parse_claude_share(
+        (DATA / "claude-share-snapshot.json").read_text(),
+        "https://claude.ai/share/4f1c2a9e-6b7d-4c1e-9a51-2d3e8f0b7c11",
+    )
     assert cap.source == "claude-share"
     assert cap.title == "Chunking markdown for retrieval"
     assert cap.external_id == "claude-share:4f1c2a9e-6b7d-4c1e-9a51-2d3e8f0b7c11"
     assert cap.meta["author"] == "Ada Example"
     md = cap.markdown
     assert [ln for ln in md.splitlines() if ln.startswith(("## ", "### "))] == (
-        ["## 2 March 2026"] + ["### User", "### Assistant"] * 2)
+        ["## 2 March 2026"] + ["### User", "### Assistant"] * 2
+    )
     assert "ABANDONED ANSWER" not in md  # the branch off the current leaf is dropped
     assert "The user wants heading-based chunking" not in md  # thinking dropped
     assert "*[used tool: web_search]*" in md  # tool use summarised in one line
@@ -154,7 +163,9 @@ def test_parse_claude_share_embedded_in_html():
 
 def test_claude_share_not_found():
     with pytest.raises(ApiError) as err:
-        parse_claude_share('{"type":"error","error":{"type":"not_found_error","message":"Not found"}}', "https://claude.ai/share/x")
+        parse_claude_share(
+            '{"type":"error","error":{"type":"not_found_error","message":"Not found"}}', "https://claude.ai/share/x"
+        )
     assert err.value.code == "unrecognised_page"
 
 
@@ -177,7 +188,11 @@ def test_share_kind_and_claude_api_url():
 def srv():
     with LocalServer() as s:
         s.routes[f"/share/{SHARE_ID}"] = (200, "text/html; charset=utf-8", CHATGPT_SHARE.read_bytes())
-        s.routes["/api/chat_snapshots/4f1c2a9e"] = (200, "application/json", (DATA / "claude-share-snapshot.json").read_bytes())
+        s.routes["/api/chat_snapshots/4f1c2a9e"] = (
+            200,
+            "application/json",
+            (DATA / "claude-share-snapshot.json").read_bytes(),
+        )
         s.routes["/claude-page"] = (200, "text/html; charset=utf-8", (DATA / "claude-share-page.html").read_bytes())
         s.routes["/blog/rrf"] = (200, "text/html; charset=utf-8", (DATA / "article.html").read_bytes())
         s.routes["/old-link"] = (301, "text/html", b"", {"Location": "/blog/rrf"})

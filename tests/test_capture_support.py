@@ -6,13 +6,13 @@ import gzip
 import http.server
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.0"  # body ends at close: lets a route omit Content-Length
 
-    def do_GET(self):  # noqa: N802
+    def do_GET(self):
         path = self.path.split("?", 1)[0]
         self.server.hits.append(self.path)  # type: ignore[attr-defined]
         self.server.headers_seen.append(dict(self.headers))  # type: ignore[attr-defined]

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 from markdown_it import MarkdownIt
-
 from memorywiki.server.indexing.chunker import Chunk, ChunkSize, chunk_markdown, strip_front_matter
 
 DATA = Path(__file__).parent / "data" / "chunker"
@@ -216,12 +215,15 @@ def only_headings(markdown: str) -> bool:
     return all(t.type in ("heading_open", "inline") for t in blocks)
 
 
-@pytest.mark.parametrize("md", [
-    "# A\n## B\n### C\ntext\n",
-    "A\n===\n\nB\n---\n\n### C\n\ntext\n",
-    "# A\n\n## B\n\n### C\n\ntext\n\n## Empty at the end\n\n",
-    "intro\n\n# A\n\n## B\n\n### C\n\ntext\n",
-])
+@pytest.mark.parametrize(
+    "md",
+    [
+        "# A\n## B\n### C\ntext\n",
+        "A\n===\n\nB\n---\n\n### C\n\ntext\n",
+        "# A\n\n## B\n\n### C\n\ntext\n\n## Empty at the end\n\n",
+        "intro\n\n# A\n\n## B\n\n### C\n\ntext\n",
+    ],
+)
 def test_no_chunk_is_only_a_heading(md: str) -> None:
     chunks = chunk_markdown("T", md)
     assert chunks and not any(only_headings(c.markdown) for c in chunks), chunks
@@ -313,7 +315,7 @@ def covers(md: str, chunks: list[Chunk]) -> bool:
         for piece in pieces:
             at = text.find(piece)
             while at >= 0:
-                seen[at:at + len(piece)] = [True] * len(piece)
+                seen[at : at + len(piece)] = [True] * len(piece)
                 at = text.find(piece, at + 1)
         if not all(seen):
             return False
@@ -445,8 +447,10 @@ def test_graphemes_are_never_cut() -> None:
 
 
 def test_transcript_without_headings_splits_by_speaker_turn() -> None:
-    turns = [f"{who}: {'blah ' * 12}\n  and more from {who} {n}" for n, who in
-             enumerate(["Alice", "Bob", "Dr. Chen", "Alice", "Bob"] * 8)]
+    turns = [
+        f"{who}: {'blah ' * 12}\n  and more from {who} {n}"
+        for n, who in enumerate(["Alice", "Bob", "Dr. Chen", "Alice", "Bob"] * 8)
+    ]
     md = "\n".join(turns)
     chunks = chunk_markdown("Meeting", md, ChunkSize(300))
     assert len(chunks) > 5 and all(len(c.markdown) <= 300 for c in chunks)
@@ -535,14 +539,18 @@ def conversation(days: dict[str, list[tuple[str, str]]]) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-CHAT = conversation({
-    "8 May 2023": [("Caroline", "Hey Mel! How have you been?"),
-                   ("Melanie", "Swamped with the kids and work. What's new with you?"),
-                   ("Caroline", "I went to a support group yesterday; it was so powerful."),
-                   ("Melanie", "Wow! What happened there?"),
-                   ("Caroline", "People shared their stories and I felt accepted.")],
-    "9 May 2023": [("Melanie", "I painted a sunrise at the lake this morning.")],
-})
+CHAT = conversation(
+    {
+        "8 May 2023": [
+            ("Caroline", "Hey Mel! How have you been?"),
+            ("Melanie", "Swamped with the kids and work. What's new with you?"),
+            ("Caroline", "I went to a support group yesterday; it was so powerful."),
+            ("Melanie", "Wow! What happened there?"),
+            ("Caroline", "People shared their stories and I felt accepted."),
+        ],
+        "9 May 2023": [("Melanie", "I painted a sunrise at the lake this morning.")],
+    }
+)
 
 
 def turn_blocks(markdown: str) -> list[str]:
@@ -597,9 +605,31 @@ def test_conversation_without_days_and_with_a_long_turn() -> None:
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-_WORDS = st.sampled_from(["alpha", "beta", "The", "end.", "Why?", "北京是中国的首都。", "東京", "한국어는",
-                          "e\u0301te\u0301", "👨\u200d👩\u200d👧", "🇫🇷", "नि", "x" * 90, "a|b", "`code`", "**bold**",
-                          "Alice:", "[00:01] Bob:", "#tag", "-", "1."])
+_WORDS = st.sampled_from(
+    [
+        "alpha",
+        "beta",
+        "The",
+        "end.",
+        "Why?",
+        "北京是中国的首都。",
+        "東京",
+        "한국어는",
+        "e\u0301te\u0301",
+        "👨\u200d👩\u200d👧",
+        "🇫🇷",
+        "नि",
+        "x" * 90,
+        "a|b",
+        "`code`",
+        "**bold**",
+        "Alice:",
+        "[00:01] Bob:",
+        "#tag",
+        "-",
+        "1.",
+    ]
+)
 _LINE = st.lists(_WORDS, min_size=1, max_size=30).map(" ".join)
 _TEXT = st.lists(_LINE, min_size=1, max_size=8).map("\n".join)
 
@@ -630,23 +660,30 @@ def _block(draw) -> str:
 
 
 _DOCS = st.lists(_block(), min_size=1, max_size=12).flatmap(
-    lambda blocks: st.lists(st.sampled_from(["\n", "\n\n", "\n\n\n"]), min_size=len(blocks), max_size=len(blocks))
-    .map(lambda gaps: "".join(b + g for b, g in zip(blocks, gaps))))
+    lambda blocks: st.lists(st.sampled_from(["\n", "\n\n", "\n\n\n"]), min_size=len(blocks), max_size=len(blocks)).map(
+        lambda gaps: "".join(b + g for b, g in zip(blocks, gaps))
+    )
+)
 
 
 def heading_lines(md: str) -> set[int]:
     """The source lines of level 1-3 headings: their text lives in breadcrumbs, not in chunks."""
     tokens = MarkdownIt("commonmark").parse(md)
-    return {n for t in tokens if t.type == "heading_open" and t.level == 0 and t.tag in ("h1", "h2", "h3")
-            for n in range(*t.map)}
+    return {
+        n
+        for t in tokens
+        if t.type == "heading_open" and t.level == 0 and t.tag in ("h1", "h2", "h3")
+        for n in range(*t.map)
+    }
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(md=_DOCS, max_chars=st.integers(20, 600), overlap=st.integers(0, 60), conversation=st.booleans())
 def test_any_markdown_gives_bounded_chunks_that_cover_its_text(md, max_chars, overlap, conversation) -> None:
     size = ChunkSize(max_chars, min(overlap, max_chars // 2))
-    chunks = (chunk_conversation("Doc", md, window_chars=300, size=size) if conversation
-              else chunk_markdown("Doc", md, size))
+    chunks = (
+        chunk_conversation("Doc", md, window_chars=300, size=size) if conversation else chunk_markdown("Doc", md, size)
+    )
     assert all(len(c.markdown) <= max_chars for c in chunks)
     assert [c.ordinal for c in chunks] == list(range(len(chunks)))
     source = strip_front_matter(md)

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import psycopg
 import pytest
-
 from memorywiki.server.store import highlight
+
 from tests.polling import wait_indexed
 from tests.test_bm25 import add_doc, add_hub, connect, search
 
@@ -24,7 +24,9 @@ HTML = {"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0
 
 def terms(conn: psycopg.Connection, text: str) -> dict[str, int]:
     """The analyzer's terms of a text, each with how often it occurs."""
-    return dict(conn.execute("SELECT lexeme, cardinality(positions) FROM unnest(bm25_tsvector(%s))", (text,)).fetchall())
+    return dict(
+        conn.execute("SELECT lexeme, cardinality(positions) FROM unnest(bm25_tsvector(%s))", (text,)).fetchall()
+    )
 
 
 def add_notes(conn: psycopg.Connection, hub: int, notes: list[dict]) -> list[int]:
@@ -32,6 +34,7 @@ def add_notes(conn: psycopg.Connection, hub: int, notes: list[dict]) -> list[int
 
 
 # ---------------------------------------------------------------- the analyzer
+
 
 def test_runs_become_overlapping_bigrams_and_a_lone_character_a_unigram(database_url):
     with connect(database_url) as conn:
@@ -44,20 +47,25 @@ def test_runs_become_overlapping_bigrams_and_a_lone_character_a_unigram(database
         assert terms(conn, "Deploying部署 every Friday") == {"deploy": 1, "部署": 1, "everi": 1, "friday": 1}
 
 
-@pytest.mark.parametrize("text", [
-    "We deploy with a blue-green switch; rollbacks keep the previous release warm.",
-    "جمال أحمد حمزة خاشقجي صحفي وإعلامي سعودي",
-    "Москва — столица России, город федерального значения.",
-    "Crème brûlée, naïve café, Ångström, ﬁle, e\u0301t\u0301e\u0301",
-    "emoji 🎉🚀 and full-width ＡＢＣ１２３ and ½ ™ ∑",
-    "",
-], ids=["english", "arabic", "cyrillic", "accents", "symbols", "empty"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We deploy with a blue-green switch; rollbacks keep the previous release warm.",
+        "جمال أحمد حمزة خاشقجي صحفي وإعلامي سعودي",
+        "Москва — столица России, город федерального значения.",
+        "Crème brûlée, naïve café, Ångström, ﬁle, e\u0301t\u0301e\u0301",
+        "emoji 🎉🚀 and full-width ＡＢＣ１２３ and ½ ™ ∑",
+        "",
+    ],
+    ids=["english", "arabic", "cyrillic", "accents", "symbols", "empty"],
+)
 def test_text_without_those_scripts_gets_exactly_its_english_terms(database_url, text):
     with connect(database_url) as conn:
         assert conn.execute("SELECT bm25_tsvector(%s) = to_tsvector('english', %s)", (text, text)).fetchone()[0]
 
 
 # ---------------------------------------------------------------- search
+
 
 @pytest.mark.parametrize("language", ["zh", "ja", "ko"])
 def test_a_word_inside_a_longer_run_is_found(database_url, language):
@@ -84,8 +92,9 @@ def test_recall_answers_each_language_through_the_api(make_client):
     expected = {}
     for language in ("zh", "ja", "ko", "mixed"):
         for note in NOTES[language]:
-            r = client.post("/api/docs", headers=owner,
-                            json={"hub": "notes", "title": note["title"], "markdown": note["markdown"]})
+            r = client.post(
+                "/api/docs", headers=owner, json={"hub": "notes", "title": note["title"], "markdown": note["markdown"]}
+            )
             assert r.status_code == 201, r.text
             expected[note["question"]] = r.json()["id"]
     for question, doc_id in expected.items():
@@ -102,12 +111,19 @@ def test_a_real_chinese_share_page_is_found_by_words_inside_its_sentences(make_c
     captured = convert_file(page.read_bytes(), "share.html")
     client = make_client(embedder="none")
     owner = {"Authorization": f"Bearer {client.post('/api/hubs', json={'slug': 'notes'}).json()['owner_token']}"}
-    share = client.post("/api/docs", headers=owner, json={"hub": "notes", "title": captured.title,
-                                                         "markdown": captured.markdown}).json()["id"]
-    client.post("/api/docs", headers=owner, json={"hub": "notes", "title": "Flowcharts",
-                                                  "markdown": "A flowchart in mermaid syntax, drawn by the docs."})
-    for question, words in [("政府停摆是怎么回事", "部分政府停摆"), ("新加坡的航展", "航展将至"),
-                            ("mermaid 流程图", "mermaid流程图")]:
+    share = client.post(
+        "/api/docs", headers=owner, json={"hub": "notes", "title": captured.title, "markdown": captured.markdown}
+    ).json()["id"]
+    client.post(
+        "/api/docs",
+        headers=owner,
+        json={"hub": "notes", "title": "Flowcharts", "markdown": "A flowchart in mermaid syntax, drawn by the docs."},
+    )
+    for question, words in [
+        ("政府停摆是怎么回事", "部分政府停摆"),
+        ("新加坡的航展", "航展将至"),
+        ("mermaid 流程图", "mermaid流程图"),
+    ]:
         top = client.post("/api/hub/notes/recall", json={"question": question, "k": 3}).json()["results"][0]
         assert top["doc_id"] == share and words in top["markdown"], question
 
@@ -125,9 +141,10 @@ def test_bundles_are_found_by_a_word_inside_their_title_without_vectors(make_cli
 
 # ---------------------------------------------------------------- highlighting
 
+
 def _result_for(html: str, doc_id: str) -> str:
     results = html.split('<ol class="results">', 1)[1].split("</ol>", 1)[0]
-    return next(li for li in results.split("</li>") if f"/{doc_id}\"" in li)
+    return next(li for li in results.split("</li>") if f'/{doc_id}"' in li)
 
 
 def test_the_hub_search_marks_the_matched_characters(client):
@@ -169,7 +186,9 @@ def test_a_snippet_is_cut_around_its_matches():
     assert out.count(highlight.DELIMITER) == 1  # two fragments, one per match
     assert "[代码评审]" in out and "[代码]评审" in out
     assert len(out) < 2 * (highlight.FRAGMENT_CHARS + highlight.LEAD_CHARS) + 20
-    assert highlight.snippet("没有匹配的文字" * 100, [], s, e) == ("没有匹配的文字" * 100)[:2 * highlight.FRAGMENT_CHARS]
+    assert (
+        highlight.snippet("没有匹配的文字" * 100, [], s, e) == ("没有匹配的文字" * 100)[: 2 * highlight.FRAGMENT_CHARS]
+    )
     # English words stay whole at a fragment's edges
     words = " ".join(f"word{i}" for i in range(200)) + " 代码评审 " + " ".join(f"tail{i}" for i in range(200))
     at = words.index("代码")

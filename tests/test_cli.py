@@ -16,9 +16,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from typer.testing import CliRunner
-
 from memorywiki.cli.main import app
+from typer.testing import CliRunner
 
 runner = CliRunner()
 
@@ -143,12 +142,21 @@ def test_list_all_shows_every_page_with_its_visibility_and_the_trash_brings_one_
     public = capture(env, "public body\n", "--title", "Out in the open")
     draft = capture(env, "draft body\n", "--title", "Hidden draft", "--draft")
     owner = {"Authorization": f"Bearer {config(env)['hubs'][s]['owner_token']}"}
-    assert httpx.post(f"{env.url}/api/docs", headers=owner, json={
-        "hub": s, "title": "For Ann", "markdown": "Ann's page.", "allowed_emails": ["ann@example.com"]}).status_code == 201
+    assert (
+        httpx.post(
+            f"{env.url}/api/docs",
+            headers=owner,
+            json={"hub": s, "title": "For Ann", "markdown": "Ann's page.", "allowed_emails": ["ann@example.com"]},
+        ).status_code
+        == 201
+    )
     assert [line.split("\t")[1] for line in run("list").stdout.strip().splitlines()] == ["Out in the open"]
     rows = {line.split("\t")[1]: line.split("\t") for line in run("list", "--all").stdout.strip().splitlines()}
     assert {title: row[3] for title, row in rows.items()} == {
-        "Out in the open": "public", "Hidden draft": "draft", "For Ann": "people"}
+        "Out in the open": "public",
+        "Hidden draft": "draft",
+        "For Ann": "people",
+    }
     assert rows["Out in the open"][:3] == [doc_id(public), "Out in the open", public]
     listed = json.loads(run("list", "--all", "--json").stdout)
     assert {d["visibility"] for d in listed} == {"public", "draft", "people"}
@@ -178,8 +186,10 @@ def test_hub_use_stores_a_token_the_user_already_holds(env):
     token = resp.json()["owner_token"]
 
     taken = run("hub", "create", s, ok=False)
-    assert taken.stderr == (f"error: hub taken: '{s}' already exists; if it is yours, "
-                            f"`memorywiki hub use {s} --token TOKEN` stores the owner token you hold\n")
+    assert taken.stderr == (
+        f"error: hub taken: '{s}' already exists; if it is yours, "
+        f"`memorywiki hub use {s} --token TOKEN` stores the owner token you hold\n"
+    )
 
     result = run("hub", "use", s, "--token", token)
     assert result.stdout.strip() == f"{env.url}/hub/{s}"
@@ -215,15 +225,22 @@ def test_update_with_no_token_configured_says_so(env):
     # a doc in a hub claimed with curl; the CLI's default hub is another one
     theirs = slug()
     token = httpx.post(f"{env.url}/api/hubs", json={"slug": theirs}).json()["owner_token"]
-    doc = httpx.post(f"{env.url}/api/docs", json={"hub": theirs, "title": "T", "markdown": "m"},
-                     headers={"Authorization": f"Bearer {token}"}).json()
+    doc = httpx.post(
+        f"{env.url}/api/docs",
+        json={"hub": theirs, "title": "T", "markdown": "m"},
+        headers={"Authorization": f"Bearer {token}"},
+    ).json()
     mine = make_hub(env)
-    hint = (f"store the doc's edit token with `memorywiki config --set-token TOKEN --doc {doc['id']}`, "
-            "or its hub's owner token with `memorywiki hub use SLUG --token TOKEN` (or set MEMORYWIKI_TOKEN)")
+    hint = (
+        f"store the doc's edit token with `memorywiki config --set-token TOKEN --doc {doc['id']}`, "
+        "or its hub's owner token with `memorywiki hub use SLUG --token TOKEN` (or set MEMORYWIKI_TOKEN)"
+    )
     result = run("update", doc["id"], "--title", "New", ok=False)
     assert result.exit_code == 1
-    assert result.stderr == (f"error: no token for doc {doc['id']} is configured (the owner token of your "
-                             f"default hub '{mine}' does not cover it); {hint}\n")
+    assert result.stderr == (
+        f"error: no token for doc {doc['id']} is configured (the owner token of your "
+        f"default hub '{mine}' does not cover it); {hint}\n"
+    )
     # a hubless doc with no config at all: the server got no token
     env.config.unlink()
     loose = httpx.post(f"{env.url}/api/docs", json={"title": "Loose", "markdown": "loose"}).json()
@@ -261,7 +278,9 @@ def test_capture_stdin_and_file_remember_edit_token(env):
     assert config(env)["docs"][data["id"]]["edit_token"] == data["edit_token"]
 
     # the title defaults to the first `# ` heading
-    doc = httpx.get(f"{env.url}/api/docs/{data['id']}", headers={"Authorization": f"Bearer {data['edit_token']}"}).json()
+    doc = httpx.get(
+        f"{env.url}/api/docs/{data['id']}", headers={"Authorization": f"Bearer {data['edit_token']}"}
+    ).json()
     assert doc["title"] == "From a file" and doc["hub"] == s and doc["source"] == "cli"
 
     # the title heading became the title: the body does not repeat it
@@ -339,10 +358,16 @@ def test_agent_capture_with_the_real_codex_reader_and_an_alias(env, monkeypatch)
     monkeypatch.setenv("CODEX_HOME", str(codex_home))
 
     data = json.loads(run("capture", "--agent", "codex-cli", "--session", expected.session_id, "--json").stdout)
-    doc = httpx.get(f"{env.url}/api/docs/{data['id']}", headers={"Authorization": f"Bearer {data['edit_token']}"}).json()
+    doc = httpx.get(
+        f"{env.url}/api/docs/{data['id']}", headers={"Authorization": f"Bearer {data['edit_token']}"}
+    ).json()
     assert doc["source"] == "codex"
-    assert doc["meta"] == {"tool": "codex", "session_id": expected.session_id, "cwd": expected.cwd,
-                           "git_branch": expected.git_branch}
+    assert doc["meta"] == {
+        "tool": "codex",
+        "session_id": expected.session_id,
+        "cwd": expected.cwd,
+        "git_branch": expected.git_branch,
+    }
     assert doc["markdown"] == expected.markdown
 
 
@@ -423,8 +448,10 @@ def test_update_conflict_message(env):
     run("update", url, "-", input=SECTIONED.replace("Intro.", "Intro v2."))  # someone else's edit: version moves on
     result = run("update", url, "--section", "Use", "--expect-version", str(version), "-", input="mine\n", ok=False)
     assert result.exit_code == 1
-    assert result.stderr == (f"error: the doc changed since you read it; pull it again "
-                             f"(`memorywiki pull {doc_id(url)}`), redo your edit and update\n")
+    assert result.stderr == (
+        f"error: the doc changed since you read it; pull it again "
+        f"(`memorywiki pull {doc_id(url)}`), redo your edit and update\n"
+    )
     assert "mine" not in run("pull", "--body", url).stdout
     run("update", url, "--section", "Use", "--expect-version", str(version + 1), "-", input="mine\n")
     assert "## Use\n\nmine\n" in run("pull", "--body", url).stdout
@@ -471,8 +498,9 @@ def test_embed_recall_bundle_delete(env):
     docs = json.loads(run("recall", "zebra", "--level", "doc", "--json").stdout)["results"]
     assert docs[0]["doc_url"] == a
 
-    bundle_url = run("bundle", "create", "--title", "Animals and kitchens", "--description", "two topics",
-                     doc_id(a), b).stdout.strip()
+    bundle_url = run(
+        "bundle", "create", "--title", "Animals and kitchens", "--description", "two topics", doc_id(a), b
+    ).stdout.strip()
     assert bundle_url.startswith(env.url)
     hub = json.loads(run("hub", "show", s, "--json").stdout)
     assert [x["url"] for x in hub["bundles"]] == [bundle_url]
@@ -506,15 +534,19 @@ def test_recall_shows_the_mode_when_vectors_were_used(env):
 
 def test_recall_passes_the_fusion_and_the_token_budget(env):
     make_hub(env)
-    url = capture(env, "# Kettle descaling\n\nVinegar removes limescale from a kettle.\n\n"
-                       "# Tea\n\nLimescale spoils the taste of tea.\n")
+    url = capture(
+        env,
+        "# Kettle descaling\n\nVinegar removes limescale from a kettle.\n\n"
+        "# Tea\n\nLimescale spoils the taste of tea.\n",
+    )
     run("embed", doc_id(url))
     rrf = json.loads(run("recall", "limescale kettle", "--fusion", "rrf", "--json").stdout)
     assert rrf["fusion"] == "rrf" and rrf["results"] and all("rrf_score" in r for r in rrf["results"])
     assert "rrf fusion" in run("recall", "limescale kettle", "--fusion", "rrf").stdout.rstrip().splitlines()[-1]
     first = rrf["results"][0]["tokens"]
-    budgeted = json.loads(run("recall", "limescale kettle", "--max-tokens", str(first), "--fusion", "rrf",
-                              "--json").stdout)
+    budgeted = json.loads(
+        run("recall", "limescale kettle", "--max-tokens", str(first), "--fusion", "rrf", "--json").stdout
+    )
     assert [r["chunk_id"] for r in budgeted["results"]] == [rrf["results"][0]["chunk_id"]]
     assert budgeted["tokens"] == first and budgeted["max_tokens"] == first
     assert run("recall", "limescale", "--max-tokens", "0", ok=False).exit_code != 0
@@ -541,9 +573,16 @@ def test_agent_capture_with_the_real_claude_code_reader(env, monkeypatch):
     shutil.copy(Path(__file__).parent / "data" / "adapters" / "claude_branching.jsonl", project / "sess-branch.jsonl")
 
     data = json.loads(run("capture", "--agent", "claude", "--session", "sess-branch", "--json").stdout)
-    doc = httpx.get(f"{env.url}/api/docs/{data['id']}", headers={"Authorization": f"Bearer {data['edit_token']}"}).json()
+    doc = httpx.get(
+        f"{env.url}/api/docs/{data['id']}", headers={"Authorization": f"Bearer {data['edit_token']}"}
+    ).json()
     assert doc["title"] == "Lazy JSONL parsing" and doc["source"] == "claude-code"
-    assert doc["meta"] == {"tool": "claude-code", "session_id": "sess-branch", "cwd": "/work/proj", "git_branch": "feature/x"}
+    assert doc["meta"] == {
+        "tool": "claude-code",
+        "session_id": "sess-branch",
+        "cwd": "/work/proj",
+        "git_branch": "feature/x",
+    }
     assert doc["markdown"].startswith("## User")
 
     missing = run("capture", "--agent", "cc", "--session", "no-such-session", ok=False)
@@ -553,10 +592,12 @@ def test_agent_capture_with_the_real_claude_code_reader(env, monkeypatch):
 def test_an_argument_that_is_not_utf8_is_one_clear_line_and_sends_nothing(env):
     """`memorywiki recall $'\\xff'`: Python reads the byte as a lone surrogate, which no request can carry."""
     s = make_hub(env)
-    for args, field, shown in ((["recall", "abc\udcff"], "question", "abc\\udcff"),
-                               (["capture", "-", "--title", "t\udcff"], "title", "t\\udcff"),
-                               (["hub", "create", "x\udcff"], "slug", "x\\udcff"),
-                               (["recall", "ok", "--hub", "h\udcff"], None, "h\\udcff")):  # in the URL's path
+    for args, field, shown in (
+        (["recall", "abc\udcff"], "question", "abc\\udcff"),
+        (["capture", "-", "--title", "t\udcff"], "title", "t\\udcff"),
+        (["hub", "create", "x\udcff"], "slug", "x\\udcff"),
+        (["recall", "ok", "--hub", "h\udcff"], None, "h\\udcff"),
+    ):  # in the URL's path
         result = run(*args, input="body text here", ok=False)
         assert result.exit_code == 1 and result.stderr.count("\n") == 1, result.stderr
         if field:
@@ -582,7 +623,9 @@ def test_agent_capture_keeps_a_session_whose_output_holds_a_nul(env, monkeypatch
     (project / "sess-branch.jsonl").write_text(jsonl)
 
     data = json.loads(run("capture", "--agent", "claude", "--session", "sess-branch", "--json").stdout)
-    doc = httpx.get(f"{env.url}/api/docs/{data['id']}", headers={"Authorization": f"Bearer {data['edit_token']}"}).json()
+    doc = httpx.get(
+        f"{env.url}/api/docs/{data['id']}", headers={"Authorization": f"Bearer {data['edit_token']}"}
+    ).json()
     assert doc["title"] == "Lazy JSONL parsing" and "Iterate the file object:" in doc["markdown"]
 
 
@@ -624,7 +667,6 @@ def test_import_claude_export(env):
     assert bad.exit_code == 2
 
 
-
 def test_serve_runs_the_server_until_interrupted(database_url, tmp_path):
     """`memorywiki serve` as a user runs it: a real process on a free port, stopped by Ctrl-C."""
     import os
@@ -639,8 +681,13 @@ def test_serve_runs_the_server_until_interrupted(database_url, tmp_path):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = {**os.environ, "DATABASE_URL": database_url, "MEMORYWIKI_EMBEDDER": "none", "HOME": str(tmp_path)}
-    proc = subprocess.Popen([str(memorywiki_executable()), "serve", "--port", str(port)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [str(memorywiki_executable()), "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while True:

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
-from typer.testing import CliRunner
-
 from memorywiki.adapters.install.launch import mcp_server_command
 from memorywiki.adapters.tools import ALIASES
 from memorywiki.cli.main import app
+from typer.testing import CliRunner
+
 from tests.agents.workspace import PROFILE
 
 runner = CliRunner()
@@ -189,8 +189,9 @@ def test_uninstall_keeps_edited_files_unless_forced(dirs):
     assert "keep" in r.stdout
     r = run("uninstall", "cursor", code=1)  # like install: a file left alone is a failure to finish
     assert "keep" in r.stdout and "use --force to remove" in r.stdout
-    assert r.stderr == ("error: 1 edited file(s) kept; rerun with --force to remove them too "
-                        "(`memorywiki uninstall cursor --force`)\n")
+    assert r.stderr == (
+        "error: 1 edited file(s) kept; rerun with --force to remove them too (`memorywiki uninstall cursor --force`)\n"
+    )
     assert target.read_text() == "edited\n"
     r = run("uninstall", "cursor", "--force")
     assert "remove" in r.stdout and not target.exists()
@@ -254,8 +255,9 @@ def _written_commands(home: Path, project: Path) -> dict[str, dict]:
 
 async def _initialize(command: str, args: list[str], cwd: Path) -> str:
     """Start the command as an MCP client would (no PATH, no shell) and do an MCP initialize."""
-    params = StdioServerParameters(command=command, args=args, env={"HOME": str(cwd), "PATH": "/nonexistent"},
-                                   cwd=str(cwd))
+    params = StdioServerParameters(
+        command=command, args=args, env={"HOME": str(cwd), "PATH": "/nonexistent"}, cwd=str(cwd)
+    )
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             result = await asyncio.wait_for(session.initialize(), 60)
@@ -264,8 +266,12 @@ async def _initialize(command: str, args: list[str], cwd: Path) -> str:
 
 async def test_install_mcp_writes_a_command_that_starts_the_server(dirs):
     home, project = dirs
-    for tool, scope in [("claude-code", "--project"), ("claude-code", "--user"), ("cursor", "--project"),
-                        ("codex", "--user")]:
+    for tool, scope in [
+        ("claude-code", "--project"),
+        ("claude-code", "--user"),
+        ("cursor", "--project"),
+        ("codex", "--user"),
+    ]:
         run("install", tool, scope, "--mcp")
     written = _written_commands(home, project)
     assert all(entry == ENTRY for entry in written.values()), written
@@ -282,8 +288,12 @@ async def test_module_fallback_command_starts_the_server(dirs):
     assert await _initialize(sys.executable, ["-m", "memorywiki.cli", "mcp"], project) == "memorywiki"
 
 
-SKILL_FILES = {"claude-code": [CLAUDE_CMD, CLAUDE_SKILL], "cursor": [Path(".cursor/commands/memory.wiki.md")],
-               "codex": [Path(".agents/skills/memory-wiki/SKILL.md")], "aider": [Path(".aider.memorywiki.md")]}
+SKILL_FILES = {
+    "claude-code": [CLAUDE_CMD, CLAUDE_SKILL],
+    "cursor": [Path(".cursor/commands/memory.wiki.md")],
+    "codex": [Path(".agents/skills/memory-wiki/SKILL.md")],
+    "aider": [Path(".aider.memorywiki.md")],
+}
 
 
 @pytest.mark.parametrize("tool", list(SKILL_FILES))
@@ -302,8 +312,15 @@ def test_the_installed_skill_runs_in_a_login_shell_that_does_not_know_the_venv(d
     env = {"HOME": str(home), "PATH": f"{venv_bin}:/usr/bin:/bin", "LANG": "C.UTF-8"}
 
     def login_shell(command: str) -> subprocess.CompletedProcess:
-        return subprocess.run(["bash", "-lc", command], cwd=project, env=env, capture_output=True,
-                              text=True, timeout=60, stdin=subprocess.DEVNULL)
+        return subprocess.run(
+            ["bash", "-lc", command],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
 
     assert login_shell("command -v memorywiki").returncode != 0  # the bare name is not found there
     for rel in SKILL_FILES[tool]:

@@ -8,18 +8,24 @@ import stat
 import tomllib
 
 import pytest
-from typer.testing import CliRunner
-
 from memorywiki.cli.main import app
 from memorywiki.cli.output import breadcrumb, snippet
 from memorywiki.client import MemoryWikiError, doc_id_from
 from memorywiki.client.config import DEFAULT_SERVER, Config, config_path
 from memorywiki.client.http import not_running_message
 from memorywiki.client.sections import headings, replace_section
+from typer.testing import CliRunner
 
 runner = CliRunner()
 
-ENV_VARS = ["MEMORYWIKI_CONFIG", "MEMORYWIKI_URL", "MEMORYWIKI_TOKEN", "MEMORYWIKI_HUB", "XDG_CONFIG_HOME", "MEMORYWIKI_DEBUG"]
+ENV_VARS = [
+    "MEMORYWIKI_CONFIG",
+    "MEMORYWIKI_URL",
+    "MEMORYWIKI_TOKEN",
+    "MEMORYWIKI_HUB",
+    "XDG_CONFIG_HOME",
+    "MEMORYWIKI_DEBUG",
+]
 
 
 @pytest.fixture
@@ -353,8 +359,10 @@ def test_capture_needs_a_title(clean_env):
 def test_capture_unknown_agent(clean_env):
     result = runner.invoke(app, ["capture", "--agent", "nosuchtool"])
     assert result.exit_code == 1
-    assert result.stderr == ("error: unknown agent 'nosuchtool'; expected claude-code (cc), cursor, "
-                             "codex (codex-cli) or aider (aider-chat)\n")
+    assert result.stderr == (
+        "error: unknown agent 'nosuchtool'; expected claude-code (cc), cursor, "
+        "codex (codex-cli) or aider (aider-chat)\n"
+    )
 
 
 def test_recall_needs_a_hub_and_a_question(clean_env):
@@ -435,17 +443,24 @@ def test_serve_says_how_to_put_memorywiki_on_path(clean_env):
         port = busy.getsockname()[1]
         bare = {**os.environ, "PATH": "/usr/bin:/bin", "HOME": str(clean_env / "home")}
         bare.pop("VIRTUAL_ENV", None)
-        result = subprocess.run([str(exe), "serve", "--port", str(port)], env=bare, capture_output=True, text=True,
-                                timeout=120)
+        result = subprocess.run(
+            [str(exe), "serve", "--port", str(port)], env=bare, capture_output=True, text=True, timeout=120
+        )
         on_path = {**bare, "PATH": f"{exe.parent}:/usr/bin:/bin"}
-        quiet = subprocess.run([str(exe), "serve", "--port", str(port)], env=on_path, capture_output=True,
-                               text=True, timeout=120)
+        quiet = subprocess.run(
+            [str(exe), "serve", "--port", str(port)], env=on_path, capture_output=True, text=True, timeout=120
+        )
     assert result.returncode == 1 and "already in use" in result.stderr
     tip = result.stderr.splitlines()[0]
     assert tip.startswith("tip: the memorywiki command is not on your PATH; in another shell, run:  ")
     line = tip.split("run:  ", 1)[1]
-    found = subprocess.run(["bash", "-c", f"{line} && command -v memorywiki && memorywiki --version"],
-                           env=bare, capture_output=True, text=True, timeout=60)
+    found = subprocess.run(
+        ["bash", "-c", f"{line} && command -v memorywiki && memorywiki --version"],
+        env=bare,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert found.returncode == 0, found.stderr
     lines = found.stdout.splitlines()
     assert lines[0] == str(exe) and lines[1].startswith("memorywiki ")
@@ -458,10 +473,12 @@ def test_running_the_cli_loads_no_server_module():
     import subprocess
     import sys
 
-    code = ("import sys, memorywiki.client, memorywiki.cli.main, memorywiki.adapters.mcp.server\n"
-            "from typer.testing import CliRunner\n"
-            "CliRunner().invoke(memorywiki.cli.main.app, ['capture', '--help'])\n"
-            "print(sorted(m for m in sys.modules if m.startswith('memorywiki.server')))")
+    code = (
+        "import sys, memorywiki.client, memorywiki.cli.main, memorywiki.adapters.mcp.server\n"
+        "from typer.testing import CliRunner\n"
+        "CliRunner().invoke(memorywiki.cli.main.app, ['capture', '--help'])\n"
+        "print(sorted(m for m in sys.modules if m.startswith('memorywiki.server')))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"

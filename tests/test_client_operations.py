@@ -9,11 +9,19 @@ import uuid
 
 import httpx
 import pytest
-
 from memorywiki.client import ApiError, Config, MemoryWikiError
 from memorywiki.client import operations as ops
-from memorywiki.client.errors import (FORBIDDEN, INVALID_INPUT, NO_HUB, NO_SECTION, UNAUTHORIZED, UNREACHABLE,
-                                      VERSION_CONFLICT, InputError, VersionConflict)
+from memorywiki.client.errors import (
+    FORBIDDEN,
+    INVALID_INPUT,
+    NO_HUB,
+    NO_SECTION,
+    UNAUTHORIZED,
+    UNREACHABLE,
+    VERSION_CONFLICT,
+    InputError,
+    VersionConflict,
+)
 
 NOTES = "## Context\n\npgvector and HNSW.\n\n## Decision\n\nUse RRF; the constant is 60.\n\n## Later\n\nPrune.\n"
 
@@ -90,16 +98,21 @@ def test_a_read_doc_sent_back_loses_its_front_matter_and_keeps_its_title(env):
     assert after["markdown"] == NOTES.replace("Prune.", "Prune at 100k.") and after["title"] == "Design"
 
 
-@pytest.mark.parametrize("args,words", [
-    ({}, "nothing to update"),
-    ({"section": "Decision"}, "needs the section's new text"),
-    ({"markdown": "  \n"}, "empty body"),
-    ({"markdown": " ", "section": "Decision"}, "empty body"),
-    ({"title": "  "}, "the title is empty"),
-], ids=["nothing", "section-without-text", "blank-body", "blank-section", "blank-title"])
+@pytest.mark.parametrize(
+    "args,words",
+    [
+        ({}, "nothing to update"),
+        ({"section": "Decision"}, "needs the section's new text"),
+        ({"markdown": "  \n"}, "empty body"),
+        ({"markdown": " ", "section": "Decision"}, "empty body"),
+        ({"title": "  "}, "the title is empty"),
+    ],
+    ids=["nothing", "section-without-text", "blank-body", "blank-section", "blank-title"],
+)
 def test_update_refuses_what_it_cannot_act_on_before_sending(tmp_path, args, words):
-    wiki = ops.Wiki.open(Config(tmp_path / "config.toml"), f"http://127.0.0.1:{closed_port()}", source="test",
-                         user_agent="test")
+    wiki = ops.Wiki.open(
+        Config(tmp_path / "config.toml"), f"http://127.0.0.1:{closed_port()}", source="test", user_agent="test"
+    )
     with wiki, pytest.raises(InputError) as caught:  # a closed port: nothing could have been sent
         ops.update_doc(wiki, "abcdefabcd", **args)
     assert caught.value.code == INVALID_INPUT and words in caught.value.message
@@ -235,8 +248,9 @@ def test_recall_and_bundles(env):
 
 
 def test_an_unreachable_server_has_its_code(tmp_path):
-    wiki = ops.Wiki.open(Config(tmp_path / "config.toml"), f"http://127.0.0.1:{closed_port()}", source="test",
-                         user_agent="test")
+    wiki = ops.Wiki.open(
+        Config(tmp_path / "config.toml"), f"http://127.0.0.1:{closed_port()}", source="test", user_agent="test"
+    )
     with wiki, pytest.raises(MemoryWikiError) as caught:
         ops.read_doc(wiki, "abcdefabcd")
     assert caught.value.code == UNREACHABLE and "not running" in caught.value.message

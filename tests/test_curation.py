@@ -31,7 +31,12 @@ VALID = {
     "insights": ["Dead tuples slow the HNSW index, so bulk loads need a vacuum."],
     "open_questions": ["How large can the index grow before memory runs out?"],
     "concepts": [
-        {"name": "PostgreSQL", "kind": "entity", "gloss": "The database that stores docs and vectors.", "aliases": ["Postgres"]},
+        {
+            "name": "PostgreSQL",
+            "kind": "entity",
+            "gloss": "The database that stores docs and vectors.",
+            "aliases": ["Postgres"],
+        },
         {"name": "HNSW index", "kind": "concept", "gloss": "The approximate nearest-neighbour index.", "aliases": []},
         {"name": "BM25", "kind": "concept", "gloss": "The full-text ranking for exact names.", "aliases": []},
     ],
@@ -46,8 +51,14 @@ VALID = {
 @pytest.fixture
 def model_client(make_client, chat_server):
     def make(**overrides):
-        return make_client(llm_model="test-chat", llm_base_url=chat_server.base_url, suggest_debounce=0,
-                           curation_retry_seconds=0.2, **overrides)
+        return make_client(
+            llm_model="test-chat",
+            llm_base_url=chat_server.base_url,
+            suggest_debounce=0,
+            curation_retry_seconds=0.2,
+            **overrides,
+        )
+
     return make
 
 
@@ -72,8 +83,15 @@ def sections(text):
     return re.findall(r"^## (.+)$", text.split("\n---\n\n## Summary", 1)[1] if "## Summary" in text else "", re.M)
 
 
-SHAPE = ["Themes", "Key takeaways", "Insights", "Open questions / gaps", "Concepts in this document",
-         "Concept relations (within this doc's concepts)", "Bundles containing this document"]
+SHAPE = [
+    "Themes",
+    "Key takeaways",
+    "Insights",
+    "Open questions / gaps",
+    "Concepts in this document",
+    "Concept relations (within this doc's concepts)",
+    "Bundles containing this document",
+]
 
 
 def test_model_enrichment_is_stored_and_rendered_in_the_shape(model_client, chat_server):
@@ -82,8 +100,11 @@ def test_model_enrichment_is_stored_and_rendered_in_the_shape(model_client, chat
     chat_server.script(json.dumps(VALID))
     doc_id = capture(client, owner, "Recall on PostgreSQL", DOC)
     wait_curated(client)
-    r = client.post("/api/bundles", json={"hub": "cur", "title": "Search stack", "description": "How recall\nworks.",
-                                          "doc_ids": [doc_id]}, headers=owner)
+    r = client.post(
+        "/api/bundles",
+        json={"hub": "cur", "title": "Search stack", "description": "How recall\nworks.", "doc_ids": [doc_id]},
+        headers=owner,
+    )
     assert r.status_code == 201
     bundle_id = r.json()["id"]
 
@@ -93,18 +114,25 @@ def test_model_enrichment_is_stored_and_rendered_in_the_shape(model_client, chat
     assert fields["concept_count"] == 3 and fields["bundle_count"] == 1
     body, _, block = text.partition("\n---\n\n## Summary\n\n")
     assert body.rstrip().endswith("memory runs out?"), "the enrichment comes after the whole body"
-    assert block.startswith(VALID["summary"] + "\n\n## Themes\n\n- Vector search\n- Index maintenance\n- Hybrid recall\n")
+    assert block.startswith(
+        VALID["summary"] + "\n\n## Themes\n\n- Vector search\n- Index maintenance\n- Hybrid recall\n"
+    )
     assert sections(text) == SHAPE
     assert "## Key takeaways\n\n- Keep one HNSW index per embedding space.\n- Vacuum after bulk loads.\n" in text
-    assert ("## Concepts in this document\n\n- **PostgreSQL** _(entity)_\n"
-            "  The database that stores docs and vectors. (also: Postgres)\n"
-            "- **HNSW index** _(concept)_\n  The approximate nearest-neighbour index.\n") in text
+    assert (
+        "## Concepts in this document\n\n- **PostgreSQL** _(entity)_\n"
+        "  The database that stores docs and vectors. (also: Postgres)\n"
+        "- **HNSW index** _(concept)_\n  The approximate nearest-neighbour index.\n"
+    ) in text
     relations = text.split("## Concept relations (within this doc's concepts)\n\n", 1)[1].split("\n\n")[0]
     assert relations == "- **HNSW index** is stored in **PostgreSQL**\n- **BM25** complements **HNSW index**"
-    assert (f"## Bundles containing this document\n\n- [Search stack](http://testserver/b/{bundle_id})\n"
-            "  > How recall works.\n") in text
-    assert text.rstrip().endswith("_Hub canonical:_ http://testserver/hub/cur\n\n"
-                                  "_Concept digest:_ http://testserver/raw/hub/cur?digest=1")
+    assert (
+        f"## Bundles containing this document\n\n- [Search stack](http://testserver/b/{bundle_id})\n"
+        "  > How recall works.\n"
+    ) in text
+    assert text.rstrip().endswith(
+        "_Hub canonical:_ http://testserver/hub/cur\n\n_Concept digest:_ http://testserver/raw/hub/cur?digest=1"
+    )
     # the markdown twin an AI fetcher gets is the same document
     assert client.get(f"/{doc_id}", headers={"Accept": "text/markdown"}).text == text
 
@@ -140,8 +168,17 @@ def test_truncated_output_keeps_what_validated_and_marks_the_rest_missing(model_
     owner = new_hub(client)
     whole = json.dumps(VALID)
     cut = whole[: whole.index('"takeaways"') + 30]  # summary and themes complete, cut inside takeaways
-    bad_themes = json.dumps({**VALID, "themes": ["only one"], "takeaways": 7,
-                             "insights": "not a list", "open_questions": None, "concepts": [], "relations": {}})
+    bad_themes = json.dumps(
+        {
+            **VALID,
+            "themes": ["only one"],
+            "takeaways": 7,
+            "insights": "not a list",
+            "open_questions": None,
+            "concepts": [],
+            "relations": {},
+        }
+    )
     chat_server.script({"content": cut, "finish_reason": "length"}, bad_themes)
     doc_id = capture(client, owner, "Recall on PostgreSQL", DOC)
     wait_curated(client)
@@ -168,8 +205,11 @@ def test_a_nul_or_a_lone_surrogate_in_the_answer_is_dropped_not_the_enrichment(m
     so the doc was owed forever."""
     client = model_client()
     owner = new_hub(client)
-    answer = dict(VALID, summary=VALID["summary"].replace("moved", "\u0000moved"),
-                  themes=["Vector search \ud800", *VALID["themes"][1:]])
+    answer = dict(
+        VALID,
+        summary=VALID["summary"].replace("moved", "\u0000moved"),
+        themes=["Vector search \ud800", *VALID["themes"][1:]],
+    )
     chat_server.script(json.dumps(answer))
     doc_id = capture(client, owner, "Recall on PostgreSQL", DOC)
     wait_curated(client)
@@ -186,8 +226,11 @@ def test_unchanged_save_makes_no_model_call(model_client, chat_server):
     first = chat_server.calls
     assert first == 1
     # the same content again: a re-import and a PATCH that changes nothing
-    r = client.post("/api/docs", json={"title": "Recall on PostgreSQL", "markdown": DOC, "hub": "cur",
-                                       "external_id": "import-1"}, headers=owner)
+    r = client.post(
+        "/api/docs",
+        json={"title": "Recall on PostgreSQL", "markdown": DOC, "hub": "cur", "external_id": "import-1"},
+        headers=owner,
+    )
     assert r.json()["status"] == "unchanged"
     assert client.patch(f"/api/docs/{doc_id}", json={"markdown": DOC}, headers=owner).status_code == 200
     client.app.state.mw.curator.wake.set()
@@ -248,8 +291,10 @@ def test_json_schema_refused_falls_back_to_json_mode(model_client, chat_server):
 def test_long_doc_is_map_reduced_within_the_budget(model_client, chat_server):
     client = model_client(llm_window_tokens=300, llm_doc_tokens=1000)
     owner = new_hub(client)
-    sections_md = "\n\n".join(f"## Part {i}\n\n" + " ".join(f"Sentence {i}.{j} about topic{i} and more words."
-                                                            for j in range(25)) for i in range(12))
+    sections_md = "\n\n".join(
+        f"## Part {i}\n\n" + " ".join(f"Sentence {i}.{j} about topic{i} and more words." for j in range(25))
+        for i in range(12)
+    )
     doc_id = capture(client, owner, "Long notes", sections_md)
     wait_curated(client, timeout=60)
     e = client.get(f"/api/docs/{doc_id}/enrichment").json()
@@ -259,6 +304,7 @@ def test_long_doc_is_map_reduced_within_the_budget(model_client, chat_server):
     assert len(maps) >= 3 and len(prompts) == len(maps) + 1, "map calls, then one reduce"
     assert "Part 1:" in prompts[-1] and "Part 2:" in prompts[-1]
     from memorywiki.server.curation.llm import estimate_tokens
+
     sent = sum(estimate_tokens(p.split("<<<\n", 1)[1].rsplit("\n>>>", 1)[0]) for p in maps)
     assert sent <= 1000, "no more doc text than the budget"
     assert e["calls"] == len(prompts)
@@ -296,16 +342,24 @@ SECRET = "The quokkazyx project codename stays internal. The quokkazyx budget is
 def test_private_docs_never_reach_digest_related_or_suggestions(make_client):
     client = make_client(suggest_debounce=0)
     owner = new_hub(client)
-    ids = {name: capture(client, owner, f"Notes on the {name}", f"# {name}\n\n{body}\n\n{body}")
-           for name, body in ANIMALS.items()}
+    ids = {
+        name: capture(client, owner, f"Notes on the {name}", f"# {name}\n\n{body}\n\n{body}")
+        for name, body in ANIMALS.items()
+    }
     draft = capture(client, owner, "Quokkazyx plans", f"{SECRET}\n\n{SECRET}", is_draft=True)
     locked = capture(client, owner, "Locked quokkazyx", f"{SECRET}\n\n{SECRET}", password="pw")
     wait_curated(client)
-    assert client.get(f"/api/docs/{draft}/enrichment", headers=owner).json()["status"] == "extractive", \
+    assert client.get(f"/api/docs/{draft}/enrichment", headers=owner).json()["status"] == "extractive", (
         "private docs are enriched too, for their owner"
+    )
 
-    for url in ("/raw/hub/cur?digest=1", "/raw/hub/cur?digest=1&compact=1", "/api/hub/cur/digest",
-                "/api/hub/cur/suggestions", f"/api/docs/{ids['otter']}/related?k=10"):
+    for url in (
+        "/raw/hub/cur?digest=1",
+        "/raw/hub/cur?digest=1&compact=1",
+        "/api/hub/cur/digest",
+        "/api/hub/cur/suggestions",
+        f"/api/docs/{ids['otter']}/related?k=10",
+    ):
         text = client.get(url).text.lower()
         assert "quokkazyx" not in text and draft not in text and locked not in text, url
     page = client.get("/hub/cur", headers={"Accept": "text/html"}).text.lower()
@@ -344,13 +398,17 @@ def test_related_falls_back_to_shared_concepts_without_vectors(make_client):
 
 
 TOPICS = {
-    "pg": ["PostgreSQL vacuum tuning: vacuum reclaims dead tuples in PostgreSQL tables and indexes.",
-           "PostgreSQL index bloat: dead tuples bloat PostgreSQL indexes until vacuum runs.",
-           "PostgreSQL autovacuum settings decide when vacuum cleans dead tuples in tables.",
-           "PostgreSQL HOT updates avoid index bloat and leave fewer dead tuples for vacuum."],
-    "bread": ["Sourdough starter feeding: feed the sourdough starter flour and water daily.",
-              "Sourdough loaf baking: bake the sourdough loaf in a hot dutch oven.",
-              "Sourdough hydration: a wetter sourdough dough gives an open crumb to the loaf."],
+    "pg": [
+        "PostgreSQL vacuum tuning: vacuum reclaims dead tuples in PostgreSQL tables and indexes.",
+        "PostgreSQL index bloat: dead tuples bloat PostgreSQL indexes until vacuum runs.",
+        "PostgreSQL autovacuum settings decide when vacuum cleans dead tuples in tables.",
+        "PostgreSQL HOT updates avoid index bloat and leave fewer dead tuples for vacuum.",
+    ],
+    "bread": [
+        "Sourdough starter feeding: feed the sourdough starter flour and water daily.",
+        "Sourdough loaf baking: bake the sourdough loaf in a hot dutch oven.",
+        "Sourdough hydration: a wetter sourdough dough gives an open crumb to the loaf.",
+    ],
 }
 
 
@@ -401,8 +459,9 @@ def test_bundle_analysis_follows_members_and_privacy(make_client):
     client = make_client(suggest_debounce=0)
     owner = new_hub(client)
     ids = _topic_hub(client, owner)
-    r = client.post("/api/bundles", json={"hub": "cur", "title": "Vacuum", "doc_ids": [ids["pg0"], ids["pg1"]]},
-                    headers=owner)
+    r = client.post(
+        "/api/bundles", json={"hub": "cur", "title": "Vacuum", "doc_ids": [ids["pg0"], ids["pg1"]]}, headers=owner
+    )
     bundle_id = r.json()["id"]
     wait_curated(client)
     first = client.get(f"/raw/b/{bundle_id}").text
@@ -442,7 +501,11 @@ def test_a_model_names_the_suggested_groups(model_client, chat_server):
     pg = next(s for s in suggestions if {d["id"] for d in s["docs"]} == {ids[f"pg{i}"] for i in range(4)})
     assert pg["mode"] == "model" and pg["title"].startswith("This covers") and "(title 1)" in pg["title"]
     naming = [r for r in chat_server.requests if r["response_format"]["json_schema"]["name"] == "bundle_name"]
-    assert naming and "PostgreSQL index bloat" in next(r for r in naming if "PostgreSQL" in r["messages"][-1]["content"])["messages"][-1]["content"]
+    assert (
+        naming
+        and "PostgreSQL index bloat"
+        in next(r for r in naming if "PostgreSQL" in r["messages"][-1]["content"])["messages"][-1]["content"]
+    )
     usage = client.get("/healthz").json()["curation"]["by_job"]
     assert usage["suggest"]["calls"] == len(naming) and usage["enrich"]["calls"] == 7
     # a recompute (another doc edited) keeps an offered group, its id and its name
@@ -450,8 +513,10 @@ def test_a_model_names_the_suggested_groups(model_client, chat_server):
     client.patch(f"/api/docs/{ids['bread0']}", json={"title": "Sourdough starter feeding, again"}, headers=owner)
     wait_curated(client)
     assert chat_server.calls > calls, "the edited doc was enriched again"
-    assert any(s["id"] == pg["id"] and s["title"] == pg["title"]
-               for s in client.get("/api/hub/cur/suggestions").json()["suggestions"])
+    assert any(
+        s["id"] == pg["id"] and s["title"] == pg["title"]
+        for s in client.get("/api/hub/cur/suggestions").json()["suggestions"]
+    )
 
 
 async def test_an_enrichment_write_never_deadlocks_with_a_bundle_insert(make_client, database_url):
@@ -462,21 +527,22 @@ async def test_an_enrichment_write_never_deadlocks_with_a_bundle_insert(make_cli
     import asyncio
 
     import psycopg
-    from psycopg.rows import dict_row
-
     from memorywiki.server.curation.enrich import Enrichment
     from memorywiki.server.store import enrichments as enrichment_store
+    from psycopg.rows import dict_row
 
     client = make_client(curation=False)
     owner = new_hub(client)
     first = capture(client, owner, "First", "One.")
     second = capture(client, owner, "Second", "Two.")
     wait_indexed(client, [first, second])  # only the two transactions below touch these rows
-    async with await psycopg.AsyncConnection.connect(database_url, row_factory=dict_row) as a, \
-            await psycopg.AsyncConnection.connect(database_url, row_factory=dict_row, autocommit=True) as b:
+    async with (
+        await psycopg.AsyncConnection.connect(database_url, row_factory=dict_row) as a,
+        await psycopg.AsyncConnection.connect(database_url, row_factory=dict_row, autocommit=True) as b,
+    ):
         await b.execute("SET lock_timeout = '3s'")
         await a.execute("SET lock_timeout = '3s'")
-        hub = (await (await a.execute("SELECT hub_id, source_hash FROM docs WHERE id = %s", (second,))).fetchone())
+        hub = await (await a.execute("SELECT hub_id, source_hash FROM docs WHERE id = %s", (second,))).fetchone()
         await a.execute("INSERT INTO bundles (id, hub_id, title) VALUES ('bundle0001', %s, 'B')", (hub["hub_id"],))
         await a.execute("INSERT INTO bundle_docs VALUES ('bundle0001', %s, 0)", (first,))  # marks the hub
         enrichment = Enrichment(mode="extractive", model=None, data={"summary": "Two."})
@@ -484,8 +550,11 @@ async def test_an_enrichment_write_never_deadlocks_with_a_bundle_insert(make_cli
         assert written
         await a.execute("INSERT INTO bundle_docs VALUES ('bundle0001', %s, 1)", (second,))
         await a.commit()
-        marks = (await (await b.execute("SELECT count(*) AS n FROM curation_marks WHERE hub_id = %s",
-                                        (hub["hub_id"],))).fetchone())["n"]
+        marks = (
+            await (
+                await b.execute("SELECT count(*) AS n FROM curation_marks WHERE hub_id = %s", (hub["hub_id"],))
+            ).fetchone()
+        )["n"]
         assert marks >= 3, "both the bundle and the enrichment marked the hub for regrouping"
 
 
@@ -509,16 +578,18 @@ async def test_a_doc_deleted_after_its_enrichment_claim_is_let_go_for_its_restor
     try:
         curator = Curator(db, None, Settings(), wait_for_vectors=False)
         async with db.owner.connection() as conn:
-            assert await enrichment_store.claim_owed(conn, worker=await curator.session_pid(), limit=4,
-                                                     wait_for_vectors=False, vector_grace=0) == [doc_id]
+            assert await enrichment_store.claim_owed(
+                conn, worker=await curator.session_pid(), limit=4, wait_for_vectors=False, vector_grace=0
+            ) == [doc_id]
         r = await asyncio.to_thread(client.delete, f"/api/docs/{doc_id}", headers=owner)
         assert r.status_code == 200, r.text
         assert await curator.enrich_doc(doc_id) is False
         r = await asyncio.to_thread(client.post, f"/api/docs/{doc_id}/restore", json={"version": 1}, headers=owner)
         assert r.status_code == 200, r.text
         async with db.owner.connection() as conn:  # the same curator, still alive, asks again
-            assert await enrichment_store.claim_owed(conn, worker=await curator.session_pid(), limit=4,
-                                                     wait_for_vectors=False, vector_grace=0) == [doc_id]
+            assert await enrichment_store.claim_owed(
+                conn, worker=await curator.session_pid(), limit=4, wait_for_vectors=False, vector_grace=0
+            ) == [doc_id]
     finally:
         await curator.close()
         await db.close()

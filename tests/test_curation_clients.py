@@ -21,8 +21,10 @@ BREAD = "Feed the sourdough starter flour and water. Bake the sourdough loaf in 
 
 def _hub_with_notes(env) -> list[str]:
     make_hub(env)
-    ids = [doc_id(capture(env, f"{body}\n\n{body}\n", "--title", title))
-           for title, body in zip(("Vacuum tuning", "Index bloat", "HOT updates"), VACUUM)]
+    ids = [
+        doc_id(capture(env, f"{body}\n\n{body}\n", "--title", title))
+        for title, body in zip(("Vacuum tuning", "Index bloat", "HOT updates"), VACUUM)
+    ]
     ids.append(doc_id(capture(env, f"{BREAD}\n", "--title", "Sourdough")))
     wait_curated(env.url)
     return ids
@@ -45,7 +47,7 @@ def test_cli_related_digest_and_bundle_suggest(env):
     bundle_url = run("bundle", "suggest", "--accept", group["id"], "--title", "Vacuum").stdout.strip()
     assert bundle_url.startswith(f"{env.url}/b/")
     bundle = httpx.get(f"{bundle_url.replace('/b/', '/raw/b/')}", timeout=10).text
-    assert bundle.startswith("---\ntitle: \"Vacuum\"") and all(i in bundle for i in ids[:3])
+    assert bundle.startswith('---\ntitle: "Vacuum"') and all(i in bundle for i in ids[:3])
     again = run("bundle", "suggest", "--accept", group["id"], ok=False)
     assert again.exit_code == 1 and "already accepted" in again.output
 

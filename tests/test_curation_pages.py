@@ -22,10 +22,24 @@ NOTES = {
 
 def _dom(chromium: str, tmp_path: Path, url: str) -> str:
     result = subprocess.run(
-        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=2000", "--dump-dom", url],
-        capture_output=True, text=True, timeout=60,
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--virtual-time-budget=2000",
+            "--dump-dom",
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     return result.stdout
 
@@ -33,8 +47,12 @@ def _dom(chromium: str, tmp_path: Path, url: str) -> str:
 def test_doc_and_hub_pages_show_curation(chromium, live_server, tmp_path):
     url = live_server.url
     owner = {"Authorization": f"Bearer {httpx.post(f'{url}/api/hubs', json={'slug': 'pg'}).json()['owner_token']}"}
-    ids = [httpx.post(f"{url}/api/docs", json={"title": t, "markdown": f"{m}\n\n{m}", "hub": "pg"},
-                      headers=owner).json()["id"] for t, m in NOTES.items()]
+    ids = [
+        httpx.post(f"{url}/api/docs", json={"title": t, "markdown": f"{m}\n\n{m}", "hub": "pg"}, headers=owner).json()[
+            "id"
+        ]
+        for t, m in NOTES.items()
+    ]
     wait_curated(live_server)
 
     dom = _dom(chromium, tmp_path, f"{url}/{ids[0]}")

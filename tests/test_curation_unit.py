@@ -9,13 +9,13 @@ import re
 from pathlib import Path
 
 from memorywiki.server.capture import parse_claude_share
-from memorywiki.server.indexing.chunker import chunk_markdown
 from memorywiki.server.curation import suggest
 from memorywiki.server.curation.concepts import fold
 from memorywiki.server.curation.contract import ENRICHMENT_SCHEMA, check_fields, parse_object, tidy_enrichment
 from memorywiki.server.curation.enrich import Budget, ChunkText, enrich_extractively, select_sections, windows
 from memorywiki.server.curation.llm import estimate_tokens
 from memorywiki.server.curation.markdown import digest_markdown, enrichment_markdown
+from memorywiki.server.indexing.chunker import chunk_markdown
 
 DATA = Path(__file__).parent / "data" / "capture"
 
@@ -32,9 +32,14 @@ def test_parse_object_keeps_complete_fields_of_a_truncated_answer():
 
 
 def test_check_fields_costs_a_bad_field_only_itself():
-    checked = check_fields({"summary": "Long enough to be a summary paragraph.", "themes": ["one"],
-                            "concepts": [{"name": "X", "kind": "thing", "gloss": "g", "aliases": []}]},
-                           ENRICHMENT_SCHEMA)
+    checked = check_fields(
+        {
+            "summary": "Long enough to be a summary paragraph.",
+            "themes": ["one"],
+            "concepts": [{"name": "X", "kind": "thing", "gloss": "g", "aliases": []}],
+        },
+        ENRICHMENT_SCHEMA,
+    )
     assert list(checked.valid) == ["summary"]
     assert checked.missing == ["themes", "takeaways", "insights", "open_questions", "concepts", "relations"]
     assert any("themes" in p and "short" in p for p in checked.problems)
@@ -42,14 +47,20 @@ def test_check_fields_costs_a_bad_field_only_itself():
 
 
 def test_tidy_keeps_relations_between_the_docs_own_concepts():
-    data = tidy_enrichment({
-        "themes": ["  Vector   search ", "vector search", "- Hybrid"],
-        "concepts": [{"name": "PostgreSQL", "kind": "entity", "gloss": "db", "aliases": ["Postgres"]},
-                     {"name": "**HNSW**", "kind": "concept", "gloss": "index", "aliases": []}],
-        "relations": [{"subject": "hnsw", "relation": "lives in", "object": "Postgres"},
-                      {"subject": "HNSW", "relation": "beats", "object": "Elasticsearch"},
-                      {"subject": "HNSW", "relation": "is", "object": "HNSW"}],
-    })
+    data = tidy_enrichment(
+        {
+            "themes": ["  Vector   search ", "vector search", "- Hybrid"],
+            "concepts": [
+                {"name": "PostgreSQL", "kind": "entity", "gloss": "db", "aliases": ["Postgres"]},
+                {"name": "**HNSW**", "kind": "concept", "gloss": "index", "aliases": []},
+            ],
+            "relations": [
+                {"subject": "hnsw", "relation": "lives in", "object": "Postgres"},
+                {"subject": "HNSW", "relation": "beats", "object": "Elasticsearch"},
+                {"subject": "HNSW", "relation": "is", "object": "HNSW"},
+            ],
+        }
+    )
     assert data["themes"] == ["Vector search", "Hybrid"]
     assert data["concepts"][1]["name"] == "HNSW"
     assert data["relations"] == [{"subject": "HNSW", "relation": "lives in", "object": "PostgreSQL"}]
@@ -60,14 +71,21 @@ def mention(doc, name, kind="concept", gloss="", aliases=()):
 
 
 def test_concepts_fold_case_plural_and_alias():
-    concepts = fold([
-        mention("a", "Embedding cache", gloss="Keeps vectors."), mention("b", "embedding caches"),
-        mention("c", "EMBEDDING CACHE"),
-        mention("a", "Large Language Model", kind="entity"), mention("b", "LLMs", kind="entity"),
-        mention("c", "policy"), mention("b", "Policies", aliases=["rules"]), mention("a", "Rules"),
-        mention("a", "analysis"), mention("b", "analyses"),
-        mention("c", "news"),
-    ])
+    concepts = fold(
+        [
+            mention("a", "Embedding cache", gloss="Keeps vectors."),
+            mention("b", "embedding caches"),
+            mention("c", "EMBEDDING CACHE"),
+            mention("a", "Large Language Model", kind="entity"),
+            mention("b", "LLMs", kind="entity"),
+            mention("c", "policy"),
+            mention("b", "Policies", aliases=["rules"]),
+            mention("a", "Rules"),
+            mention("a", "analysis"),
+            mention("b", "analyses"),
+            mention("c", "news"),
+        ]
+    )
     by_name = {c.name: c for c in concepts}
     cache = by_name["Embedding cache"]
     assert [d["doc_id"] for d in cache.docs] == ["a", "b", "c"] and cache.gloss == "Keeps vectors."
@@ -101,8 +119,9 @@ def test_extractive_enrichment_of_a_real_capture_reads_well():
 
 
 def test_extractive_without_vectors_and_with_them_both_answer():
-    body = "\n\n".join(f"## Section {i}\n\nThe cache stores vectors for topic {i}. Topic {i} needs the cache."
-                       for i in range(4))
+    body = "\n\n".join(
+        f"## Section {i}\n\nThe cache stores vectors for topic {i}. Topic {i} needs the cache." for i in range(4)
+    )
     chunks = [ChunkText(c.heading_path, c.markdown) for c in chunk_markdown("Cache notes", body)]
     plain = enrich_extractively("Cache notes", chunks).data["summary"]
     for c, v in zip(chunks, ([1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.95, 0.05])):
@@ -117,8 +136,10 @@ def test_extractive_reads_a_huge_doc_within_its_budget_from_the_central_chunks()
     to the doc are read, and the enrichment says how many were left out."""
     off = "Gardening tips: water the tomato plants early and mulch the beds against weeds."
     on = "The cache stores vectors for the recall index and evicts the least used entries first."
-    chunks = [ChunkText(f"Doc > S{i}", off if i % 4 == 0 else on, vector=[0.0, 1.0] if i % 4 == 0 else [1.0, 0.0])
-              for i in range(40)]
+    chunks = [
+        ChunkText(f"Doc > S{i}", off if i % 4 == 0 else on, vector=[0.0, 1.0] if i % 4 == 0 else [1.0, 0.0])
+        for i in range(40)
+    ]
     whole = enrich_extractively("Notes", chunks)
     assert whole.note is None and "tomato" in json.dumps(whole.data)
     bounded = enrich_extractively("Notes", chunks, max_chars=10 * len(on))
@@ -129,9 +150,12 @@ def test_extractive_reads_a_huge_doc_within_its_budget_from_the_central_chunks()
 
 def test_budget_keeps_central_chunks_and_windows_fit():
     # seven chunks about one thing, three about another: the first seven are central
-    chunks = [ChunkText(f"Doc > S{i}", "word " * 400, vector=[0.0, 1.0] if i in (0, 1, 3) else [1.0, 0.0])
-              for i in range(10)]
-    sections, left_out = select_sections(chunks, Budget(window_tokens=500, doc_tokens=1200, output_tokens=100, extract_chars=100_000))
+    chunks = [
+        ChunkText(f"Doc > S{i}", "word " * 400, vector=[0.0, 1.0] if i in (0, 1, 3) else [1.0, 0.0]) for i in range(10)
+    ]
+    sections, left_out = select_sections(
+        chunks, Budget(window_tokens=500, doc_tokens=1200, output_tokens=100, extract_chars=100_000)
+    )
     assert left_out > 0 and sum(estimate_tokens(s) for s in sections) <= 1200
     assert [s.split("\n", 1)[0] for s in sections] == ["Doc > S2", "Doc > S4"], "the most central, in doc order"
     for w in windows(sections, 500):
@@ -164,16 +188,27 @@ def test_compact_digest_of_a_100_doc_hub_fits_2000_tokens():
     for d in range(100):
         doc = f"{d:010d}"
         for name in rng.sample(words, 12):
-            mentions.append({"doc_id": doc, "id": doc, "title": f"Doc {d}", "url": f"http://h/{doc}", "name": name,
-                             "kind": "concept", "gloss": "A gloss that runs on for quite a few words, as glosses do.",
-                             "aliases": []})
+            mentions.append(
+                {
+                    "doc_id": doc,
+                    "id": doc,
+                    "title": f"Doc {d}",
+                    "url": f"http://h/{doc}",
+                    "name": name,
+                    "kind": "concept",
+                    "gloss": "A gloss that runs on for quite a few words, as glosses do.",
+                    "aliases": [],
+                }
+            )
     concepts = fold(mentions)
     hub = {"slug": "big", "url": "http://h/hub/big"}
-    compact = digest_markdown(hub, concepts, 100, compact=True, budget_tokens=2000, full_url="http://h/raw/hub/big?digest=1")
+    compact = digest_markdown(
+        hub, concepts, 100, compact=True, budget_tokens=2000, full_url="http://h/raw/hub/big?digest=1"
+    )
     assert estimate_tokens(compact) <= 2000 and len(compact) / 4 <= 2000
     assert compact.rstrip().endswith("http://h/raw/hub/big?digest=1")
     shown = re.findall(r"^- (term\d+) \(concept\)", compact, re.M)
-    assert shown == [c.name for c in concepts[:len(shown)]] and len(shown) > 30
+    assert shown == [c.name for c in concepts[: len(shown)]] and len(shown) > 30
     full = digest_markdown(hub, concepts, 100, compact=False)
     assert full.count("](http://h/") == sum(len(c.docs) for c in concepts)
     assert json.dumps(full)  # plain text

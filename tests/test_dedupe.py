@@ -34,8 +34,14 @@ def test_the_same_page_twice_is_the_page_it_already_has(client):
     assert again.status_code == 200, again.text
     body = again.json()
     url = first.json()["url"]
-    assert body == {"id": first.json()["id"], "url": url, "version": 1, "status": "exists", "edit_token": None,
-                    "message": f'already captured as {url}; send "dedupe": false for a separate page'}
+    assert body == {
+        "id": first.json()["id"],
+        "url": url,
+        "version": 1,
+        "status": "exists",
+        "edit_token": None,
+        "message": f'already captured as {url}; send "dedupe": false for a separate page',
+    }
     # the same content with its title heading still on top is the same content
     same = client.post("/api/docs", json={**PAGE, "markdown": "# Deploy notes\n\n" + PAGE["markdown"]}, headers=h)
     assert same.status_code == 200 and same.json()["id"] == first.json()["id"]
@@ -65,8 +71,9 @@ def test_only_within_one_hub_and_never_for_hubless_or_imported_pages(client):
     loose = {k: v for k, v in PAGE.items() if k != "hub"}
     assert [client.post("/api/docs", json=loose).status_code for _ in range(2)] == [201, 201]
     # an importer keys its pages by external id: two conversations may well read the same
-    imported = [client.post("/api/docs", json={**PAGE, "external_id": f"chatgpt:{i}"}, headers=h).json()
-                for i in range(2)]
+    imported = [
+        client.post("/api/docs", json={**PAGE, "external_id": f"chatgpt:{i}"}, headers=h).json() for i in range(2)
+    ]
     assert [d["status"] for d in imported] == ["created", "created"]
     assert len(docs_in(client)) == 3
 
@@ -94,11 +101,15 @@ def test_url_and_file_capture_dedupe_too(make_client):
     assert len(docs_in(client)) == 4
 
 
-@pytest.mark.parametrize("key,second_status", [
-    ({"external_id": None, "dedupe": True}, "exists"),
-    # an import's upsert: the second used to find nothing, insert, and hit the unique index (a 500)
-    ({"external_id": "chatgpt:c1", "dedupe": False}, "unchanged"),
-], ids=["same-content", "same-external-id"])
+@pytest.mark.parametrize(
+    "key,second_status",
+    [
+        ({"external_id": None, "dedupe": True}, "exists"),
+        # an import's upsert: the second used to find nothing, insert, and hit the unique index (a 500)
+        ({"external_id": "chatgpt:c1", "dedupe": False}, "unchanged"),
+    ],
+    ids=["same-content", "same-external-id"],
+)
 async def test_identical_saves_at_once_make_one_page(database_url, key, second_status):
     """Two transactions save the same content (or the same import id) into a hub at the same
     time: the second waits for the first to commit and gets its page back, instead of creating
@@ -106,16 +117,30 @@ async def test_identical_saves_at_once_make_one_page(database_url, key, second_s
     import asyncio
 
     import psycopg
+    from memorywiki.server.store.docs import save_doc
     from psycopg.rows import dict_row
 
-    from memorywiki.server.store.docs import save_doc
-
-    fields = dict(title=PAGE["title"], markdown=PAGE["markdown"], source=None, meta={}, is_draft=False,
-                  password_hash=None, allowed_emails=[], edit_token_hash="e", via="owner", **key)
-    async with await psycopg.AsyncConnection.connect(database_url, row_factory=dict_row) as first, \
-            await psycopg.AsyncConnection.connect(database_url, row_factory=dict_row) as second:
-        hub_id = (await (await first.execute(
-            "INSERT INTO hubs (slug, owner_token_hash) VALUES ('race', 'x') RETURNING id")).fetchone())["id"]
+    fields = dict(
+        title=PAGE["title"],
+        markdown=PAGE["markdown"],
+        source=None,
+        meta={},
+        is_draft=False,
+        password_hash=None,
+        allowed_emails=[],
+        edit_token_hash="e",
+        via="owner",
+        **key,
+    )
+    async with (
+        await psycopg.AsyncConnection.connect(database_url, row_factory=dict_row) as first,
+        await psycopg.AsyncConnection.connect(database_url, row_factory=dict_row) as second,
+    ):
+        hub_id = (
+            await (
+                await first.execute("INSERT INTO hubs (slug, owner_token_hash) VALUES ('race', 'x') RETURNING id")
+            ).fetchone()
+        )["id"]
         await first.commit()
         row, status = await save_doc(first, hub_id=hub_id, **fields)  # not committed yet
         assert status == "created"
@@ -129,8 +154,9 @@ async def test_identical_saves_at_once_make_one_page(database_url, key, second_s
         pid = second.info.backend_pid
         async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as watch:
             for _ in range(400):  # until the second save waits on the first, or finishes without waiting
-                waiting = await (await watch.execute(
-                    "SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = %s", (pid,))).fetchone()
+                waiting = await (
+                    await watch.execute("SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = %s", (pid,))
+                ).fetchone()
                 if racer.done() or (waiting and waiting[0]):
                     break
                 await asyncio.sleep(0.025)
@@ -151,8 +177,13 @@ def test_identical_captures_over_http_at_once_make_one_page(live_server):
 
     def save(i: int) -> None:
         barrier.wait()
-        results[i] = httpx.post(f"{live_server.url}/api/capture/file", files={"file": ("same.md", b"Same words.\n")},
-                                data={"hub": "race"}, headers=h, timeout=30)
+        results[i] = httpx.post(
+            f"{live_server.url}/api/capture/file",
+            files={"file": ("same.md", b"Same words.\n")},
+            data={"hub": "race"},
+            headers=h,
+            timeout=30,
+        )
 
     threads = [threading.Thread(target=save, args=(i,)) for i in range(writers)]
     for t in threads:

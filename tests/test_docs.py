@@ -24,19 +24,24 @@ def test_api_md_is_generated_from_the_current_spec():
     gen = _generator()
     expected = gen.render(gen.load_spec())
     assert (ROOT / "docs" / "api.md").read_text(encoding="utf-8") == expected, (
-        "docs/api.md is stale: run python scripts/gen-api-docs.py")
+        "docs/api.md is stale: run python scripts/gen-api-docs.py"
+    )
 
 
 def test_api_md_lists_every_operation_of_the_router():
-    from starlette.routing import Route
-
     from memorywiki.server.app import create_app
+    from starlette.routing import Route
 
     text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
     headings = set(re.findall(r"^### (\w+ \S+)$", text, re.MULTILINE))
     converter = re.compile(r"{(\w+):\w+}")  # /{doc_id:str} is /{doc_id} in the document
-    served = {method + " " + converter.sub(r"{\1}", route.path) for route in create_app().routes
-              if isinstance(route, Route) for method in route.methods or () if method != "HEAD"}
+    served = {
+        method + " " + converter.sub(r"{\1}", route.path)
+        for route in create_app().routes
+        if isinstance(route, Route)
+        for method in route.methods or ()
+        if method != "HEAD"
+    }
     assert headings == served
 
 
@@ -57,8 +62,16 @@ def _links(path: Path) -> list[str]:
 
 
 def test_relative_links_of_the_readme_and_docs_lead_to_files():
-    pages = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md")),
-             ROOT / "bench" / "results" / "README.md"]
-    broken = [f"{page.relative_to(ROOT)} -> {link}" for page in pages for link in _links(page)
-              if not re.match(r"[a-z]+:", link) and not (page.parent / link).exists()]
+    pages = [
+        ROOT / "README.md",
+        ROOT / "CHANGELOG.md",
+        *sorted((ROOT / "docs").glob("*.md")),
+        ROOT / "bench" / "results" / "README.md",
+    ]
+    broken = [
+        f"{page.relative_to(ROOT)} -> {link}"
+        for page in pages
+        for link in _links(page)
+        if not re.match(r"[a-z]+:", link) and not (page.parent / link).exists()
+    ]
     assert not broken, "\n".join(broken)

@@ -13,11 +13,9 @@ from pathlib import Path
 
 import psycopg
 import pytest
-
 from memorywiki.server.config import Settings, SettingsError
 from memorywiki.server.store.db import open_database
-from memorywiki.server.store.embedded import (MB, EmbeddedPostgres, auto_shared_buffers,
-                                              size_shared_buffers)
+from memorywiki.server.store.embedded import MB, EmbeddedPostgres, auto_shared_buffers, size_shared_buffers
 
 
 def _shared_buffers(url: str) -> str:
@@ -38,8 +36,9 @@ def test_auto_is_a_quarter_of_the_memory_between_postgres_default_and_2gb():
     assert auto_shared_buffers(24 * 1024 * MB) == "2048MB"  # this machine: capped
 
 
-@pytest.mark.parametrize("value, expected", [("auto", "auto"), ("KEEP", "keep"), ("1gb", "1GB"),
-                                             ("512", "512MB"), (" 3 GB ", "3GB")])
+@pytest.mark.parametrize(
+    "value, expected", [("auto", "auto"), ("KEEP", "keep"), ("1gb", "1GB"), ("512", "512MB"), (" 3 GB ", "3GB")]
+)
 def test_the_setting_takes_auto_keep_or_a_size(value, expected):
     assert Settings.from_env({"MEMORYWIKI_PG_SHARED_BUFFERS": value}).pg_shared_buffers == expected
 
@@ -105,9 +104,12 @@ def test_a_cluster_another_process_uses_is_not_restarted_under_it(tmp_path):
         later.stop()
 
 
-@pytest.mark.skipif(Path("/proc/sys/vm/overcommit_memory").read_text().strip() != "0"
-                    if Path("/proc/sys/vm/overcommit_memory").exists() else True,
-                    reason="needs Linux's heuristic overcommit, which refuses a 4 TB mapping at once")
+@pytest.mark.skipif(
+    Path("/proc/sys/vm/overcommit_memory").read_text().strip() != "0"
+    if Path("/proc/sys/vm/overcommit_memory").exists()
+    else True,
+    reason="needs Linux's heuristic overcommit, which refuses a 4 TB mapping at once",
+)
 def test_a_size_the_machine_cannot_give_leaves_the_default_and_says_so(tmp_path, caplog):
     embedded = EmbeddedPostgres(tmp_path, shared_buffers="4TB")
     with caplog.at_level(logging.WARNING, logger="memorywiki.store"):

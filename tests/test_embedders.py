@@ -7,11 +7,11 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from memorywiki.server.config import Settings
 from memorywiki.server.embedding.base import Embedder, EmbedderError
 from memorywiki.server.embedding.factory import make_embedder, onnx_available, runs_locally
 from memorywiki.server.embedding.openai import OpenAIEmbedder
+
 from tests.embedding_server import DIM, EmbeddingServer, start_embedding_server
 
 

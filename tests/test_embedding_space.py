@@ -9,7 +9,7 @@ import psycopg
 import pytest
 
 from tests.polling import wait_indexed, wait_until
-from tests.tiny_bert import MULTILINGUAL_HIDDEN, HIDDEN, make_tiny_bert
+from tests.tiny_bert import HIDDEN, MULTILINGUAL_HIDDEN, make_tiny_bert
 
 NOTES = {
     "Cats": "Cats purr when they are warm and fed.",
@@ -55,13 +55,23 @@ def test_healthz_and_every_recall_name_the_space(make_client, embedding_server):
 
 
 def _serve(settings, model_dir, data_dir):
+    from memorywiki.server.app import create_app
     from starlette.testclient import TestClient
 
-    from memorywiki.server.app import create_app
-
     # the question child builds and loads the model on its first question: no 5 s bound for that
-    return TestClient(create_app(replace(settings, embedder="local", local_backend="onnx", local_quantize=False,
-                                         local_model_dir=str(model_dir), data_dir=data_dir, embed_timeout=120.0)))
+    return TestClient(
+        create_app(
+            replace(
+                settings,
+                embedder="local",
+                local_backend="onnx",
+                local_quantize=False,
+                local_model_dir=str(model_dir),
+                data_dir=data_dir,
+                embed_timeout=120.0,
+            )
+        )
+    )
 
 
 def _dims(database_url: str) -> set[int]:
@@ -85,8 +95,10 @@ def test_a_multilingual_model_directory_switches_the_space_and_reindexes(setting
     # one setting changed (MEMORYWIKI_LOCAL_MODEL): every page is indexed again, in the new space
     new_space = {"model": "local:tiny-multilingual", "dim": MULTILINGUAL_HIDDEN}
     with _serve(settings, multilingual, tmp_path / "data") as client:
-        wait_until(lambda: client.get("/healthz").json()["owed"] == 0 and client.get("/healthz").json()["space"]
-                   == new_space, "the multilingual model to re-index")
+        wait_until(
+            lambda: client.get("/healthz").json()["owed"] == 0 and client.get("/healthz").json()["space"] == new_space,
+            "the multilingual model to re-index",
+        )
         for question in ("القطط والشمس", "猫咪 阳光", "cats in the sun"):
             body = recall(client, question=question, k=3)
             assert body["mode"] == "hybrid" and body["space"] == new_space, body

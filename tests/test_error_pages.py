@@ -40,8 +40,7 @@ def test_raw_urls_get_markdown_whatever_they_accept(client):
 def test_messages_say_what_was_missing(client):
     assert "hub 'nohub' does not exist" in unescape(client.get("/hub/nohub", headers={"Accept": BROWSER}).text)
     assert "doc not found" in client.get("/raw/zzzzzzzzzz").text
-    assert "Nothing lives at /no/such/page/here." in client.get("/no/such/page/here",
-                                                                headers={"Accept": BROWSER}).text
+    assert "Nothing lives at /no/such/page/here." in client.get("/no/such/page/here", headers={"Accept": BROWSER}).text
 
 
 def test_the_api_always_answers_json(client):

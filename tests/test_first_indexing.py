@@ -22,8 +22,11 @@ SAVES = 200
 
 
 def _body(i: int) -> dict:
-    return {"hub": "rush", "title": f"Note {i}",
-            "markdown": f"## Part one\n\nnarwhal {i} swims north.\n\n## Part two\n\nitem {i} of the rush.\n"}
+    return {
+        "hub": "rush",
+        "title": f"Note {i}",
+        "markdown": f"## Part one\n\nnarwhal {i} swims north.\n\n## Part two\n\nitem {i} of the rush.\n",
+    }
 
 
 @pytest.mark.slow
@@ -33,16 +36,17 @@ async def test_200_concurrent_saves_while_the_first_indexing_runs(live_server, s
     and the space and its indexes come into being."""
     # idle connections expire on the client before uvicorn's 5 s keep-alive closes them, so a
     # request never goes out on a connection the server is closing (a ReadError, not a 5xx)
-    async with httpx.AsyncClient(base_url=live_server.url, timeout=120,
-                                 limits=httpx.Limits(max_connections=SAVES, keepalive_expiry=2)) as http:
+    async with httpx.AsyncClient(
+        base_url=live_server.url, timeout=120, limits=httpx.Limits(max_connections=SAVES, keepalive_expiry=2)
+    ) as http:
         token = (await http.post("/api/hubs", json={"slug": "rush"})).json()["owner_token"]
         auth = {"Authorization": f"Bearer {token}"}
-        first = [asyncio.create_task(http.post("/api/docs", json=_body(i), headers=auth))
-                 for i in range(SAVES // 2)]
+        first = [asyncio.create_task(http.post("/api/docs", json=_body(i), headers=auth)) for i in range(SAVES // 2)]
         while not embedding_server.requests:
             await asyncio.sleep(0.01)
-        second = [asyncio.create_task(http.post("/api/docs", json=_body(i), headers=auth))
-                  for i in range(SAVES // 2, SAVES)]
+        second = [
+            asyncio.create_task(http.post("/api/docs", json=_body(i), headers=auth)) for i in range(SAVES // 2, SAVES)
+        ]
         responses = await asyncio.gather(*first, *second)
         statuses = Counter(r.status_code for r in responses)
         assert statuses == {201: SAVES}, [r.text for r in responses if r.status_code != 201][:3]
@@ -54,8 +58,9 @@ async def test_200_concurrent_saves_while_the_first_indexing_runs(live_server, s
     with psycopg.connect(settings.database_url) as conn:
         recorded = conn.execute("SELECT created_at FROM embedding_space").fetchone()[0]
         before, after = conn.execute(
-            "SELECT count(*) FILTER (WHERE created_at < %s), count(*) FILTER (WHERE created_at > %s)"
-            " FROM docs", (recorded, recorded)).fetchone()
+            "SELECT count(*) FILTER (WHERE created_at < %s), count(*) FILTER (WHERE created_at > %s) FROM docs",
+            (recorded, recorded),
+        ).fetchone()
     # the embedding space was first recorded in the middle of the saves, not before or after
     assert before > 0 and after > 0, (before, after)
 
@@ -63,9 +68,14 @@ async def test_200_concurrent_saves_while_the_first_indexing_runs(live_server, s
 
     def indexes_valid():
         with psycopg.connect(settings.database_url) as conn:
-            return conn.execute(
-                "SELECT count(*) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
-                " WHERE c.relname LIKE '%%_embedding_hnsw' AND i.indisvalid").fetchone()[0] == 3
+            return (
+                conn.execute(
+                    "SELECT count(*) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+                    " WHERE c.relname LIKE '%%_embedding_hnsw' AND i.indisvalid"
+                ).fetchone()[0]
+                == 3
+            )
+
     wait_until(indexes_valid, "the three HNSW indexes")
     recall = httpx.post(f"{live_server.url}/api/hub/rush/recall", json={"question": "narwhal 117 swims"}).json()
     assert recall["mode"] == "hybrid" and recall["results"][0]["title"] == "Note 117"
@@ -81,8 +91,11 @@ def test_a_save_chosen_as_deadlock_victim_is_retried_once(live_server, settings)
 
     def save() -> None:
         answer["response"] = httpx.post(
-            f"{live_server.url}/api/docs", headers=auth, timeout=60,
-            json={"hub": "locks", "title": "Victim", "markdown": "saved after one retry\n"})
+            f"{live_server.url}/api/docs",
+            headers=auth,
+            timeout=60,
+            json={"hub": "locks", "title": "Victim", "markdown": "saved after one retry\n"},
+        )
 
     with psycopg.connect(settings.database_url) as side:
         side.execute("SET deadlock_timeout = '20s'")  # so the save's backend detects the cycle
@@ -92,9 +105,14 @@ def test_a_save_chosen_as_deadlock_victim_is_retried_once(live_server, settings)
 
         def save_waits_for_chunks() -> bool:
             with psycopg.connect(settings.database_url, autocommit=True) as probe:
-                return probe.execute(
-                    "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation"
-                    " WHERE c.relname = 'chunks' AND NOT l.granted").fetchone()[0] > 0
+                return (
+                    probe.execute(
+                        "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation"
+                        " WHERE c.relname = 'chunks' AND NOT l.granted"
+                    ).fetchone()[0]
+                    > 0
+                )
+
         wait_until(save_waits_for_chunks, "the save to wait for the chunks table")
         side.execute("LOCK TABLE docs IN SHARE MODE")  # the cycle: returns once the save is aborted
         side.commit()  # ...and lets its retry through
@@ -118,14 +136,17 @@ async def test_an_index_build_a_crash_interrupted_is_rebuilt(database_url):
         conn.execute("INSERT INTO embedding_space (model, dim) VALUES ('openai:test-embed', 256)")
     assert await build_indexes(database_url) is True
     with psycopg.connect(database_url, autocommit=True) as conn:
-        conn.execute("UPDATE pg_index SET indisvalid = false"
-                     " WHERE indexrelid = 'chunks_embedding_hnsw'::regclass")
+        conn.execute("UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'chunks_embedding_hnsw'::regclass")
     assert await build_indexes(database_url) is True
     with psycopg.connect(database_url, autocommit=True) as conn:
         rows = conn.execute(
             "SELECT c.relname, i.indisvalid, pg_get_indexdef(i.indexrelid) FROM pg_index i"
             " JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname LIKE '%_embedding_hnsw'"
-            " ORDER BY 1").fetchall()
+            " ORDER BY 1"
+        ).fetchall()
     assert [(name, valid) for name, valid, _ in rows] == [
-        ("bundles_embedding_hnsw", True), ("chunks_embedding_hnsw", True), ("docs_embedding_hnsw", True)]
+        ("bundles_embedding_hnsw", True),
+        ("chunks_embedding_hnsw", True),
+        ("docs_embedding_hnsw", True),
+    ]
     assert all("vector(256)" in definition and "hnsw" in definition for _, _, definition in rows)

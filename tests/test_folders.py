@@ -15,10 +15,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from typer.testing import CliRunner
-
 from memorywiki.cli.main import app
 from memorywiki.formats.frontmatter import read_front_matter
+from typer.testing import CliRunner
 
 runner = CliRunner()
 VAULT = Path(__file__).parent / "data" / "vault"
@@ -77,8 +76,11 @@ def server_b(second_live_server, env, monkeypatch):
 
 
 def tree(folder: Path) -> dict[str, str]:
-    return {p.relative_to(folder).as_posix(): p.read_text(encoding="utf-8")
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(folder).as_posix(): p.read_text(encoding="utf-8")
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def changed_lines(first: Path, second: Path) -> list[str]:
@@ -97,22 +99,57 @@ def fill(server: Server, slug: str, owner: dict) -> dict:
     """A hub with a page of each visibility, titles no file system takes as they are, links
     between pages, a bundle, a description and a listing."""
     made = {}
-    made["intro"] = server.post("/api/docs", {"hub": slug, "title": "Intro", "markdown": "Start with the basics.",
-                                              "meta": {"tags": ["a", "b"], "n": 3}, "source": "cli"}, owner)
-    made["plans"] = server.post("/api/docs", {"hub": slug, "title": "Plans: Q3/Q4?", "is_draft": True,
-                                              "markdown": f"See [intro]({server.url}/{made['intro']['id']}#start)."},
-                                owner)
-    made["secret"] = server.post("/api/docs", {"hub": slug, "title": "Intro", "markdown": "Behind a password.",
-                                               "password": "hunter2"}, owner)
-    made["people"] = server.post("/api/docs", {"hub": slug, "title": "Für zwei · 二人",
-                                               "markdown": "## Who\n\nTwo readers only.",
-                                               "allowed_emails": ["a@example.org", "b@example.org"]}, owner)
+    made["intro"] = server.post(
+        "/api/docs",
+        {
+            "hub": slug,
+            "title": "Intro",
+            "markdown": "Start with the basics.",
+            "meta": {"tags": ["a", "b"], "n": 3},
+            "source": "cli",
+        },
+        owner,
+    )
+    made["plans"] = server.post(
+        "/api/docs",
+        {
+            "hub": slug,
+            "title": "Plans: Q3/Q4?",
+            "is_draft": True,
+            "markdown": f"See [intro]({server.url}/{made['intro']['id']}#start).",
+        },
+        owner,
+    )
+    made["secret"] = server.post(
+        "/api/docs", {"hub": slug, "title": "Intro", "markdown": "Behind a password.", "password": "hunter2"}, owner
+    )
+    made["people"] = server.post(
+        "/api/docs",
+        {
+            "hub": slug,
+            "title": "Für zwei · 二人",
+            "markdown": "## Who\n\nTwo readers only.",
+            "allowed_emails": ["a@example.org", "b@example.org"],
+        },
+        owner,
+    )
     # a link to a page made after it: the import saves this page before that one exists
     made["late"] = server.post("/api/docs", {"hub": slug, "title": "CON", "markdown": "A Windows device name."}, owner)
-    httpx.patch(f"{server.url}/api/docs/{made['intro']['id']}", headers=owner,
-                json={"markdown": f"Start with the basics, then [the device]({server.url}/{made['late']['id']})."})
-    server.post("/api/bundles", {"hub": slug, "title": "Reading order", "description": "Three steps.",
-                                 "doc_ids": [made["people"]["id"], made["intro"]["id"], made["plans"]["id"]]}, owner)
+    httpx.patch(
+        f"{server.url}/api/docs/{made['intro']['id']}",
+        headers=owner,
+        json={"markdown": f"Start with the basics, then [the device]({server.url}/{made['late']['id']})."},
+    )
+    server.post(
+        "/api/bundles",
+        {
+            "hub": slug,
+            "title": "Reading order",
+            "description": "Three steps.",
+            "doc_ids": [made["people"]["id"], made["intro"]["id"], made["plans"]["id"]],
+        },
+        owner,
+    )
     httpx.patch(f"{server.url}/api/hub/{slug}", json={"description": "Notes to move", "listed": True}, headers=owner)
     return made
 
@@ -122,8 +159,17 @@ def test_a_hub_moved_to_a_fresh_server_exports_the_same_folder(server_a, server_
     fill(server_a, slug, owner_a)
     first, second = env / "from-a", env / "from-b"
     server_a.run("export", str(first))
-    assert sorted(tree(first)) == sorted(["bundles/Reading order.md", "index.md", "pages/CON_.md", "pages/Intro.md",
-                                          "pages/Intro (2).md", "pages/Plans Q3 Q4.md", "pages/Für zwei · 二人.md"])
+    assert sorted(tree(first)) == sorted(
+        [
+            "bundles/Reading order.md",
+            "index.md",
+            "pages/CON_.md",
+            "pages/Intro.md",
+            "pages/Intro (2).md",
+            "pages/Plans Q3 Q4.md",
+            "pages/Für zwei · 二人.md",
+        ]
+    )
 
     _, owner_b = server_b.hub(slug)
     moved = json.loads(server_b.run("import", "folder", str(first), "--json").stdout)
@@ -134,8 +180,15 @@ def test_a_hub_moved_to_a_fresh_server_exports_the_same_folder(server_a, server_
     diff = changed_lines(first, second)
     assert diff and all(MAY_DIFFER.match(line) for line in diff), "\n".join(diff)
     # the index differs in its date and URL only; every page in ids and the importer id it came by
-    assert {line.split(":")[0] for line in diff} == {"-id", "+id", "-exported_at", "+exported_at", "-url", "+url",
-                                                     "+external_id"}
+    assert {line.split(":")[0] for line in diff} == {
+        "-id",
+        "+id",
+        "-exported_at",
+        "+exported_at",
+        "-url",
+        "+url",
+        "+external_id",
+    }
 
     # visibility came along: a stranger on the new server sees the public pages only
     listing = server_b.get(f"/api/hub/{slug}").json()
@@ -212,9 +265,19 @@ def test_an_obsidian_vault_becomes_pages_linked_to_each_other(server_a, env):
     assert first["pages"]["created"] == 5 and first["exported"] is False
     assert first["unresolved"] == 1  # [[Someday]] names no note
     assert first["skipped"] == []
-    found = server_a.post(f"/api/hub/{slug}/lookup", {"external_ids": [
-        "file:Home.md", "file:Recall design.md", "file:Projects/Roadmap.md", "file:Projects/Meeting notes.md",
-        "file:Archive/Meeting notes.md"]}, owner)["docs"]
+    found = server_a.post(
+        f"/api/hub/{slug}/lookup",
+        {
+            "external_ids": [
+                "file:Home.md",
+                "file:Recall design.md",
+                "file:Projects/Roadmap.md",
+                "file:Projects/Meeting notes.md",
+                "file:Archive/Meeting notes.md",
+            ]
+        },
+        owner,
+    )["docs"]
     url = {d["external_id"][5:]: d["url"] for d in found}
 
     def page(path: str) -> dict:
@@ -223,14 +286,21 @@ def test_an_obsidian_vault_becomes_pages_linked_to_each_other(server_a, env):
     home = page("Home.md")
     assert home["title"] == "Home" and not home["markdown"].startswith("# Home")
     text = home["markdown"]
-    assert f"Read [Recall design]({url['Recall design.md']}) first, then [the roadmap]({url['Projects/Roadmap.md']})" in text
+    assert (
+        f"Read [Recall design]({url['Recall design.md']}) first, then [the roadmap]({url['Projects/Roadmap.md']})"
+        in text
+    )
     assert f"[Recall design > Fusion]({url['Recall design.md']}#fusion)" in text
     assert f"[Meeting notes]({url['Archive/Meeting notes.md']})" in text  # two notes of that name: the nearer
     assert f"\n[Recall design]({url['Recall design.md']})\n" in text  # an embed of a note becomes a link to it
     assert "![[diagram.png]]" in text and "[[Someday]]" in text and "`[[not a link]]`" in text
     assert f"[the roadmap file]({url['Projects/Roadmap.md']})" in text
-    assert home["meta"] == {"tags": ["index", "start"], "aliases": ["Start here"], "created": "2024-03-01",
-                            "file_name": "Home.md"}
+    assert home["meta"] == {
+        "tags": ["index", "start"],
+        "aliases": ["Start here"],
+        "created": "2024-03-01",
+        "file_name": "Home.md",
+    }
     design = page("Recall design.md")["markdown"]
     assert f"back to [Home]({url['Home.md']}) or [the start]({url['Home.md']})" in design  # an alias
     assert "# [[Home]] inside a fence stays as written" in design
@@ -317,8 +387,9 @@ def test_a_large_folder_is_read_a_file_at_a_time(tmp_path):
 
     from memorywiki.formats.vault import count_files, scan
 
-    body = "A note linking to [[note 00000]].\n\n" + "\n".join(f"Line {n} of a long note. " + "Words. " * 60
-                                                               for n in range(20))
+    body = "A note linking to [[note 00000]].\n\n" + "\n".join(
+        f"Line {n} of a long note. " + "Words. " * 60 for n in range(20)
+    )
     for i in range(500):
         (tmp_path / f"note {i:05d}.md").write_text(f"# Note {i}\n\n{body}\n", encoding="utf-8")
     text_bytes = 500 * len(body)
@@ -354,14 +425,28 @@ def test_an_export_with_a_bad_date_imports_nothing(server_a, server_b, env):
 
 def test_only_an_import_by_the_owner_may_date_a_page(server_a, env):
     slug, owner = server_a.hub()
-    page = {"hub": slug, "title": "Old note", "markdown": "Written long ago.",
-            "created_at": "2020-05-01T08:00:00+02:00", "updated_at": "2021-01-02"}
+    page = {
+        "hub": slug,
+        "title": "Old note",
+        "markdown": "Written long ago.",
+        "created_at": "2020-05-01T08:00:00+02:00",
+        "updated_at": "2021-01-02",
+    }
     dated = server_a.post("/api/docs", {**page, "external_id": "file:old.md"}, owner)
     doc = server_a.get(f"/api/docs/{dated['id']}", headers=owner).json()
     assert (doc["created_at"], doc["updated_at"]) == ("2020-05-01T06:00:00+00:00", "2021-01-02T00:00:00+00:00")
-    bundle = server_a.post("/api/bundles", {"hub": slug, "title": "Old", "doc_ids": [dated["id"]],
-                                            "external_id": "b", "created_at": "2020-06-01T00:00:00Z",
-                                            "updated_at": "2020-06-02T00:00:00Z"}, owner)
+    bundle = server_a.post(
+        "/api/bundles",
+        {
+            "hub": slug,
+            "title": "Old",
+            "doc_ids": [dated["id"]],
+            "external_id": "b",
+            "created_at": "2020-06-01T00:00:00Z",
+            "updated_at": "2020-06-02T00:00:00Z",
+        },
+        owner,
+    )
     assert bundle["status"] == "created"
 
     def refused(path: str, body: dict, headers: dict | None = None) -> dict:
@@ -371,17 +456,26 @@ def test_only_an_import_by_the_owner_may_date_a_page(server_a, env):
 
     # a capture, even the owner's, is dated now
     assert "need an 'external_id'" in refused("/api/docs", page)["message"]
-    assert "need an 'external_id'" in refused("/api/bundles", {"hub": slug, "title": "B",
-                                                               "created_at": "2020-01-01"})["message"]
+    assert (
+        "need an 'external_id'"
+        in refused("/api/bundles", {"hub": slug, "title": "B", "created_at": "2020-01-01"})["message"]
+    )
     assert refused("/api/docs", {**page, "hub": None, "external_id": None})["code"] == "missing_field"
     bad = refused("/api/docs", {**page, "external_id": "x", "updated_at": "2021-13-01"})
     assert bad["code"] == "invalid_field" and "'updated_at' is not an ISO 8601 date" in bad["message"]
-    assert "'created_at' is not an ISO 8601 date" in refused("/api/docs", {
-        **page, "external_id": "x", "created_at": "9999-12-31T23:00:00-05:00"})["message"]  # past 9999 in UTC
+    assert (
+        "'created_at' is not an ISO 8601 date"
+        in refused("/api/docs", {**page, "external_id": "x", "created_at": "9999-12-31T23:00:00-05:00"})["message"]
+    )  # past 9999 in UTC
     late = refused("/api/docs", {**page, "external_id": "x", "created_at": "2022-01-01T00:00:00Z"})
     assert "'created_at' (2022-01-01T00:00:00Z) is after 'updated_at'" in late["message"]
-    assert refused("/api/bundles", {"hub": slug, "title": "B", "external_id": "c", "updated_at": 20200101},
-                   )["code"] == "invalid_field"
+    assert (
+        refused(
+            "/api/bundles",
+            {"hub": slug, "title": "B", "external_id": "c", "updated_at": 20200101},
+        )["code"]
+        == "invalid_field"
+    )
     # a member writes pages into the hub, but only its owner brings one in dated
     member = {"Authorization": f"Bearer {server_a.post(f'/api/hub/{slug}/members', {'name': 'ann'}, owner)['token']}"}
     assert refused("/api/docs", {**page, "external_id": "y"}, member)["code"] == "forbidden"

@@ -31,8 +31,10 @@ pytestmark = pytest.mark.slow
 
 FUZZ_EXAMPLES = 25
 SCHEMATHESIS = str(Path(sys.executable).parent / "schemathesis")
-CHECKS = ("not_a_server_error,status_code_conformance,content_type_conformance,"
-          "response_headers_conformance,response_schema_conformance")
+CHECKS = (
+    "not_a_server_error,status_code_conformance,content_type_conformance,"
+    "response_headers_conformance,response_schema_conformance"
+)
 
 SNAPSHOT = """
 SELECT d.id, d.title, d.markdown, d.version, d.source_hash, d.is_draft, d.deleted_at, d.password_hash,
@@ -66,13 +68,24 @@ def test_fuzzing_every_route_finds_no_5xx_and_no_schema_break_and_loses_nothing(
     keep = {"Authorization": f"Bearer {archive}"}
     ids = []
     for i, extra in enumerate([{}, {"is_draft": True}, {"password": "pw"}, {"allowed_emails": ["a@b.co"]}, {}]):
-        r = httpx.post(f"{base}/api/docs", headers=keep, json={
-            "hub": "archive", "title": f"Kept {i}", "markdown": f"## Part\n\nkept text {i}\n\n## More\n\nmore {i}\n",
-            **extra})
+        r = httpx.post(
+            f"{base}/api/docs",
+            headers=keep,
+            json={
+                "hub": "archive",
+                "title": f"Kept {i}",
+                "markdown": f"## Part\n\nkept text {i}\n\n## More\n\nmore {i}\n",
+                **extra,
+            },
+        )
         assert r.status_code == 201
         ids.append(r.json()["id"])
-    assert httpx.post(f"{base}/api/bundles", headers=keep,
-                      json={"hub": "archive", "title": "Kept bundle", "doc_ids": ids[:2]}).status_code == 201
+    assert (
+        httpx.post(
+            f"{base}/api/bundles", headers=keep, json={"hub": "archive", "title": "Kept bundle", "doc_ids": ids[:2]}
+        ).status_code
+        == 201
+    )
     notes = httpx.post(f"{base}/api/hubs", json={"slug": "notes"}).json()["owner_token"]
     before = _snapshot(settings.database_url)
     assert len(before[0]) == 5
@@ -83,11 +96,37 @@ def test_fuzzing_every_route_finds_no_5xx_and_no_schema_break_and_loses_nothing(
     config = tmp_path / "schemathesis.toml"
     config.write_text("[cache]\nenabled = false\n")
     proc = subprocess.run(
-        [SCHEMATHESIS, "--config-file", str(config), "run", f"{base}/openapi.json", "--checks", CHECKS,
-         "--max-examples", str(FUZZ_EXAMPLES), "--seed", "10", "--generation-database", "none",
-         "--exclude-path", "/api/capture", "--header", f"Authorization: Bearer {notes}",
-         "--request-timeout", "60", "--report", "har", "--report-har-path", str(har), "--no-color"],
-        capture_output=True, text=True, timeout=600, cwd=tmp_path)
+        [
+            SCHEMATHESIS,
+            "--config-file",
+            str(config),
+            "run",
+            f"{base}/openapi.json",
+            "--checks",
+            CHECKS,
+            "--max-examples",
+            str(FUZZ_EXAMPLES),
+            "--seed",
+            "10",
+            "--generation-database",
+            "none",
+            "--exclude-path",
+            "/api/capture",
+            "--header",
+            f"Authorization: Bearer {notes}",
+            "--request-timeout",
+            "60",
+            "--report",
+            "har",
+            "--report-har-path",
+            str(har),
+            "--no-color",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
     operations = re.search(r"Selected: (\d+)/\d+\s+Tested: (\d+)", proc.stdout)
     assert operations and operations[1] == operations[2], proc.stdout[-3000:]  # no operation left out

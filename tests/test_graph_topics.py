@@ -21,12 +21,12 @@ import networkx as nx
 import numpy as np
 import psycopg
 import pytest
-from starlette.testclient import TestClient
-
 from memorywiki.server.app import create_app
 from memorywiki.server.indexing.indexer import chunk_text
 from memorywiki.server.store.chunks import chunks_of
 from memorywiki.server.store.graph import EdgeRule, model_key, stale_docs
+from starlette.testclient import TestClient
+
 from tests.embedding_server import EmbeddingServer
 from tests.polling import wait_indexed, wait_until
 
@@ -72,9 +72,11 @@ def minilm_settings(settings, minilm_endpoint):
 
 def settled(client: TestClient, rule: EdgeRule) -> bool:
     """No doc's reach is out of date (what the worker checks before measuring again)."""
+
     async def check() -> bool:
         async with await psycopg.AsyncConnection.connect(client.app.state.mw.settings.database_url) as conn:
             return not await stale_docs(conn, rule, 1)
+
     return asyncio.run(check())
 
 
@@ -83,8 +85,11 @@ def capture_notes(client: TestClient) -> dict[str, str]:
     token = client.post("/api/hubs", json={"slug": "notes"}).json()["owner_token"]
     topic_of = {}
     for note in NOTES:
-        r = client.post("/api/docs", headers={"Authorization": f"Bearer {token}"},
-                        json={"hub": "notes", "title": note["title"], "markdown": note["markdown"]})
+        r = client.post(
+            "/api/docs",
+            headers={"Authorization": f"Bearer {token}"},
+            json={"hub": "notes", "title": note["title"], "markdown": note["markdown"]},
+        )
         assert r.status_code == 201, r.text
         topic_of[r.json()["id"]] = note["topic"]
     wait_indexed(client, list(topic_of))
@@ -178,8 +183,11 @@ def test_an_upgrade_measures_every_doc_again_from_its_vectors(minilm_settings, m
         ids = sorted(topic_of)
         for a, b in zip(ids, ids[1:]):
             if topic_of[a] != topic_of[b]:
-                conn.execute("INSERT INTO doc_edges (source, target, hub_id, distance)"
-                             " SELECT %s, %s, hub_id, 0.4 FROM docs WHERE id = %s", (a, b, a))
+                conn.execute(
+                    "INSERT INTO doc_edges (source, target, hub_id, distance)"
+                    " SELECT %s, %s, hub_id, 0.4 FROM docs WHERE id = %s",
+                    (a, b, a),
+                )
     embedded = minilm_endpoint.inputs
     with TestClient(create_app(minilm_settings)) as client:
         wait_settled(client)
@@ -191,13 +199,25 @@ def test_an_upgrade_measures_every_doc_again_from_its_vectors(minilm_settings, m
 
 
 def test_each_model_has_its_own_limit_and_the_setting_wins():
-    assert model_key("local:all-MiniLM-L6-v2-int8") == model_key("openai:sentence-transformers/all-MiniLM-L6-v2") \
+    assert (
+        model_key("local:all-MiniLM-L6-v2-int8")
+        == model_key("openai:sentence-transformers/all-MiniLM-L6-v2")
         == "all-minilm-l6-v2"
+    )
     assert model_key("openai:all-minilm:latest") == "all-minilm"
     rule = EdgeRule()
     assert rule.ceiling("openai:text-embedding-3-small") == 0.42
     assert rule.ceiling("local:all-MiniLM-L6-v2-int8") == rule.ceiling("openai:all-minilm:latest") == 0.70
     assert rule.ceiling("openai:some-other-model") == 0.42 and rule.ceiling(None) == 0.42
     assert EdgeRule(max_distance=0.3).ceiling("local:all-MiniLM-L6-v2") == 0.3
-    assert len({EdgeRule().signature("local:m"), EdgeRule(relative=False).signature("local:m"),
-                EdgeRule(max_neighbours=5).signature("local:m"), EdgeRule(max_distance=0.5).signature("local:m")}) == 4
+    assert (
+        len(
+            {
+                EdgeRule().signature("local:m"),
+                EdgeRule(relative=False).signature("local:m"),
+                EdgeRule(max_neighbours=5).signature("local:m"),
+                EdgeRule(max_distance=0.5).signature("local:m"),
+            }
+        )
+        == 4
+    )

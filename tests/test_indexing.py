@@ -6,8 +6,8 @@ import math
 
 import psycopg
 import pytest
+from memorywiki.server.indexing.indexer import chunk_text, doc_text
 
-from memorywiki.server.indexing.indexer import chunk_text, doc_text  # noqa: F401 (doc_text: empty docs)
 from tests.embedding_server import embed_text
 from tests.polling import wait_indexed, wait_until
 
@@ -25,8 +25,7 @@ def owner_hub(client, slug="notes"):
 
 
 def create(client, headers, title="Animals", markdown=THREE_SECTIONS, **extra):
-    r = client.post("/api/docs", json={"title": title, "markdown": markdown, "hub": "notes", **extra},
-                    headers=headers)
+    r = client.post("/api/docs", json={"title": title, "markdown": markdown, "hub": "notes", **extra}, headers=headers)
     assert r.status_code == 201, r.text
     return r.json()["id"]
 
@@ -47,11 +46,14 @@ def close(a, b, tol=1e-4):
 def assert_vectors_current(settings, doc_id):
     """Every vector stored for the doc is the embedding of the doc's current text."""
     [(title, markdown, src, emb_hash, vec)] = db_rows(
-        settings, "SELECT title, markdown, source_hash, embedded_hash, embedding::text FROM docs WHERE id = %s",
-        (doc_id,))
+        settings,
+        "SELECT title, markdown, source_hash, embedded_hash, embedding::text FROM docs WHERE id = %s",
+        (doc_id,),
+    )
     assert emb_hash == src
-    chunks = db_rows(settings, "SELECT heading_path, markdown, embedding::text FROM chunks WHERE doc_id = %s",
-                     (doc_id,))
+    chunks = db_rows(
+        settings, "SELECT heading_path, markdown, embedding::text FROM chunks WHERE doc_id = %s", (doc_id,)
+    )
     assert chunks
     expected = [embed_text(chunk_text(heading_path, chunk_md)) for heading_path, chunk_md, _ in chunks]
     for (heading_path, _, chunk_vec), want in zip(chunks, expected):
@@ -121,8 +123,10 @@ def test_removing_a_section_prunes_it(manual, embedding_server, settings):
     assert r.json() == {"embedded": {"doc": True, "chunks_embedded": 0, "chunks_unchanged": 2, "chunks_pruned": 1}}
     assert embedding_server.calls == 0  # pruning re-derives the doc vector from the kept chunks
     assert_vectors_current(settings, doc_id)
-    headings = [row[0] for row in db_rows(
-        settings, "SELECT heading_path FROM chunks WHERE doc_id = %s ORDER BY ordinal", (doc_id,))]
+    headings = [
+        row[0]
+        for row in db_rows(settings, "SELECT heading_path FROM chunks WHERE doc_id = %s ORDER BY ordinal", (doc_id,))
+    ]
     assert headings == ["Animals > Alpha", "Animals > Beta"]
     r = manual.post("/api/hub/notes/recall", json={"question": "gorillas groom", "hybrid": True})
     assert r.status_code == 200
@@ -160,8 +164,10 @@ def test_save_returns_before_embedding_and_is_findable_by_full_text_at_once(make
 
 def test_worker_indexes_by_itself(client, embedding_server, settings):
     h = owner_hub(client)
-    ids = [create(client, h, title=f"Doc {i}", markdown=f"# Part {i}\n\nText number {i} about walruses.\n")
-           for i in range(3)]
+    ids = [
+        create(client, h, title=f"Doc {i}", markdown=f"# Part {i}\n\nText number {i} about walruses.\n")
+        for i in range(3)
+    ]
     wait_indexed(client, ids)
     for doc_id in ids:
         assert_vectors_current(settings, doc_id)
@@ -185,8 +191,10 @@ def test_embedder_outage_loses_nothing_and_work_finishes_after_recovery(client, 
     assert r.status_code == 200
 
     # the worker has tried and failed at least once, and recorded why
-    wait_until(lambda: db_rows(settings, "SELECT count(*) FROM docs WHERE index_error IS NOT NULL")[0][0],
-               "the worker to try the embedder and record why it failed")
+    wait_until(
+        lambda: db_rows(settings, "SELECT count(*) FROM docs WHERE index_error IS NOT NULL")[0][0],
+        "the worker to try the embedder and record why it failed",
+    )
     r = client.post(f"/api/embed/{ids[1]}")
     assert r.status_code == 503 and r.json()["error"]["code"] == "embedder_failed"
 
@@ -208,8 +216,10 @@ def test_embedder_outage_loses_nothing_and_work_finishes_after_recovery(client, 
 def test_many_docs_are_embedded_in_few_calls(make_client, embedding_server, settings):
     writer = make_client(in_process_worker=False)
     h = owner_hub(writer)
-    ids = [create(writer, h, title=f"Batch {i}", markdown=f"# One\n\nfirst {i}\n\n# Two\n\nsecond {i}\n")
-           for i in range(30)]
+    ids = [
+        create(writer, h, title=f"Batch {i}", markdown=f"# One\n\nfirst {i}\n\n# Two\n\nsecond {i}\n")
+        for i in range(30)
+    ]
     assert embedding_server.calls == 0
     indexer = make_client()  # a second app on the same database, with a worker
     wait_indexed(indexer, ids)
@@ -228,8 +238,9 @@ def test_embedder_none_answers_from_full_text(make_client, embedding_server):
     assert r.json()["error"]["code"] == "embedder_unavailable" and "embedder" in r.json()["error"]["message"]
     for level in ("chunk", "doc"):
         for hybrid in (False, True):
-            r = client.post("/api/hub/notes/recall",
-                            json={"question": "prehensile snouts", "level": level, "hybrid": hybrid})
+            r = client.post(
+                "/api/hub/notes/recall", json={"question": "prehensile snouts", "level": level, "hybrid": hybrid}
+            )
             assert r.status_code == 200, r.text
             body = r.json()
             assert body["vector"] == "unavailable" and body["mode"] == "fulltext"
@@ -250,8 +261,9 @@ def test_unindexed_doc_is_found_by_hybrid_recall_while_others_have_vectors(manua
     assert body["vector"] == "ok"
     [hit] = [r for r in body["results"] if r["doc_id"] == new]
     assert hit["fts_rank"] == 1 and hit["vector_rank"] is None  # no vector yet, found by its words
-    body = manual.post("/api/hub/notes/recall",
-                       json={"question": "quetzal sighting", "hybrid": True, "level": "doc"}).json()
+    body = manual.post(
+        "/api/hub/notes/recall", json={"question": "quetzal sighting", "hybrid": True, "level": "doc"}
+    ).json()
     [hit] = [r for r in body["results"] if r["doc_id"] == new]
     assert hit["fts_rank"] == 1
 
@@ -314,8 +326,12 @@ def test_a_page_over_the_thread_threshold_is_chunked_whole_and_found_at_once(man
     from memorywiki.server.store.chunks import THREAD_CHARS, chunks_of
 
     h = owner_hub(manual)
-    markdown = "".join(f"# Section {i}\n\nAnimal number {i} grazes in meadow {i} of the long page. "
-                       + "Filler words about grass and fences. " * 40 + "\n\n" for i in range(120))
+    markdown = "".join(
+        f"# Section {i}\n\nAnimal number {i} grazes in meadow {i} of the long page. "
+        + "Filler words about grass and fences. " * 40
+        + "\n\n"
+        for i in range(120)
+    )
     markdown += "# Last\n\nThe zebra named Quagmire lives at the very end.\n"
     assert len(markdown) > THREAD_CHARS
     doc_id = create(manual, h, title="Long", markdown=markdown)
@@ -332,18 +348,27 @@ def test_a_big_doc_is_indexed_a_slice_at_a_time_and_holds_nothing_back(manual, e
     import asyncio
 
     from memorywiki.server.embedding.factory import make_embedder
-    from memorywiki.server.store.db import Database
     from memorywiki.server.indexing.worker import Worker
+    from memorywiki.server.store.db import Database
 
     h = owner_hub(manual)
-    big = create(manual, h, title="Big", markdown="".join(
-        f"# Section {i}\n\nAnimal number {i} lives in section {i} of the big page.\n\n" for i in range(10)))
+    big = create(
+        manual,
+        h,
+        title="Big",
+        markdown="".join(
+            f"# Section {i}\n\nAnimal number {i} lives in section {i} of the big page.\n\n" for i in range(10)
+        ),
+    )
     small = create(manual, h, title="Small", markdown="# Tiny\n\nA small page saved after the big one.\n")
     embedding_server.reset()
 
     def embedded(doc_id):
-        return db_rows(settings, "SELECT count(*) FILTER (WHERE embedding IS NOT NULL), count(*) FROM chunks"
-                                 " WHERE doc_id = %s", (doc_id,))[0]
+        return db_rows(
+            settings,
+            "SELECT count(*) FILTER (WHERE embedding IS NOT NULL), count(*) FROM chunks WHERE doc_id = %s",
+            (doc_id,),
+        )[0]
 
     async def run_once(worker) -> None:
         await worker.run_once()
@@ -383,9 +408,17 @@ def test_a_batch_is_embedded_shortest_first_and_stored_while_the_next_call_embed
     from memorywiki.server.store.db import Database
 
     h = owner_hub(manual)
-    ids = [create(manual, h, title=f"Page {i}", markdown="".join(
-        f"# Part {j}\n\n{'word ' * (1 + (7 * i + 3 * j) % 11)}in part {j} of page {i}.\n\n" for j in range(3)))
-        for i in range(4)]
+    ids = [
+        create(
+            manual,
+            h,
+            title=f"Page {i}",
+            markdown="".join(
+                f"# Part {j}\n\n{'word ' * (1 + (7 * i + 3 * j) % 11)}in part {j} of page {i}.\n\n" for j in range(3)
+            ),
+        )
+        for i in range(4)
+    ]
     calls: list[tuple[list[str], int]] = []
 
     class Recording:

@@ -38,7 +38,7 @@ def test_the_curator_starts_no_round_while_the_indexer_has_work_in_hand():
     asyncio.run(both())
     busy_from = log.index(("indexer", 2))
     idle_at = log.index(("indexer", 0))
-    during = [entry for entry in log[busy_from + 1:idle_at] if entry[0] == "curator"]
+    during = [entry for entry in log[busy_from + 1 : idle_at] if entry[0] == "curator"]
     # at most the round it had started before the indexer found work
     assert len(during) <= 1, log
     assert [n for name, n in log if name == "indexer"][:5] == [2, 2, 2, 2, 0]

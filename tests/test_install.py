@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from memorywiki.adapters import install as inst
 from memorywiki.adapters.install.files import sha
 from memorywiki.adapters.install.launch import mcp_server_command, shell_command
@@ -83,7 +82,9 @@ def test_dry_run_writes_nothing(dirs):
     for tool in EXPECTED:
         acts = inst.install(tool, "project", project, home, dry_run=True, env={})
         assert acts and all(not a.applied for a in acts)
-        acts = inst.write_mcp_registration(tool if tool != "aider" else "cursor", "project", project, home, dry_run=True, env={})
+        acts = inst.write_mcp_registration(
+            tool if tool != "aider" else "cursor", "project", project, home, dry_run=True, env={}
+        )
         assert not acts[0].applied
     assert list(project.iterdir()) == [] and list(home.iterdir()) == []
     inst.install("cursor", "project", project, home, env={})
@@ -139,18 +140,25 @@ def test_aider_conf_keeps_user_settings(dirs):
     inst.install("aider", "project", project, home, env={})
     text = conf.read_text()
     assert "# my settings" in text and "# favourite" in text
-    assert yaml.safe_load(text) == {"model": "sonnet", "read": ["CONVENTIONS.md", ".aider.memorywiki.md"], "auto-commits": False}
+    assert yaml.safe_load(text) == {
+        "model": "sonnet",
+        "read": ["CONVENTIONS.md", ".aider.memorywiki.md"],
+        "auto-commits": False,
+    }
     inst.uninstall("aider", "project", project, home, env={})
     assert conf.read_text() == original
     assert not (project / ".aider.memorywiki.md").exists()
 
 
-@pytest.mark.parametrize("original,expected_read", [
-    ("read: CONVENTIONS.md\n", ["CONVENTIONS.md", ".aider.memorywiki.md"]),
-    ("read: [a.md, b.md]\nmodel: x\n", ["a.md", "b.md", ".aider.memorywiki.md"]),
-    ("model: x\n", [".aider.memorywiki.md"]),
-    ("", [".aider.memorywiki.md"]),
-])
+@pytest.mark.parametrize(
+    "original,expected_read",
+    [
+        ("read: CONVENTIONS.md\n", ["CONVENTIONS.md", ".aider.memorywiki.md"]),
+        ("read: [a.md, b.md]\nmodel: x\n", ["a.md", "b.md", ".aider.memorywiki.md"]),
+        ("model: x\n", [".aider.memorywiki.md"]),
+        ("", [".aider.memorywiki.md"]),
+    ],
+)
 def test_aider_conf_shapes(dirs, original, expected_read):
     home, project = dirs
     conf = project / ".aider.conf.yml"
@@ -198,7 +206,9 @@ def test_installed_skill_files_run_the_absolute_command(dirs, tool):
             assert yaml.safe_load(text.split("---\n")[1])["allowed-tools"] == f"Bash({CLI}:*)"
     # a command given explicitly is the one written
     inst.install(tool, "project", project, home, env={}, force=True, command="/opt/mw/bin/memorywiki")
-    assert "Run `/opt/mw/bin/memorywiki recall '<question>' --hybrid --json`" in (project / EXPECTED[tool][0]).read_text()
+    assert (
+        "Run `/opt/mw/bin/memorywiki recall '<question>' --hybrid --json`" in (project / EXPECTED[tool][0]).read_text()
+    )
 
 
 def test_mcp_snippets():

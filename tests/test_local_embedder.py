@@ -14,18 +14,24 @@ import threading
 
 import numpy as np
 import pytest
-
-from memorywiki.server.embedding import onnx_bert
 from memorywiki.server.config import Settings
+from memorywiki.server.embedding import onnx_bert
 from memorywiki.server.embedding.base import EmbedderError
 from memorywiki.server.embedding.factory import make_embedder
 from memorywiki.server.embedding.local import LocalEmbedder
 from memorywiki.server.embedding.onnx import OnnxChildEmbedder, OnnxEmbedder
+
 from tests.polling import wait_until
 from tests.tiny_bert import make_tiny_bert, reference_embed
 
-TEXTS = ["Cats purr when content", "the rocket needs fuel and oxygen for launch", "dog", "",
-         "warm sun and milk for the cats sleeping", "zebra quokka"]  # unknown words, an empty text
+TEXTS = [
+    "Cats purr when content",
+    "the rocket needs fuel and oxygen for launch",
+    "dog",
+    "",
+    "warm sun and milk for the cats sleeping",
+    "zebra quokka",
+]  # unknown words, an empty text
 
 
 @pytest.fixture(scope="module")
@@ -37,8 +43,9 @@ def onnx_embedder(model_dir, data_dir, **settings) -> OnnxEmbedder:
     """ONNX Runtime in this (test) process; a server runs it in a child: test_onnx_privacy.py.
     fp32 unless asked (int8, the default, gives close but not equal vectors)."""
     settings.setdefault("local_quantize", False)
-    embedder = make_embedder(Settings(embedder="local", local_model_dir=str(model_dir), data_dir=data_dir,
-                                      **settings), onnx_in_process=True)
+    embedder = make_embedder(
+        Settings(embedder="local", local_model_dir=str(model_dir), data_dir=data_dir, **settings), onnx_in_process=True
+    )
     assert isinstance(embedder, OnnxEmbedder)
     return embedder
 
@@ -111,7 +118,6 @@ async def test_int8_questions_run_without_the_slower_skip_layer_norm_fusion(mode
     without it (onnx.QUESTION_DISABLED_FUSIONS)."""
     import onnx
     import onnxruntime
-
     from memorywiki.server.embedding import onnx as onnx_backend
     from memorywiki.server.embedding.onnx import QUESTION_DISABLED_FUSIONS, onnx_session
 
@@ -208,8 +214,9 @@ def test_torch_is_the_fallback_when_onnx_runtime_is_missing(model_dir, tmp_path,
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # as if not installed
     embedder = make_embedder(Settings(embedder="local", local_model_dir=str(model_dir), data_dir=tmp_path))
     assert type(embedder) is LocalEmbedder and embedder.backend == "torch"
-    forced = make_embedder(Settings(embedder="local", local_model_dir=str(model_dir), data_dir=tmp_path,
-                                    local_backend="torch"))
+    forced = make_embedder(
+        Settings(embedder="local", local_model_dir=str(model_dir), data_dir=tmp_path, local_backend="torch")
+    )
     assert type(forced) is LocalEmbedder
     assert "torch" not in sys.modules  # choosing never imports it
 
@@ -223,13 +230,14 @@ def test_an_unknown_backend_is_a_clear_settings_error():
 
 def test_a_server_indexes_and_recalls_with_the_local_model(make_client, model_dir, tmp_path):
     """The whole path on ONNX Runtime: saved docs get vectors, recall runs hybrid."""
-    client = make_client(embedder="local", local_model_dir=str(model_dir), data_dir=tmp_path,
-                         worker_process=False)
+    client = make_client(embedder="local", local_model_dir=str(model_dir), data_dir=tmp_path, worker_process=False)
     token = client.post("/api/hubs", json={"slug": "pets"}).json()["owner_token"]
     auth = {"Authorization": f"Bearer {token}"}
     for title, body in (("Cats", "cats purr when warm"), ("Rockets", "rockets need fuel and oxygen")):
-        assert client.post("/api/docs", json={"hub": "pets", "title": title, "markdown": body},
-                           headers=auth).status_code == 201
+        assert (
+            client.post("/api/docs", json={"hub": "pets", "title": title, "markdown": body}, headers=auth).status_code
+            == 201
+        )
     wait_until(lambda: client.get("/healthz").json()["owed"] == 0, "indexing")
     body = client.post("/api/hub/pets/recall", json={"question": "rocket fuel", "k": 2}).json()
     assert body["mode"] == "hybrid" and body["vector"] == "ok"
@@ -251,8 +259,11 @@ def test_with_the_local_model_indexing_runs_in_a_child_process(make_client, mode
     state = client.app.state.mw
     assert state.worker_process.settings.question_board == state.embedder.question_board()
     token = client.post("/api/hubs", json={"slug": "kids"}).json()["owner_token"]
-    client.post("/api/docs", json={"hub": "kids", "title": "Rockets", "markdown": "rockets need fuel"},
-                headers={"Authorization": f"Bearer {token}"})
+    client.post(
+        "/api/docs",
+        json={"hub": "kids", "title": "Rockets", "markdown": "rockets need fuel"},
+        headers={"Authorization": f"Bearer {token}"},
+    )
     wait_until(lambda: client.get("/healthz").json()["owed"] == 0, "the child process to index")
     assert client.post("/api/hub/kids/recall", json={"question": "fuel"}).json()["mode"] == "hybrid"
 
@@ -305,8 +316,9 @@ async def test_a_server_runs_onnx_runtime_in_a_child_that_is_replaced_when_it_di
     import os
     import signal
 
-    embedder = make_embedder(Settings(embedder="local", local_model_dir=str(model_dir), data_dir=tmp_path,
-                                      local_quantize=False))
+    embedder = make_embedder(
+        Settings(embedder="local", local_model_dir=str(model_dir), data_dir=tmp_path, local_quantize=False)
+    )
     assert isinstance(embedder, OnnxChildEmbedder) and embedder.name == "local:tiny-bert"
     try:
         expected = reference_embed(model_dir, TEXTS)
@@ -355,8 +367,9 @@ async def test_indexing_still_gets_done_under_a_stream_of_questions(model_dir, t
     """Questions that never leave the lane empty do not starve indexing: a waiting pass goes
     after `local_floor_questions` answered, one text at a time while questions flow. (Before the
     floor, the pass waited for an empty lane, which never came: 96 chunks in 240 s under load.)"""
-    embedder = onnx_embedder(model_dir, tmp_path, local_batch=4, local_floor_questions=3,
-                             local_floor_ms=600_000)  # only the question count lets indexing go here
+    embedder = onnx_embedder(
+        model_dir, tmp_path, local_batch=4, local_floor_questions=3, local_floor_ms=600_000
+    )  # only the question count lets indexing go here
     await embedder.embed(["warm up"])
     log: list = []
     held, release = threading.Event(), threading.Event()
@@ -392,8 +405,14 @@ async def test_the_indexing_child_yields_to_the_questions_of_the_embedding_child
     try:
         asker = onnx_embedder(model_dir, tmp_path, question_board=board.path)
         asker.gate.board.publish(0, 0)  # what the embedding child does at start
-        indexer = onnx_embedder(model_dir, tmp_path, question_board=board.path, local_batch=4,
-                                local_floor_questions=3, local_floor_ms=600_000)
+        indexer = onnx_embedder(
+            model_dir,
+            tmp_path,
+            question_board=board.path,
+            local_batch=4,
+            local_floor_questions=3,
+            local_floor_ms=600_000,
+        )
         await asker.embed_questions(["warm up"])
         await indexer.embed(["warm up"])
         log: list = []
@@ -429,8 +448,9 @@ async def test_the_first_int8_start_logs_no_quantizer_advice(model_dir, tmp_path
     """The int8 model is made on a server's first start, in the embedding child: onnxruntime's
     quantizer advised on stderr to "run pre-processing before quantization" (the graph built
     here needs none). Its log and stderr carry no such line, and the int8 vectors come out."""
-    embedder = make_embedder(Settings(embedder="local", local_model_dir=str(model_dir), data_dir=tmp_path,
-                                      local_quantize=True))
+    embedder = make_embedder(
+        Settings(embedder="local", local_model_dir=str(model_dir), data_dir=tmp_path, local_quantize=True)
+    )
     assert isinstance(embedder, OnnxChildEmbedder) and embedder.name == "local:tiny-bert-int8"
     try:
         vectors = np.array(await embedder.embed_questions(TEXTS))
@@ -461,8 +481,16 @@ async def test_a_multilingual_model_with_a_sentencepiece_tokenizer_runs_on_onnx(
     model = make_tiny_bert(tmp_path / "tiny-multilingual", multilingual=True)
     embedder = onnx_embedder(model, tmp_path)
     assert embedder.name == "local:tiny-multilingual"
-    texts = ["القطط تحب الوقود", "猫咪喜欢火箭燃料", "ねこ ロケット", "고양이는 로켓", "Кошка и ракета",
-             "cats and the moon", "", "zebra 🦓 é"]
+    texts = [
+        "القطط تحب الوقود",
+        "猫咪喜欢火箭燃料",
+        "ねこ ロケット",
+        "고양이는 로켓",
+        "Кошка и ракета",
+        "cats and the moon",
+        "",
+        "zebra 🦓 é",
+    ]
     vectors = np.array(await embedder.embed(texts))
     assert vectors.shape == (len(texts), 48)
     assert np.abs(vectors - reference_embed(model, texts)).max() < 1e-4
@@ -472,8 +500,9 @@ async def test_a_multilingual_model_with_a_sentencepiece_tokenizer_runs_on_onnx(
 
 # ---------------------------------------------------------------- texts longer than the window
 
-LONG_WORDS = ("the rocket fuel oxygen launch moon orbit space ship crew food water "
-              "cat dog fish milk sun warm sleep engine").split()
+LONG_WORDS = (
+    "the rocket fuel oxygen launch moon orbit space ship crew food water cat dog fish milk sun warm sleep engine"
+).split()
 
 
 async def test_a_text_past_the_window_is_the_mean_of_its_windows(model_dir, tmp_path):
@@ -503,7 +532,7 @@ async def test_texts_within_the_window_are_embedded_as_before(model_dir, tmp_pat
 
 
 async def test_a_window_never_starts_inside_a_word(model_dir, tmp_path):
-    """"moons" is two pieces (moon ##s): a window that would end between them ends before."""
+    """ "moons" is two pieces (moon ##s): a window that would end between them ends before."""
     embedder = onnx_embedder(model_dir, tmp_path)
     await embedder.embed(["warm"])  # loads the model and its windows
     text = " ".join(["sun"] * 13 + ["moons"] + ["fish"] * 10)

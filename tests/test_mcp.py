@@ -22,13 +22,22 @@ import httpx
 import mcp
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
-
 from memorywiki.adapters.install.launch import mcp_server_command
 from memorywiki.client import Config
+
 from tests.polling import wait_indexed
 
-TOOLS = {"recall", "capture", "read_doc", "update_doc", "doc_history", "restore_doc", "list_docs", "hub_url",
-         "create_bundle"}
+TOOLS = {
+    "recall",
+    "capture",
+    "read_doc",
+    "update_doc",
+    "doc_history",
+    "restore_doc",
+    "list_docs",
+    "hub_url",
+    "create_bundle",
+}
 
 NOTES = """## Context
 
@@ -72,11 +81,11 @@ class StdioMcp:
                 self._stop = asyncio.Event()
                 self._ready.set()
                 await self._stop.wait()
-        except BaseException as exc:  # noqa: BLE001 - reported to the test that waits for it
+        except BaseException as exc:
             self._error = exc
             self._ready.set()
 
-    def start(self) -> "StdioMcp":
+    def start(self) -> StdioMcp:
         self._thread.start()
         self._ready.wait(120)
         if self._error is not None or not self._ready.is_set():
@@ -242,31 +251,44 @@ def test_read_doc_by_url_shows_front_matter_and_version(wiki, mcp_stdio):
 
 def test_update_doc_replaces_one_section_and_keeps_the_rest(wiki, mcp_stdio):
     doc = capture(mcp_stdio, "Hybrid recall design", NOTES)
-    r = mcp_stdio.call("update_doc", {"doc": doc["id"], "section": "Decision",
-                                      "markdown": "Use RRF with k = 60 (decided again).",
-                                      "expected_version": doc["version"]})
+    r = mcp_stdio.call(
+        "update_doc",
+        {
+            "doc": doc["id"],
+            "section": "Decision",
+            "markdown": "Use RRF with k = 60 (decided again).",
+            "expected_version": doc["version"],
+        },
+    )
     assert r.structured_content["version"] == doc["version"] + 1
     new = mcp_stdio.call("read_doc", {"doc": doc["id"]}).structured_content["markdown"]
     assert new == NOTES.replace(
         "Use reciprocal rank fusion of BM25 and cosine similarity; the zebra-quokka constant is 60.",
-        "Use RRF with k = 60 (decided again).")
+        "Use RRF with k = 60 (decided again).",
+    )
 
 
 def test_update_doc_refuses_a_stale_version(wiki, mcp_stdio):
     doc = capture(mcp_stdio, "Hybrid recall design", NOTES)
     mcp_stdio.call("update_doc", {"doc": doc["id"], "title": "Renamed"})  # the version moves on
-    r = mcp_stdio.call("update_doc", {"doc": doc["id"], "markdown": "# gone\n", "expected_version": doc["version"]},
-                       ok=False)
+    r = mcp_stdio.call(
+        "update_doc", {"doc": doc["id"], "markdown": "# gone\n", "expected_version": doc["version"]}, ok=False
+    )
     assert "version conflict" in text(r)
-    r = mcp_stdio.call("update_doc", {"doc": doc["id"], "section": "Decision", "markdown": "x",
-                                      "expected_version": doc["version"]}, ok=False)
+    r = mcp_stdio.call(
+        "update_doc",
+        {"doc": doc["id"], "section": "Decision", "markdown": "x", "expected_version": doc["version"]},
+        ok=False,
+    )
     assert "version conflict" in text(r)
     assert mcp_stdio.call("read_doc", {"doc": doc["id"]}).structured_content["markdown"] == NOTES
 
 
 def test_update_doc_round_trips_read_doc_output(wiki, mcp_stdio):
     doc = capture(mcp_stdio, "Hybrid recall design", NOTES)
-    edited = text(mcp_stdio.call("read_doc", {"doc": doc["id"]})).replace("Whether to prune", "Whether and when to prune")
+    edited = text(mcp_stdio.call("read_doc", {"doc": doc["id"]})).replace(
+        "Whether to prune", "Whether and when to prune"
+    )
     mcp_stdio.call("update_doc", {"doc": doc["id"], "markdown": edited})
     after = mcp_stdio.call("read_doc", {"doc": doc["id"]}).structured_content
     assert after["markdown"].startswith("## Context")  # read_doc's front matter is dropped
@@ -293,8 +315,12 @@ def test_update_doc_without_a_token_says_none_is_configured(wiki, mcp_stdio):
 def test_list_docs(wiki, mcp_stdio):
     first = capture(mcp_stdio, "Hybrid recall design", NOTES)
     second = capture(mcp_stdio, "Grocery list", "## Items\n\nApples.\n")
-    draft = httpx.post(f"{wiki.base}/api/docs", headers={"Authorization": f"Bearer {wiki.owner_token}"}, json={
-        "hub": wiki.slug, "title": "Unsent letter", "markdown": "Not yet.", "is_draft": True}, timeout=10).json()
+    draft = httpx.post(
+        f"{wiki.base}/api/docs",
+        headers={"Authorization": f"Bearer {wiki.owner_token}"},
+        json={"hub": wiki.slug, "title": "Unsent letter", "markdown": "Not yet.", "is_draft": True},
+        timeout=10,
+    ).json()
     r = mcp_stdio.call("list_docs", {})  # the server holds the owner token: the owner's view
     assert {d["id"] for d in r.structured_content["docs"]} == {first["id"], second["id"], draft["id"]}
     assert first["url"] in text(r) and "Unsent letter [draft]" in text(r)
@@ -310,8 +336,10 @@ def test_hub_url(wiki, mcp_stdio):
 def test_create_bundle(wiki, mcp_stdio):
     first = capture(mcp_stdio, "Hybrid recall design", NOTES)
     second = capture(mcp_stdio, "Grocery list", "## Items\n\nApples.\n")
-    r = mcp_stdio.call("create_bundle", {"title": "Recall design", "doc_ids": [first["url"], second["id"]],
-                                         "description": "How recall works"})
+    r = mcp_stdio.call(
+        "create_bundle",
+        {"title": "Recall design", "doc_ids": [first["url"], second["id"]], "description": "How recall works"},
+    )
     bundle_url = r.structured_content["url"]
     assert bundle_url.startswith(wiki.base) and bundle_url in text(r)
     hub = httpx.get(f"{wiki.base}/api/hub/{wiki.slug}", timeout=10).json()
@@ -346,14 +374,18 @@ def test_unknown_doc_resource_is_an_mcp_error(wiki, mcp_stdio):
 # ---- errors: tool errors with the server's message, and the session lives on -----------
 
 
-@pytest.mark.parametrize("name,args,words", [
-    ("read_doc", {"doc": "zzzzzzzzzz"}, ["404", "not found"]),
-    ("recall", {"question": "x", "hub": "no-such-hub-x1"}, ["does not exist"]),
-    ("recall", {"question": "x", "k": 0}, []),
-    ("create_bundle", {"title": "bad", "doc_ids": ["zzzzzzzzzz"]}, ["not a doc of this hub"]),
-    ("capture", {"title": "t", "markdown": "hello", "hub": "someone-elses"}, ["hub"]),
-    ("capture", {"title": "t", "markdown": "hel\x00lo"}, ["'markdown' must not contain NUL characters"]),
-], ids=["unknown-doc", "unknown-hub", "k-out-of-range", "bundle-of-unknown-doc", "foreign-hub", "nul"])
+@pytest.mark.parametrize(
+    "name,args,words",
+    [
+        ("read_doc", {"doc": "zzzzzzzzzz"}, ["404", "not found"]),
+        ("recall", {"question": "x", "hub": "no-such-hub-x1"}, ["does not exist"]),
+        ("recall", {"question": "x", "k": 0}, []),
+        ("create_bundle", {"title": "bad", "doc_ids": ["zzzzzzzzzz"]}, ["not a doc of this hub"]),
+        ("capture", {"title": "t", "markdown": "hello", "hub": "someone-elses"}, ["hub"]),
+        ("capture", {"title": "t", "markdown": "hel\x00lo"}, ["'markdown' must not contain NUL characters"]),
+    ],
+    ids=["unknown-doc", "unknown-hub", "k-out-of-range", "bundle-of-unknown-doc", "foreign-hub", "nul"],
+)
 def test_errors_are_tool_errors(wiki, mcp_stdio, name, args, words):
     r = mcp_stdio.call(name, args, ok=False)
     for word in words:
@@ -367,8 +399,12 @@ def test_server_down_is_a_tool_error(mcp_stdio):
     cfg = Config.load(mcp_stdio.config)
     cfg.set_default_hub("somehub")
     cfg.save()
-    for name, args in [("recall", {"question": "anything"}), ("capture", {"title": "t", "markdown": "m"}),
-                       ("read_doc", {"doc": "abcdefabcd"}), ("list_docs", {})]:
+    for name, args in [
+        ("recall", {"question": "anything"}),
+        ("capture", {"title": "t", "markdown": "m"}),
+        ("read_doc", {"doc": "abcdefabcd"}),
+        ("list_docs", {}),
+    ]:
         r = mcp_stdio.call(name, args, ok=False)
         assert "not running" in text(r) and base in text(r), text(r)
     assert len(mcp_stdio.run(lambda s: s.list_tools()).tools) >= len(TOOLS)
@@ -398,8 +434,19 @@ async def mcp_http(live_server, tmp_path, token: str):
     for name in ("MEMORYWIKI_TOKEN", "MEMORYWIKI_HUB", "MEMORYWIKI_URL", "MEMORYWIKI_MCP_TOKEN"):
         env.pop(name, None)
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "memorywiki.cli", "mcp", "--http", "--port", str(port), "--token", token, env=env,
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+        sys.executable,
+        "-m",
+        "memorywiki.cli",
+        "mcp",
+        "--http",
+        "--port",
+        str(port),
+        "--token",
+        token,
+        env=env,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -416,7 +463,7 @@ async def mcp_http(live_server, tmp_path, token: str):
         proc.terminate()
         try:
             await asyncio.wait_for(proc.wait(), 10)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             proc.kill()
             await proc.wait()
 
@@ -447,9 +494,12 @@ async def test_mcp_http_writes_need_the_token(live_server, tmp_path):
             tools = (await c.list_tools()).tools
             writers = {t.name for t in tools if not (t.annotations and t.annotations.read_only_hint)}
             assert writers == {"capture", "update_doc", "restore_doc", "create_bundle"}
-            for name, args in [("capture", page), ("update_doc", {"doc": "zzzzzzzzzz", "markdown": "x"}),
-                               ("restore_doc", {"doc": "zzzzzzzzzz", "version": 1}),
-                               ("create_bundle", {"title": "B", "doc_ids": ["zzzzzzzzzz"]})]:
+            for name, args in [
+                ("capture", page),
+                ("update_doc", {"doc": "zzzzzzzzzz", "markdown": "x"}),
+                ("restore_doc", {"doc": "zzzzzzzzzz", "version": 1}),
+                ("create_bundle", {"title": "B", "doc_ids": ["zzzzzzzzzz"]}),
+            ]:
                 r = await c.call_tool(name, args)
                 assert r.is_error and "Authorization: Bearer <token>" in text(r), (name, text(r))
             r = await c.call_tool("list_docs", {})
@@ -464,9 +514,16 @@ async def test_mcp_http_writes_need_the_token(live_server, tmp_path):
 
 
 async def test_mcp_http_refuses_dns_rebinding(live_server, tmp_path):
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                       "clientInfo": {"name": "probe", "version": "1"}}}
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "probe", "version": "1"},
+        },
+    }
     headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
     async with mcp_http(live_server, tmp_path, "tok-" + uuid.uuid4().hex) as srv:
         async with httpx.AsyncClient(timeout=10) as http:

@@ -40,8 +40,13 @@ def test_a_member_writes_with_their_own_token_and_is_named_in_every_version(clie
 
     versions = client.get(f"/api/docs/{doc_id}/versions", headers=bob).json()["versions"]
     assert [(v["action"], v["via"]) for v in reversed(versions)] == [
-        ("create", "member:bob"), ("edit", "owner"), ("edit", "member:bob"), ("restore", "member:bob"),
-        ("delete", "member:bob"), ("restore", "member:bob")]
+        ("create", "member:bob"),
+        ("edit", "owner"),
+        ("edit", "member:bob"),
+        ("restore", "member:bob"),
+        ("delete", "member:bob"),
+        ("restore", "member:bob"),
+    ]
     page = client.get(f"/{doc_id}/history", headers={"Accept": "text/html"})
     assert page.status_code == 200 and "member bob" in page.text and "the hub&#39;s owner" in page.text
     twin = client.get(f"/{doc_id}/history.md").text
@@ -58,14 +63,18 @@ def test_a_member_cannot_manage_the_hub(client, hub):
     assert client.get("/api/hub/team", headers=bob).json()["view"] == "public"
     page = client.get("/hub/team/signin", headers={"Accept": "text/html"})
     csrf = page.text.split('name="csrf-token" content="', 1)[1].split('"', 1)[0]
-    signin = client.post("/api/hub/team/session", json={"token": bob["Authorization"][7:]},
-                         headers={"X-CSRF-Token": csrf})
+    signin = client.post(
+        "/api/hub/team/session", json={"token": bob["Authorization"][7:]}, headers={"X-CSRF-Token": csrf}
+    )
     assert signin.status_code == 403 and signin.json()["error"]["code"] == "wrong_token"
     # and a member of one hub writes nothing into another
     other = client.post("/api/hubs", json={"slug": "other"}).json()["owner_token"]
-    theirs = client.post("/api/docs", json={"hub": "other", "title": "T", "markdown": "x"},
-                         headers={"Authorization": f"Bearer {other}"}).json()
-    assert client.post("/api/docs", json={"hub": "other", "title": "T", "markdown": "x"}, headers=bob).status_code == 403
+    theirs = client.post(
+        "/api/docs", json={"hub": "other", "title": "T", "markdown": "x"}, headers={"Authorization": f"Bearer {other}"}
+    ).json()
+    assert (
+        client.post("/api/docs", json={"hub": "other", "title": "T", "markdown": "x"}, headers=bob).status_code == 403
+    )
     assert client.patch(f"/api/docs/{theirs['id']}", json={"markdown": "y"}, headers=bob).status_code == 403
 
 

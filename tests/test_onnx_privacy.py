@@ -15,8 +15,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.polling import wait_until
 from tests.device_id import assert_onnxruntime_writes_a_device_id, files_under, fresh_home, user_env
+from tests.polling import wait_until
 from tests.processes import Server
 from tests.tiny_bert import make_tiny_bert
 
@@ -45,9 +45,16 @@ def test_a_server_on_the_onnx_embedder_leaves_no_device_id(database_url, tmp_pat
     model = make_tiny_bert(tmp_path / "tiny-bert")
     assert_onnxruntime_writes_a_device_id(tmp_path)
     home = fresh_home(tmp_path)
-    env = {**user_env(), "HOME": str(home), "DATABASE_URL": database_url, "MEMORYWIKI_EMBEDDER": "local",
-           "MEMORYWIKI_LOCAL_BACKEND": "onnx", "MEMORYWIKI_LOCAL_MODEL": str(model),
-           "MEMORYWIKI_DATA_DIR": str(tmp_path / "data"), "MEMORYWIKI_CURATION": "off"}
+    env = {
+        **user_env(),
+        "HOME": str(home),
+        "DATABASE_URL": database_url,
+        "MEMORYWIKI_EMBEDDER": "local",
+        "MEMORYWIKI_LOCAL_BACKEND": "onnx",
+        "MEMORYWIKI_LOCAL_MODEL": str(model),
+        "MEMORYWIKI_DATA_DIR": str(tmp_path / "data"),
+        "MEMORYWIKI_CURATION": "off",
+    }
     server = Server(env, tmp_path / "serve.log")
     base = server.url
     try:

@@ -12,23 +12,28 @@ import re
 
 import pytest
 from jsonschema import Draft202012Validator
+from memorywiki.server.app import create_app
+from memorywiki.server.web.openapi import undocumented
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 from starlette.routing import Route
 
-from memorywiki.server.app import create_app
-from memorywiki.server.web.openapi import undocumented
-
 
 def _router_operations(app) -> set[tuple[str, str]]:
-    return {(method.lower(), route.path) for route in app.routes if isinstance(route, Route)
-            for method in route.methods or () if method != "HEAD"}
+    return {
+        (method.lower(), route.path)
+        for route in app.routes
+        if isinstance(route, Route)
+        for method in route.methods or ()
+        if method != "HEAD"
+    }
 
 
 def test_every_route_is_in_the_document_and_nothing_else(client):
     app = create_app()
     assert undocumented(app.routes) == [], (
-        "decorate these endpoints with @operation (server/web/openapi.py), beside the route")
+        "decorate these endpoints with @operation (server/web/openapi.py), beside the route"
+    )
     spec = client.get("/openapi.json").json()
     assert spec["openapi"].startswith("3.1")
     documented = {(method, path) for path, methods in spec["paths"].items() for method in methods}
@@ -59,10 +64,14 @@ def test_the_document_is_valid_openapi_3_1(client):
 def world(client):
     r = client.post("/api/hubs", json={"slug": "main"})
     owner = {"Authorization": f"Bearer {r.json()['owner_token']}"}
-    doc = client.post("/api/docs", json={"title": "Kept", "markdown": "narwhal tusk\n", "hub": "main",
-                                         "allowed_emails": ["a@b.co"]}, headers=owner).json()
-    bundle = client.post("/api/bundles", json={"hub": "main", "title": "B", "doc_ids": [doc["id"]]},
-                         headers=owner).json()
+    doc = client.post(
+        "/api/docs",
+        json={"title": "Kept", "markdown": "narwhal tusk\n", "hub": "main", "allowed_emails": ["a@b.co"]},
+        headers=owner,
+    ).json()
+    bundle = client.post(
+        "/api/bundles", json={"hub": "main", "title": "B", "doc_ids": [doc["id"]]}, headers=owner
+    ).json()
     return {"owner": owner, "doc": doc["id"], "bundle": bundle["id"]}
 
 
@@ -84,8 +93,12 @@ def test_json_body_schemas_list_exactly_the_fields_each_route_accepts(client, wo
             body = op.get("requestBody", {}).get("content", {}).get("application/json")
             if body is None:
                 continue
-            r = client.request(method.upper(), _fill(path, world), json={"zz_not_a_field": 1},
-                               headers={**world["owner"], "X-CSRF-Token": csrf})
+            r = client.request(
+                method.upper(),
+                _fill(path, world),
+                json={"zz_not_a_field": 1},
+                headers={**world["owner"], "X-CSRF-Token": csrf},
+            )
             assert r.status_code == 400 and r.json()["error"]["code"] == "unknown_field", (method, path, r.text)
             schema = body["schema"]
             assert set(r.json()["error"]["accepted"]) == set(schema["properties"]), (method, path)
@@ -96,8 +109,10 @@ def test_json_body_schemas_list_exactly_the_fields_each_route_accepts(client, wo
 
 def _validator(spec: dict, path: str, method: str, status: int, media_type: str) -> Draft202012Validator:
     registry = Registry().with_resource("urn:mw", Resource.from_contents(spec, default_specification=DRAFT202012))
-    pointer = "/".join(part.replace("~", "~0").replace("/", "~1")
-                       for part in ("paths", path, method, "responses", str(status), "content", media_type, "schema"))
+    pointer = "/".join(
+        part.replace("~", "~0").replace("/", "~1")
+        for part in ("paths", path, method, "responses", str(status), "content", media_type, "schema")
+    )
     return Draft202012Validator({"$ref": f"urn:mw#/{pointer}"}, registry=registry)
 
 
@@ -137,8 +152,9 @@ def test_real_answers_fit_their_documented_schemas(client, world):
         r = client.request(method.upper(), url, json=body, headers=headers)
         documented = spec["paths"][template][method]["responses"]
         assert str(r.status_code) in documented, (method, url, r.status_code)
-        errors = sorted(_validator(spec, template, method, r.status_code, "application/json").iter_errors(r.json()),
-                        key=str)
+        errors = sorted(
+            _validator(spec, template, method, r.status_code, "application/json").iter_errors(r.json()), key=str
+        )
         assert not errors, (method, url, [e.message for e in errors])
 
 
@@ -148,16 +164,20 @@ def test_rate_limit_and_csrf_refusals_are_documented_where_they_happen(make_clie
     client = make_client(rate_token_failures="2/minute")
     spec = client.get("/openapi.json").json()
     owner = client.post("/api/hubs", json={"slug": "limits"}).json()["owner_token"]
-    doc = client.post("/api/docs", json={"hub": "limits", "markdown": "# Held\n\ntext\n", "is_draft": True},
-                      headers={"Authorization": f"Bearer {owner}"}).json()["id"]
+    doc = client.post(
+        "/api/docs",
+        json={"hub": "limits", "markdown": "# Held\n\ntext\n", "is_draft": True},
+        headers={"Authorization": f"Bearer {owner}"},
+    ).json()["id"]
     wrong = {"Authorization": "Bearer mwe_wrong"}
     statuses = [client.get(f"/api/docs/{doc}/versions", headers=wrong).status_code for _ in range(3)]
     assert statuses[-1] == 429, statuses
     limited = client.post(f"/api/docs/{doc}/restore", json={"version": 1}, headers=wrong)
     assert limited.status_code == 429 and limited.headers["retry-after"]
-    for template, method, r in [("/api/docs/{doc_id}/versions", "get", client.get(f"/api/docs/{doc}/versions",
-                                                                                     headers=wrong)),
-                                ("/api/docs/{doc_id}/restore", "post", limited)]:
+    for template, method, r in [
+        ("/api/docs/{doc_id}/versions", "get", client.get(f"/api/docs/{doc}/versions", headers=wrong)),
+        ("/api/docs/{doc_id}/restore", "post", limited),
+    ]:
         documented = spec["paths"][template][method]["responses"]
         assert str(r.status_code) in documented and "Retry-After" in documented["429"]["headers"]
         assert not list(_validator(spec, template, method, 429, "application/json").iter_errors(r.json()))

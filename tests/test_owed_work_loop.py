@@ -7,7 +7,6 @@ import logging
 import time
 
 import psycopg
-
 from memorywiki.server.indexing.loop import OwedWork
 
 
@@ -46,8 +45,9 @@ async def test_outages_back_off_doubling_and_a_wake_up_does_not_cut_the_wait(cap
     await asyncio.wait_for(task, 1)
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 2  # the 1st and 2nd failure in a row; the 3rd is not logged
-    assert warnings[0] == ("database unavailable (failed try 1 in a row), work stays owed; next try in 0 s: "
-                           "connection refused")
+    assert warnings[0] == (
+        "database unavailable (failed try 1 in a row), work stays owed; next try in 0 s: connection refused"
+    )
     assert any(r.getMessage() == "scripted resumed after 3 failed tries" for r in caplog.records)
 
 

@@ -44,9 +44,11 @@ def make_hub(live_server, slug: str, pages: dict[str, dict] | None = None) -> di
         owner = {"Authorization": f"Bearer {token}"}
         ids = {}
         for title, extra in (pages or {}).items():
-            r = http.post("/api/docs", headers=owner, json={"hub": slug, "title": title,
-                                                           "markdown": extra.pop("markdown", f"About {title}."),
-                                                           **extra})
+            r = http.post(
+                "/api/docs",
+                headers=owner,
+                json={"hub": slug, "title": title, "markdown": extra.pop("markdown", f"About {title}."), **extra},
+            )
             assert r.status_code == 201, r.text
             ids[title] = r.json()["id"]
     return {"slug": slug, "token": token, "owner": owner, "ids": ids}
@@ -136,9 +138,16 @@ def screenshots(tmp_path) -> Path:
 
 
 def test_the_owner_sees_every_page_deletes_undeletes_and_sets_the_hub(tab, live_server, screenshots):
-    hub = make_hub(live_server, "notes", {
-        "Reading list": {}, "Half-written essay": {"is_draft": True}, "Diary": {"password": "pw"},
-        "Team plan": {"allowed_emails": ["ann@example.com", "bob@example.com"]}})
+    hub = make_hub(
+        live_server,
+        "notes",
+        {
+            "Reading list": {},
+            "Half-written essay": {"is_draft": True},
+            "Diary": {"password": "pw"},
+            "Team plan": {"allowed_emails": ["ann@example.com", "bob@example.com"]},
+        },
+    )
     stranger = tab()
     stranger.page.goto("/hub/notes")
     seen = stranger.page.content()
@@ -147,7 +156,12 @@ def test_the_owner_sees_every_page_deletes_undeletes_and_sets_the_hub(tab, live_
     t = signed_in(tab, hub)
     pages = t.page.locator("ul.pages")
     badges = {li.locator(".title").inner_text(): li.locator(".badge").inner_text() for li in pages.locator("li").all()}
-    assert badges == {"Reading list": "public", "Half-written essay": "draft", "Diary": "password", "Team plan": "people"}
+    assert badges == {
+        "Reading list": "public",
+        "Half-written essay": "draft",
+        "Diary": "password",
+        "Team plan": "people",
+    }
     assert "Shared with ann@example.com, bob@example.com" in pages.inner_text()
 
     t.page.get_by_label("Description").fill("What I read and write")
@@ -162,8 +176,10 @@ def test_the_owner_sees_every_page_deletes_undeletes_and_sets_the_hub(tab, live_
     trash = t.page.locator("section.trash")
     assert "Half-written essay" in titles(trash) and "Half-written essay" not in titles(pages)
     t.page.screenshot(path=str(screenshots / "owner-hub.png"), full_page=True)
-    assert httpx.get(f"{live_server.url}/api/hub/notes/trash", headers=hub["owner"]).json()["docs"][0]["id"] == \
-        hub["ids"]["Half-written essay"]
+    assert (
+        httpx.get(f"{live_server.url}/api/hub/notes/trash", headers=hub["owner"]).json()["docs"][0]["id"]
+        == hub["ids"]["Half-written essay"]
+    )
     with t.page.expect_navigation():
         trash.get_by_role("button", name="Undelete Half-written essay").click()
     assert "Half-written essay" in titles(pages) and "The trash is empty" in trash.inner_text()
@@ -203,7 +219,11 @@ def test_a_bundle_made_and_reordered_in_the_editor(tab, live_server, screenshots
         t.page.get_by_role("button", name="Add", exact=True).click()
     members = t.page.locator("[data-mw=members]")
     t.page.get_by_role("button", name="Move up: Private notes").click()
-    assert [m.strip() for m in members.locator(".member-title").all_inner_texts()] == ["Vacuum", "Private notes", "Indexes"]
+    assert [m.strip() for m in members.locator(".member-title").all_inner_texts()] == [
+        "Vacuum",
+        "Private notes",
+        "Indexes",
+    ]
     t.page.get_by_role("button", name="Save bundle").click()
     status = t.page.locator("[data-mw=bundle-status]")
     wait_until(lambda: status.inner_text() == "Saved", "the bundle to be saved")
@@ -214,7 +234,11 @@ def test_a_bundle_made_and_reordered_in_the_editor(tab, live_server, screenshots
     t.page.screenshot(path=str(screenshots / "bundle-editor.png"), full_page=True)
 
     t.page.reload()  # the saved order, the private member included, is what the editor shows
-    assert [m.strip() for m in members.locator(".member-title").all_inner_texts()] == ["Vacuum", "Private notes", "Indexes"]
+    assert [m.strip() for m in members.locator(".member-title").all_inner_texts()] == [
+        "Vacuum",
+        "Private notes",
+        "Indexes",
+    ]
     t.page.get_by_role("button", name="Move down: Vacuum").click()
     t.page.get_by_role("button", name="Move down: Vacuum").click()
     t.page.get_by_role("button", name="Save bundle").click()
@@ -264,8 +288,9 @@ def test_a_chat_export_dropped_is_imported_with_progress(tab, live_server):
         archive.writestr("conversations.json", json.dumps(conversations))
     t = signed_in(tab, hub)
     with t.page.expect_response("**/api/import/chatgpt") as answer:
-        t.page.locator("[data-mw=import-file]").set_input_files(files=[{
-            "name": "chatgpt-export.zip", "mimeType": "application/zip", "buffer": export.getvalue()}])
+        t.page.locator("[data-mw=import-file]").set_input_files(
+            files=[{"name": "chatgpt-export.zip", "mimeType": "application/zip", "buffer": export.getvalue()}]
+        )
     status = t.page.locator("[data-mw=import-status]")
     wait_until(lambda: "Imported into chats: 4 new" in status.inner_text(), "the import to finish", timeout=60)
     progress = t.page.locator("[data-mw=import-progress]")
@@ -274,8 +299,9 @@ def test_a_chat_export_dropped_is_imported_with_progress(tab, live_server):
     assert lines[0] == {"total": 4} and [line.get("done") for line in lines[1:-1]] == [1, 2, 3, 4]
     assert httpx.get(f"{live_server.url}/api/hub/chats").json()["total_docs"] == 4
     # a file that is no export: a clear message, nothing imported
-    t.page.locator("[data-mw=import-file]").set_input_files(files=[{
-        "name": "holiday.zip", "mimeType": "application/zip", "buffer": b"PK\x03\x04 not really a zip"}])
+    t.page.locator("[data-mw=import-file]").set_input_files(
+        files=[{"name": "holiday.zip", "mimeType": "application/zip", "buffer": b"PK\x03\x04 not really a zip"}]
+    )
     wait_until(lambda: status.inner_text().startswith("Not imported:"), "the refusal")
     assert httpx.get(f"{live_server.url}/api/hub/chats").json()["total_docs"] == 4
 

@@ -12,12 +12,15 @@ from pathlib import Path
 
 import psycopg
 import pytest
-
 from memorywiki.server.web.sessions import COOKIE
 
 FIXTURES = Path(__file__).parent / "data" / "fixtures"
-KINDS = {"public": {}, "draft": {"is_draft": True}, "password": {"password": "pw"},
-         "people": {"allowed_emails": ["ann@example.com"]}}
+KINDS = {
+    "public": {},
+    "draft": {"is_draft": True},
+    "password": {"password": "pw"},
+    "people": {"allowed_emails": ["ann@example.com"]},
+}
 
 
 @pytest.fixture
@@ -26,8 +29,11 @@ def hub(client):
     owner = {"Authorization": f"Bearer {token}"}
     docs = {}
     for kind, extra in KINDS.items():
-        r = client.post("/api/docs", json={"hub": "mine", "title": f"The {kind} page", "markdown": f"About {kind}.",
-                                           **extra}, headers=owner)
+        r = client.post(
+            "/api/docs",
+            json={"hub": "mine", "title": f"The {kind} page", "markdown": f"About {kind}.", **extra},
+            headers=owner,
+        )
         assert r.status_code == 201, r.text
         docs[kind] = r.json()
     return {"token": token, "owner": owner, "docs": docs}
@@ -52,14 +58,16 @@ def use_cookie(client, value: str) -> None:
 
 def session_row(settings, **where) -> list[tuple]:
     with psycopg.connect(settings.database_url) as conn:
-        return conn.execute("SELECT kind, revoked_at IS NULL, expires_at > now() FROM sessions ORDER BY created_at"
-                            ).fetchall()
+        return conn.execute(
+            "SELECT kind, revoked_at IS NULL, expires_at > now() FROM sessions ORDER BY created_at"
+        ).fetchall()
 
 
 def test_the_owner_token_lists_every_live_page_with_its_visibility(client, hub):
     client.delete(f"/api/docs/{hub['docs']['public']['id']}", headers=hub["owner"])
-    kept = client.post("/api/docs", json={"hub": "mine", "title": "Kept", "markdown": "Still here."},
-                       headers=hub["owner"]).json()
+    kept = client.post(
+        "/api/docs", json={"hub": "mine", "title": "Kept", "markdown": "Still here."}, headers=hub["owner"]
+    ).json()
     owned = client.get("/api/hub/mine", headers=hub["owner"])
     assert owned.status_code == 200 and owned.json()["view"] == "owner"
     assert owned.headers["cache-control"] == "private, no-store"
@@ -99,7 +107,10 @@ def test_trash_and_undelete(client, hub):
     assert client.get("/api/hub/mine/trash", headers=hub["owner"]).json()["docs"] == []
     versions = client.get(f"/api/docs/{draft['id']}/versions", headers=hub["owner"]).json()["versions"]
     assert [(v["version"], v["action"], v["deleted"]) for v in versions] == [
-        (3, "restore", False), (2, "delete", True), (1, "create", False)]
+        (3, "restore", False),
+        (2, "delete", True),
+        (1, "create", False),
+    ]
     r = client.post(f"/api/docs/{draft['id']}/undelete", headers=hub["owner"])
     assert r.status_code == 409 and r.json()["error"]["code"] == "not_deleted"
     assert client.post("/api/docs/zzzzzzzzzz/undelete", headers=hub["owner"]).status_code == 404
@@ -150,10 +161,13 @@ def test_sign_in_is_always_csrf_checked_and_refuses_wrong_tokens(client, hub):
     r = client.post("/api/hub/mine/session", json={"token": hub["token"]}, headers=hub["owner"])
     assert r.status_code == 403 and r.json()["error"]["code"] == "csrf_failed"  # a header credential is no pass here
     token = csrf(client)
-    for body, status, code in [({"token": "mwo_wrong"}, 403, "wrong_token"),
-                               ({"token": hub["token"][:-1]}, 403, "wrong_token"),
-                               ({"token": ""}, 400, "invalid_field"), ({}, 400, "missing_field"),
-                               ({"token": hub["token"], "hub": "x"}, 400, "unknown_field")]:
+    for body, status, code in [
+        ({"token": "mwo_wrong"}, 403, "wrong_token"),
+        ({"token": hub["token"][:-1]}, 403, "wrong_token"),
+        ({"token": ""}, 400, "invalid_field"),
+        ({}, 400, "missing_field"),
+        ({"token": hub["token"], "hub": "x"}, 400, "unknown_field"),
+    ]:
         r = client.post("/api/hub/mine/session", json=body, headers={"X-CSRF-Token": token})
         assert (r.status_code, r.json()["error"]["code"]) == (status, code), (body, r.text)
         assert "set-cookie" not in {k.lower() for k in r.headers}
@@ -183,8 +197,11 @@ def test_sign_out_then_a_replayed_cookie_is_refused(client, hub, settings):
     assert client.get(f"/api/docs/{draft}").status_code == 404
     assert client.get(f"/{draft}", headers={"Accept": "text/html"}).status_code == 404
     token = csrf(client)
-    for method, url, body in [("PATCH", "/api/hub/mine", {"listed": True}), ("DELETE", f"/api/docs/{draft}", None),
-                              ("GET", "/api/hub/mine/trash", None)]:
+    for method, url, body in [
+        ("PATCH", "/api/hub/mine", {"listed": True}),
+        ("DELETE", f"/api/docs/{draft}", None),
+        ("GET", "/api/hub/mine/trash", None),
+    ]:
         r = client.request(method, url, json=body, headers={"X-CSRF-Token": token})
         assert r.status_code == 401 and r.json()["error"]["code"] == "session_ended", (method, url, r.text)
         assert "was signed out" in r.json()["error"]["message"] and "/hub/mine/signin" in r.json()["error"]["message"]
@@ -232,8 +249,11 @@ def test_one_browser_signed_in_to_two_hubs(client, hub):
     assert client.get("/api/hub/theirs").json()["view"] == "public"
     assert client.get("/api/hub/mine").json()["view"] == "owner"  # still signed in to the other one
     # owning one hub's session is no key to another's pages
-    theirs = client.post("/api/docs", json={"hub": "theirs", "title": "T", "markdown": "Their draft.", "is_draft": True},
-                         headers={"Authorization": f"Bearer {other}"}).json()
+    theirs = client.post(
+        "/api/docs",
+        json={"hub": "theirs", "title": "T", "markdown": "Their draft.", "is_draft": True},
+        headers={"Authorization": f"Bearer {other}"},
+    ).json()
     assert client.get(f"/api/docs/{theirs['id']}").status_code == 404
     r = client.delete(f"/api/docs/{theirs['id']}", headers={"X-CSRF-Token": csrf(client)})
     assert r.status_code == 401 and r.json()["error"]["code"] == "unauthorized"  # signing out took it off the cookie
@@ -271,8 +291,12 @@ def test_an_import_streams_its_progress(client, hub):
         c["title"] = f"Conversation {i}"
         conversations.append(c)
     ndjson = {**hub["owner"], "Accept": "application/x-ndjson"}
-    r = client.post("/api/import/chatgpt", files={"file": ("export.zip", _export(conversations))},
-                    data={"hub": "mine"}, headers=ndjson)
+    r = client.post(
+        "/api/import/chatgpt",
+        files={"file": ("export.zip", _export(conversations))},
+        data={"hub": "mine"},
+        headers=ndjson,
+    )
     assert r.status_code == 200 and r.headers["content-type"].startswith("application/x-ndjson")
     lines = [json.loads(line) for line in r.text.splitlines()]
     assert lines[0] == {"total": 3}
@@ -281,9 +305,14 @@ def test_an_import_streams_its_progress(client, hub):
     assert (result["created"], len(result["docs"])) == (3, 3)
     assert client.get("/api/hub/mine", headers=hub["owner"]).json()["total_docs"] == 7
     # failures before the first line keep their status: nothing was saved
-    for files, headers, status in [({"file": ("export.zip", b"not a zip at all")}, ndjson, 422),
-                                   ({"file": ("export.zip", _export(conversations))},
-                                    {"Authorization": "Bearer mwo_wrong", "Accept": "application/x-ndjson"}, 403)]:
+    for files, headers, status in [
+        ({"file": ("export.zip", b"not a zip at all")}, ndjson, 422),
+        (
+            {"file": ("export.zip", _export(conversations))},
+            {"Authorization": "Bearer mwo_wrong", "Accept": "application/x-ndjson"},
+            403,
+        ),
+    ]:
         r = client.post("/api/import/chatgpt", files=files, data={"hub": "mine"}, headers=headers)
         assert r.status_code == status and "error" in r.json(), r.text
     assert client.get("/api/hub/mine", headers=hub["owner"]).json()["total_docs"] == 7

@@ -29,9 +29,15 @@ def checkout_files() -> list[str]:
     git = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True, text=True)
     if git.returncode == 0 and git.stdout:
         return [name for name in git.stdout.split("\0") if name and (ROOT / name).is_file()]
-    return [p.relative_to(ROOT).as_posix() for p in ROOT.rglob("*")
-            if p.is_file() and not any(part in NOT_SOURCE or part.startswith(".") or part.endswith(".egg-info")
-                                       for part in p.relative_to(ROOT).parts[:-1])]
+    return [
+        p.relative_to(ROOT).as_posix()
+        for p in ROOT.rglob("*")
+        if p.is_file()
+        and not any(
+            part in NOT_SOURCE or part.startswith(".") or part.endswith(".egg-info")
+            for part in p.relative_to(ROOT).parts[:-1]
+        )
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +54,11 @@ def source(tmp_path_factory) -> tuple[Path, list[str]]:
 def build(source, tmp_path_factory) -> tuple[Path, str]:
     copy, _ = source
     out = tmp_path_factory.mktemp("dist")
-    result = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                             "-w", str(out), str(copy)], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", str(out), str(copy)],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     [built] = out.glob("memorywiki-*.whl")
     return built, result.stdout + result.stderr
@@ -85,8 +94,12 @@ def test_wheel_holds_every_package_and_data_file(wheel, source):
     missing = [name for name in shipped if f"memorywiki/{name}" not in names]
     assert not missing, f"not in the wheel (a data file needs its suffix in pyproject's package-data): {missing}"
     # the data the server needs at run time, by name
-    for folder, suffix in (("server/store/migrations", ".sql"), ("server/store/functions", ".sql"),
-                           ("server/templates", ".html"), ("server/static", "")):
+    for folder, suffix in (
+        ("server/store/migrations", ".sql"),
+        ("server/store/functions", ".sql"),
+        ("server/templates", ".html"),
+        ("server/static", ""),
+    ):
         expected = [name for name in files if name.startswith(folder + "/") and name.endswith(suffix)]
         assert all(f"memorywiki/{name}" in names for name in expected), folder
     assert any(name.startswith("memorywiki/server/store/migrations/") for name in names)
@@ -121,7 +134,12 @@ def test_wheel_imports_and_finds_its_files_outside_the_source_tree(wheel, tmp_pa
         "templates.get_template('doc.html');"
         "print('ok')" % str(target)
     )
-    result = subprocess.run([sys.executable, "-S", "-c", code], cwd=tmp_path, capture_output=True, text=True,
-                            env={"PYTHONPATH": f"{target}:{deps}", "PATH": "/usr/bin:/bin"})
+    result = subprocess.run(
+        [sys.executable, "-S", "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": f"{target}:{deps}", "PATH": "/usr/bin:/bin"},
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"

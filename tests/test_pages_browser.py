@@ -35,10 +35,23 @@ HOSTILE = """# Field notes
 
 def _chromium(chromium: str, tmp_path: Path, *args: str) -> str:
     result = subprocess.run(
-        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=2000", *args],
-        capture_output=True, text=True, timeout=60,
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--virtual-time-budget=2000",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     return result.stdout
 
@@ -59,8 +72,10 @@ def test_hostile_markdown_is_inert_in_a_real_browser(chromium, live_server, tmp_
 
 
 def test_password_form_in_a_real_browser(chromium, live_server, tmp_path):
-    doc = httpx.post(f"{live_server.url}/api/docs",
-                     json={"title": "Secret plan", "markdown": "The plan is **bold**.", "password": "hunter2"}).json()
+    doc = httpx.post(
+        f"{live_server.url}/api/docs",
+        json={"title": "Secret plan", "markdown": "The plan is **bold**.", "password": "hunter2"},
+    ).json()
     dom = _chromium(chromium, tmp_path, "--dump-dom", doc["url"])
     assert 'type="password"' in dom and "The plan is" not in dom
 
@@ -75,10 +90,25 @@ def test_unknown_pages_are_a_friendly_page_in_a_real_browser(chromium, live_serv
 def _console(chromium: str, tmp_path: Path, url: str) -> str:
     """Chromium's console (where CSP violations are reported) while it loads `url`."""
     result = subprocess.run(
-        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", f"--user-data-dir={tmp_path / 'console-profile'}",
-         "--enable-logging=stderr", "--v=0", "--virtual-time-budget=2000", "--dump-dom", url],
-        capture_output=True, text=True, timeout=60,
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'console-profile'}",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--virtual-time-budget=2000",
+            "--dump-dom",
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     return result.stderr
 
@@ -110,11 +140,13 @@ def test_no_page_breaks_its_content_security_policy(chromium, live_server, tmp_p
     base = live_server.url
     hub = httpx.post(f"{base}/api/hubs", json={"slug": "csp"}).json()
     owner = {"Authorization": f"Bearer {hub['owner_token']}"}
-    doc = httpx.post(f"{base}/api/docs", json={"title": "Field notes", "markdown": HOSTILE, "hub": "csp"},
-                     headers=owner).json()
+    doc = httpx.post(
+        f"{base}/api/docs", json={"title": "Field notes", "markdown": HOSTILE, "hub": "csp"}, headers=owner
+    ).json()
     locked = httpx.post(f"{base}/api/docs", json={"title": "Vault", "markdown": "x", "password": "pw"}).json()
-    bundle = httpx.post(f"{base}/api/bundles", json={"hub": "csp", "title": "B", "doc_ids": [doc["id"]]},
-                        headers=owner).json()
+    bundle = httpx.post(
+        f"{base}/api/bundles", json={"hub": "csp", "title": "B", "doc_ids": [doc["id"]]}, headers=owner
+    ).json()
     control, server = _inline_style_page()
     try:
         assert "Content Security Policy" in _console(chromium, tmp_path, control)  # the check can see one

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 
 import psycopg
-
 from memorywiki.server.store.db import PUBLIC_ROLE, Database
 
 
@@ -22,8 +21,9 @@ def test_a_connection_dropped_while_idle_is_replaced_before_a_request_gets_it(da
                 with psycopg.connect(database_url, autocommit=True) as admin:  # waits until it is gone
                     assert admin.execute("SELECT pg_terminate_backend(%s, 10000)", (pid,)).fetchone()[0]
                 async with pool.connection() as conn:
-                    row = await (await conn.execute(
-                        "SELECT pg_backend_pid() AS pid, current_user AS who, 1 + 1 AS two")).fetchone()
+                    row = await (
+                        await conn.execute("SELECT pg_backend_pid() AS pid, current_user AS who, 1 + 1 AS two")
+                    ).fetchone()
                 assert row["two"] == 2 and row["pid"] != pid
                 if role:
                     assert row["who"] == role  # the fresh connection is privacy-gated like the old one
@@ -40,6 +40,7 @@ def test_a_public_checkout_asks_the_server_nothing_when_the_connection_is_health
     """Recall checks a connection out of the public pool twice per question: a check query on
     each checkout was two round trips more per recall. The protocol trace of the connection
     (libpq's own) holds the statements the request ran, and nothing else."""
+
     async def run() -> list[str]:
         db = Database(database_url, min_size=1, max_size=1)
         await db.open()

@@ -38,8 +38,7 @@ def world(client):
 
     def create(title, word, link_to=None, **extra):
         body = doc_body(word) + (f"\nSee [the public notes](/{link_to}).\n" if link_to else "")
-        r = client.post("/api/docs", json={"title": title, "markdown": body, "hub": "priv", **extra},
-                        headers=owner)
+        r = client.post("/api/docs", json={"title": title, "markdown": body, "hub": "priv", **extra}, headers=owner)
         assert r.status_code == 201, r.text
         return r.json()
 
@@ -54,9 +53,16 @@ def world(client):
     # three private docs link to the public one: cross-references that must not show (links from
     # a public doc to one made private later: tests/test_web_privacy.py)
     assert client.patch("/api/hub/priv", json={"listed": True}, headers=owner).status_code == 200
-    r = client.post("/api/bundles", json={
-        "hub": "priv", "title": "Everything", "description": "all the animals",
-        "doc_ids": [d["id"] for d in docs.values()]}, headers=owner)
+    r = client.post(
+        "/api/bundles",
+        json={
+            "hub": "priv",
+            "title": "Everything",
+            "description": "all the animals",
+            "doc_ids": [d["id"] for d in docs.values()],
+        },
+        headers=owner,
+    )
     assert r.status_code == 201, r.text
     bundle_id = r.json()["id"]
     assert client.delete(f"/api/docs/{docs['deleted']['id']}", headers=owner).status_code == 200
@@ -95,8 +101,9 @@ def public_reads(client, world, *, signed_in: bool = False, as_reader: bool = Fa
         client.cookies.clear()
     for level in ("chunk", "doc", "bundle"):
         for hybrid in (False, True):
-            r = client.post("/api/hub/priv/recall",
-                            json={"question": question, "level": level, "hybrid": hybrid, "k": 50})
+            r = client.post(
+                "/api/hub/priv/recall", json={"question": question, "level": level, "hybrid": hybrid, "k": 50}
+            )
             assert r.status_code == 200, r.text
             reads.append((f"recall {level} hybrid={hybrid}", r.text))
     public_id = world["docs"]["public"]["id"]
@@ -125,8 +132,9 @@ def public_reads(client, world, *, signed_in: bool = False, as_reader: bool = Fa
             continue
         r = client.get(url, headers=headers)
         # the public doc itself is 404 while a test has made it private
-        assert r.status_code == 200 or (r.status_code in (401, 404) and label.startswith(("doc page", "cross-refs doc"))), (
-            label, r.text)
+        assert r.status_code == 200 or (
+            r.status_code in (401, 404) and label.startswith(("doc page", "cross-refs doc"))
+        ), (label, r.text)
         reads.append((label, r.text))
     return reads
 
@@ -144,8 +152,9 @@ def test_private_docs_are_invisible_to_every_public_read(client, world):
     # and the private docs are linked and graphed in the database: the gates hide them
     with psycopg.connect(client.app.state.mw.settings.database_url) as conn:
         assert conn.execute("SELECT count(*) FROM links WHERE target = %s", (public_id,)).fetchone()[0] == 3
-        assert conn.execute("SELECT count(*) FROM doc_edges WHERE %s IN (source, target)",
-                            (public_id,)).fetchone()[0] > 0
+        assert (
+            conn.execute("SELECT count(*) FROM doc_edges WHERE %s IN (source, target)", (public_id,)).fetchone()[0] > 0
+        )
     assert "Everything" in texts["recall bundle hybrid=False"]
     # the bundle lists its public member only, in its reading order
     assert texts["bundle raw"].count("\n---\n\n## ") == 1  # one member section after the reading order
@@ -167,8 +176,12 @@ def test_a_thousand_public_reads_with_the_owner_signed_in_find_nothing_private(c
     widens: every other read, with the owner's cookie or without it, is public-only."""
     sign_in_as_owner(client, world)
     owned = client.get("/api/hub/priv").json()
-    assert owned["view"] == "owner" and {d["visibility"] for d in owned["docs"]} == {"public", "draft", "password",
-                                                                                      "people"}
+    assert owned["view"] == "owner" and {d["visibility"] for d in owned["docs"]} == {
+        "public",
+        "draft",
+        "password",
+        "people",
+    }
     session = client.cookies["mw_session"]
     words = [*SECRETS.values(), PUBLIC_WORD, "habitat", "diet", "facts", "notes"]
     reads = round_ = 0
@@ -235,13 +248,14 @@ def test_email_restricted_doc_opens_with_an_issued_access_token(client, world):
     doc_id, word = doc["id"], SECRETS["email"]
     url = f"/api/docs/{doc_id}/access"
     assert client.post(url, json={"email": "ann@example.com"}).status_code == 401
-    assert client.post(url, json={"email": "ann@example.com"},
-                       headers={"Authorization": "Bearer wrong"}).status_code == 403
+    assert (
+        client.post(url, json={"email": "ann@example.com"}, headers={"Authorization": "Bearer wrong"}).status_code
+        == 403
+    )
     r = client.post(url, json={"email": "eve@example.com"}, headers=world["owner"])
     assert r.status_code == 400 and r.json()["error"]["code"] == "not_allowed"
 
-    r = client.post(url, json={"email": "ANN@example.com"},
-                    headers={"Authorization": f"Bearer {doc['edit_token']}"})
+    r = client.post(url, json={"email": "ANN@example.com"}, headers={"Authorization": f"Bearer {doc['edit_token']}"})
     assert r.status_code == 201, r.text
     token = r.json()["access_token"]
     assert client.get(f"/api/docs/{doc_id}", headers={"X-Doc-Access": token}).json()["markdown"] == doc_body(word)
@@ -249,8 +263,9 @@ def test_email_restricted_doc_opens_with_an_issued_access_token(client, world):
     assert word in client.get(f"/{doc_id}?access={token}", headers={"Accept": "text/html"}).text
     assert client.get(f"/api/docs/{doc_id}", headers={"X-Doc-Access": token + "x"}).status_code == 404
     # a token for this doc does not open another restricted doc
-    other = client.post("/api/docs", json={"title": "Other", "markdown": "other caracal",
-                                           "allowed_emails": ["ann@example.com"]}).json()
+    other = client.post(
+        "/api/docs", json={"title": "Other", "markdown": "other caracal", "allowed_emails": ["ann@example.com"]}
+    ).json()
     assert client.get(f"/api/docs/{other['id']}", headers={"X-Doc-Access": token}).status_code == 404
     # taking the reader off the list revokes the token
     client.patch(f"/api/docs/{doc_id}", json={"allowed_emails": ["bob@example.com"]}, headers=world["owner"])
@@ -270,16 +285,28 @@ def test_a_signed_in_reader_sees_exactly_the_pages_shared_with_them(client, worl
     import itertools
     import re
 
-    bob_only = client.post("/api/docs", json={"hub": "priv", "title": "Bob's fennec", "markdown": doc_body("fennec"),
-                                              "allowed_emails": ["bob@example.com"]}, headers=world["owner"]).json()
+    bob_only = client.post(
+        "/api/docs",
+        json={
+            "hub": "priv",
+            "title": "Bob's fennec",
+            "markdown": doc_body("fennec"),
+            "allowed_emails": ["bob@example.com"],
+        },
+        headers=world["owner"],
+    ).json()
     reader = make_client(smtp_url=smtp_server.url)
     email_id = world["docs"]["email"]["id"]
     assert reader.post(f"/api/docs/{email_id}/access/request", json={"email": "ann@example.com"}).status_code == 202
     secret = re.search(r"#(mwl_[\w-]+)", smtp_server.wait_for("ann@example.com")[0].get_content()).group(1)
     page = reader.get(f"/{email_id}/signin", headers={"Accept": "text/html"}).text
     token = re.search(r'name="csrf-token" content="([^"]+)"', page).group(1)
-    assert reader.post(f"/api/docs/{email_id}/access/session", json={"link": secret},
-                       headers={"X-CSRF-Token": token}).status_code == 200
+    assert (
+        reader.post(
+            f"/api/docs/{email_id}/access/session", json={"link": secret}, headers={"X-CSRF-Token": token}
+        ).status_code
+        == 200
+    )
 
     listings = public_reads(reader, world, as_reader=True)
     for label, text in listings:
@@ -288,12 +315,19 @@ def test_a_signed_in_reader_sees_exactly_the_pages_shared_with_them(client, worl
     shared_word = SECRETS["email"]
     others = {kind: d["id"] for kind, d in world["docs"].items() if kind not in ("public", "email")}
     others["bob"] = bob_only["id"]
-    reads = [(f"/api/docs/{{}}", {}), ("/raw/{}", {}), ("/{}.md", {}), ("/{}", {"Accept": "text/html"}),
-             ("/api/docs/{}/versions", {}), ("/{}/history", {"Accept": "text/html"})]
+    reads = [
+        ("/api/docs/{}", {}),
+        ("/raw/{}", {}),
+        ("/{}.md", {}),
+        ("/{}", {"Accept": "text/html"}),
+        ("/api/docs/{}/versions", {}),
+        ("/{}/history", {"Accept": "text/html"}),
+    ]
     targets = [("email", email_id), *others.items()]
     done = len(listings)
-    for (kind, doc_id), (url, headers) in itertools.islice(itertools.cycle(itertools.product(targets, reads)),
-                                                           READER_READS - done):
+    for (kind, doc_id), (url, headers) in itertools.islice(
+        itertools.cycle(itertools.product(targets, reads)), READER_READS - done
+    ):
         r = reader.get(url.format(doc_id), headers=headers)
         done += 1
         if kind == "email":
@@ -314,16 +348,20 @@ def test_drafts_open_to_their_editors_only(client, world):
         r = client.get(f"/api/docs/{doc_id}", headers=headers)
         assert r.status_code == 200 and r.json()["is_draft"] is True
     other = client.post("/api/docs", json={"title": "x", "markdown": "y"}).json()
-    assert client.get(f"/api/docs/{doc_id}",
-                      headers={"Authorization": f"Bearer {other['edit_token']}"}).status_code == 404
+    assert (
+        client.get(f"/api/docs/{doc_id}", headers={"Authorization": f"Bearer {other['edit_token']}"}).status_code == 404
+    )
     assert client.get(f"/api/docs/{doc_id}", headers={"X-Doc-Password": "hunter2"}).status_code == 404
 
 
-@pytest.mark.parametrize("change,undo", [
-    ({"is_draft": True}, {"is_draft": False}),
-    ({"password": "s3cret"}, {"password": None}),
-    ({"allowed_emails": ["ann@example.com"]}, {"allowed_emails": []}),
-])
+@pytest.mark.parametrize(
+    "change,undo",
+    [
+        ({"is_draft": True}, {"is_draft": False}),
+        ({"password": "s3cret"}, {"password": None}),
+        ({"allowed_emails": ["ann@example.com"]}, {"allowed_emails": []}),
+    ],
+)
 def test_public_doc_made_private_disappears_and_comes_back(client, world, change, undo):
     doc = world["docs"]["public"]
     doc_id = doc["id"]
@@ -363,9 +401,13 @@ def test_public_doc_made_private_disappears_and_comes_back(client, world, change
 def test_public_role_cannot_read_base_table_secrets(client, world, settings):
     with psycopg.connect(settings.database_url, autocommit=True) as conn:
         conn.execute("SET ROLE memorywiki_public")
-        for sql in ("SELECT password_hash FROM docs", "SELECT edit_token_hash FROM docs",
-                    "SELECT owner_token_hash FROM hubs", "SELECT * FROM access_tokens",
-                    "SELECT allowed_emails FROM docs"):
+        for sql in (
+            "SELECT password_hash FROM docs",
+            "SELECT edit_token_hash FROM docs",
+            "SELECT owner_token_hash FROM hubs",
+            "SELECT * FROM access_tokens",
+            "SELECT allowed_emails FROM docs",
+        ):
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 conn.execute(sql)
         # rows of private docs are not there at all, whatever the WHERE clause says

@@ -9,11 +9,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
 from memorywiki.server.config import Settings
 from memorywiki.server.embedding.base import EmbedderError
 from memorywiki.server.embedding.factory import make_embedder
 from memorywiki.server.embedding.questions import QuestionLane
+
 from tests.embedding_server import embed_text
 from tests.polling import wait_indexed, wait_until
 
@@ -29,8 +29,15 @@ def server(embedding_server):
 
 
 def lane(server, **kwargs) -> QuestionLane:
-    embedder = make_embedder(Settings(embedder="openai", openai_api_key="k", openai_base_url=server.base_url,
-                                      embed_timeout=30, embed_max_retries=0))
+    embedder = make_embedder(
+        Settings(
+            embedder="openai",
+            openai_api_key="k",
+            openai_base_url=server.base_url,
+            embed_timeout=30,
+            embed_max_retries=0,
+        )
+    )
     return QuestionLane(embedder, **kwargs)
 
 
@@ -97,8 +104,11 @@ async def test_one_caller_giving_up_leaves_the_others_their_answer(server):
 
 def test_recall_asks_the_embedder_once_for_a_repeated_question(client, embedding_server):
     token = client.post("/api/hubs", json={"slug": "faq"}).json()["owner_token"]
-    doc = client.post("/api/docs", json={"hub": "faq", "title": "Hubs", "markdown": "A hub groups pages."},
-                      headers={"Authorization": f"Bearer {token}"}).json()
+    doc = client.post(
+        "/api/docs",
+        json={"hub": "faq", "title": "Hubs", "markdown": "A hub groups pages."},
+        headers={"Authorization": f"Bearer {token}"},
+    ).json()
     wait_indexed(client, [doc["id"]])
     before = embedding_server.inputs
     for _ in range(3):
@@ -120,8 +130,11 @@ def test_recall_while_the_embedder_is_slow_still_answers(client, embedding_serve
     """The lane does not hold a recall hostage: with the embedder down the answer comes from
     full text and says why."""
     token = client.post("/api/hubs", json={"slug": "slow"}).json()["owner_token"]
-    doc = client.post("/api/docs", json={"hub": "slow", "title": "Notes", "markdown": "narwhal tusks"},
-                      headers={"Authorization": f"Bearer {token}"}).json()
+    doc = client.post(
+        "/api/docs",
+        json={"hub": "slow", "title": "Notes", "markdown": "narwhal tusks"},
+        headers={"Authorization": f"Bearer {token}"},
+    ).json()
     wait_indexed(client, [doc["id"]])
     embedding_server.set_failing(True)
     try:
@@ -129,5 +142,7 @@ def test_recall_while_the_embedder_is_slow_still_answers(client, embedding_serve
     finally:
         embedding_server.set_failing(False)
     assert body["mode"] == "fulltext" and "unreachable" in body["vector_note"]
-    wait_until(lambda: client.post("/api/hub/slow/recall", json={"question": "narwhal"}).json()["mode"] == "hybrid",
-               "recall to use vectors again")
+    wait_until(
+        lambda: client.post("/api/hub/slow/recall", json={"question": "narwhal"}).json()["mode"] == "hybrid",
+        "recall to use vectors again",
+    )

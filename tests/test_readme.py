@@ -41,14 +41,16 @@ def shell_blocks(text: str) -> list[tuple[int, str]]:
             j += 1
         previous = next((lines[k] for k in range(start - 1, -1, -1) if lines[k].strip()), "")
         if m.group("lang") in ("sh", "bash", "shell") and not SKIP.search(previous):
-            blocks.append((start + 1, "\n".join(lines[start + 1:j])))
+            blocks.append((start + 1, "\n".join(lines[start + 1 : j])))
         i = j + 1
     return blocks
 
 
 def test_shell_blocks_parser_honours_the_skip_marker():
-    text = "# t\n\n```sh\necho a\n```\n\n<!-- not run by tests/test_readme.py: long -->\n```bash\necho b\n```\n" \
-           "```json\n{}\n```\n```\nplain\n```\n```bash\necho c\n```\n"
+    text = (
+        "# t\n\n```sh\necho a\n```\n\n<!-- not run by tests/test_readme.py: long -->\n```bash\necho b\n```\n"
+        "```json\n{}\n```\n```\nplain\n```\n```bash\necho c\n```\n"
+    )
     assert shell_blocks(text) == [(3, "echo a"), (17, "echo c")]
 
 
@@ -57,8 +59,14 @@ def test_readme_examples_run_top_to_bottom(live_server, tmp_path):
     blocks = shell_blocks(README.read_text(encoding="utf-8"))
     script = "\n".join(code for _, code in blocks)
     # the walk-through this test exists for: if these vanish, the README changed shape
-    for needed in ("source .venv/bin/activate", "/api/hubs", "memorywiki hub use demo", "memorywiki recall",
-                   "memorywiki install claude-code --user --mcp", "command -v memorywiki"):
+    for needed in (
+        "source .venv/bin/activate",
+        "/api/hubs",
+        "memorywiki hub use demo",
+        "memorywiki recall",
+        "memorywiki install claude-code --user --mcp",
+        "command -v memorywiki",
+    ):
         assert needed in script, f"the README no longer runs {needed!r}"
 
     work = tmp_path / "work"
@@ -70,18 +78,24 @@ def test_readme_examples_run_top_to_bottom(live_server, tmp_path):
     (work / ".venv").symlink_to(venv)  # where the README's activation line expects the checkout's venv
 
     url = live_server.url.rstrip("/")
-    parts = ["set -euo pipefail",
-             # curl -s exits 0 on an HTTP error; the README's commands must not fail quietly
-             'curl() { command curl --fail-with-body "$@"; }',
-             "trap 'echo \"README command failed (exit $?): $BASH_COMMAND\" >&2' ERR"]
+    parts = [
+        "set -euo pipefail",
+        # curl -s exits 0 on an HTTP error; the README's commands must not fail quietly
+        'curl() { command curl --fail-with-body "$@"; }',
+        "trap 'echo \"README command failed (exit $?): $BASH_COMMAND\" >&2' ERR",
+    ]
     for line, code in blocks:
         parts.append(f"echo '--- README.md line {line}' >&2")
         parts.append(code.replace(README_SERVER, url))
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("MEMORYWIKI_", "CODEX_", "CLAUDE_", "XDG_", "VIRTUAL_ENV", "PYTHON"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MEMORYWIKI_", "CODEX_", "CLAUDE_", "XDG_", "VIRTUAL_ENV", "PYTHON"))
+    }
     env.update({"HOME": str(home), "PATH": "/usr/bin:/bin", "MEMORYWIKI_URL": url})
-    result = subprocess.run(["bash", "-c", "\n".join(parts)], cwd=work, env=env, capture_output=True, text=True,
-                            timeout=600)
+    result = subprocess.run(
+        ["bash", "-c", "\n".join(parts)], cwd=work, env=env, capture_output=True, text=True, timeout=600
+    )
     assert result.returncode == 0, f"stdout:\n{result.stdout[-4000:]}\nstderr:\n{result.stderr[-4000:]}"
 
     # what a reader sees along the way

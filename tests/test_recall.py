@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 from tests.polling import wait_indexed
 
 ANIMALS = {
     "Walruses": "# Tusks\n\nWalruses use their tusks to haul out onto ice floes.\n\n"
-                "# Diet\n\nWalruses eat clams from the sea floor.\n",
+    "# Diet\n\nWalruses eat clams from the sea floor.\n",
     "Otters": "# Tools\n\nSea otters crack shellfish open with stones.\n\n"
-              "# Fur\n\nOtter fur is the densest of any animal.\n",
+    "# Fur\n\nOtter fur is the densest of any animal.\n",
     "Penguins": "# Huddles\n\nEmperor penguins huddle against the antarctic wind.\n\n"
-                "# Diving\n\nPenguins dive deep hunting for krill and fish.\n",
+    "# Diving\n\nPenguins dive deep hunting for krill and fish.\n",
     "Xylophones": "# Bars\n\nA xylophone has wooden bars struck with mallets.\n",
 }
 
@@ -49,8 +48,18 @@ def test_chunk_results_carry_breadcrumb_and_scores(client, hub):
     results = body["results"]
     assert len(results) == 5  # k defaults to 5 (there are 7 chunks)
     top = results[0]
-    assert set(top) >= {"markdown", "heading_path", "doc_id", "doc_url", "title", "score", "vector_rank",
-                        "fts_rank", "similarity", "fts_score"}
+    assert set(top) >= {
+        "markdown",
+        "heading_path",
+        "doc_id",
+        "doc_url",
+        "title",
+        "score",
+        "vector_rank",
+        "fts_rank",
+        "similarity",
+        "fts_score",
+    }
     assert top["doc_id"] == hub["ids"]["Walruses"]
     assert top["heading_path"] == "Walruses > Tusks"
     assert top["markdown"].startswith("# Tusks")
@@ -137,8 +146,11 @@ def test_bundle_level(client, hub):
         ("Polar life", "Animals of the ice", ["Penguins", "Walruses"]),
         ("Music", "Percussion instruments", ["Xylophones"]),
     ]:
-        r = client.post("/api/bundles", json={"hub": "zoo", "title": title, "description": desc,
-                                              "doc_ids": [ids[m] for m in members]}, headers=hub["headers"])
+        r = client.post(
+            "/api/bundles",
+            json={"hub": "zoo", "title": title, "description": desc, "doc_ids": [ids[m] for m in members]},
+            headers=hub["headers"],
+        )
         assert r.status_code == 201, r.text
         bundle_ids.append(r.json()["id"])
     wait_indexed(client, bundle_ids=bundle_ids)  # bundles are indexed by the same worker
@@ -148,14 +160,29 @@ def test_bundle_level(client, hub):
     assert set(top) >= {"bundle_id", "bundle_url", "title", "description", "similarity"}
     assert top["title"] == "Music" and top["description"] == "Percussion instruments"
     assert top["bundle_url"] == f"http://testserver/b/{top['bundle_id']}"
-    assert recall(client, question="penguins and walruses on ice", level="bundle", k=1)["results"][0]["title"] \
+    assert (
+        recall(client, question="penguins and walruses on ice", level="bundle", k=1)["results"][0]["title"]
         == "Polar life"
+    )
 
 
 QUESTIONS = [
-    "(((( & | ! :*", "'quoted' \"double\" `back`", "'; DROP TABLE docs; --", "walrus's tusk:* & !penguin",
-    "<->", "a & (b | !c)", "über café naïve 東京 🦭", "the of and a is", "   ?   ", "\\", "%_%", "0",
-    "null", "\u200b", "x" * 4000, "tusks" + " !" * 500,
+    "(((( & | ! :*",
+    "'quoted' \"double\" `back`",
+    "'; DROP TABLE docs; --",
+    "walrus's tusk:* & !penguin",
+    "<->",
+    "a & (b | !c)",
+    "über café naïve 東京 🦭",
+    "the of and a is",
+    "   ?   ",
+    "\\",
+    "%_%",
+    "0",
+    "null",
+    "\u200b",
+    "x" * 4000,
+    "tusks" + " !" * 500,
 ]
 
 
@@ -174,8 +201,9 @@ def test_punctuated_question_still_finds_by_full_text(make_client, embedding_ser
     client = make_client(embedder="none")
     r = client.post("/api/hubs", json={"slug": "zoo"})
     h = {"Authorization": f"Bearer {r.json()['owner_token']}"}
-    r = client.post("/api/docs", json={"title": "Tusks", "hub": "zoo",
-                                       "markdown": "Walruses' tusks & ice: (haul-out)!"}, headers=h)
+    r = client.post(
+        "/api/docs", json={"title": "Tusks", "hub": "zoo", "markdown": "Walruses' tusks & ice: (haul-out)!"}, headers=h
+    )
     doc_id = r.json()["id"]
     for q in ["walrus's tusk:* & !ice", "(((tusks)))", "TUSKS!!!", "'; DROP TABLE docs; -- tusks"]:
         body = recall(client, question=q)
@@ -186,8 +214,11 @@ def test_punctuated_question_still_finds_by_full_text(make_client, embedding_ser
 def test_recall_is_scoped_to_the_hub(client, hub):
     r = client.post("/api/hubs", json={"slug": "other"})
     h = {"Authorization": f"Bearer {r.json()['owner_token']}"}
-    other_id = client.post("/api/docs", json={"title": "Other walruses", "hub": "other",
-                                              "markdown": "Walruses tusks walruses tusks."}, headers=h).json()["id"]
+    other_id = client.post(
+        "/api/docs",
+        json={"title": "Other walruses", "hub": "other", "markdown": "Walruses tusks walruses tusks."},
+        headers=h,
+    ).json()["id"]
     hubless = client.post("/api/docs", json={"title": "Loose walruses", "markdown": "Walruses tusks."}).json()
     wait_indexed(client, [other_id, hubless["id"]])
     for level in ("chunk", "doc"):
@@ -212,10 +243,12 @@ def test_design_example_mcp_server_chunk_comes_first(client):
         "# Why now?\n\nEvery era has its moment. Things change, people change, and the time feels "
         "right to build something that lasts. Servers come and go; ideas stay.\n"
     )
-    log_id = client.post("/api/docs", json={"title": "Work log", "markdown": work_log, "hub": "me"},
-                         headers=h).json()["id"]
-    essay_id = client.post("/api/docs", json={"title": "Why now?", "markdown": essay, "hub": "me"},
-                           headers=h).json()["id"]
+    log_id = client.post("/api/docs", json={"title": "Work log", "markdown": work_log, "hub": "me"}, headers=h).json()[
+        "id"
+    ]
+    essay_id = client.post("/api/docs", json={"title": "Why now?", "markdown": essay, "hub": "me"}, headers=h).json()[
+        "id"
+    ]
     wait_indexed(client, [log_id, essay_id])
 
     body = recall(client, slug="me", question="MCP server", hybrid=True)
@@ -232,11 +265,14 @@ def test_a_bare_heading_never_answers(client):
     """`# Deploy notes` with nothing under it used to win "how do we deploy?"."""
     r = client.post("/api/hubs", json={"slug": "ops"})
     h = {"Authorization": f"Bearer {r.json()['owner_token']}"}
-    handbook = ("# Deploy notes\n\n## Steps\n\nWe deploy with make release on the build host, then watch the health page "
-                "until it is green.\n\n## Rollback\n\nRun make rollback with the previous tag.\n")
-    ids = [client.post("/api/docs", json={"title": title, "markdown": markdown, "hub": "ops"}, headers=h).json()["id"]
-           for title, markdown in [("Ops handbook", handbook),
-                                   ("Lunch", "# Lunch\n\nThe canteen opens at noon.\n")]]
+    handbook = (
+        "# Deploy notes\n\n## Steps\n\nWe deploy with make release on the build host, then watch the health page "
+        "until it is green.\n\n## Rollback\n\nRun make rollback with the previous tag.\n"
+    )
+    ids = [
+        client.post("/api/docs", json={"title": title, "markdown": markdown, "hub": "ops"}, headers=h).json()["id"]
+        for title, markdown in [("Ops handbook", handbook), ("Lunch", "# Lunch\n\nThe canteen opens at noon.\n")]
+    ]
     wait_indexed(client, ids)
     for hybrid in (True, False):
         results = recall(client, slug="ops", question="how do we deploy?", hybrid=hybrid)["results"]

@@ -10,11 +10,11 @@ from tests.polling import wait_indexed
 
 NOTES = {
     "Walruses": "# Tusks\n\nWalruses use their tusks to haul out onto ice floes.\n\n"
-                "# Diet\n\nWalruses eat clams from the sea floor.\n",
+    "# Diet\n\nWalruses eat clams from the sea floor.\n",
     "Otters": "# Tools\n\nSea otters crack shellfish open with stones.\n\n"
-              "# Fur\n\nOtter fur is the densest of any animal.\n",
+    "# Fur\n\nOtter fur is the densest of any animal.\n",
     "Penguins": "# Huddles\n\nEmperor penguins huddle against the antarctic wind.\n\n"
-                "# Diving\n\nPenguins dive deep hunting for krill and fish in the sea.\n",
+    "# Diving\n\nPenguins dive deep hunting for krill and fish in the sea.\n",
     "Seals": "# Ice\n\nSeals rest on the sea ice between dives for fish.\n",
     "Xylophones": "# Bars\n\nA xylophone has wooden bars struck with mallets.\n",
 }
@@ -61,8 +61,10 @@ def test_rrf_is_the_seeds_formula_over_each_rankers_top_k_times_4(client, zoo, d
     by_text = bm25_ranks(database_url, QUESTION, 4 * k)
     assert len(by_vector) == 4 * k and len(by_text) >= 2
     chunks = set(by_vector) | set(by_text)
-    expected = {c: rrf(by_vector.index(c) + 1 if c in by_vector else None,
-                       by_text.index(c) + 1 if c in by_text else None) for c in chunks}
+    expected = {
+        c: rrf(by_vector.index(c) + 1 if c in by_vector else None, by_text.index(c) + 1 if c in by_text else None)
+        for c in chunks
+    }
     order = sorted(chunks, key=lambda c: -expected[c])[:k]
     results = body["results"]
     assert [r["chunk_id"] for r in results] == order
@@ -152,16 +154,19 @@ def test_hybrid_leans_on_full_text_when_the_embedder_cannot_read_the_question(ma
     assert "vector_note" not in latin and latin["results"][0]["doc_id"] == cairo
 
 
-@pytest.mark.parametrize(("scripts", "question", "read"), [
-    ("latin", "which city lies on the Nile", True),
-    ("latin", "أي مدينة تقع على ضفاف نهر النيل", False),
-    ("latin", "猫咪 阳光", False),
-    ("latin", "고양이는 로켓", False),
-    ("latin", "Café crème brûlée à Paris", True),
-    ("latin", "what is 猫", True),  # mostly Latin letters
-    ("latin", "2019 !!", True),  # no letters: nothing to be blind to
-    ("all", "أي مدينة تقع على ضفاف نهر النيل", True),
-])
+@pytest.mark.parametrize(
+    ("scripts", "question", "read"),
+    [
+        ("latin", "which city lies on the Nile", True),
+        ("latin", "أي مدينة تقع على ضفاف نهر النيل", False),
+        ("latin", "猫咪 阳光", False),
+        ("latin", "고양이는 로켓", False),
+        ("latin", "Café crème brûlée à Paris", True),
+        ("latin", "what is 猫", True),  # mostly Latin letters
+        ("latin", "2019 !!", True),  # no letters: nothing to be blind to
+        ("all", "أي مدينة تقع على ضفاف نهر النيل", True),
+    ],
+)
 def test_which_questions_an_embedder_reads(scripts, question, read):
     from memorywiki.server.embedding.scripts import reads
 

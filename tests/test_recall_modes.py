@@ -63,8 +63,11 @@ def test_vectors_not_ready_counts_the_hubs_public_pages_still_indexing(make_clie
     client = make_client(in_process_worker=False)  # nothing gets indexed unless asked
     headers, ids = fill_hub(client)
     # neither a draft nor another hub's pages count: they are not this hub's public pages
-    client.post("/api/docs", json={"title": "Secret", "markdown": "walrus plans", "hub": "zoo", "is_draft": True},
-                headers=headers)
+    client.post(
+        "/api/docs",
+        json={"title": "Secret", "markdown": "walrus plans", "hub": "zoo", "is_draft": True},
+        headers=headers,
+    )
     fill_hub(client, "other")
     body = ask(client)
     assert body["mode"] == "fulltext" and body["vector"] == "unavailable"

@@ -7,29 +7,31 @@ import asyncio
 
 import psycopg
 import pytest
+from memorywiki.server.store import recall as recall_sql
 from pgvector.psycopg import register_vector_async
 from psycopg.rows import dict_row
 
-from memorywiki.server.store import recall as recall_sql
 from tests.conftest import wait_indexed
 from tests.embedding_server import embed_text
 
 # A long notebook whose one section answers the question, among short notes that each share a
 # word or two with it. Averaged over eleven sections, the notebook's doc vector points nowhere.
-NOTEBOOK = "\n\n".join([
-    "## Knife sharpening\n\nHold the blade at fifteen degrees against the whetstone and draw it gently.",
-    "## Chicken stock\n\nSimmer the carcass with onion, celery and bay leaves for four hours.",
-    "## Quick pickles\n\nCucumbers in vinegar brine with dill and garlic, ready overnight.",
-    "## Sourdough starter\n\nFeed the sourdough starter twice a day: equal weights of rye flour and "
-    "water, discard half first, keep it warm.",
-    "## Cast iron care\n\nDry the pan on the stove and rub a thin film of oil into it.",
-    "## Rice ratios\n\nOne cup of jasmine rice to one and a quarter cups of water, lid on.",
-    "## Herb storage\n\nWrap parsley and coriander in damp paper towels in the fridge.",
-    "## Freezing soup\n\nCool it fast in an ice bath, then freeze flat in labelled bags.",
-    "## Egg timings\n\nSix minutes for jammy yolks, ten for hard boiled, straight into cold water.",
-    "## Coffee grind\n\nMedium fine for pour over, coarse for the French press.",
-    "## Spice blends\n\nToast cumin, coriander seed and fennel before grinding them together.",
-])
+NOTEBOOK = "\n\n".join(
+    [
+        "## Knife sharpening\n\nHold the blade at fifteen degrees against the whetstone and draw it gently.",
+        "## Chicken stock\n\nSimmer the carcass with onion, celery and bay leaves for four hours.",
+        "## Quick pickles\n\nCucumbers in vinegar brine with dill and garlic, ready overnight.",
+        "## Sourdough starter\n\nFeed the sourdough starter twice a day: equal weights of rye flour and "
+        "water, discard half first, keep it warm.",
+        "## Cast iron care\n\nDry the pan on the stove and rub a thin film of oil into it.",
+        "## Rice ratios\n\nOne cup of jasmine rice to one and a quarter cups of water, lid on.",
+        "## Herb storage\n\nWrap parsley and coriander in damp paper towels in the fridge.",
+        "## Freezing soup\n\nCool it fast in an ice bath, then freeze flat in labelled bags.",
+        "## Egg timings\n\nSix minutes for jammy yolks, ten for hard boiled, straight into cold water.",
+        "## Coffee grind\n\nMedium fine for pour over, coarse for the French press.",
+        "## Spice blends\n\nToast cumin, coriander seed and fennel before grinding them together.",
+    ]
+)
 NOTES = {
     "Kitchen notebook": NOTEBOOK,
     "Feeding the cat": "## Routine\n\nThe cat eats twice a day, wet food in the morning.",
@@ -124,8 +126,16 @@ def test_full_text_read_while_the_question_is_embedded_ranks_as_one_statement(cl
             await conn.execute("SET ROLE memorywiki_public")
             hub = (await (await conn.execute("SELECT id FROM hubs WHERE slug = 'kitchen'")).fetchone())["id"]
             search = recall_sql.recall_chunks if level == "chunk" else recall_sql.recall_docs
-            query = {"hub_id": hub, "question": QUESTION, "k": 4, "qvec": qvec, "dim": len(qvec), "hybrid": True,
-                     "k1": 1.2, "b": 0.75}
+            query = {
+                "hub_id": hub,
+                "question": QUESTION,
+                "k": 4,
+                "qvec": qvec,
+                "dim": len(qvec),
+                "hybrid": True,
+                "k1": 1.2,
+                "b": 0.75,
+            }
             model = (await (await conn.execute("SELECT model FROM embedding_space")).fetchone())["model"]
             ask = {"slug": "kitchen", "question": QUESTION, "level": level, "k": 4, "k1": 1.2, "b": 0.75}
             found, fts = await recall_sql.hub_and_fulltext(conn, model=model, **ask)
@@ -142,7 +152,8 @@ def test_full_text_read_while_the_question_is_embedded_ranks_as_one_statement(cl
     body = recall(client, level=level, k=4)
     key = "chunk_id" if level == "chunk" else "doc_id"
     assert [(r[key], r["fts_rank"], r["vector_rank"], r["score"]) for r in body["results"]] == [
-        (r[key], r["fts_rank"], r["vector_rank"], round(r["score"], 6)) for r in one_statement]
+        (r[key], r["fts_rank"], r["vector_rank"], round(r["score"], 6)) for r in one_statement
+    ]
 
 
 @pytest.mark.parametrize("level", ["chunk", "doc"])
@@ -166,20 +177,33 @@ def test_each_recall_shape_keeps_one_plan_per_connection(client, notes, database
             search = recall_sql.recall_chunks if level == "chunk" else recall_sql.recall_docs
             texts = set()
             for k in (3, 7):
-                _, fts = await recall_sql.hub_and_fulltext(conn, slug="kitchen", model=model, question=QUESTION,
-                                                           level=level, k=k, k1=1.2, b=0.75)
+                _, fts = await recall_sql.hub_and_fulltext(
+                    conn, slug="kitchen", model=model, question=QUESTION, level=level, k=k, k1=1.2, b=0.75
+                )
                 for how in ({"hybrid": True, "fts": fts}, {"hybrid": True}, {"hybrid": False}, {"qvec": None}):
-                    query = {"hub_id": hub, "question": QUESTION, "k": k, "qvec": qvec, "dim": len(qvec),
-                             "hybrid": True, "k1": 1.2, "b": 0.75, **how}
+                    query = {
+                        "hub_id": hub,
+                        "question": QUESTION,
+                        "k": k,
+                        "qvec": qvec,
+                        "dim": len(qvec),
+                        "hybrid": True,
+                        "k1": 1.2,
+                        "b": 0.75,
+                        **how,
+                    }
                     answers = [await search(conn, **query) for _ in range(runs)]
                     assert answers[0] and all(a == answers[0] for a in answers)
                     statement, _ = recall_sql.fused_query(level, **query)
                     text = statement.as_string(conn)
                     assert f"hub_id = {hub} " in text and f"LIMIT {k}\n" in text and "%(k)s" not in text
                     texts.add(text)
-            return texts, await (await conn.execute(
-                "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements"
-                " WHERE statement LIKE '%%fused AS%%'")).fetchall()
+            return texts, await (
+                await conn.execute(
+                    "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements"
+                    " WHERE statement LIKE '%%fused AS%%'"
+                )
+            ).fetchall()
 
     texts, prepared = asyncio.run(plans())
     # at doc level vector alone reads as many candidates as a hybrid: the same statement
@@ -198,11 +222,17 @@ def test_hybrid_follows_the_ranker_that_singles_out_a_candidate(client, database
     headers = {"Authorization": f"Bearer {r.json()['owner_token']}"}
     ids = []
     for i in range(40):
-        r = client.post("/api/docs", headers=headers, json={
-            "hub": "trips", "title": f"Notes {i}", "markdown": f"Packing list for the trip, version {i}."})
+        r = client.post(
+            "/api/docs",
+            headers=headers,
+            json={"hub": "trips", "title": f"Notes {i}", "markdown": f"Packing list for the trip, version {i}."},
+        )
         ids.append(r.json()["id"])
-    r = client.post("/api/docs", headers=headers, json={
-        "hub": "trips", "title": "Island", "markdown": "The Zanzibar ferry leaves Dar at noon; Zanzibar trip."})
+    r = client.post(
+        "/api/docs",
+        headers=headers,
+        json={"hub": "trips", "title": "Island", "markdown": "The Zanzibar ferry leaves Dar at noon; Zanzibar trip."},
+    )
     target = r.json()["id"]
     wait_indexed(client)
     question = "zanzibar ferry trip"

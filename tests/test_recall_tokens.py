@@ -4,14 +4,21 @@ cut chunk; each result says its `tokens` and the answer their total."""
 from __future__ import annotations
 
 import pytest
-
 from memorywiki.server.embedding.tokens import estimate_tokens
+
 from tests.polling import wait_indexed
 
-SECTIONS = [f"## Tide table {i}\n\n" + " ".join(f"On day {d} the tide at the harbour turns at {d % 12 + 1} o'clock"
-                                                  for d in range(i * 3 + 2)) + "." for i in range(8)]
-NOTES = {"Harbour log": "\n\n".join(SECTIONS), "Lighthouse": "## Lamp\n\nThe harbour lighthouse lamp turns all night.",
-         "港口": "## 潮汐\n\n港口的潮汐每天变化两次。"}
+SECTIONS = [
+    f"## Tide table {i}\n\n"
+    + " ".join(f"On day {d} the tide at the harbour turns at {d % 12 + 1} o'clock" for d in range(i * 3 + 2))
+    + "."
+    for i in range(8)
+]
+NOTES = {
+    "Harbour log": "\n\n".join(SECTIONS),
+    "Lighthouse": "## Lamp\n\nThe harbour lighthouse lamp turns all night.",
+    "港口": "## 潮汐\n\n港口的潮汐每天变化两次。",
+}
 QUESTION = "when does the tide turn at the harbour"
 
 
@@ -19,8 +26,10 @@ QUESTION = "when does the tide turn at the harbour"
 def harbour(client):
     r = client.post("/api/hubs", json={"slug": "harbour"})
     headers = {"Authorization": f"Bearer {r.json()['owner_token']}"}
-    ids = [client.post("/api/docs", json={"hub": "harbour", "title": t, "markdown": m}, headers=headers).json()["id"]
-           for t, m in NOTES.items()]
+    ids = [
+        client.post("/api/docs", json={"hub": "harbour", "title": t, "markdown": m}, headers=headers).json()["id"]
+        for t, m in NOTES.items()
+    ]
     wait_indexed(client, ids)
     return ids
 
@@ -46,10 +55,10 @@ def test_max_tokens_keeps_whole_results_in_rank_order_until_the_budget_is_spent(
     full = ask(client, level=level, k=10)["results"]
     assert len(full) >= 3
     sizes = [r["tokens"] for r in full]
-    for budget in (sizes[0], sizes[0] + sizes[1] - 1, sizes[0] + sizes[1], sum(sizes) - 1, sum(sizes), 10 ** 6):
+    for budget in (sizes[0], sizes[0] + sizes[1] - 1, sizes[0] + sizes[1], sum(sizes) - 1, sum(sizes), 10**6):
         body = ask(client, level=level, k=10, max_tokens=budget)
         results = body["results"]
-        assert results == full[:len(results)]  # the same results, whole, in the same order
+        assert results == full[: len(results)]  # the same results, whole, in the same order
         assert body["tokens"] == sum(r["tokens"] for r in results) <= budget == body["max_tokens"]
         if len(results) < len(full):  # it stopped because the next one would not fit
             assert body["tokens"] + full[len(results)]["tokens"] > budget
@@ -66,7 +75,7 @@ def test_the_budget_applies_to_what_a_result_hands_a_model(client, harbour):
     assert estimate_tokens("") == estimate_tokens("   \n ") == 0
 
 
-@pytest.mark.parametrize("max_tokens", [0, -5, 10 ** 8, "100", 1.5, True, [100], {"n": 1}])
+@pytest.mark.parametrize("max_tokens", [0, -5, 10**8, "100", 1.5, True, [100], {"n": 1}])
 def test_a_bad_budget_is_refused(client, harbour, max_tokens):
     r = client.post("/api/hub/harbour/recall", json={"question": QUESTION, "max_tokens": max_tokens})
     assert r.status_code == 400, r.text

@@ -13,20 +13,26 @@ import asyncio
 import hashlib
 
 import psycopg
-
 from memorywiki.server.indexing.chunker import ChunkSize
 from memorywiki.server.indexing.indexer import chunk_text
 from memorywiki.server.store.migrate import migrate
+
 from tests.embedding_server import embed_text
 from tests.polling import wait_indexed, wait_until
 
 MIGRATION = "0065_docs_chunker.sql"
 SPACE = "openai:test-embed"  # the name the test settings' embedder records
-SMALL = [("Garden > Roses", "# Roses\n\nRoses need sun, water and patience."),
-         ("Garden > Tulips", "# Tulips\n\nTulips are planted in autumn, bulbs pointing up.")]
+SMALL = [
+    ("Garden > Roses", "# Roses\n\nRoses need sun, water and patience."),
+    ("Garden > Tulips", "# Tulips\n\nTulips are planted in autumn, bulbs pointing up."),
+]
 # a pasted transcript: single newlines, no blank line, so the previous chunker kept it whole
-LONG = "\n".join(f"Line {i}: the ferry timetable for pier {i} changes every season, ask the harbour office."
-                 for i in range(300)) + "\nThe lighthouse keeper Ostrowski keeps the last log."
+LONG = (
+    "\n".join(
+        f"Line {i}: the ferry timetable for pier {i} changes every season, ask the harbour office." for i in range(300)
+    )
+    + "\nThe lighthouse keeper Ostrowski keeps the last log."
+)
 
 
 def sha(path: str, markdown: str) -> str:
@@ -39,9 +45,11 @@ def seed_previous_release(url: str) -> dict[str, str]:
         conn.execute("ALTER TABLE docs DROP COLUMN chunker")
         conn.execute("DELETE FROM schema_migrations WHERE name = %s", (MIGRATION,))
         hub = conn.execute("INSERT INTO hubs (slug, owner_token_hash) VALUES ('notes', 'x') RETURNING id").fetchone()[0]
-        docs = {"garden": ("gardenpag2", "Garden", "\n\n".join(m for _, m in SMALL), SMALL, None),
-                "log": ("harbrwatch", "Harbour log", LONG, [("Harbour log", LONG)], None),
-                "trash": ("trashedpag", "Old log", LONG, [("Old log", LONG)], "now()")}
+        docs = {
+            "garden": ("gardenpag2", "Garden", "\n\n".join(m for _, m in SMALL), SMALL, None),
+            "log": ("harbrwatch", "Harbour log", LONG, [("Harbour log", LONG)], None),
+            "trash": ("trashedpag", "Old log", LONG, [("Old log", LONG)], "now()"),
+        }
         for doc_id, title, markdown, chunks, deleted in docs.values():
             vectors = [embed_text(chunk_text(path, md)) for path, md in chunks]
             mean = [sum(col) / len(vectors) for col in zip(*vectors)]
@@ -49,21 +57,24 @@ def seed_previous_release(url: str) -> dict[str, str]:
                 "INSERT INTO docs (id, hub_id, title, markdown, edit_token_hash, source_hash, embedded_hash,"
                 " embedded_chunk_hashes, embedding, deleted_at)"
                 f" VALUES (%s, %s, %s, %s, 'e', %s, %s, %s, l2_normalize(%s::vector), {deleted or 'NULL'})",
-                (doc_id, hub, title, markdown, doc_id, doc_id, [sha(p, m) for p, m in chunks], str(mean)))
+                (doc_id, hub, title, markdown, doc_id, doc_id, [sha(p, m) for p, m in chunks], str(mean)),
+            )
             for ordinal, ((path, md), vector) in enumerate(zip(chunks, vectors)):
                 conn.execute(
                     "INSERT INTO chunks (doc_id, hub_id, ordinal, heading_path, markdown, hash, embedding, tsv)"
                     " VALUES (%s, %s, %s, %s, %s, %s, %s::vector, setweight(to_tsvector('english', %s), 'A')"
                     " || setweight(to_tsvector('english', %s), 'B'))",
-                    (doc_id, hub, ordinal, path, md, sha(path, md), str(vector), path, md))
+                    (doc_id, hub, ordinal, path, md, sha(path, md), str(vector), path, md),
+                )
         conn.execute("INSERT INTO embedding_space (model, dim) VALUES (%s, %s)", (SPACE, len(embed_text("x"))))
     return {name: spec[0] for name, spec in docs.items()}
 
 
 def chunk_rows(url: str, doc_id: str) -> list[tuple]:
     with psycopg.connect(url) as conn:
-        return conn.execute("SELECT id, markdown, embedding::text FROM chunks WHERE doc_id = %s ORDER BY ordinal",
-                            (doc_id,)).fetchall()
+        return conn.execute(
+            "SELECT id, markdown, embedding::text FROM chunks WHERE doc_id = %s ORDER BY ordinal", (doc_id,)
+        ).fetchall()
 
 
 def test_upgrade_rechunks_every_doc_and_embeds_only_what_changed(database_url, settings, make_client, embedding_server):
@@ -106,8 +117,9 @@ def test_a_server_without_embedder_rechunks_too(database_url, make_client):
 
     def stale() -> int:
         with psycopg.connect(database_url) as conn:
-            return conn.execute("SELECT count(*) FROM docs WHERE chunker IS DISTINCT FROM %s",
-                                (size.version,)).fetchone()[0]
+            return conn.execute(
+                "SELECT count(*) FROM docs WHERE chunker IS DISTINCT FROM %s", (size.version,)
+            ).fetchone()[0]
 
     wait_until(lambda: stale() == 0, "every doc re-chunked without an embedder")
     log = chunk_rows(database_url, ids["log"])

@@ -8,7 +8,6 @@ import tomllib
 from pathlib import Path
 
 import pytest
-
 from memorywiki.server.store.migrate import checksum, migration_files
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,8 +26,11 @@ def released_files() -> dict[str, tuple[str, str]]:
 
 def test_every_released_migration_is_on_disk_as_released():
     on_disk = {m.name: m.checksum for m in migration_files()}
-    edited = [f"{name} (released in {tag}) was edited or removed"
-              for name, (tag, digest) in released_files().items() if on_disk.get(name) != digest]
+    edited = [
+        f"{name} (released in {tag}) was edited or removed"
+        for name, (tag, digest) in released_files().items()
+        if on_disk.get(name) != digest
+    ]
     assert not edited, "\n".join(edited) + "\nadd a new migration instead"
 
 

@@ -5,8 +5,8 @@ default; a reranker that is missing, down or answering nonsense never fails a re
 from __future__ import annotations
 
 import pytest
-
 from memorywiki.server.config import Settings
+
 from tests.polling import wait_indexed
 from tests.rerank_server import RerankServer
 
@@ -36,10 +36,15 @@ def stub(reranker):
 def hub(client, slug="rr") -> list[str]:
     token = client.post("/api/hubs", json={"slug": slug}).json()["owner_token"]
     auth = {"Authorization": f"Bearer {token}"}
-    ids = [client.post("/api/docs", json={"hub": slug, "title": t, "markdown": m}, headers=auth).json()["id"]
-           for t, m in DOCS]
-    bundle = client.post("/api/bundles", json={"hub": slug, "title": "Gold rush", "description": "gold and fuel",
-                                               "doc_ids": ids[:1]}, headers=auth).json()
+    ids = [
+        client.post("/api/docs", json={"hub": slug, "title": t, "markdown": m}, headers=auth).json()["id"]
+        for t, m in DOCS
+    ]
+    bundle = client.post(
+        "/api/bundles",
+        json={"hub": slug, "title": "Gold rush", "description": "gold and fuel", "doc_ids": ids[:1]},
+        headers=auth,
+    ).json()
     wait_indexed(client, ids, [bundle["id"]])
     return ids
 
@@ -51,8 +56,9 @@ def ask(client, **body):
 
 
 def test_rerank_reorders_the_fused_candidates(make_client, stub):
-    client = make_client(rerank_url=stub.base_url + "/v1/rerank", rerank_model="rerank-english-v3.0",
-                         rerank_api_key="rk-test")
+    client = make_client(
+        rerank_url=stub.base_url + "/v1/rerank", rerank_model="rerank-english-v3.0", rerank_api_key="rk-test"
+    )
     hub(client)
     fused = ask(client, k=3)
     assert [r["title"] for r in fused["results"]][0] == "Rocket fuel" and "reranked" not in fused
@@ -86,9 +92,14 @@ def test_rerank_at_doc_and_bundle_level(make_client, stub, level, title):
     assert body["reranked"] is True and body["results"][0]["title"] == title
 
 
-@pytest.mark.parametrize("trouble, note", [("failing", "the reranker is unreachable"),
-                                           ("garbage", "the reranker is unreachable"),
-                                           ("stopped", "the reranker is unreachable")])
+@pytest.mark.parametrize(
+    "trouble, note",
+    [
+        ("failing", "the reranker is unreachable"),
+        ("garbage", "the reranker is unreachable"),
+        ("stopped", "the reranker is unreachable"),
+    ],
+)
 def test_a_broken_reranker_keeps_the_fused_order(make_client, stub, trouble, note):
     url = stub.base_url + "/rerank"
     if trouble == "stopped":
@@ -120,10 +131,22 @@ def test_rerank_must_be_a_boolean(client):
 
 
 def test_rerank_settings():
-    s = Settings.from_env({"MEMORYWIKI_RERANK_URL": "http://127.0.0.1:8080/rerank", "MEMORYWIKI_RERANK_MODEL": "bge",
-                           "MEMORYWIKI_RERANK_API_KEY": "secret", "MEMORYWIKI_RERANK_FORMAT": "TEI",
-                           "MEMORYWIKI_RERANK_CANDIDATES": "40", "MEMORYWIKI_RERANK_TIMEOUT": "3"})
+    s = Settings.from_env(
+        {
+            "MEMORYWIKI_RERANK_URL": "http://127.0.0.1:8080/rerank",
+            "MEMORYWIKI_RERANK_MODEL": "bge",
+            "MEMORYWIKI_RERANK_API_KEY": "secret",
+            "MEMORYWIKI_RERANK_FORMAT": "TEI",
+            "MEMORYWIKI_RERANK_CANDIDATES": "40",
+            "MEMORYWIKI_RERANK_TIMEOUT": "3",
+        }
+    )
     assert (s.rerank_url, s.rerank_model, s.rerank_format, s.rerank_candidates, s.rerank_timeout) == (
-        "http://127.0.0.1:8080/rerank", "bge", "tei", 40, 3.0)
+        "http://127.0.0.1:8080/rerank",
+        "bge",
+        "tei",
+        40,
+        3.0,
+    )
     assert "secret" not in repr(s)
     assert Settings.from_env({}).rerank_url is None

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import httpx
 import pytest
-from starlette.testclient import TestClient
-
 from memorywiki.server.app import create_app
 from memorywiki.server.config import Settings, SettingsError
 from memorywiki.server.web.csrf import AUTHORITY_COOKIES, COOKIE, READ_ONLY_ROUTES, CsrfTokens
-from tests.polling import wait_indexed
+from starlette.testclient import TestClient
+
 from tests.device_id import assert_onnxruntime_writes_a_device_id, files_under, fresh_home, user_env
+from tests.polling import wait_indexed
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "server" / "templates"
 PASSWORD = "hunter2"
@@ -73,8 +73,11 @@ def doc_count(client) -> int:
 @pytest.fixture
 def world(client):
     owner = {"Authorization": f"Bearer {client.post('/api/hubs', json={'slug': 'main'}).json()['owner_token']}"}
-    locked = client.post("/api/docs", json={"title": "Vault", "markdown": "The plan is **bold**.", "hub": "main",
-                                            "password": PASSWORD}, headers=owner).json()
+    locked = client.post(
+        "/api/docs",
+        json={"title": "Vault", "markdown": "The plan is **bold**.", "hub": "main", "password": PASSWORD},
+        headers=owner,
+    ).json()
     return {"owner": owner, "locked": locked["id"], "edit": {"Authorization": f"Bearer {locked['edit_token']}"}}
 
 
@@ -82,8 +85,9 @@ def world(client):
 
 
 def test_every_response_carries_the_security_headers(client, world):
-    public = client.post("/api/docs", json={"title": "Open", "markdown": "open text", "hub": "main"},
-                         headers=world["owner"]).json()["id"]
+    public = client.post(
+        "/api/docs", json={"title": "Open", "markdown": "open text", "hub": "main"}, headers=world["owner"]
+    ).json()["id"]
     responses = {
         "home": client.get("/", headers={"Accept": "text/html"}),
         "doc page": client.get(f"/{public}", headers={"Accept": "text/html"}),
@@ -127,19 +131,22 @@ def test_the_password_form_posts_with_its_token(client, world):
     assert COOKIE in page.cookies  # the page gave the browser its nonce
     assert "HttpOnly" in page.headers["set-cookie"] and "SameSite=Strict" in page.headers["set-cookie"]
     token = csrf_field(page.text)
-    r = client.post(f"/{world['locked']}", data={"password": PASSWORD, "csrf_token": token},
-                    headers={"Accept": "text/html"})
+    r = client.post(
+        f"/{world['locked']}", data={"password": PASSWORD, "csrf_token": token}, headers={"Accept": "text/html"}
+    )
     assert r.status_code == 200 and "The plan is <strong>bold</strong>." in r.text
-    wrong = client.post(f"/{world['locked']}", data={"password": "nope", "csrf_token": token},
-                        headers={"Accept": "text/html"})
+    wrong = client.post(
+        f"/{world['locked']}", data={"password": "nope", "csrf_token": token}, headers={"Accept": "text/html"}
+    )
     assert wrong.status_code == 401 and "That password is not right." in wrong.text
     # the same token in the header works too (a script of our own pages)
     r = client.post(f"/{world['locked']}", data={"password": PASSWORD}, headers={"X-CSRF-Token": token})
     assert r.status_code == 200
 
 
-@pytest.mark.parametrize("case", ["no token", "no cookie", "forged signature", "another key",
-                                  "another browser's token", "garbage"])
+@pytest.mark.parametrize(
+    "case", ["no token", "no cookie", "forged signature", "another key", "another browser's token", "garbage"]
+)
 def test_a_form_post_without_a_valid_token_is_refused(client, world, case):
     page = client.get(f"/{world['locked']}", headers={"Accept": "text/html"})
     token = csrf_field(page.text)
@@ -203,8 +210,9 @@ def test_an_api_write_is_checked_when_it_carries_the_session_cookie(client, worl
 def test_a_refused_post_changes_nothing(client, world):
     client.get(f"/{world['locked']}", headers={"Accept": "text/html"})  # the browser has the nonce
     client.cookies.set(SESSION, "a-signed-session")
-    r = client.patch(f"/api/docs/{world['locked']}", json={"markdown": "defaced"},
-                     headers={"X-Edit-Token": ""})  # an empty credential header is no credential
+    r = client.patch(
+        f"/api/docs/{world['locked']}", json={"markdown": "defaced"}, headers={"X-Edit-Token": ""}
+    )  # an empty credential header is no credential
     assert r.status_code == 403 and r.json()["error"]["code"] == "csrf_failed"
     r = client.delete(f"/api/docs/{world['locked']}")
     assert r.status_code == 403 and r.json()["error"]["code"] == "csrf_failed"
@@ -221,8 +229,11 @@ def test_another_apps_malformed_cookie_does_not_hide_the_nonce(client, world):
     token, nonce = csrf_field(page.text), client.cookies[COOKIE]
     client.cookies.clear()
     jar = f'prefs={{"theme":"dark"}}; cart="unterminated; {COOKIE}={nonce}'
-    r = client.post(f"/{world['locked']}", data={"password": PASSWORD, "csrf_token": token},
-                    headers={"Cookie": jar, "Accept": "text/html"})
+    r = client.post(
+        f"/{world['locked']}",
+        data={"password": PASSWORD, "csrf_token": token},
+        headers={"Cookie": jar, "Accept": "text/html"},
+    )
     assert r.status_code == 200 and "The plan is <strong>bold</strong>." in r.text
 
 
@@ -245,10 +256,20 @@ def test_recall_answers_whatever_cookies_the_client_holds(live_server, tmp_path)
     answer, over real HTTP, like any client without cookies."""
     base = live_server.url
     owner = {"Authorization": f"Bearer {httpx.post(f'{base}/api/hubs', json={'slug': 'jar'}).json()['owner_token']}"}
-    doc = httpx.post(f"{base}/api/docs", headers=owner, json={
-        "hub": "jar", "title": "Sourdough", "markdown": "## Starter\n\nFeed the sourdough starter twice a day.\n"}).json()
-    locked = httpx.post(f"{base}/api/docs", headers=owner, json={
-        "hub": "jar", "title": "Vault", "markdown": "closed", "password": PASSWORD}).json()
+    doc = httpx.post(
+        f"{base}/api/docs",
+        headers=owner,
+        json={
+            "hub": "jar",
+            "title": "Sourdough",
+            "markdown": "## Starter\n\nFeed the sourdough starter twice a day.\n",
+        },
+    ).json()
+    locked = httpx.post(
+        f"{base}/api/docs",
+        headers=owner,
+        json={"hub": "jar", "title": "Vault", "markdown": "closed", "password": PASSWORD},
+    ).json()
     wait_indexed(live_server, [doc["id"], locked["id"]])
     recall = f"{base}/api/hub/jar/recall"
     question = {"question": "how often do I feed the starter?", "k": 3}
@@ -260,12 +281,31 @@ def test_recall_answers_whatever_cookies_the_client_holds(live_server, tmp_path)
     # curl with a cookie jar, after loading a page (the password form sets the nonce)
     jar = tmp_path / "cookies.txt"
     if shutil.which("curl"):
-        subprocess.run(["curl", "-sS", "-c", str(jar), "-o", os.devnull, "-H", "Accept: text/html",
-                        f"{base}/{locked['id']}"], check=True, timeout=30)
+        subprocess.run(
+            ["curl", "-sS", "-c", str(jar), "-o", os.devnull, "-H", "Accept: text/html", f"{base}/{locked['id']}"],
+            check=True,
+            timeout=30,
+        )
         assert COOKIE in jar.read_text()
-        out = subprocess.run(["curl", "-sS", "-b", str(jar), "-w", "\n%{http_code}", "-H",
-                              "Content-Type: application/json", "-d", json.dumps(question), recall],
-                             check=True, capture_output=True, text=True, timeout=30).stdout
+        out = subprocess.run(
+            [
+                "curl",
+                "-sS",
+                "-b",
+                str(jar),
+                "-w",
+                "\n%{http_code}",
+                "-H",
+                "Content-Type: application/json",
+                "-d",
+                json.dumps(question),
+                recall,
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout
         body, status = out.rsplit("\n", 1)
         assert status == "200", body
         assert json.loads(body)["results"][0]["doc_id"] == doc["id"]
@@ -276,8 +316,13 @@ def test_recall_answers_whatever_cookies_the_client_holds(live_server, tmp_path)
         answered(session.post(recall, json=question))
     # the Cookie header a browser sends: every cookie of the host, whichever app set it
     nonce = "n" * 43
-    for cookies in (f"{COOKIE}={nonce}", "sessionid=abc123; csrftoken=xyz", f'prefs={{"a":1}}; {COOKIE}={nonce}',
-                    f"{SESSION}=a-signed-session", f"{SESSION}=a-signed-session; {COOKIE}={nonce}"):
+    for cookies in (
+        f"{COOKIE}={nonce}",
+        "sessionid=abc123; csrftoken=xyz",
+        f'prefs={{"a":1}}; {COOKIE}={nonce}',
+        f"{SESSION}=a-signed-session",
+        f"{SESSION}=a-signed-session; {COOKIE}={nonce}",
+    ):
         answered(httpx.post(recall, json=question, headers={"Cookie": cookies}))
 
 
@@ -299,8 +344,11 @@ def test_the_routes_that_only_read_are_named_by_their_real_paths(client):
 def test_wrong_passwords_are_rate_limited_per_client(make_limited):
     client = make_limited(rate_password="3/minute")
     owner = {"Authorization": f"Bearer {client.post('/api/hubs', json={'slug': 'main'}).json()['owner_token']}"}
-    doc_id = client.post("/api/docs", json={"title": "Vault", "markdown": "secret text", "hub": "main",
-                                            "password": PASSWORD}, headers=owner).json()["id"]
+    doc_id = client.post(
+        "/api/docs",
+        json={"title": "Vault", "markdown": "secret text", "hub": "main", "password": PASSWORD},
+        headers=owner,
+    ).json()["id"]
     page = client.get(f"/{doc_id}", headers={"Accept": "text/html"})
     token = csrf_field(page.text)
     for _ in range(3):
@@ -327,7 +375,9 @@ def test_refused_tokens_are_rate_limited_and_change_nothing(make_limited):
     wrong = {"Authorization": "Bearer mwe_guessed"}
     # three kinds of refused token: an edit, a write to a hub, a private read
     assert client.patch(f"/api/docs/{doc['id']}", json={"markdown": "x"}, headers=wrong).status_code == 403
-    assert client.post("/api/docs", json={"title": "t", "markdown": "x", "hub": "main"}, headers=wrong).status_code == 403
+    assert (
+        client.post("/api/docs", json={"title": "t", "markdown": "x", "hub": "main"}, headers=wrong).status_code == 403
+    )
     assert client.get("/api/docs/zzzzzzzzzz", headers=wrong).status_code == 404
     for attempt in (wrong, owner):  # then nothing is checked, not even the right token
         r = client.patch(f"/api/docs/{doc['id']}", json={"markdown": "changed"}, headers=attempt)
@@ -337,7 +387,9 @@ def test_refused_tokens_are_rate_limited_and_change_nothing(make_limited):
     assert len(client.get("/api/hub/main").json()["docs"]) == 1
     # public reads without a token still work, and so does another client with the right token
     assert client.get(f"/api/docs/{doc['id']}").status_code == 200
-    r = client.patch(f"/api/docs/{doc['id']}", json={"markdown": "changed"}, headers={**owner, "X-Test-Client": "10.9.9.9"})
+    r = client.patch(
+        f"/api/docs/{doc['id']}", json={"markdown": "changed"}, headers={**owner, "X-Test-Client": "10.9.9.9"}
+    )
     assert r.status_code == 200
 
 
@@ -361,17 +413,28 @@ def test_reembedding_is_rate_limited(make_limited):
 
 
 def test_rate_limits_are_settings():
-    s = Settings.from_env({"MEMORYWIKI_RATE_PASSWORD": "5 per hour", "MEMORYWIKI_RATE_TOKEN_FAILURES": "7/minute",
-                           "MEMORYWIKI_RATE_EMBED": "100/day", "MEMORYWIKI_CSRF_MAX_AGE": "600",
-                           "MEMORYWIKI_SECRET_KEY": "k"})
+    s = Settings.from_env(
+        {
+            "MEMORYWIKI_RATE_PASSWORD": "5 per hour",
+            "MEMORYWIKI_RATE_TOKEN_FAILURES": "7/minute",
+            "MEMORYWIKI_RATE_EMBED": "100/day",
+            "MEMORYWIKI_CSRF_MAX_AGE": "600",
+            "MEMORYWIKI_SECRET_KEY": "k",
+        }
+    )
     assert (s.rate_password, s.rate_token_failures, s.rate_embed, s.csrf_max_age) == (
-        "5 per hour", "7/minute", "100/day", 600)
+        "5 per hour",
+        "7/minute",
+        "100/day",
+        600,
+    )
     assert "'k'" not in repr(s)
     with pytest.raises(SettingsError, match="MEMORYWIKI_RATE_EMBED must be a rate such as 10/minute"):
         Settings.from_env({"MEMORYWIKI_RATE_EMBED": "lots"})
 
 
 # ---- no device id from onnxruntime ------------------------------------------------------------
+
 
 def test_the_quick_start_check_leaves_no_onnxruntime_device_id(tmp_path):
     """scripts/serve.sh checks its install on every start by importing what serving needs; that
@@ -384,8 +447,9 @@ def test_the_quick_start_check_leaves_no_onnxruntime_device_id(tmp_path):
     check = re.search(r'mw_install "onnx" "[^"]*" \\\n\s*"([^"]+)"', serve_sh)
     assert check, "serve.sh no longer checks its install with mw_install: update this test"
     home = fresh_home(tmp_path)
-    subprocess.run([sys.executable, "-c", check.group(1)], env={**user_env(), "HOME": str(home)}, check=True,
-                   timeout=120)
+    subprocess.run(
+        [sys.executable, "-c", check.group(1)], env={**user_env(), "HOME": str(home)}, check=True, timeout=120
+    )
     assert files_under(home) == []
 
 
@@ -431,16 +495,20 @@ def test_no_table_holds_a_plaintext_token(client, settings):
         owners[slug] = {"Authorization": f"Bearer {token}"}
         given.append(token)
     docs = []
-    for i, body in enumerate([{"hub": "alpha"}, {"hub": "beta", "is_draft": True}, {},
-                              {"allowed_emails": ["reader@example.com"]}]):
+    for i, body in enumerate(
+        [{"hub": "alpha"}, {"hub": "beta", "is_draft": True}, {}, {"allowed_emails": ["reader@example.com"]}]
+    ):
         headers = owners.get(body.get("hub"), {})
         r = client.post("/api/docs", json={"title": f"Doc {i}", "markdown": f"text {i}", **body}, headers=headers)
         assert r.status_code == 201, r.text
         docs.append(r.json())
         given.append(r.json()["edit_token"])
     restricted = docs[3]
-    r = client.post(f"/api/docs/{restricted['id']}/access", json={"email": "reader@example.com"},
-                    headers={"Authorization": f"Bearer {restricted['edit_token']}"})
+    r = client.post(
+        f"/api/docs/{restricted['id']}/access",
+        json={"email": "reader@example.com"},
+        headers={"Authorization": f"Bearer {restricted['edit_token']}"},
+    )
     given.append(r.json()["access_token"])
     edit = {"Authorization": f"Bearer {docs[0]['edit_token']}"}
     client.patch(f"/api/docs/{docs[0]['id']}", json={"markdown": "edited"}, headers=edit)
@@ -449,12 +517,17 @@ def test_no_table_holds_a_plaintext_token(client, settings):
     assert len(given) == 7 and all(len(t) > 40 for t in given)
 
     with psycopg.connect(settings.database_url, autocommit=True) as conn:
-        tables = [r[0] for r in conn.execute(
-            "SELECT table_name FROM information_schema.tables"
-            " WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY 1").fetchall()]
+        tables = [
+            r[0]
+            for r in conn.execute(
+                "SELECT table_name FROM information_schema.tables"
+                " WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY 1"
+            ).fetchall()
+        ]
         assert {"hubs", "docs", "access_tokens", "doc_versions", "chunks"} <= set(tables)
-        dump = "\n".join(str(row) for table in tables
-                         for row in conn.execute(f'SELECT t::text FROM "{table}" t').fetchall())
+        dump = "\n".join(
+            str(row) for table in tables for row in conn.execute(f'SELECT t::text FROM "{table}" t').fetchall()
+        )
     for token in given:
         secret = token.split("_", 1)[1]  # the random part, without its mwo_/mwe_/mwa_ prefix
         assert secret not in dump, token[:8]

@@ -8,10 +8,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from starlette.testclient import TestClient
-
 from memorywiki.server.app import create_app
 from memorywiki.server.config import Settings, SettingsError
+from starlette.testclient import TestClient
 
 ENV = {
     "DATABASE_URL": "postgresql://db/x",
@@ -51,7 +50,12 @@ def test_every_variable_is_read():
     s = Settings.from_env(ENV)
     assert (s.database_url, s.data_dir, s.public_url) == ("postgresql://db/x", Path("/srv/mw"), "https://wiki.example")
     assert (s.embedder, s.openai_model, s.openai_api_key, s.openai_base_url, s.local_model_dir) == (
-        "openai", "text-embedding-3-large", "sk-test", "http://127.0.0.1:11434/v1", "/models/minilm")
+        "openai",
+        "text-embedding-3-large",
+        "sk-test",
+        "http://127.0.0.1:11434/v1",
+        "/models/minilm",
+    )
     assert (s.embed_batch, s.embed_timeout, s.embed_max_retries, s.in_process_worker) == (64, 12.5, 0, False)
     assert (s.max_body_bytes, s.max_query_bytes, s.max_upload_bytes, s.max_export_bytes) == (1000, 500, 2000, 3000)
     assert (s.fetch_max_bytes, s.fetch_timeout, s.fetch_allow_loopback) == (4000, 2.0, True)
@@ -80,10 +84,13 @@ def test_the_local_model_runs_int8_unless_told_otherwise():
     assert not Settings.from_env({"MEMORYWIKI_LOCAL_INT8": "off"}).local_quantize
 
 
-@pytest.mark.parametrize("name, value, words", [
-    ("MEMORYWIKI_EMBED_BATCH", "lots", "MEMORYWIKI_EMBED_BATCH must be a whole number, not 'lots'"),
-    ("MEMORYWIKI_FETCH_TIMEOUT", "5s", "MEMORYWIKI_FETCH_TIMEOUT must be a number, not '5s'"),
-])
+@pytest.mark.parametrize(
+    "name, value, words",
+    [
+        ("MEMORYWIKI_EMBED_BATCH", "lots", "MEMORYWIKI_EMBED_BATCH must be a whole number, not 'lots'"),
+        ("MEMORYWIKI_FETCH_TIMEOUT", "5s", "MEMORYWIKI_FETCH_TIMEOUT must be a number, not '5s'"),
+    ],
+)
 def test_a_bad_value_is_a_clear_error(name, value, words):
     with pytest.raises(SettingsError) as err:
         Settings.from_env({name: value})
@@ -105,8 +112,11 @@ def test_startup_leaves_the_environment_alone(settings, tmp_path):
     local = replace(settings, embedder="local", local_model_dir=str(model_dir), in_process_worker=False)
     with TestClient(create_app(local)) as client:
         token = client.post("/api/hubs", json={"slug": "env"}).json()["owner_token"]
-        doc = client.post("/api/docs", json={"title": "t", "markdown": "# t\n\nbody", "hub": "env"},
-                          headers={"Authorization": f"Bearer {token}"}).json()
+        doc = client.post(
+            "/api/docs",
+            json={"title": "t", "markdown": "# t\n\nbody", "hub": "env"},
+            headers={"Authorization": f"Bearer {token}"},
+        ).json()
         # loading the model fails here (no sentence-transformers in the test env): a clear 503
         response = client.post(f"/api/embed/{doc['id']}")
         assert response.status_code == 503 and response.json()["error"]["code"] == "embedder_failed"
@@ -118,8 +128,11 @@ def test_openai_key_and_url_come_from_settings_not_the_environment(settings, mon
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens there
     with TestClient(create_app(settings)) as client:
         token = client.post("/api/hubs", json={"slug": "s"}).json()["owner_token"]
-        doc = client.post("/api/docs", json={"title": "t", "markdown": "body", "hub": "s"},
-                          headers={"Authorization": f"Bearer {token}"}).json()
+        doc = client.post(
+            "/api/docs",
+            json={"title": "t", "markdown": "body", "hub": "s"},
+            headers={"Authorization": f"Bearer {token}"},
+        ).json()
         response = client.post(f"/api/embed/{doc['id']}")
         assert response.status_code == 200, response.text
 
@@ -148,8 +161,13 @@ def test_the_default_query_limit_is_said_in_kilobytes(client):
     assert response.json()["error"]["message"] == "request body is over 64 KB"
 
 
-@pytest.mark.parametrize("entry", ["from memorywiki.server.app import run_server; run_server(port=1)",
-                                   "from memorywiki.server.indexing.worker import run_worker; run_worker()"])
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "from memorywiki.server.app import run_server; run_server(port=1)",
+        "from memorywiki.server.indexing.worker import run_worker; run_worker()",
+    ],
+)
 def test_serve_and_worker_refuse_a_bad_setting_in_one_line(entry):
     import subprocess
     import sys
@@ -157,14 +175,23 @@ def test_serve_and_worker_refuse_a_bad_setting_in_one_line(entry):
     env = {**os.environ, "MEMORYWIKI_FETCH_TIMEOUT": "5s"}
     result = subprocess.run([sys.executable, "-c", entry], env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 1
-    assert result.stderr.strip() in ("memorywiki serve: MEMORYWIKI_FETCH_TIMEOUT must be a number, not '5s'",
-                                     "memorywiki worker: MEMORYWIKI_FETCH_TIMEOUT must be a number, not '5s'")
+    assert result.stderr.strip() in (
+        "memorywiki serve: MEMORYWIKI_FETCH_TIMEOUT must be a number, not '5s'",
+        "memorywiki worker: MEMORYWIKI_FETCH_TIMEOUT must be a number, not '5s'",
+    )
 
 
-@pytest.mark.parametrize("value, in_process, child", [
-    ("", True, None), ("auto", True, None), ("inprocess", True, False), ("process", True, True),
-    ("external", False, None), (" Process ", True, True),
-])
+@pytest.mark.parametrize(
+    "value, in_process, child",
+    [
+        ("", True, None),
+        ("auto", True, None),
+        ("inprocess", True, False),
+        ("process", True, True),
+        ("external", False, None),
+        (" Process ", True, True),
+    ],
+)
 def test_where_indexing_runs(value, in_process, child):
     """MEMORYWIKI_WORKER: None = a child process only with the local embedder (decided at start)."""
     s = Settings.from_env({"MEMORYWIKI_WORKER": value})
@@ -200,13 +227,19 @@ def test_configuration_docs_are_generated_from_the_settings():
     assert "/root" not in committed and "/home" not in committed  # the same on every machine
 
 
-@pytest.mark.parametrize("name, value, words", [
-    ("MEMORYWIKI_EMBEDDER", "Bert", "MEMORYWIKI_EMBEDDER must be one of openai, local, none, auto, not 'bert'"),
-    ("MEMORYWIKI_RATE_EMBED", "often", "MEMORYWIKI_RATE_EMBED must be a rate such as 10/minute, not 'often'"),
-    ("MEMORYWIKI_PG_SHARED_BUFFERS", "1MB",
-     "MEMORYWIKI_PG_SHARED_BUFFERS must be auto, keep or a size of at least 128MB such as 1GB, not '1MB'"),
-    ("MEMORYWIKI_RERANK_FORMAT", "xml", "MEMORYWIKI_RERANK_FORMAT must be one of cohere, tei, not 'xml'"),
-])
+@pytest.mark.parametrize(
+    "name, value, words",
+    [
+        ("MEMORYWIKI_EMBEDDER", "Bert", "MEMORYWIKI_EMBEDDER must be one of openai, local, none, auto, not 'bert'"),
+        ("MEMORYWIKI_RATE_EMBED", "often", "MEMORYWIKI_RATE_EMBED must be a rate such as 10/minute, not 'often'"),
+        (
+            "MEMORYWIKI_PG_SHARED_BUFFERS",
+            "1MB",
+            "MEMORYWIKI_PG_SHARED_BUFFERS must be auto, keep or a size of at least 128MB such as 1GB, not '1MB'",
+        ),
+        ("MEMORYWIKI_RERANK_FORMAT", "xml", "MEMORYWIKI_RERANK_FORMAT must be one of cohere, tei, not 'xml'"),
+    ],
+)
 def test_a_bad_choice_is_named_with_its_choices(name, value, words):
     with pytest.raises(SettingsError) as err:
         Settings.from_env({name: value})
@@ -214,20 +247,35 @@ def test_a_bad_choice_is_named_with_its_choices(name, value, words):
 
 
 def test_flags_and_blank_values():
-    s = Settings.from_env({"MEMORYWIKI_CURATION": "off", "MEMORYWIKI_FETCH_ALLOW_LOOPBACK": "on",
-                           "MEMORYWIKI_LLM_MODEL": "  ", "MEMORYWIKI_EMBED_BATCH": " ", "MEMORYWIKI_LOCAL_BACKEND": " ONNX"})
+    s = Settings.from_env(
+        {
+            "MEMORYWIKI_CURATION": "off",
+            "MEMORYWIKI_FETCH_ALLOW_LOOPBACK": "on",
+            "MEMORYWIKI_LLM_MODEL": "  ",
+            "MEMORYWIKI_EMBED_BATCH": " ",
+            "MEMORYWIKI_LOCAL_BACKEND": " ONNX",
+        }
+    )
     assert (s.curation, s.fetch_allow_loopback, s.llm_model, s.embed_batch, s.local_backend) == (
-        False, True, None, 128, "onnx")
+        False,
+        True,
+        None,
+        128,
+        "onnx",
+    )
     assert Settings.from_env({"MEMORYWIKI_CURATION": ""}).curation  # blank: the default
 
 
 def test_config_server_lists_every_setting_with_secrets_masked():
+    from memorywiki.cli.main import app
     from typer.testing import CliRunner
 
-    from memorywiki.cli.main import app
-
-    env = {"OPENAI_API_KEY": "sk-very-secret", "MEMORYWIKI_WORKER": "external", "MEMORYWIKI_EMBED_BATCH": "64",
-           "DATABASE_URL": "postgresql://mw:hunter2@db.internal:5432/wiki"}
+    env = {
+        "OPENAI_API_KEY": "sk-very-secret",
+        "MEMORYWIKI_WORKER": "external",
+        "MEMORYWIKI_EMBED_BATCH": "64",
+        "DATABASE_URL": "postgresql://mw:hunter2@db.internal:5432/wiki",
+    }
     result = CliRunner().invoke(app, ["config", "--server"], env=env)
     assert result.exit_code == 0, result.output
     lines = {line.split()[0]: line.split() for line in result.output.splitlines() if line.strip()}
@@ -242,9 +290,8 @@ def test_config_server_lists_every_setting_with_secrets_masked():
 
 
 def test_config_server_names_a_bad_value_in_one_line():
-    from typer.testing import CliRunner
-
     from memorywiki.cli.main import app
+    from typer.testing import CliRunner
 
     result = CliRunner().invoke(app, ["config", "--server"], env={"MEMORYWIKI_FETCH_TIMEOUT": "5s"})
     assert result.exit_code == 1
@@ -259,8 +306,10 @@ def test_the_chunk_size_is_a_setting():
     assert Settings.from_env({}).chunk_size == ChunkSize()
     s = Settings.from_env({"MEMORYWIKI_CHUNK_MAX_CHARS": "600", "MEMORYWIKI_CHUNK_OVERLAP_CHARS": "60"})
     assert s.chunk_size == ChunkSize(600, 60) and s.chunk_size.version != ChunkSize().version
-    for env in ({"MEMORYWIKI_CHUNK_MAX_CHARS": "0"},
-                {"MEMORYWIKI_CHUNK_MAX_CHARS": "600", "MEMORYWIKI_CHUNK_OVERLAP_CHARS": "400"}):
+    for env in (
+        {"MEMORYWIKI_CHUNK_MAX_CHARS": "0"},
+        {"MEMORYWIKI_CHUNK_MAX_CHARS": "600", "MEMORYWIKI_CHUNK_OVERLAP_CHARS": "400"},
+    ):
         with pytest.raises(SettingsError, match="MEMORYWIKI_CHUNK_MAX_CHARS"):
             Settings.from_env(env)
 
@@ -268,7 +317,6 @@ def test_the_chunk_size_is_a_setting():
 def test_saves_cut_docs_at_the_configured_size(make_client, settings):
     """A server started with a smaller maximum cuts every save at it and records the size on the doc."""
     import psycopg
-
     from memorywiki.server.indexing.chunker import ChunkSize
     from memorywiki.server.store.chunks import use_chunk_size
 
@@ -276,12 +324,19 @@ def test_saves_cut_docs_at_the_configured_size(make_client, settings):
         client = make_client(chunk_max_chars=300, in_process_worker=False)
         token = client.post("/api/hubs", json={"slug": "sized"}).json()["owner_token"]
         body = "\n".join(f"Line {i} of a note with no headings at all, long enough to count." for i in range(40))
-        r = client.post("/api/docs", json={"hub": "sized", "title": "Note", "markdown": body},
-                        headers={"Authorization": f"Bearer {token}"})
+        r = client.post(
+            "/api/docs",
+            json={"hub": "sized", "title": "Note", "markdown": body},
+            headers={"Authorization": f"Bearer {token}"},
+        )
         assert r.status_code == 201, r.text
         with psycopg.connect(settings.database_url) as conn:
-            sizes = [n for (n,) in conn.execute("SELECT length(markdown) FROM chunks WHERE doc_id = %s",
-                                                (r.json()["id"],)).fetchall()]
+            sizes = [
+                n
+                for (n,) in conn.execute(
+                    "SELECT length(markdown) FROM chunks WHERE doc_id = %s", (r.json()["id"],)
+                ).fetchall()
+            ]
             chunker = conn.execute("SELECT chunker FROM docs WHERE id = %s", (r.json()["id"],)).fetchone()[0]
         assert len(sizes) > 5 and max(sizes) <= 300
         assert chunker == ChunkSize(300).version

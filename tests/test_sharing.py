@@ -9,8 +9,8 @@ import re
 
 import psycopg
 import pytest
-
 from memorywiki.server.web.sessions import COOKIE
+
 from tests.polling import wait_until
 
 ANN, BOB, EVE = "ann@example.com", "bob@example.com", "eve@example.com"
@@ -32,14 +32,20 @@ def make_world(client):
     owner = {"Authorization": f"Bearer {token}"}
 
     def page(title, **extra):
-        r = client.post("/api/docs", json={"hub": "club", "title": title, "markdown": f"The {title} text.", **extra},
-                        headers=owner)
+        r = client.post(
+            "/api/docs", json={"hub": "club", "title": title, "markdown": f"The {title} text.", **extra}, headers=owner
+        )
         assert r.status_code == 201, r.text
         return r.json()["id"]
 
-    return {"owner": owner, "ann": page("Ann only", allowed_emails=["Ann@Example.com"]),
-            "both": page("Ann and Bob", allowed_emails=[ANN, BOB]), "bob": page("Bob only", allowed_emails=[BOB]),
-            "public": page("Open notes"), "draft": page("Draft", is_draft=True, allowed_emails=[ANN])}
+    return {
+        "owner": owner,
+        "ann": page("Ann only", allowed_emails=["Ann@Example.com"]),
+        "both": page("Ann and Bob", allowed_emails=[ANN, BOB]),
+        "bob": page("Bob only", allowed_emails=[BOB]),
+        "public": page("Open notes"),
+        "draft": page("Draft", is_draft=True, allowed_emails=[ANN]),
+    }
 
 
 @pytest.fixture
@@ -65,8 +71,11 @@ def link_from(mail) -> tuple[str, str, str]:
 
 
 def follow(client, doc_id, secret):
-    return client.post(f"/api/docs/{doc_id}/access/session", json={"link": secret},
-                       headers={"X-CSRF-Token": csrf(client, f"/{doc_id}/signin")})
+    return client.post(
+        f"/api/docs/{doc_id}/access/session",
+        json={"link": secret},
+        headers={"X-CSRF-Token": csrf(client, f"/{doc_id}/signin")},
+    )
 
 
 def signed_in_reader(client, inbox, doc_id, email=ANN):
@@ -111,8 +120,14 @@ def test_a_listed_person_gets_a_link_and_reads_the_page_an_unlisted_one_gets_the
         assert mailing.get(f"/{world[other]}.md").status_code == 404
         assert mailing.get(f"/api/docs/{world[other]}").status_code == 404
     # and the reader writes nothing
-    assert mailing.patch(f"/api/docs/{world['ann']}", json={"markdown": "x"},
-                         headers={"X-CSRF-Token": csrf(mailing, f"/{world['ann']}")}).status_code == 401
+    assert (
+        mailing.patch(
+            f"/api/docs/{world['ann']}",
+            json={"markdown": "x"},
+            headers={"X-CSRF-Token": csrf(mailing, f"/{world['ann']}")},
+        ).status_code
+        == 401
+    )
 
     again = follow(mailing, doc_id, secret)  # single use
     assert again.status_code == 403 and again.json()["error"]["code"] == "link_used"
@@ -148,11 +163,15 @@ def test_removing_an_address_ends_its_access_at_once(mailing, world, inbox):
     assert mailing.get(f"/{world['both']}.md").status_code == 200
     ask(mailing, world["ann"], ANN)
     _, _, unused = link_from(inbox.wait_for(ANN, 2)[-1])
-    assert mailing.patch(f"/api/docs/{world['both']}", json={"allowed_emails": [BOB]},
-                         headers=world["owner"]).status_code == 200
+    assert (
+        mailing.patch(f"/api/docs/{world['both']}", json={"allowed_emails": [BOB]}, headers=world["owner"]).status_code
+        == 200
+    )
     assert mailing.get(f"/{world['both']}.md").status_code == 404
-    assert mailing.patch(f"/api/docs/{world['ann']}", json={"allowed_emails": [BOB]},
-                         headers=world["owner"]).status_code == 200
+    assert (
+        mailing.patch(f"/api/docs/{world['ann']}", json={"allowed_emails": [BOB]}, headers=world["owner"]).status_code
+        == 200
+    )
     late = follow(mailing, world["ann"], unused)
     assert late.status_code == 403 and late.json()["error"]["code"] == "not_shared"
 
@@ -189,9 +208,20 @@ def test_the_form_asks_for_a_link_with_csrf_and_answers_the_same(mailing, world,
     assert mailing.post(f"/api/docs/{world['ann']}/access/session", json={"link": "mwl_x"}).status_code == 403
 
 
-@pytest.mark.parametrize("email", ["ann@example.com\r\nBcc: eve@example.com", "ann@example.com\nX: y",
-                                   "Ann <ann@example.com>", "ann@example.com, eve@example.com", "not-an-address",
-                                   "@example.com", "ann@", "a" * 250 + "@example.com", "ann@exa mple.com"])
+@pytest.mark.parametrize(
+    "email",
+    [
+        "ann@example.com\r\nBcc: eve@example.com",
+        "ann@example.com\nX: y",
+        "Ann <ann@example.com>",
+        "ann@example.com, eve@example.com",
+        "not-an-address",
+        "@example.com",
+        "ann@",
+        "a" * 250 + "@example.com",
+        "ann@exa mple.com",
+    ],
+)
 def test_a_malformed_address_is_a_clear_400_and_mails_nobody(mailing, world, inbox, email):
     r = ask(mailing, world["ann"], email)
     assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_email"
@@ -214,7 +244,9 @@ def test_link_requests_are_rate_limited_per_address_and_per_client(make_client, 
 def test_without_smtp_the_visitor_is_told_to_ask_the_owner(client):
     world = make_world(client)
     page = client.get(f"/{world['ann']}", headers={"Accept": "text/html"})
-    assert page.status_code == 401 and "ask its owner for an access link" in page.text and 'name="email"' not in page.text
+    assert (
+        page.status_code == 401 and "ask its owner for an access link" in page.text and 'name="email"' not in page.text
+    )
     r = ask(client, world["ann"], ANN)
     assert r.status_code == 202 and r.json()["mail"] is False and "ask the page's owner" in r.json()["message"]
     assert client.get("/healthz").json()["mail"]["configured"] is False

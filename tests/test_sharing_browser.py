@@ -30,9 +30,16 @@ def settings(settings, smtp_server):
 def shared(live_server):
     with httpx.Client(base_url=live_server.url, timeout=30) as http:
         token = http.post("/api/hubs", json={"slug": "circle"}).json()["owner_token"]
-        doc = http.post("/api/docs", json={"hub": "circle", "title": "Ann's plan", "markdown": "The secret plan.",
-                                           "allowed_emails": [ANN, "bob@example.com"]},
-                        headers={"Authorization": f"Bearer {token}"}).json()
+        doc = http.post(
+            "/api/docs",
+            json={
+                "hub": "circle",
+                "title": "Ann's plan",
+                "markdown": "The secret plan.",
+                "allowed_emails": [ANN, "bob@example.com"],
+            },
+            headers={"Authorization": f"Bearer {token}"},
+        ).json()
     return {"token": token, "id": doc["id"]}
 
 

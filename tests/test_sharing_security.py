@@ -29,8 +29,12 @@ def log_output():
     handler.setFormatter(logging.Formatter("%(name)s %(levelname)s %(message)s"))
     # not the test's own parts: its HTTP client logs the URLs it asks for (the server runs in
     # another thread), and the loopback SMTP server (aiosmtpd, logger "mail.log") what it receives
-    handler.addFilter(lambda r: not (r.threadName == "MainThread" and r.name.startswith(("httpx", "httpcore")))
-                      and not r.name.startswith("mail.log"))
+    handler.addFilter(
+        lambda r: (
+            not (r.threadName == "MainThread" and r.name.startswith(("httpx", "httpcore")))
+            and not r.name.startswith("mail.log")
+        )
+    )
     loggers = [logging.getLogger(name) for name in ("", "uvicorn", "uvicorn.access", "uvicorn.error")]
     levels = [logger.level for logger in loggers]
     for logger in loggers:
@@ -45,8 +49,11 @@ def log_output():
 def shared_page(http: httpx.Client) -> tuple[dict, str]:
     token = http.post("/api/hubs", json={"slug": "vault"}).json()["owner_token"]
     owner = {"Authorization": f"Bearer {token}"}
-    doc = http.post("/api/docs", json={"hub": "vault", "title": "Ann's page", "markdown": "For Ann only.",
-                                       "allowed_emails": [ANN]}, headers=owner)
+    doc = http.post(
+        "/api/docs",
+        json={"hub": "vault", "title": "Ann's page", "markdown": "For Ann only.", "allowed_emails": [ANN]},
+        headers=owner,
+    )
     assert doc.status_code == 201, doc.text
     return owner, doc.json()["id"]
 
@@ -68,8 +75,10 @@ def test_a_listed_and_an_unlisted_address_get_the_same_answer_in_the_same_time(s
                 answers.add((r.status_code, r.text))
         assert len(answers) == 1 and next(iter(answers))[0] == 202
         listed, unlisted = statistics.median(timings[ANN]), statistics.median(timings[EVE])
-        print(f"\nlink request medians over {TIMED} each: listed {listed * 1000:.2f} ms, "
-              f"unlisted {unlisted * 1000:.2f} ms, ratio {listed / unlisted:.2f}")
+        print(
+            f"\nlink request medians over {TIMED} each: listed {listed * 1000:.2f} ms, "
+            f"unlisted {unlisted * 1000:.2f} ms, ratio {listed / unlisted:.2f}"
+        )
         # generous: a shared 2-core machine is noisy, but a difference in work (an SMTP round
         # trip, a hash of another cost) would be many times this
         assert 0.5 < listed / unlisted < 2.0, (listed, unlisted)
@@ -79,14 +88,19 @@ def test_a_listed_and_an_unlisted_address_get_the_same_answer_in_the_same_time(s
 
 def test_no_token_link_or_session_id_reaches_the_log(settings, smtp_server, log_output):
     mailing = replace(settings, smtp_url=smtp_server.url)
-    with serving(mailing, log_level="info", log_config=None, access_log=True) as live, \
-            httpx.Client(base_url=live.url, timeout=30) as http:
+    with (
+        serving(mailing, log_level="info", log_config=None, access_log=True) as live,
+        httpx.Client(base_url=live.url, timeout=30) as http,
+    ):
         owner, doc_id = shared_page(http)
         secrets = [owner["Authorization"][7:]]
         member = http.post("/api/hub/vault/members", json={"name": "bob"}, headers=owner).json()["token"]
         secrets.append(member)
-        edit = http.post("/api/docs", json={"hub": "vault", "title": "Bob's", "markdown": "x"},
-                         headers={"Authorization": f"Bearer {member}"}).json()["edit_token"]
+        edit = http.post(
+            "/api/docs",
+            json={"hub": "vault", "title": "Bob's", "markdown": "x"},
+            headers={"Authorization": f"Bearer {member}"},
+        ).json()["edit_token"]
         secrets.append(edit)
         access = http.post(f"/api/docs/{doc_id}/access", json={"email": ANN}, headers=owner).json()["access_token"]
         secrets.append(access)

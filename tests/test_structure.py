@@ -37,7 +37,7 @@ def imports(name: str, path: Path) -> list[tuple[str, int, bool]]:
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
-                base = base[:len(base) - node.level + 1]
+                base = base[: len(base) - node.level + 1]
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module or ""
@@ -50,9 +50,14 @@ def imports(name: str, path: Path) -> list[tuple[str, int, bool]]:
 def test_clients_never_import_the_server():
     """cli/, client/ and adapters/ speak HTTP; only `serve` and `worker` start the server, and
     `config --server` lists its settings: they import it lazily, inside the command."""
-    allowed = {"memorywiki.server.app", "memorywiki.server.app.run_server",
-               "memorywiki.server.indexing.worker", "memorywiki.server.indexing.worker.run_worker",
-               "memorywiki.server.config", "memorywiki.server.config.settings_listing"}
+    allowed = {
+        "memorywiki.server.app",
+        "memorywiki.server.app.run_server",
+        "memorywiki.server.indexing.worker",
+        "memorywiki.server.indexing.worker.run_worker",
+        "memorywiki.server.config",
+        "memorywiki.server.config.settings_listing",
+    }
     bad = []
     for package in ("cli", "client", "adapters"):
         for name, path in modules(package).items():
@@ -64,11 +69,13 @@ def test_clients_never_import_the_server():
 
 
 def test_formats_import_without_the_server_or_its_dependencies():
-    code = ("import sys, memorywiki.formats, memorywiki.formats.mdutil, memorywiki.formats.ziputil;"
-            "heavy = sorted(m for m in sys.modules if m.split('.')[0] in"
-            " ('starlette', 'psycopg', 'psycopg_pool', 'uvicorn', 'openai', 'markitdown', 'trafilatura')"
-            " or m.startswith('memorywiki.server'));"
-            "print(heavy)")
+    code = (
+        "import sys, memorywiki.formats, memorywiki.formats.mdutil, memorywiki.formats.ziputil;"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in"
+        " ('starlette', 'psycopg', 'psycopg_pool', 'uvicorn', 'openai', 'markitdown', 'trafilatura')"
+        " or m.startswith('memorywiki.server'));"
+        "print(heavy)"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
@@ -100,7 +107,7 @@ def test_no_import_cycles_in_the_server():
         state[node] = 1
         for dep in sorted(graph[node]):
             if state.get(dep) == 1:
-                cycles.append(" -> ".join(stack[stack.index(dep):] + [dep]))
+                cycles.append(" -> ".join(stack[stack.index(dep) :] + [dep]))
             elif dep not in state:
                 visit(dep, stack + [dep])
         state[node] = 2
@@ -116,8 +123,10 @@ def test_no_docstring_points_at_a_missing_file():
     import re
 
     # a path from the repo root, or a root document such as DESIGN.md (which is not in the repo)
-    pattern = re.compile(r"\b((?:server|formats|tests|bench|cli|client|adapters|docs)/[\w./-]+\.(?:py|sql|md|html)"
-                         r"|[A-Z][A-Z_]+\.md)\b")
+    pattern = re.compile(
+        r"\b((?:server|formats|tests|bench|cli|client|adapters|docs)/[\w./-]+\.(?:py|sql|md|html)"
+        r"|[A-Z][A-Z_]+\.md)\b"
+    )
     missing = []
     for package in ("server", "formats"):
         for path in (ROOT / package).rglob("*"):
@@ -133,9 +142,12 @@ def test_no_docstring_points_at_a_missing_file():
 
 def _imports_of(package: str) -> list[tuple[str, Path, str, int]]:
     """(module, file, imported module, line) for every import in a folder of server/."""
-    return [(name, path, target, line) for name, path in modules("server").items()
-            if name.startswith(f"memorywiki.server.{package}.")
-            for target, line, _ in imports(name, path)]
+    return [
+        (name, path, target, line)
+        for name, path in modules("server").items()
+        if name.startswith(f"memorywiki.server.{package}.")
+        for target, line, _ in imports(name, path)
+    ]
 
 
 def _within(target: str, package: str) -> bool:
@@ -175,8 +187,10 @@ def test_services_never_see_http():
     assert not bad, "\n".join(bad)
 
 
-SQL_SHAPES = re.compile(r"\bSELECT\b[\s\S]*?\bFROM\b|\bINSERT\s+INTO\b|\bUPDATE\s+\w+\s+SET\b|\bDELETE\s+FROM\b"
-                        r"|\bWITH\s+\w+\s+AS\s*\(")
+SQL_SHAPES = re.compile(
+    r"\bSELECT\b[\s\S]*?\bFROM\b|\bINSERT\s+INTO\b|\bUPDATE\s+\w+\s+SET\b|\bDELETE\s+FROM\b"
+    r"|\bWITH\s+\w+\s+AS\s*\("
+)
 
 
 def sql_strings(source: str) -> list[tuple[int, str]]:
@@ -188,18 +202,25 @@ def sql_strings(source: str) -> list[tuple[int, str]]:
             first = node.body[0]
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
                 docstrings.add(id(first.value))
-    return [(node.lineno, node.value) for node in ast.walk(tree)
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
-            and SQL_SHAPES.search(node.value)]
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+        and SQL_SHAPES.search(node.value)
+    ]
 
 
 def test_the_sql_check_finds_sql():
-    source = ('"""SELECT a FROM b is prose here."""\n'
-              'Q = "SELECT id FROM docs WHERE id = %s"\n'
-              'def f(conn):\n'
-              '    conn.execute("UPDATE docs SET title = %s", ("x",))\n'
-              '    conn.execute("""WITH me AS (SELECT 1) DELETE FROM t""")\n'
-              '    return "select the text from the page"\n')
+    source = (
+        '"""SELECT a FROM b is prose here."""\n'
+        'Q = "SELECT id FROM docs WHERE id = %s"\n'
+        "def f(conn):\n"
+        '    conn.execute("UPDATE docs SET title = %s", ("x",))\n'
+        '    conn.execute("""WITH me AS (SELECT 1) DELETE FROM t""")\n'
+        '    return "select the text from the page"\n'
+    )
     assert [line for line, _ in sql_strings(source)] == [2, 4, 5]
 
 

@@ -29,8 +29,11 @@ def test_tests_never_read_the_workspace_folder():
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError:  # binary fixtures (PDF, DOCX, ...)
             continue
-        offenders += [f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
-                      for n, line in enumerate(text.splitlines(), 1) if pattern.search(line)]
+        offenders += [
+            f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
+            for n, line in enumerate(text.splitlines(), 1)
+            if pattern.search(line)
+        ]
     assert not offenders, "tests must not read the workspace folder next to the repo:\n" + "\n".join(offenders)
 
 
@@ -49,8 +52,12 @@ def test_wait_indexed_waits_for_the_ids_it_is_given(make_client, settings):
     manual = make_client(in_process_worker=False)  # nothing is indexed unless asked
     token = manual.post("/api/hubs", json={"slug": "wait"}).json()["owner_token"]
     auth = {"Authorization": f"Bearer {token}"}
-    ready, owed = (manual.post("/api/docs", json={"hub": "wait", "title": title, "markdown": f"{title} text"},
-                               headers=auth).json()["id"] for title in ("Ready", "Owed"))
+    ready, owed = (
+        manual.post(
+            "/api/docs", json={"hub": "wait", "title": title, "markdown": f"{title} text"}, headers=auth
+        ).json()["id"]
+        for title in ("Ready", "Owed")
+    )
     assert manual.post(f"/api/embed/{ready}").status_code == 200
     assert manual.get("/healthz").json()["owed"] == 1  # the other doc is still owed
 
@@ -69,9 +76,14 @@ def _browser_tests(ci: bool) -> subprocess.CompletedProcess:
     env["PATH"] = "/nonexistent"
     if ci:
         env["CI"] = "1"
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs",
-                           "tests/test_pages_browser.py"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs", "tests/test_pages_browser.py"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 @pytest.mark.slow

@@ -9,24 +9,31 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from memorywiki.server.web.render import SUMMARY_CHARS, summary
 
 MARKUP = re.compile(r"\*\*|__|`|~~|\]\(|<[a-z/]")
 
 
-@pytest.mark.parametrize("markdown, expected", [
-    ("**Bold** start and `code` and *emphasis* and [a link](https://example.com).",
-     "Bold start and code and emphasis and a link."),
-    ("# Title\n\n## Section\n\n> - **quoted** list item\n", "quoted list item"),
-    ("```python\nprint('code first')\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nThen prose.", "Then prose."),
-    ("Tom &amp; Jerry &lt;3 <b>html</b> <!-- note --> ![logo](l.png) ~~old~~ new", "Tom & Jerry <3 html logo old new"),
-    ("Line one\nline two  \nline three", "Line one line two line three"),
-    ("**unclosed bold and `unclosed code", "unclosed bold and unclosed code"),
-    ("See [the docs][d] and [more][far].\n\n[d]: https://example.com\n", "See the docs and more."),
-    ("", ""),
-    ("# Only headings\n\n## More", ""),
-])
+@pytest.mark.parametrize(
+    "markdown, expected",
+    [
+        (
+            "**Bold** start and `code` and *emphasis* and [a link](https://example.com).",
+            "Bold start and code and emphasis and a link.",
+        ),
+        ("# Title\n\n## Section\n\n> - **quoted** list item\n", "quoted list item"),
+        ("```python\nprint('code first')\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nThen prose.", "Then prose."),
+        (
+            "Tom &amp; Jerry &lt;3 <b>html</b> <!-- note --> ![logo](l.png) ~~old~~ new",
+            "Tom & Jerry <3 html logo old new",
+        ),
+        ("Line one\nline two  \nline three", "Line one line two line three"),
+        ("**unclosed bold and `unclosed code", "unclosed bold and unclosed code"),
+        ("See [the docs][d] and [more][far].\n\n[d]: https://example.com\n", "See the docs and more."),
+        ("", ""),
+        ("# Only headings\n\n## More", ""),
+    ],
+)
 def test_summary_is_the_rendered_text(markdown, expected):
     assert summary(markdown) == expected
 
@@ -47,8 +54,10 @@ def test_a_long_opening_is_cut_on_a_word_with_an_ellipsis():
 def test_hub_page_and_markdown_index_show_clean_summaries(client):
     r = client.post("/api/hubs", json={"slug": "notes"})
     h = {"Authorization": f"Bearer {r.json()['owner_token']}"}
-    hostile = ("# Hostile\n\n**Note:** run `make deploy` then see [the docs](https://example.com/a_(b)) — "
-               "it *usually* works " + "and then it keeps going " * 20 + "\n")
+    hostile = (
+        "# Hostile\n\n**Note:** run `make deploy` then see [the docs](https://example.com/a_(b)) — "
+        "it *usually* works " + "and then it keeps going " * 20 + "\n"
+    )
     client.post("/api/docs", json={"title": "Hostile", "markdown": hostile, "hub": "notes"}, headers=h)
     [doc] = client.get("/api/hub/notes").json()["docs"]
     assert doc["summary"].startswith("Note: run make deploy then see the docs — it usually works and then")

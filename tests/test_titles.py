@@ -14,31 +14,34 @@ import re
 import psycopg
 import pytest
 from markdown_it import MarkdownIt
-
 from memorywiki.formats.mdutil import demote_headings, shift_headings, split_title
 from memorywiki.server.capture import convert_file
+
 from tests.test_capture_support import LocalServer
 
 # ------------------------------------------------------------------------------- the rule
 
 
-@pytest.mark.parametrize("title, markdown, expected", [
-    ("Deploy notes", "# Deploy notes\n\n## Steps\n\nRun it.\n", ("Deploy notes", "## Steps\n\nRun it.\n")),
-    ("deploy  NOTES", "# Deploy notes\nRun it.\n", ("deploy  NOTES", "Run it.\n")),
-    ("Deploy notes", "\n\n# **Deploy** `notes` #\n\nRun it.", ("Deploy notes", "Run it.")),
-    ("Deploy notes", "Deploy notes\n============\n\nRun it.", ("Deploy notes", "Run it.")),
-    ("Deploy notes", "# Deploy notes\r\n\r\nRun it.\r\n", ("Deploy notes", "Run it.\n")),
-    (None, "# Deploy notes\n\nRun it.", ("Deploy notes", "Run it.")),
-    ("", "  # Deploy notes\n\nRun it.", ("Deploy notes", "Run it.")),
-    # the author's own first heading, a deeper heading, a heading later on: all stay
-    ("Ops handbook", "# Deploy notes\n\nRun it.", ("Ops handbook", "# Deploy notes\n\nRun it.")),
-    ("Deploy notes", "## Deploy notes\n\nRun it.", ("Deploy notes", "## Deploy notes\n\nRun it.")),
-    ("Deploy notes", "Intro.\n\n# Deploy notes\n", ("Deploy notes", "Intro.\n\n# Deploy notes\n")),
-    ("Deploy notes", "```\n# Deploy notes\n```\n", ("Deploy notes", "```\n# Deploy notes\n```\n")),
-    ("Deploy notes", "    # Deploy notes\n", ("Deploy notes", "    # Deploy notes\n")),
-    (None, "no heading at all", (None, "no heading at all")),
-    (None, "#\n\nempty heading", (None, "#\n\nempty heading")),
-])
+@pytest.mark.parametrize(
+    "title, markdown, expected",
+    [
+        ("Deploy notes", "# Deploy notes\n\n## Steps\n\nRun it.\n", ("Deploy notes", "## Steps\n\nRun it.\n")),
+        ("deploy  NOTES", "# Deploy notes\nRun it.\n", ("deploy  NOTES", "Run it.\n")),
+        ("Deploy notes", "\n\n# **Deploy** `notes` #\n\nRun it.", ("Deploy notes", "Run it.")),
+        ("Deploy notes", "Deploy notes\n============\n\nRun it.", ("Deploy notes", "Run it.")),
+        ("Deploy notes", "# Deploy notes\r\n\r\nRun it.\r\n", ("Deploy notes", "Run it.\n")),
+        (None, "# Deploy notes\n\nRun it.", ("Deploy notes", "Run it.")),
+        ("", "  # Deploy notes\n\nRun it.", ("Deploy notes", "Run it.")),
+        # the author's own first heading, a deeper heading, a heading later on: all stay
+        ("Ops handbook", "# Deploy notes\n\nRun it.", ("Ops handbook", "# Deploy notes\n\nRun it.")),
+        ("Deploy notes", "## Deploy notes\n\nRun it.", ("Deploy notes", "## Deploy notes\n\nRun it.")),
+        ("Deploy notes", "Intro.\n\n# Deploy notes\n", ("Deploy notes", "Intro.\n\n# Deploy notes\n")),
+        ("Deploy notes", "```\n# Deploy notes\n```\n", ("Deploy notes", "```\n# Deploy notes\n```\n")),
+        ("Deploy notes", "    # Deploy notes\n", ("Deploy notes", "    # Deploy notes\n")),
+        (None, "no heading at all", (None, "no heading at all")),
+        (None, "#\n\nempty heading", (None, "#\n\nempty heading")),
+    ],
+)
 def test_split_title(title, markdown, expected):
     assert split_title(title, markdown) == expected
 
@@ -50,11 +53,14 @@ def test_split_title_is_idempotent():
 
 
 def test_shift_headings():
-    md = ("# One\n\ntext\n\nSetext two\n----------\n\n```\n# not a heading\n```\n\n> # quoted stays\n\n"
-          "###### Six ######\n\n  ## Indented\n")
+    md = (
+        "# One\n\ntext\n\nSetext two\n----------\n\n```\n# not a heading\n```\n\n> # quoted stays\n\n"
+        "###### Six ######\n\n  ## Indented\n"
+    )
     assert shift_headings(md, 1) == (
         "## One\n\ntext\n\n### Setext two\n\n```\n# not a heading\n```\n\n> # quoted stays\n\n"
-        "###### Six ######\n\n  ### Indented\n")
+        "###### Six ######\n\n  ### Indented\n"
+    )
     assert shift_headings(md, 0) == md
 
 
@@ -86,8 +92,11 @@ def stored(client, doc_id):
 
 def test_post_docs(client):
     h = hub(client)
-    r = client.post("/api/docs", json={"title": "Deploy notes", "markdown": "# Deploy notes\n\nRun it.\n",
-                                       "hub": "notes"}, headers=h)
+    r = client.post(
+        "/api/docs",
+        json={"title": "Deploy notes", "markdown": "# Deploy notes\n\nRun it.\n", "hub": "notes"},
+        headers=h,
+    )
     assert stored(client, r.json()["id"]) == ("Deploy notes", "Run it.\n")
     r = client.post("/api/docs", json={"markdown": "# From the heading\n\nBody.\n"})
     assert r.status_code == 201, r.text
@@ -107,8 +116,9 @@ def test_patch(client):
     edit = {"Authorization": f"Bearer {doc['edit_token']}"}
     r = client.patch(f"/api/docs/{doc['id']}", json={"markdown": "# Plan\n\nStep two.\n"}, headers=edit)
     assert r.status_code == 200 and (r.json()["title"], r.json()["markdown"]) == ("Plan", "Step two.\n")
-    r = client.patch(f"/api/docs/{doc['id']}", json={"title": "Better plan", "markdown": "# Better plan\n\nStep 3.\n"},
-                     headers=edit)
+    r = client.patch(
+        f"/api/docs/{doc['id']}", json={"title": "Better plan", "markdown": "# Better plan\n\nStep 3.\n"}, headers=edit
+    )
     assert (r.json()["title"], r.json()["markdown"]) == ("Better plan", "Step 3.\n")
     r = client.patch(f"/api/docs/{doc['id']}", json={"markdown": "# Another heading\n\nStep 4.\n"}, headers=edit)
     assert (r.json()["title"], r.json()["markdown"]) == ("Better plan", "# Another heading\n\nStep 4.\n")
@@ -120,8 +130,12 @@ def test_patch(client):
 def test_file_upload_and_url_capture(make_client):
     client = make_client(fetch_allow_loopback=True)  # the test site is on 127.0.0.1
     h = hub(client)
-    r = client.post("/api/capture/file", files={"file": ("field.md", b"# Field notes\n\nWe saw a walrus.\n")},
-                    data={"hub": "notes"}, headers=h)
+    r = client.post(
+        "/api/capture/file",
+        files={"file": ("field.md", b"# Field notes\n\nWe saw a walrus.\n")},
+        data={"hub": "notes"},
+        headers=h,
+    )
     assert r.status_code == 201, r.text
     assert stored(client, r.json()["id"]) == ("Field notes", "We saw a walrus.\n")
 
@@ -130,15 +144,17 @@ def test_file_upload_and_url_capture(make_client):
         r = client.post("/api/capture", json={"url": site.url("/trip.md"), "hub": "notes"}, headers=h)
         assert r.status_code == 201, r.text
         assert stored(client, r.json()["id"]) == ("Boat trip", "We saw an otter.\n")
-        r = client.post("/api/capture", json={"url": site.url("/trip.md"), "hub": "notes", "title": "boat TRIP",
-                                              "dedupe": False}, headers=h)
+        r = client.post(
+            "/api/capture",
+            json={"url": site.url("/trip.md"), "hub": "notes", "title": "boat TRIP", "dedupe": False},
+            headers=h,
+        )
         assert stored(client, r.json()["id"]) == ("boat TRIP", "We saw an otter.\n")
 
 
 def test_cli_capture(live_server, tmp_path, monkeypatch):
-    from typer.testing import CliRunner
-
     from memorywiki.cli.main import app
+    from typer.testing import CliRunner
 
     monkeypatch.setenv("MEMORYWIKI_CONFIG", str(tmp_path / "config.toml"))
     monkeypatch.setenv("MEMORYWIKI_URL", live_server.url)
@@ -171,9 +187,11 @@ def make_legacy(settings, doc_id, markdown):
 @pytest.mark.parametrize("legacy", [False, True])
 def test_a_title_never_shows_twice(client, settings, legacy):
     h = hub(client)
-    doc = client.post("/api/docs", json={"title": "Deploy notes", "hub": "notes",
-                                         "markdown": "# Deploy notes\n\nIntro.\n\n## Steps\n\nRun it.\n"},
-                      headers=h).json()
+    doc = client.post(
+        "/api/docs",
+        json={"title": "Deploy notes", "hub": "notes", "markdown": "# Deploy notes\n\nIntro.\n\n## Steps\n\nRun it.\n"},
+        headers=h,
+    ).json()
     if legacy:
         make_legacy(settings, doc["id"], "# Deploy notes\n\nIntro.\n\n## Steps\n\nRun it.\n")
 
@@ -191,8 +209,9 @@ def test_a_title_never_shows_twice(client, settings, legacy):
     hub_md = client.get("/raw/hub/notes").text
     assert hub_md.count("Deploy notes") == 1 and "— Intro." in hub_md
 
-    bundle = client.post("/api/bundles", json={"hub": "notes", "title": "Runbook", "doc_ids": [doc["id"]]},
-                         headers=h).json()
+    bundle = client.post(
+        "/api/bundles", json={"hub": "notes", "title": "Runbook", "doc_ids": [doc["id"]]}, headers=h
+    ).json()
     md = client.get(f"/raw/b/{bundle['id']}").text
     # the bundle's cross-doc analysis, when ready, sits between the reading order and the members
     md = re.sub(r"^## Across these documents\n.*?(?=^---$)", "", md, flags=re.M | re.S)

@@ -19,10 +19,17 @@ def world(client):
     for slug in ("main", "other"):
         r = client.post("/api/hubs", json={"slug": slug})
         hubs[slug] = {"Authorization": f"Bearer {r.json()['owner_token']}"}
-    doc = client.post("/api/docs", json={"title": "Narwhals", "markdown": "The narwhal tusk is a tooth.\n",
-                                         "hub": "main"}, headers=hubs["main"]).json()
-    return {"owner": hubs["main"], "other": hubs["other"], "doc": doc["id"],
-            "edit": {"Authorization": f"Bearer {doc['edit_token']}"}}
+    doc = client.post(
+        "/api/docs",
+        json={"title": "Narwhals", "markdown": "The narwhal tusk is a tooth.\n", "hub": "main"},
+        headers=hubs["main"],
+    ).json()
+    return {
+        "owner": hubs["main"],
+        "other": hubs["other"],
+        "doc": doc["id"],
+        "edit": {"Authorization": f"Bearer {doc['edit_token']}"},
+    }
 
 
 def versions(client, doc_id, headers=None):
@@ -68,10 +75,12 @@ def test_an_edit_through_one_credential_and_a_restore_through_another_lose_nothi
     assert [v["size"] for v in listing["versions"]] == [29, 26, 26, 29]
     assert all(v["saved_at"] for v in listing["versions"])
     # every version reads back exactly as it was saved
-    expected = {1: ("Narwhals", "The narwhal tusk is a tooth.\n", {}),
-                2: ("Narwhals", "Walruses haul out on ice.\n", {}),
-                3: ("Walruses", "Walruses haul out on ice.\n", {"tag": "arctic"}),
-                4: ("Narwhals", "The narwhal tusk is a tooth.\n", {})}
+    expected = {
+        1: ("Narwhals", "The narwhal tusk is a tooth.\n", {}),
+        2: ("Narwhals", "Walruses haul out on ice.\n", {}),
+        3: ("Walruses", "Walruses haul out on ice.\n", {"tag": "arctic"}),
+        4: ("Narwhals", "The narwhal tusk is a tooth.\n", {}),
+    }
     for n, (title, markdown, meta) in expected.items():
         v = version(client, doc_id, n)
         assert (v["title"], v["markdown"], v["meta"], v["version"]) == (title, markdown, meta, n)
@@ -118,11 +127,17 @@ def test_a_privacy_change_is_a_version_too_and_a_restore_keeps_privacy_as_it_is(
 
 def test_versions_are_exactly_as_private_as_their_doc(client, world, settings):
     owner = world["owner"]
-    draft = client.post("/api/docs", json={"title": "Plans", "markdown": "secret-otter plan v1", "hub": "main",
-                                           "is_draft": True}, headers=owner).json()
+    draft = client.post(
+        "/api/docs",
+        json={"title": "Plans", "markdown": "secret-otter plan v1", "hub": "main", "is_draft": True},
+        headers=owner,
+    ).json()
     client.patch(f"/api/docs/{draft['id']}", json={"markdown": "secret-otter plan v2"}, headers=owner)
-    locked = client.post("/api/docs", json={"title": "Vault", "markdown": "secret-beaver v1", "hub": "main",
-                                            "password": "hunter2"}, headers=owner).json()
+    locked = client.post(
+        "/api/docs",
+        json={"title": "Vault", "markdown": "secret-beaver v1", "hub": "main", "password": "hunter2"},
+        headers=owner,
+    ).json()
     client.patch(f"/api/docs/{locked['id']}", json={"markdown": "secret-beaver v2"}, headers=owner)
     client.patch(f"/api/docs/{world['doc']}", json={"markdown": "public text v2"}, headers=owner)
 
@@ -133,8 +148,10 @@ def test_versions_are_exactly_as_private_as_their_doc(client, world, settings):
             r = client.get(path)
             assert r.status_code == 404 and r.json()["error"]["code"] == "not_found", path
     # a draft's versions open to its editors, a password doc's to its password
-    assert version(client, draft["id"], 1, {"Authorization": f"Bearer {draft['edit_token']}"})["markdown"] == \
-        "secret-otter plan v1"
+    assert (
+        version(client, draft["id"], 1, {"Authorization": f"Bearer {draft['edit_token']}"})["markdown"]
+        == "secret-otter plan v1"
+    )
     assert version(client, locked["id"], 1, {"X-Doc-Password": "hunter2"})["markdown"] == "secret-beaver v1"
     assert client.get(f"/api/docs/{locked['id']}/versions/1", headers={"X-Doc-Password": "nope"}).status_code == 404
     # another hub's owner token does not open them
@@ -174,7 +191,9 @@ def test_a_deleted_doc_is_restored_by_its_hub_owner_not_by_its_edit_token(client
     listing = versions(client, doc_id, owner)
     assert listing["deleted"] is True
     assert [(v["version"], v["action"], v["via"], v["deleted"]) for v in listing["versions"]] == [
-        (2, "delete", "edit_token", True), (1, "create", "owner", False)]
+        (2, "delete", "edit_token", True),
+        (1, "create", "owner", False),
+    ]
     r = client.post(f"/api/docs/{doc_id}/restore", json={"version": 1}, headers=owner)
     assert r.status_code == 200 and r.json()["version"] == 3
     assert client.get(f"/api/docs/{doc_id}").json()["markdown"] == "The narwhal tusk is a tooth.\n"
@@ -195,13 +214,19 @@ def test_a_deleted_doc_in_no_hub_is_restored_by_its_edit_token(client):
 
 def test_an_import_update_is_a_version(client, world):
     owner = world["owner"]
-    first = client.post("/api/docs", json={"title": "Chat", "markdown": "hello", "hub": "main",
-                                           "external_id": "conv-1"}, headers=owner).json()
-    client.post("/api/docs", json={"title": "Chat", "markdown": "hello again", "hub": "main",
-                                   "external_id": "conv-1"}, headers=owner)
+    first = client.post(
+        "/api/docs", json={"title": "Chat", "markdown": "hello", "hub": "main", "external_id": "conv-1"}, headers=owner
+    ).json()
+    client.post(
+        "/api/docs",
+        json={"title": "Chat", "markdown": "hello again", "hub": "main", "external_id": "conv-1"},
+        headers=owner,
+    )
     listing = versions(client, first["id"])
     assert [(v["version"], v["action"], v["via"]) for v in listing["versions"]] == [
-        (2, "import", "owner"), (1, "import", "owner")]
+        (2, "import", "owner"),
+        (1, "import", "owner"),
+    ]
     assert version(client, first["id"], 1)["markdown"] == "hello"
 
 
@@ -221,18 +246,21 @@ def test_a_stale_edit_gets_both_sides_in_the_409(client, world):
     assert client.get(f"/api/docs/{doc_id}").json()["markdown"] == "Theirs.\n"
 
 
-@pytest.mark.parametrize("body, status, code", [
-    ({}, 400, "missing_field"),
-    ({"version": None}, 400, "missing_field"),
-    ({"version": "1"}, 400, "invalid_field"),
-    ({"version": True}, 400, "invalid_field"),
-    ({"version": 1.5}, 400, "invalid_field"),
-    ({"version": 0}, 400, "out_of_range"),
-    ({"version": -1}, 400, "out_of_range"),
-    ({"version": 2**31}, 400, "out_of_range"),
-    ({"version": 99}, 404, "unknown_version"),
-    ({"version": 1, "force": True}, 400, "unknown_field"),
-])
+@pytest.mark.parametrize(
+    "body, status, code",
+    [
+        ({}, 400, "missing_field"),
+        ({"version": None}, 400, "missing_field"),
+        ({"version": "1"}, 400, "invalid_field"),
+        ({"version": True}, 400, "invalid_field"),
+        ({"version": 1.5}, 400, "invalid_field"),
+        ({"version": 0}, 400, "out_of_range"),
+        ({"version": -1}, 400, "out_of_range"),
+        ({"version": 2**31}, 400, "out_of_range"),
+        ({"version": 99}, 404, "unknown_version"),
+        ({"version": 1, "force": True}, 400, "unknown_field"),
+    ],
+)
 def test_bad_restores_are_clear_4xx_and_change_nothing(client, world, body, status, code):
     doc_id = world["doc"]
     client.patch(f"/api/docs/{doc_id}", json={"markdown": "v2 text"}, headers=world["edit"])
@@ -260,23 +288,30 @@ def test_restore_refusals_change_nothing(client, world):
         assert (r.status_code, r.json()["error"]["code"]) == (status, code), (headers, target, r.text)
     r = client.post(f"/api/docs/{doc_id}/restore", content=b"{not json", headers=world["owner"])
     assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_json"
-    r = client.post(f"/api/docs/{doc_id}/restore", json={"version": 1}, headers={**world["owner"], "If-Match": "²".encode("latin-1")})
+    r = client.post(
+        f"/api/docs/{doc_id}/restore",
+        json={"version": 1},
+        headers={**world["owner"], "If-Match": "²".encode("latin-1")},
+    )
     assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_header"
     assert versions(client, doc_id) == before
 
 
-@pytest.mark.parametrize("path, status, code", [
-    ("/api/docs/{doc}/versions/abc", 400, "invalid_version"),
-    ("/api/docs/{doc}/versions/1.0", 400, "invalid_version"),
-    ("/api/docs/{doc}/versions/-1", 400, "invalid_version"),
-    ("/api/docs/{doc}/versions/%C2%B2", 400, "invalid_version"),
-    ("/api/docs/{doc}/versions/0", 400, "out_of_range"),
-    ("/api/docs/{doc}/versions/99999999999999999999", 400, "out_of_range"),
-    ("/api/docs/{doc}/versions/2", 404, "unknown_version"),
-    ("/api/docs/zzzzzzzzzz/versions", 404, "not_found"),
-    ("/api/docs/zzzzzzzzzz/versions/1", 404, "not_found"),
-    ("/api/docs/bad-id/versions", 404, "not_found"),
-])
+@pytest.mark.parametrize(
+    "path, status, code",
+    [
+        ("/api/docs/{doc}/versions/abc", 400, "invalid_version"),
+        ("/api/docs/{doc}/versions/1.0", 400, "invalid_version"),
+        ("/api/docs/{doc}/versions/-1", 400, "invalid_version"),
+        ("/api/docs/{doc}/versions/%C2%B2", 400, "invalid_version"),
+        ("/api/docs/{doc}/versions/0", 400, "out_of_range"),
+        ("/api/docs/{doc}/versions/99999999999999999999", 400, "out_of_range"),
+        ("/api/docs/{doc}/versions/2", 404, "unknown_version"),
+        ("/api/docs/zzzzzzzzzz/versions", 404, "not_found"),
+        ("/api/docs/zzzzzzzzzz/versions/1", 404, "not_found"),
+        ("/api/docs/bad-id/versions", 404, "not_found"),
+    ],
+)
 def test_bad_version_reads_are_clear_4xx(client, world, path, status, code):
     r = client.get(path.format(doc=world["doc"]))
     assert r.status_code == status, r.text
@@ -284,5 +319,9 @@ def test_bad_version_reads_are_clear_4xx(client, world, path, status, code):
 
 
 def test_an_if_match_that_is_no_number_is_a_400_not_a_crash(client, world):
-    r = client.patch(f"/api/docs/{world['doc']}", json={"markdown": "x"}, headers={**world["edit"], "If-Match": "²".encode("latin-1")})
+    r = client.patch(
+        f"/api/docs/{world['doc']}",
+        json={"markdown": "x"},
+        headers={**world["edit"], "If-Match": "²".encode("latin-1")},
+    )
     assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_header"

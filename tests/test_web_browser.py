@@ -38,13 +38,22 @@ class Tab:
         self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
         # console errors are script errors and CSP refusals ("Refused to ..."); an HTTP error
         # status the page handles (a 409 on a conflict) is logged too, and is not one
-        self.page.on("console", lambda msg: msg.type == "error" and not msg.text.startswith(
-            "Failed to load resource") and self.errors.append(msg.text))
+        self.page.on(
+            "console",
+            lambda msg: (
+                msg.type == "error"
+                and not msg.text.startswith("Failed to load resource")
+                and self.errors.append(msg.text)
+            ),
+        )
         self.page.on("request", lambda req: self.requests.append((req.method, req.url)))
 
     def saves(self, doc_id: str | None = None) -> list[tuple[str, str]]:
-        return [(m, u) for m, u in self.requests if m in ("POST", "PATCH") and "/api/docs" in u
-                and (doc_id is None or u.endswith(f"/api/docs/{doc_id}"))]
+        return [
+            (m, u)
+            for m, u in self.requests
+            if m in ("POST", "PATCH") and "/api/docs" in u and (doc_id is None or u.endswith(f"/api/docs/{doc_id}"))
+        ]
 
     def close(self) -> None:
         self.context.close()
@@ -72,8 +81,11 @@ def hub(live_server):
     owner = {"Authorization": f"Bearer {token}"}
 
     def add(title: str, markdown: str, **extra) -> dict:
-        r = httpx.post(f"{live_server.url}/api/docs", headers=owner,
-                       json={"hub": "garden", "title": title, "markdown": markdown, **extra})
+        r = httpx.post(
+            f"{live_server.url}/api/docs",
+            headers=owner,
+            json={"hub": "garden", "title": title, "markdown": markdown, **extra},
+        )
         assert r.status_code == 201, r.text
         return r.json()
 
@@ -120,8 +132,9 @@ def test_typing_then_pausing_saves_once_and_embeds_once(tab, hub, live_server, e
     assert "#token" not in t.page.url  # the token left the address bar for local storage
     # the edit link to keep is filled in once the editor stored the token (it may follow 'saved')
     link = t.page.locator("[data-mw=edit-link-url]")
-    wait_until(lambda: link.input_value().endswith(f"/{doc['id']}/edit#token={doc['edit_token']}"),
-               "the edit link to keep")
+    wait_until(
+        lambda: link.input_value().endswith(f"/{doc['id']}/edit#token={doc['edit_token']}"), "the edit link to keep"
+    )
     editor = t.page.locator("textarea[name=markdown]")
     editor.press("Control+End")
     editor.press_sequentially("Then sun and wind.", delay=40)  # many keystrokes, no pause
@@ -161,17 +174,23 @@ def test_a_conflict_from_a_second_browser_shows_both_and_lets_the_user_choose(ta
 def test_pasting_a_share_link_captures_the_conversation(tab, live_server):
     with LocalServer() as site:
         site.routes["/share/69807432-337c-8003-9975-57b27ce55c6f"] = (
-            200, "text/html; charset=utf-8", SHARE_PAGE.read_bytes())
+            200,
+            "text/html; charset=utf-8",
+            SHARE_PAGE.read_bytes(),
+        )
         t = tab()
         t.page.goto("/new")
         url = site.url("/share/69807432-337c-8003-9975-57b27ce55c6f")
-        t.page.evaluate("""url => {
+        t.page.evaluate(
+            """url => {
             const area = document.querySelector('textarea[name=markdown]');
             const data = new DataTransfer();
             data.setData('text/plain', url);
             area.focus();
             area.dispatchEvent(new ClipboardEvent('paste', {clipboardData: data, bubbles: true, cancelable: true}));
-        }""", url)
+        }""",
+            url,
+        )
         t.page.wait_for_url("**/edit", timeout=30_000)
         doc_id = t.page.url.rstrip("/").split("/")[-2]
         wait_until(lambda: t.page.locator("[data-mw=status]").get_attribute("data-state") == "saved", "load")
@@ -183,8 +202,10 @@ def test_pasting_a_share_link_captures_the_conversation(tab, live_server):
     assert doc["source"] == "chatgpt-share" and doc["title"] == "今天重大新闻概览"
 
 
-TRANSCRIPT = ("WEBVTT\n\n00:00:01.000 --> 00:00:04.000\n<v Ada>We ship the garden planner on Friday.\n\n"
-              "00:00:05.000 --> 00:00:08.000\n<v Alan>Then the seed list goes out on Monday.\n")
+TRANSCRIPT = (
+    "WEBVTT\n\n00:00:01.000 --> 00:00:04.000\n<v Ada>We ship the garden planner on Friday.\n\n"
+    "00:00:05.000 --> 00:00:08.000\n<v Alan>Then the seed list goes out on Monday.\n"
+)
 # What the browser does when a file from the desktop is dropped on the editor.
 DROP_FILE = """([text, name]) => {
     const data = new DataTransfer();
@@ -206,8 +227,9 @@ def test_a_file_captured_on_new_gets_its_edit_address(tab, live_server, how):
         if how == "choose a file":
             with t.page.expect_file_chooser() as chooser:
                 t.page.get_by_text("choose one").click()
-            chooser.value.set_files(files=[{"name": "standup.vtt", "mimeType": "text/vtt",
-                                            "buffer": TRANSCRIPT.encode()}])
+            chooser.value.set_files(
+                files=[{"name": "standup.vtt", "mimeType": "text/vtt", "buffer": TRANSCRIPT.encode()}]
+            )
         else:
             t.page.locator("input[name=title]").press_sequentially("Standup")
             t.page.evaluate(DROP_FILE, [TRANSCRIPT, "standup.vtt"])
@@ -228,9 +250,11 @@ def test_a_file_captured_on_new_gets_its_edit_address(tab, live_server, how):
 
 
 def test_open_the_graph_and_click_a_node(tab, hub, live_server):
-    docs = [hub["add"]("Roses in winter", "Prune roses in winter; roses like sun."),
-            hub["add"]("Roses in summer", "Water roses in summer; roses like sun."),
-            hub["add"]("Tax forms", "File the tax forms before April.")]
+    docs = [
+        hub["add"]("Roses in winter", "Prune roses in winter; roses like sun."),
+        hub["add"]("Roses in summer", "Water roses in summer; roses like sun."),
+        hub["add"]("Tax forms", "File the tax forms before April."),
+    ]
     wait_indexed(live_server, [d["id"] for d in docs])
     graph = httpx.get(f"{live_server.url}/api/hub/garden/graph").json()
     assert {(e["source"], e["target"]) for e in graph["edges"]} == {tuple(sorted([docs[0]["id"], docs[1]["id"]]))}
@@ -243,11 +267,15 @@ def test_open_the_graph_and_click_a_node(tab, hub, live_server):
 
 
 def test_pages_read_without_javascript_and_fit_a_phone(browser, hub, live_server):
-    doc = hub["add"]("Roses", "## Pruning\n\nPrune roses in late winter, just above an outward bud.\n\n"
-                              "```python\nprint('a fairly long line of code that must scroll inside its own box, not the page')\n```\n")
+    doc = hub["add"](
+        "Roses",
+        "## Pruning\n\nPrune roses in late winter, just above an outward bud.\n\n"
+        "```python\nprint('a fairly long line of code that must scroll inside its own box, not the page')\n```\n",
+    )
     wait_indexed(live_server, [doc["id"]])
-    context = browser.new_context(base_url=live_server.url, java_script_enabled=False,
-                                  viewport={"width": 390, "height": 844}, is_mobile=True)
+    context = browser.new_context(
+        base_url=live_server.url, java_script_enabled=False, viewport={"width": 390, "height": 844}, is_mobile=True
+    )
     page = context.new_page()
     try:
         page.goto("/hub/garden")

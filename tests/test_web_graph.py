@@ -9,8 +9,8 @@ import re
 
 import psycopg
 import pytest
-
 from memorywiki.server.indexing.crossrefs import doc_links, link_target
+
 from tests.polling import wait_indexed
 
 HTML = {"Accept": "text/html"}
@@ -57,15 +57,19 @@ def test_the_graph_joins_close_docs_and_clusters_them(client, hub):
     assert nodes[a]["cluster"] == nodes[b]["cluster"] != nodes[t]["cluster"]
     assert nodes[a]["url"] == f"http://testserver/{a}" and nodes[t]["size"] == len(TAXES)
     html = client.get("/hub/garden/graph", headers=HTML).text
-    assert html.count("<a href=\"http://testserver/") >= 3 and html.count("<line ") == 1
+    assert html.count('<a href="http://testserver/') >= 3 and html.count("<line ") == 1
     assert "Cluster 1" in html and "Pages with no close neighbour" in html
     md = client.get("/hub/garden/graph.md").text
     assert "## Cluster 1" in md and re.search(r"- Roses [AB] ↔ Roses [AB] \(similarity 0\.\d+\)", md)
 
 
 def test_edges_change_only_for_the_doc_whose_vector_changed(client, hub, settings):
-    docs = [hub["add"]("Roses A", ROSES_A), hub["add"]("Roses B", ROSES_B), hub["add"]("Roses C", ROSES_C),
-            hub["add"]("Taxes", TAXES)]
+    docs = [
+        hub["add"]("Roses A", ROSES_A),
+        hub["add"]("Roses B", ROSES_B),
+        hub["add"]("Roses C", ROSES_C),
+        hub["add"]("Taxes", TAXES),
+    ]
     wait_indexed(client, [d["id"] for d in docs])
     a, b, c, t = (d["id"] for d in docs)
     before = edge_rows(settings)
@@ -86,8 +90,11 @@ def test_edges_change_only_for_the_doc_whose_vector_changed(client, hub, setting
 
     # moving a doc to another hub takes its edges along
     owner_attic = client.post("/api/hubs", json={"slug": "attic2"}).json()["owner_token"]
-    r = client.patch(f"/api/docs/{t}", json={"hub": "attic2"},
-                     headers={"Authorization": f"Bearer {owner_attic}", "X-Edit-Token": docs[3]["edit_token"]})
+    r = client.patch(
+        f"/api/docs/{t}",
+        json={"hub": "attic2"},
+        headers={"Authorization": f"Bearer {owner_attic}", "X-Edit-Token": docs[3]["edit_token"]},
+    )
     assert r.status_code == 200, r.text
     assert {frozenset(k) for k in edge_rows(settings)} == {frozenset((a, b))}
     assert pairs(client.get("/api/hub/garden/graph").json()) == {frozenset((a, b))}
@@ -96,18 +103,23 @@ def test_edges_change_only_for_the_doc_whose_vector_changed(client, hub, setting
 def test_the_distance_comes_from_settings(make_client):
     client = make_client(graph_max_distance=0.05)
     owner = {"Authorization": f"Bearer {client.post('/api/hubs', json={'slug': 'g'}).json()['owner_token']}"}
-    ids = [client.post("/api/docs", headers=owner, json={"hub": "g", "title": t, "markdown": m}).json()["id"]
-           for t, m in (("A", ROSES_A), ("B", ROSES_B))]
+    ids = [
+        client.post("/api/docs", headers=owner, json={"hub": "g", "title": t, "markdown": m}).json()["id"]
+        for t, m in (("A", ROSES_A), ("B", ROSES_B))
+    ]
     wait_indexed(client, ids)
     assert client.get("/api/hub/g/graph").json()["edges"] == []
 
 
-@pytest.mark.parametrize("change, undo", [
-    ({"is_draft": True}, {"is_draft": False}),
-    ({"password": "s3cret"}, {"password": None}),
-    ({"allowed_emails": ["ann@example.com"]}, {"allowed_emails": []}),
-    ("delete", None),
-])
+@pytest.mark.parametrize(
+    "change, undo",
+    [
+        ({"is_draft": True}, {"is_draft": False}),
+        ({"password": "s3cret"}, {"password": None}),
+        ({"allowed_emails": ["ann@example.com"]}, {"allowed_emails": []}),
+        ("delete", None),
+    ],
+)
 def test_a_doc_made_private_after_it_was_linked_and_graphed_drops_out(client, hub, change, undo):
     a = hub["add"]("Roses A", ROSES_A)
     b = hub["add"]("Roses B", ROSES_B + f"\n\nSee [the other notes](/{a['id']}).")
@@ -150,17 +162,22 @@ def test_a_doc_made_private_after_it_was_linked_and_graphed_drops_out(client, hu
 def test_links_are_extracted_on_every_save(client, hub):
     target = hub["add"]("Target", "The page others link to.")
     other_hub = client.post("/api/hubs", json={"slug": "elsewhere"}).json()
-    far = client.post("/api/docs", json={"title": "Far", "markdown": f"Back to [target](/raw/{target['id']})",
-                                         "hub": "elsewhere"},
-                      headers={"Authorization": f"Bearer {other_hub['owner_token']}"}).json()
+    far = client.post(
+        "/api/docs",
+        json={"title": "Far", "markdown": f"Back to [target](/raw/{target['id']})", "hub": "elsewhere"},
+        headers={"Authorization": f"Bearer {other_hub['owner_token']}"},
+    ).json()
     loose = client.post("/api/docs", json={"title": "Loose", "markdown": f"[t](../{target['id']}#part)"}).json()
-    source = hub["add"]("Source", f"""Links: [relative](/{target['id']}), [absolute](http://testserver/{target['id']}.md),
-<http://testserver/{far['id']}>, [another site](https://other.example/{loose['id']}),
+    source = hub["add"](
+        "Source",
+        f"""Links: [relative](/{target["id"]}), [absolute](http://testserver/{target["id"]}.md),
+<http://testserver/{far["id"]}>, [another site](https://other.example/{loose["id"]}),
 
-    [indented code](/{loose['id']})
+    [indented code](/{loose["id"]})
 
-`[inline code](/{loose['id']})` and a [missing page](/zzzzzzzzzz).
-""")
+`[inline code](/{loose["id"]})` and a [missing page](/zzzzzzzzzz).
+""",
+    )
     refs = client.get(f"/api/social/cross-refs?doc={source['id']}").json()
     assert [d["id"] for d in refs["outbound"]] == [far["id"], target["id"]]  # by title: Far, Target
     assert refs["outbound"][0] == {"id": far["id"], "title": "Far", "url": far["url"], "hub": "elsewhere"}
@@ -169,14 +186,23 @@ def test_links_are_extracted_on_every_save(client, hub):
     assert [d["title"] for d in inbound] == ["Far", "Loose", "Source"]
     pairs = client.get("/api/social/cross-refs?hub=garden").json()["pairs"]
     assert {(p["source"]["title"], p["target"]["title"]) for p in pairs} == {
-        ("Source", "Target"), ("Source", "Far"), ("Far", "Target"), ("Loose", "Target")}
+        ("Source", "Target"),
+        ("Source", "Far"),
+        ("Far", "Target"),
+        ("Loose", "Target"),
+    }
 
     # an edit that drops the links drops the rows; a new link appears at once
-    r = client.patch(f"/api/docs/{source['id']}", headers=hub["owner"],
-                     json={"markdown": f"Only [far](/{far['id']}) now, and [this page](/{source['id']})."})
+    r = client.patch(
+        f"/api/docs/{source['id']}",
+        headers=hub["owner"],
+        json={"markdown": f"Only [far](/{far['id']}) now, and [this page](/{source['id']})."},
+    )
     assert r.status_code == 200
     assert [d["id"] for d in client.get(f"/api/social/cross-refs?doc={source['id']}").json()["outbound"]] == [far["id"]]
-    assert "Source" not in [d["title"] for d in client.get(f"/api/social/cross-refs?doc={target['id']}").json()["inbound"]]
+    assert "Source" not in [
+        d["title"] for d in client.get(f"/api/social/cross-refs?doc={target['id']}").json()["inbound"]
+    ]
 
 
 def test_cross_refs_bad_input(client, hub):
@@ -194,8 +220,17 @@ def test_link_targets():
     assert link_target("abcdefghij") == ("abcdefghij", "")
     assert link_target("./abcdefghij/") == ("abcdefghij", "")
     assert link_target("https://Wiki.Example:8443/raw/abcdefghij?x=1#y") == ("abcdefghij", "wiki.example:8443")
-    for href in ("/abcdefghij/edit", "/hub/abcdefghij", "mailto:abcdefghij@x.y", "javascript:/abcdefghij",
-                 "/abcdefghi", "/abcdefghijk", "/ABCDEFGHIJ", "/abcdefghi1", "http://[bad"):
+    for href in (
+        "/abcdefghij/edit",
+        "/hub/abcdefghij",
+        "mailto:abcdefghij@x.y",
+        "javascript:/abcdefghij",
+        "/abcdefghi",
+        "/abcdefghijk",
+        "/ABCDEFGHIJ",
+        "/abcdefghi1",
+        "http://[bad",
+    ):
         assert link_target(href) is None, href
     assert doc_links("no links at all, just abcdefghij in text") == set()
     assert doc_links("[a](/abcdefghij) [b][r]\n\n[r]: /bcdefghijk\n") == {("abcdefghij", ""), ("bcdefghijk", "")}

@@ -22,7 +22,9 @@ def hub(client):
     owner = {"Authorization": f"Bearer {r.json()['owner_token']}"}
 
     def add(title: str, markdown: str, **extra) -> dict:
-        r = client.post("/api/docs", headers=owner, json={"hub": "garden", "title": title, "markdown": markdown, **extra})
+        r = client.post(
+            "/api/docs", headers=owner, json={"hub": "garden", "title": title, "markdown": markdown, **extra}
+        )
         assert r.status_code == 201, r.text
         return r.json()
 
@@ -69,10 +71,15 @@ def test_home_lists_only_the_hubs_their_owners_listed(client, hub):
     assert "garden" not in home and "secret-ops" not in home  # unlisted by default
     assert "garden" not in client.get("/llms.txt").text
 
-    r = client.patch("/api/hub/garden", json={"listed": True, "description": "  Notes from   the garden "},
-                     headers=hub["owner"])
-    assert r.status_code == 200 and r.json() == {"slug": "garden", "url": "http://testserver/hub/garden",
-                                                 "listed": True, "description": "Notes from the garden"}
+    r = client.patch(
+        "/api/hub/garden", json={"listed": True, "description": "  Notes from   the garden "}, headers=hub["owner"]
+    )
+    assert r.status_code == 200 and r.json() == {
+        "slug": "garden",
+        "url": "http://testserver/hub/garden",
+        "listed": True,
+        "description": "Notes from the garden",
+    }
     home = client.get("/", headers=HTML).text
     assert 'href="/hub/garden"' in home and "Notes from the garden" in home and "1 page" in home
     assert "secret-ops" not in home
@@ -97,11 +104,14 @@ def test_hub_pages_have_no_silent_cap(client, hub, settings):
     first = hub["add"]("Doc 0000", "The first page.")
     with psycopg.connect(settings.database_url) as conn:
         hub_id = conn.execute("SELECT hub_id FROM docs WHERE id = %s", (first["id"],)).fetchone()[0]
-        conn.execute("""
+        conn.execute(
+            """
             INSERT INTO docs (id, hub_id, title, markdown, edit_token_hash, source_hash, updated_at, created_at)
             SELECT 'bulk' || lpad(i::text, 6, '0'), %s, 'Doc ' || lpad(i::text, 4, '0'), 'Body ' || i, 'x', 'h' || i,
                    now() + make_interval(secs => i), now() + make_interval(secs => i)
-            FROM generate_series(1, 1000) AS i""", (hub_id,))
+            FROM generate_series(1, 1000) AS i""",
+            (hub_id,),
+        )
     html = client.get("/hub/garden", headers=HTML).text
     assert "1001 pages" in html and "Page 1 of 21" in html
     assert html.count('class="title" href="http://testserver/') == 50
@@ -125,8 +135,10 @@ def test_hub_pages_have_no_silent_cap(client, hub, settings):
 
 
 def test_searching_a_hub_shows_highlighted_breadcrumbed_results(client, hub):
-    roses = hub["add"]("Roses", "## Pruning\n\nPrune <b>roses</b> in late winter, above an outward bud.\n\n"
-                                "## Feeding\n\nFeed in spring.\n")
+    roses = hub["add"](
+        "Roses",
+        "## Pruning\n\nPrune <b>roses</b> in late winter, above an outward bud.\n\n## Feeding\n\nFeed in spring.\n",
+    )
     hub["add"]("Tomatoes", "Water tomatoes deeply.")
     wait_indexed(client, [roses["id"]])
     html = client.get("/hub/garden?q=pruning+roses", headers=HTML).text
@@ -147,11 +159,16 @@ def test_searching_a_hub_shows_highlighted_breadcrumbed_results(client, hub):
 
 def test_the_doc_page(client, hub):
     target = hub["add"]("Compost", "## Greens\n\nGrass.\n")
-    doc = hub["add"]("Guide", f"Intro, see [compost](/{target['id']}).\n\n# Setup\n\n## Tools\n\n"
-                              "```python\ndef dig(depth):\n    return depth\n```\n\n## Toc\n\nWords.\n",
-                     source="chatgpt-share", meta={"url": "https://chatgpt.com/share/abc"})
-    bundle = client.post("/api/bundles", json={"hub": "garden", "title": "Starter kit", "doc_ids": [target["id"]]},
-                         headers=hub["owner"]).json()
+    doc = hub["add"](
+        "Guide",
+        f"Intro, see [compost](/{target['id']}).\n\n# Setup\n\n## Tools\n\n"
+        "```python\ndef dig(depth):\n    return depth\n```\n\n## Toc\n\nWords.\n",
+        source="chatgpt-share",
+        meta={"url": "https://chatgpt.com/share/abc"},
+    )
+    bundle = client.post(
+        "/api/bundles", json={"hub": "garden", "title": "Starter kit", "doc_ids": [target["id"]]}, headers=hub["owner"]
+    ).json()
     html = client.get(f"/{doc['id']}", headers=HTML).text
     toc = html.split('<nav class="toc"', 1)[1].split("</nav>", 1)[0]
     assert re.findall(r'href="#([^"]+)">([^<]+)<', toc) == [("setup", "Setup"), ("tools", "Tools"), ("toc-", "Toc")]
@@ -169,12 +186,18 @@ def test_the_doc_page(client, hub):
 
 def test_every_page_has_a_markdown_twin_and_no_inline_script_or_style(client, hub):
     doc = hub["add"]("Guide", "## A\n\ntext\n\n## B\n\nmore")
-    bundle = client.post("/api/bundles", json={"hub": "garden", "title": "Kit", "doc_ids": [doc["id"]]},
-                         headers=hub["owner"]).json()
+    bundle = client.post(
+        "/api/bundles", json={"hub": "garden", "title": "Kit", "doc_ids": [doc["id"]]}, headers=hub["owner"]
+    ).json()
     twins = {
-        "/": "/llms.txt", "/hub/garden": "/hub/garden.md", "/hub/garden?q=text": "/hub/garden.md",
-        f"/{doc['id']}": f"/{doc['id']}.md", f"/b/{bundle['id']}": f"/b/{bundle['id']}.md",
-        "/hub/garden/graph": "/hub/garden/graph.md", f"/{doc['id']}/edit": f"/{doc['id']}.md", "/new": None,
+        "/": "/llms.txt",
+        "/hub/garden": "/hub/garden.md",
+        "/hub/garden?q=text": "/hub/garden.md",
+        f"/{doc['id']}": f"/{doc['id']}.md",
+        f"/b/{bundle['id']}": f"/b/{bundle['id']}.md",
+        "/hub/garden/graph": "/hub/garden/graph.md",
+        f"/{doc['id']}/edit": f"/{doc['id']}.md",
+        "/new": None,
     }
     for path, twin in twins.items():
         r = client.get(path, headers=HTML)
@@ -197,22 +220,39 @@ def test_every_page_has_a_markdown_twin_and_no_inline_script_or_style(client, hu
 def test_twins_for_ais(client, hub):
     doc = hub["add"]("Guide", "Start here.\n\n## Steps\n\nDo it.")
     second = hub["add"]("Later", "Then this.")
-    bundle = client.post("/api/bundles", json={"hub": "garden", "title": "Kit", "description": "Read in order",
-                                               "doc_ids": [doc["id"], second["id"]]}, headers=hub["owner"]).json()
+    bundle = client.post(
+        "/api/bundles",
+        json={"hub": "garden", "title": "Kit", "description": "Read in order", "doc_ids": [doc["id"], second["id"]]},
+        headers=hub["owner"],
+    ).json()
     wait_curated(client)  # so no enrichment lands between the reads compared below
     twin = client.get(f"/{doc['id']}.md").text
-    assert twin == client.get(f"/raw/{doc['id']}").text == client.get(f"/{doc['id']}", headers={"Accept": "text/markdown"}).text
+    assert (
+        twin
+        == client.get(f"/raw/{doc['id']}").text
+        == client.get(f"/{doc['id']}", headers={"Accept": "text/markdown"}).text
+    )
     assert twin.startswith('---\ntitle: "Guide"\nurl: "http://testserver/') and "## Steps\n\nDo it.\n" in twin
     assert client.get(f"/{doc['id']}.md?curation=0").text.endswith("## Steps\n\nDo it.\n")  # as saved
     hub_md = client.get("/hub/garden.md").text
-    assert hub_md == client.get("/raw/hub/garden").text == client.get("/hub/garden", headers={"Accept": "text/markdown"}).text
+    assert (
+        hub_md
+        == client.get("/raw/hub/garden").text
+        == client.get("/hub/garden", headers={"Accept": "text/markdown"}).text
+    )
     assert hub_md.startswith('---\ntitle: "garden"\n') and "pages: 2" in hub_md
     assert f"- [Kit](http://testserver/b/{bundle['id']}) — Read in order" in hub_md
     b = client.get(f"/b/{bundle['id']}.md").text
     assert b == client.get(f"/raw/b/{bundle['id']}").text
     assert b.index("## Guide") < b.index("### Steps") < b.index("## Later")  # in order, headings stepped down
-    for path in ("/zzzzzzzzzz.md", "/b/zzzzzzzzzz.md", "/hub/nohub.md", "/hub/nohub/llms.txt",
-                 "/hub/nohub/llms-full.txt", "/hub/nohub/graph.md"):
+    for path in (
+        "/zzzzzzzzzz.md",
+        "/b/zzzzzzzzzz.md",
+        "/hub/nohub.md",
+        "/hub/nohub/llms.txt",
+        "/hub/nohub/llms-full.txt",
+        "/hub/nohub/graph.md",
+    ):
         r = client.get(path, headers=HTML)
         assert r.status_code == 404, path
 
@@ -238,7 +278,9 @@ def llms_sections(text: str) -> list[str]:
 def test_llms_txt_follows_the_convention_and_reaches_every_public_page(client, hub):
     docs = [hub["add"](f"Page {i}", f"Text number {i}, with [a link](https://example.com).") for i in range(3)]
     hub["add"]("Hidden draft", "Not for the public.", is_draft=True)
-    client.post("/api/bundles", json={"hub": "garden", "title": "Kit", "doc_ids": [docs[0]["id"]]}, headers=hub["owner"])
+    client.post(
+        "/api/bundles", json={"hub": "garden", "title": "Kit", "doc_ids": [docs[0]["id"]]}, headers=hub["owner"]
+    )
     client.patch("/api/hub/garden", json={"listed": True, "description": "A garden"}, headers=hub["owner"])
     assert llms_sections(client.get("/llms.txt").text) == ["Hubs", "Optional"]
     text = client.get("/hub/garden/llms.txt").text
@@ -288,11 +330,18 @@ def test_the_preview_is_the_page_renderer(client, hub):
 
 
 def test_hostile_markdown_renders_safely(client, hub):
-    hostile = ("<script>document.title='x'</script>\n\n<img src=x onerror=alert(1)>\n\n"
-               "[click](javascript:alert(1)) [data](data:text/html,<script>alert(1)</script>)\n\n"
-               "<a href=\"#\" onclick=\"alert(1)\">a</a>\n\n"
-               + "| a | b |\n|---|---|\n" + "".join(f"| {i} | <b onmouseover=x>{i}</b> |\n" for i in range(10_000))
-               + "\n" + "".join("  " * i + "- level\n" for i in range(500)) + "\n" + ">" * 500 + " deep\n")
+    hostile = (
+        "<script>document.title='x'</script>\n\n<img src=x onerror=alert(1)>\n\n"
+        "[click](javascript:alert(1)) [data](data:text/html,<script>alert(1)</script>)\n\n"
+        '<a href="#" onclick="alert(1)">a</a>\n\n'
+        + "| a | b |\n|---|---|\n"
+        + "".join(f"| {i} | <b onmouseover=x>{i}</b> |\n" for i in range(10_000))
+        + "\n"
+        + "".join("  " * i + "- level\n" for i in range(500))
+        + "\n"
+        + ">" * 500
+        + " deep\n"
+    )
     doc = hub["add"]("Hostile", hostile)
     r = client.get(f"/{doc['id']}", headers=HTML)
     assert r.status_code == 200
@@ -313,8 +362,12 @@ def test_the_hub_page_of_an_unknown_or_empty_hub(client, hub):
     assert "No public pages yet" in client.get("/hub/garden", headers=HTML).text
     assert "Nothing in this hub matches" in client.get("/hub/garden?q=roses", headers=HTML).text
     assert "No public pages yet" in client.get("/hub/garden/graph", headers=HTML).text
-    assert client.get("/api/hub/garden/graph").json() == {"hub": "garden", "url": "http://testserver/hub/garden",
-                                                           "nodes": [], "edges": []}
+    assert client.get("/api/hub/garden/graph").json() == {
+        "hub": "garden",
+        "url": "http://testserver/hub/garden",
+        "nodes": [],
+        "edges": [],
+    }
     for path in ("/hub/nohub/graph", "/api/hub/nohub/graph"):
         assert client.get(path, headers=HTML).status_code == 404
 
@@ -323,8 +376,11 @@ def test_the_history_page(client, hub):
     doc = hub["add"]("Plan", "Plant beans in May.\n")
     edit = {"Authorization": f"Bearer {doc['edit_token']}"}
     client.patch(f"/api/docs/{doc['id']}", json={"markdown": "Plant beans in June.\n"}, headers=edit)
-    client.patch(f"/api/docs/{doc['id']}", json={"title": "Bean plan", "markdown": "Plant beans in June.\n\nWater.\n"},
-                 headers=edit)
+    client.patch(
+        f"/api/docs/{doc['id']}",
+        json={"title": "Bean plan", "markdown": "Plant beans in June.\n\nWater.\n"},
+        headers=edit,
+    )
     html = client.get(f"/{doc['id']}/history", headers=HTML).text
     rows = html.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
     assert rows.count("<tr>") == 3 and rows.index(">3 <span") < rows.index(">2</td>") < rows.index(">1</td>")
@@ -334,7 +390,10 @@ def test_the_history_page(client, hub):
     assert '<span class="del">-# Plan</span>' in diff and '<span class="add">+# Bean plan</span>' in diff
     assert '<span class="add">+Water.</span>' in diff
     diff = client.get(f"/{doc['id']}/history?a=1&b=2", headers=HTML).text.split('<pre class="diff">', 1)[1]
-    assert '<span class="del">-Plant beans in May.</span>' in diff and '<span class="add">+Plant beans in June.</span>' in diff
+    assert (
+        '<span class="del">-Plant beans in May.</span>' in diff
+        and '<span class="add">+Plant beans in June.</span>' in diff
+    )
     assert Page(html).twins == [f"/{doc['id']}/history.md"] and Page(html).inline_scripts == 0
     md = client.get(f"/{doc['id']}/history.md").text
     assert md.startswith("# History of Bean plan") and "| 1 | " in md and "```diff\n" in md and "+Water." in md

@@ -36,8 +36,9 @@ def _start_worker(settings, embedding_server) -> subprocess.Popen:
         "OPENAI_API_KEY": "test-key",
         "OPENAI_BASE_URL": embedding_server.base_url,
     }
-    return subprocess.Popen([MEMORYWIKI, "worker"], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        [MEMORYWIKI, "worker"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
 
 
 def _saved(client, ids: list[str]) -> dict[str, tuple]:
@@ -53,8 +54,11 @@ def external(make_client):
     auth = {"Authorization": f"Bearer {token}"}
     ids = []
     for i in range(4):
-        body = {"hub": "ops", "title": f"Runbook {i}",
-                "markdown": f"# Runbook {i}\n\n## Restart\n\nRestart service number {i} with care.\n"}
+        body = {
+            "hub": "ops",
+            "title": f"Runbook {i}",
+            "markdown": f"# Runbook {i}\n\n## Restart\n\nRestart service number {i} with care.\n",
+        }
         response = client.post("/api/docs", json=body, headers=auth)
         assert response.status_code == 201
         ids.append(response.json()["id"])
@@ -67,13 +71,13 @@ def test_worker_process_indexes_saved_docs(external, settings, embedding_server)
     worker = _start_worker(settings, embedding_server)
     try:
         wait_until(lambda: not _owed(settings.database_url), "the worker to index")
-        result = client.post("/api/hub/ops/recall",
-                             json={"question": "restart service number 2", "hybrid": False}).json()
+        result = client.post(
+            "/api/hub/ops/recall", json={"question": "restart service number 2", "hybrid": False}
+        ).json()
         assert result["mode"] == "vector"
         assert result["results"][0]["title"] == "Runbook 2"
         # the worker process curates too: every doc is enriched, extractively here
-        wait_until(lambda: client.get("/healthz").json()["curation"]["owed_enrichments"] == 0,
-                   "the worker to enrich")
+        wait_until(lambda: client.get("/healthz").json()["curation"]["owed_enrichments"] == 0, "the worker to enrich")
         assert client.get(f"/api/docs/{ids[0]}/enrichment").json()["status"] == "extractive"
     finally:
         worker.send_signal(signal.SIGTERM)
@@ -114,6 +118,7 @@ def test_kill_9_mid_index_leaves_work_owed_and_a_restart_finishes_it(external, s
 
 # ---------------------------------------------------------------- the server's own child worker
 
+
 def _gone(pid: int) -> bool:
     """Exited (a zombie not yet reaped by its new parent counts as exited)."""
     try:
@@ -129,9 +134,13 @@ def _database_backends(database_url: str) -> tuple[int, list[int]]:
     with psycopg.connect(database_url) as conn:
         own = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
         normal = os.getpriority(os.PRIO_PROCESS, own)
-        pids = [r[0] for r in conn.execute(
-            "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
-            " AND backend_type = 'client backend' AND pid <> pg_backend_pid()").fetchall()]
+        pids = [
+            r[0]
+            for r in conn.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+                " AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
+            ).fetchall()
+        ]
     return normal, pids
 
 
@@ -154,10 +163,16 @@ def test_the_server_can_index_in_a_child_process(make_client, settings):
     assert child != os.getpid() and not _gone(child)
     assert os.getpriority(os.PRIO_PROCESS, child) > os.getpriority(os.PRIO_PROCESS, 0)
     token = client.post("/api/hubs", json={"slug": "kids"}).json()["owner_token"]
-    doc = client.post("/api/docs", json={"hub": "kids", "title": "Runbook", "markdown": "Restart the pump."},
-                      headers={"Authorization": f"Bearer {token}"}).json()
+    doc = client.post(
+        "/api/docs",
+        json={"hub": "kids", "title": "Runbook", "markdown": "Restart the pump."},
+        headers={"Authorization": f"Bearer {token}"},
+    ).json()
     wait_until(lambda: client.get("/healthz").json()["owed"] == 0, "the child worker to index")
-    assert client.post("/api/hub/kids/recall", json={"question": "restart pump"}).json()["results"][0]["doc_id"] == doc["id"]
+    assert (
+        client.post("/api/hub/kids/recall", json={"question": "restart pump"}).json()["results"][0]["doc_id"]
+        == doc["id"]
+    )
     normal, backends = _database_backends(settings.database_url)
     niced = [pid for pid in backends if _priority(pid) > normal]
     assert niced, "no backend of the database runs below the server's priority"
@@ -173,19 +188,27 @@ def test_the_child_worker_stops_when_its_server_is_killed(settings):
 
     payload = json.dumps({k: str(v) if isinstance(v, Path) else v for k, v in asdict(settings).items()})
     parent = subprocess.Popen(
-        [sys.executable, "-c",
-         "import json, sys, time\n"
-         "from pathlib import Path\n"
-         "from memorywiki.server.config import Settings\n"
-         "from memorywiki.server.indexing.worker import WorkerProcess\n"
-         "data = json.loads(sys.argv[1]); data['data_dir'] = Path(data['data_dir'])\n"
-         "child = WorkerProcess(Settings(**data), data['database_url'])\n"
-         "child.start(); print(child.pid, flush=True); time.sleep(120)\n", payload],
-        stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            "import json, sys, time\n"
+            "from pathlib import Path\n"
+            "from memorywiki.server.config import Settings\n"
+            "from memorywiki.server.indexing.worker import WorkerProcess\n"
+            "data = json.loads(sys.argv[1]); data['data_dir'] = Path(data['data_dir'])\n"
+            "child = WorkerProcess(Settings(**data), data['database_url'])\n"
+            "child.start(); print(child.pid, flush=True); time.sleep(120)\n",
+            payload,
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         child = int(parent.stdout.readline())
-        wait_until(lambda: "memorywiki.server.indexing.worker" in Path(f"/proc/{child}/cmdline").read_text(),
-                   "the child worker to start")
+        wait_until(
+            lambda: "memorywiki.server.indexing.worker" in Path(f"/proc/{child}/cmdline").read_text(),
+            "the child worker to start",
+        )
         parent.send_signal(signal.SIGKILL)
         parent.wait(timeout=10)
         wait_until(lambda: _gone(child), "the orphaned child worker to exit")
@@ -205,16 +228,24 @@ def test_the_servers_child_curates_and_the_server_process_does_none_of_it(make_c
 
     from tests.test_curation import DOC, VALID
 
-    client = make_client(worker_process=True, llm_model="test-chat", llm_base_url=chat_server.base_url,
-                         curation_vector_grace=0.0, curation_retry_seconds=0.2)
+    client = make_client(
+        worker_process=True,
+        llm_model="test-chat",
+        llm_base_url=chat_server.base_url,
+        curation_vector_grace=0.0,
+        curation_retry_seconds=0.2,
+    )
     assert client.get("/healthz").json()["curation"]["runs_in"] == "process"
     chat_server.script(json.dumps(VALID))
     child = client.app.state.mw.worker_process.pid
     os.kill(child, signal.SIGSTOP)
     try:
         token = client.post("/api/hubs", json={"slug": "cur"}).json()["owner_token"]
-        doc = client.post("/api/docs", json={"hub": "cur", "title": "Recall on PostgreSQL", "markdown": DOC},
-                          headers={"Authorization": f"Bearer {token}"}).json()["id"]
+        doc = client.post(
+            "/api/docs",
+            json={"hub": "cur", "title": "Recall on PostgreSQL", "markdown": DOC},
+            headers={"Authorization": f"Bearer {token}"},
+        ).json()["id"]
         # a curator in this process would claim the doc within a round (1 s idle, no vector
         # grace) and ask the model; give it several rounds
         deadline = time.monotonic() + 4.0
@@ -224,7 +255,9 @@ def test_the_servers_child_curates_and_the_server_process_does_none_of_it(make_c
             time.sleep(0.2)
     finally:
         os.kill(child, signal.SIGCONT)
-    wait_until(lambda: client.get(f"/api/docs/{doc}/enrichment").json().get("status") == "model",
-               "the child to enrich the doc through the chat model")
+    wait_until(
+        lambda: client.get(f"/api/docs/{doc}/enrichment").json().get("status") == "model",
+        "the child to enrich the doc through the chat model",
+    )
     assert chat_server.calls == 1
     assert client.get("/healthz").json()["curation"]["enriched_by_model"] == 1

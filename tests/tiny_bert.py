@@ -19,8 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-WORDS = ("cat cats purr rocket rockets fuel oxygen the a dog dogs bark when content need and of "
-         "engine launch moon orbit sleep warm sun milk fish tail space ship crew food water").split()
+WORDS = (
+    "cat cats purr rocket rockets fuel oxygen the a dog dogs bark when content need and of "
+    "engine launch moon orbit sleep warm sun milk fish tail space ship crew food water"
+).split()
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS, "##s", "##ing", "##ed"]
 HIDDEN, HEADS, LAYERS, INTERMEDIATE, MAX_LEN = 32, 4, 2, 64, 16
 MULTILINGUAL_HIDDEN = 48
@@ -28,9 +30,16 @@ MULTILINGUAL_HIDDEN = 48
 
 # XLM-R's special pieces and their ids, then pieces of several scripts (with SentencePiece's
 # word-start mark), each with a log probability for the Unigram model.
-PIECES = ["<s>", "<pad>", "</s>", "<unk>", *(
-    "▁cat ▁cats ▁the ▁rocket ▁fuel s ▁moon ▁sea ▁قطط ▁القطط ▁صاروخ ▁وقود ال ▁猫 猫 咪 火箭 燃料 ▁ねこ ねこ "
-    "▁ロケット ▁고양이 고양이 ▁로켓 이 는 ▁кошка ▁ракета ▁gato ▁cohete").split()]
+PIECES = [
+    "<s>",
+    "<pad>",
+    "</s>",
+    "<unk>",
+    *(
+        "▁cat ▁cats ▁the ▁rocket ▁fuel s ▁moon ▁sea ▁قطط ▁القطط ▁صاروخ ▁وقود ال ▁猫 猫 咪 火箭 燃料 ▁ねこ ねこ "
+        "▁ロケット ▁고양이 고양이 ▁로켓 이 는 ▁кошка ▁ракета ▁gato ▁cohete"
+    ).split(),
+]
 SPECIAL = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3}
 
 
@@ -45,8 +54,10 @@ def _sentencepiece_tokenizer():
     tokenizer.normalizer = normalizers.NFKC()
     tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always")
     tokenizer.post_processor = processors.TemplateProcessing(
-        single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>",
-        special_tokens=[("<s>", SPECIAL["<s>"]), ("</s>", SPECIAL["</s>"])])
+        single="<s> $A </s>",
+        pair="<s> $A </s> </s> $B </s>",
+        special_tokens=[("<s>", SPECIAL["<s>"]), ("</s>", SPECIAL["</s>"])],
+    )
     return tokenizer, len(scores)
 
 
@@ -60,17 +71,30 @@ def make_tiny_bert(folder: Path, seed: int = 0, model_type: str = "bert", *, mul
     if multilingual:
         tokenizer, vocab_size = _sentencepiece_tokenizer()
     else:
-        tokenizer, vocab_size = Tokenizer(models.WordPiece({t: i for i, t in enumerate(VOCAB)}, unk_token="[UNK]")), len(VOCAB)
-    config = {"architectures": ["BertModel"], "model_type": model_type, "hidden_size": hidden,
-              "num_attention_heads": HEADS, "num_hidden_layers": LAYERS, "intermediate_size": INTERMEDIATE,
-              "hidden_act": "gelu", "layer_norm_eps": 1e-12, "max_position_embeddings": 64,
-              "type_vocab_size": 2, "vocab_size": vocab_size, "position_embedding_type": "absolute",
-              **({"tokenizer_class": "XLMRobertaTokenizer", "pad_token_id": SPECIAL["<pad>"]} if multilingual else {})}
+        tokenizer, vocab_size = (
+            Tokenizer(models.WordPiece({t: i for i, t in enumerate(VOCAB)}, unk_token="[UNK]")),
+            len(VOCAB),
+        )
+    config = {
+        "architectures": ["BertModel"],
+        "model_type": model_type,
+        "hidden_size": hidden,
+        "num_attention_heads": HEADS,
+        "num_hidden_layers": LAYERS,
+        "intermediate_size": INTERMEDIATE,
+        "hidden_act": "gelu",
+        "layer_norm_eps": 1e-12,
+        "max_position_embeddings": 64,
+        "type_vocab_size": 2,
+        "vocab_size": vocab_size,
+        "position_embedding_type": "absolute",
+        **({"tokenizer_class": "XLMRobertaTokenizer", "pad_token_id": SPECIAL["<pad>"]} if multilingual else {}),
+    }
     (folder / "config.json").write_text(json.dumps(config))
-    (folder / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": MAX_LEN,
-                                                                  "do_lower_case": False}))
-    (folder / "1_Pooling" / "config.json").write_text(json.dumps(
-        {"word_embedding_dimension": hidden, "pooling_mode_mean_tokens": True}))
+    (folder / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": MAX_LEN, "do_lower_case": False}))
+    (folder / "1_Pooling" / "config.json").write_text(
+        json.dumps({"word_embedding_dimension": hidden, "pooling_mode_mean_tokens": True})
+    )
 
     rng = np.random.default_rng(seed)
 
@@ -81,7 +105,8 @@ def make_tiny_bert(folder: Path, seed: int = 0, model_type: str = "bert", *, mul
         "embeddings.word_embeddings.weight": r(vocab_size, hidden),
         "embeddings.position_embeddings.weight": r(64, hidden),
         "embeddings.token_type_embeddings.weight": r(2, hidden),
-        "embeddings.LayerNorm.weight": 1 + r(hidden), "embeddings.LayerNorm.bias": r(hidden),
+        "embeddings.LayerNorm.weight": 1 + r(hidden),
+        "embeddings.LayerNorm.bias": r(hidden),
     }
     for i in range(LAYERS):
         p = f"encoder.layer.{i}."
@@ -104,8 +129,10 @@ def make_tiny_bert(folder: Path, seed: int = 0, model_type: str = "bert", *, mul
         tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
         tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
         tokenizer.post_processor = processors.TemplateProcessing(
-            single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-            special_tokens=[("[CLS]", VOCAB.index("[CLS]")), ("[SEP]", VOCAB.index("[SEP]"))])
+            single="[CLS] $A [SEP]",
+            pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+            special_tokens=[("[CLS]", VOCAB.index("[CLS]")), ("[SEP]", VOCAB.index("[SEP]"))],
+        )
     tokenizer.save(str(folder / "tokenizer.json"))
     return folder
 
@@ -133,14 +160,19 @@ def reference_embed(folder: Path, texts: list[str]) -> np.ndarray:
     out = []
     for text in texts:
         ids = tokenizer.encode(text).ids
-        x = (w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:len(ids)]
-             + w["embeddings.token_type_embeddings.weight"][0])
+        x = (
+            w["embeddings.word_embeddings.weight"][ids]
+            + w["embeddings.position_embeddings.weight"][: len(ids)]
+            + w["embeddings.token_type_embeddings.weight"][0]
+        )
         x = norm(x, "embeddings.LayerNorm")
         d = hidden // HEADS
         for i in range(LAYERS):
             p = f"encoder.layer.{i}."
-            q, k, v = (linear(x, p + f"attention.self.{n}").reshape(len(ids), HEADS, d).transpose(1, 0, 2)
-                       for n in ("query", "key", "value"))
+            q, k, v = (
+                linear(x, p + f"attention.self.{n}").reshape(len(ids), HEADS, d).transpose(1, 0, 2)
+                for n in ("query", "key", "value")
+            )
             scores = q @ k.transpose(0, 2, 1) / math.sqrt(d)
             probs = np.exp(scores - scores.max(-1, keepdims=True))
             probs /= probs.sum(-1, keepdims=True)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from memorywiki.adapters.common import (
     ASSISTANT,
@@ -113,7 +113,7 @@ def read_session(path: Path, session_id: str | None = None) -> Transcript:
         if first.startswith("/"):
             cmd = first.split(None, 1)[0]
             if cmd in _MESSAGE_COMMANDS:
-                rest = text.strip()[len(cmd):].strip()
+                rest = text.strip()[len(cmd) :].strip()
                 if rest:
                     md.text(USER, rest)
                 return
@@ -131,7 +131,7 @@ def read_session(path: Path, session_id: str | None = None) -> Transcript:
         asst_lines.clear()
         md.text(ASSISTANT, text)
 
-    with open(path, "r", encoding="utf-8", errors="replace") as fh:
+    with open(path, encoding="utf-8", errors="replace") as fh:
         fh.seek(offset)
         first = True
         for raw in fh:

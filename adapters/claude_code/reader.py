@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from memorywiki.adapters.common import (
     ASSISTANT,
@@ -33,9 +34,33 @@ TOOL = "claude-code"
 _CONVERSATIONAL = ("user", "assistant")
 # Local commands whose invocation is noise in a transcript.
 _QUIET_COMMANDS = {
-    "clear", "compact", "model", "cost", "help", "config", "status", "exit", "quit", "resume",
-    "login", "logout", "ide", "permissions", "mcp", "doctor", "context", "usage", "theme",
-    "vim", "terminal-setup", "hooks", "agents", "memory", "rewind", "export", "statusline",
+    "clear",
+    "compact",
+    "model",
+    "cost",
+    "help",
+    "config",
+    "status",
+    "exit",
+    "quit",
+    "resume",
+    "login",
+    "logout",
+    "ide",
+    "permissions",
+    "mcp",
+    "doctor",
+    "context",
+    "usage",
+    "theme",
+    "vim",
+    "terminal-setup",
+    "hooks",
+    "agents",
+    "memory",
+    "rewind",
+    "export",
+    "statusline",
 }
 _CMD_NAME_RE = re.compile(r"<command-name>\s*/?([^<]*?)\s*</command-name>", re.DOTALL)
 _CMD_ARGS_RE = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
@@ -168,7 +193,7 @@ def _user_text(content: Any) -> tuple[list[str], list[str]]:
             if m:
                 name = m.group(1).strip()
                 args_m = _CMD_ARGS_RE.search(raw)
-                args = (args_m.group(1).strip() if args_m else "")
+                args = args_m.group(1).strip() if args_m else ""
                 if name and name.lstrip("/") not in _QUIET_COMMANDS:
                     commands.append(f"/{name.lstrip('/')} {args}".rstrip())
             b = _BASH_INPUT_RE.search(raw)
@@ -222,8 +247,12 @@ def read_session(path: Path) -> Transcript:
             if uuid in seen_uuids:
                 continue
             seen_uuids.add(uuid)
-        for key, field in (("session_id", "sessionId"), ("cwd", "cwd"),
-                           ("git_branch", "gitBranch"), ("started_at", "timestamp")):
+        for key, field in (
+            ("session_id", "sessionId"),
+            ("cwd", "cwd"),
+            ("git_branch", "gitBranch"),
+            ("started_at", "timestamp"),
+        ):
             if meta[key] is None and isinstance(obj.get(field), str) and obj.get(field):
                 meta[key] = obj[field]
         version = obj.get("version") or version
@@ -279,4 +308,3 @@ def read_session(path: Path) -> Transcript:
         turns=md.turns,
         extra={"version": version, "compactions": compactions},
     )
-

@@ -13,8 +13,9 @@ variants are ignored, malformed lines skipped; the file is streamed line by line
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from memorywiki.adapters.common import (
     ASSISTANT,
@@ -169,25 +170,29 @@ def read_session(path: Path) -> Transcript:
                 # developer / system messages are instructions, not conversation
         elif ptype == "function_call":
             md.tool(tool_line(str(payload.get("name") or "function"), payload.get("arguments")))
-            recent[USER].clear(); recent[ASSISTANT].clear()
+            recent[USER].clear()
+            recent[ASSISTANT].clear()
         elif ptype == "custom_tool_call":
             md.tool(tool_line(str(payload.get("name") or "tool"), payload.get("input")))
-            recent[USER].clear(); recent[ASSISTANT].clear()
+            recent[USER].clear()
+            recent[ASSISTANT].clear()
         elif ptype == "local_shell_call":
             action = payload.get("action") if isinstance(payload.get("action"), dict) else {}
             md.tool(tool_line("shell", action.get("command")))
-            recent[USER].clear(); recent[ASSISTANT].clear()
+            recent[USER].clear()
+            recent[ASSISTANT].clear()
         elif ptype == "web_search_call":
             action = payload.get("action") if isinstance(payload.get("action"), dict) else {}
             md.tool(tool_line("web_search", action.get("query") or action))
-            recent[USER].clear(); recent[ASSISTANT].clear()
+            recent[USER].clear()
+            recent[ASSISTANT].clear()
         # reasoning (encrypted), *_output and unknown payload types are not rendered
 
     git = meta.get("git") if isinstance(meta.get("git"), dict) else {}
     session_id = meta.get("id") if isinstance(meta.get("id"), str) else None
     if not session_id:
         stem = path.stem  # rollout-YYYY-MM-DDThh-mm-ss-<uuid>
-        session_id = stem[len("rollout-") + 20:] if stem.startswith("rollout-") else stem
+        session_id = stem[len("rollout-") + 20 :] if stem.startswith("rollout-") else stem
     return Transcript(
         markdown=md.build(),
         tool=TOOL,

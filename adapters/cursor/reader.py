@@ -20,8 +20,10 @@ import json
 import os
 import sqlite3
 import sys
+from collections.abc import Mapping
+from datetime import UTC
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 from memorywiki.adapters.common import (
@@ -162,9 +164,7 @@ def read_session(path: Path) -> Transcript:
         try:
             if composer_id is None:
                 try:
-                    rows = conn.execute(
-                        "SELECT key FROM cursorDiskKV WHERE key LIKE 'composerData:%'"
-                    ).fetchall()
+                    rows = conn.execute("SELECT key FROM cursorDiskKV WHERE key LIKE 'composerData:%'").fetchall()
                 except sqlite3.Error:
                     rows = []
                 candidates = []
@@ -202,9 +202,9 @@ def read_session(path: Path) -> Transcript:
     created = meta.get("createdAt")
     started = None
     if isinstance(created, (int, float)):
-        from datetime import datetime, timezone
+        from datetime import datetime
 
-        started = datetime.fromtimestamp(created / 1000, tz=timezone.utc).isoformat()
+        started = datetime.fromtimestamp(created / 1000, tz=UTC).isoformat()
     return Transcript(
         markdown=md.build(),
         tool=TOOL,

@@ -9,7 +9,16 @@ from .manifest import Action, InstallError, manifest_path
 from .mcp_config import mcp_command, mcp_config_path, mcp_registration, write_mcp_registration
 
 __all__ = [
-    "Action", "InstallError", "install", "uninstall", "list_installed", "mcp_registration",
-    "mcp_command", "mcp_config_path", "write_mcp_registration", "manifest_path",
-    "detect_codex_version", "SCOPES",
+    "SCOPES",
+    "Action",
+    "InstallError",
+    "detect_codex_version",
+    "install",
+    "list_installed",
+    "manifest_path",
+    "mcp_command",
+    "mcp_config_path",
+    "mcp_registration",
+    "uninstall",
+    "write_mcp_registration",
 ]

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
 from memorywiki.skill.render import AIDER_CONVENTIONS
 
 from .files import prune_dirs, read, sha, write
@@ -93,7 +92,7 @@ def _minimal_read_edit(text: str, entry: str, add: bool) -> str | None:
     span = _read_block_span(text)
     if span is None:
         return None
-    block = text[span[0]:span[1]].splitlines(keepends=True)
+    block = text[span[0] : span[1]].splitlines(keepends=True)
     key_line, rest = block[0], block[1:]
     if key_line.split(":", 1)[1].split("#", 1)[0].strip():
         return None  # inline value: not a block list
@@ -112,7 +111,7 @@ def _minimal_read_edit(text: str, entry: str, add: bool) -> str | None:
         if not hits or len(item_idx) == 1:
             return None
         del rest[hits[0]]
-    return text[:span[0]] + key_line + "".join(rest) + text[span[1]:]
+    return text[: span[0]] + key_line + "".join(rest) + text[span[1] :]
 
 
 def _edit_read(text: str, entry: str, add: bool) -> str:
@@ -137,7 +136,7 @@ def _edit_read(text: str, entry: str, add: bool) -> str:
         try:
             if _yaml_load(candidate) == expected:
                 return candidate
-        except Exception:  # noqa: BLE001 - a parse failure means this edit went wrong
+        except Exception:
             continue
     raise InstallError("could not edit read: in place without changing other settings")
 
@@ -146,8 +145,9 @@ def _yaml_dump(data: dict) -> str:
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True) if data else ""
 
 
-def install_aider_conf(conf: Path, entry: str, rec_base: dict, manifest: Manifest,
-                        dry_run: bool, force: bool) -> Action:
+def install_aider_conf(
+    conf: Path, entry: str, rec_base: dict, manifest: Manifest, dry_run: bool, force: bool
+) -> Action:
     current = read(conf)
     created = current is None
     text = current or ""
@@ -159,7 +159,7 @@ def install_aider_conf(conf: Path, entry: str, rec_base: dict, manifest: Manifes
         data = _yaml_load(text) if _safe_parses(text) else {}
         data["read"] = _as_list(data.get("read")) + [entry]
         new_text = _yaml_dump(data)
-    except Exception as exc:  # noqa: BLE001 - invalid YAML: never touch it
+    except Exception as exc:
         return Action("conflict", conf, f"cannot parse ({exc.__class__.__name__}); left alone", applied=False)
     rec = manifest.get(conf)
     if new_text == text and not created:
@@ -171,8 +171,16 @@ def install_aider_conf(conf: Path, entry: str, rec_base: dict, manifest: Manifes
     dirs = write(conf, new_text)
     was_created = created or bool(rec and rec.get("created"))
     original = (rec or {}).get("original") if rec else (None if created else text)
-    manifest.put(conf, **rec_base, kind="aider-read", entry=entry, created=was_created,
-                 sha256=sha(new_text), dirs=dirs, original=original)
+    manifest.put(
+        conf,
+        **rec_base,
+        kind="aider-read",
+        entry=entry,
+        created=was_created,
+        sha256=sha(new_text),
+        dirs=dirs,
+        original=original,
+    )
     return Action("create" if created else "update", conf, f"read: + {entry}")
 
 
@@ -180,7 +188,7 @@ def _safe_parses(text: str) -> bool:
     try:
         _yaml_load(text)
         return True
-    except Exception:  # noqa: BLE001
+    except Exception:
         return False
 
 
@@ -207,7 +215,7 @@ def remove_aider_conf(conf: Path, rec: dict, manifest: Manifest, dry_run: bool, 
         return Action("update", conf, f"read: - {entry}")
     try:
         new_text = _edit_read(current, entry, add=False)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         if not force or not _safe_parses(current):
             return Action("keep", conf, f"could not remove read: {entry} ({exc}); edit by hand", applied=False)
         data = _yaml_load(current)

@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from memorywiki.adapters.tools import normalize_tool
 from memorywiki.skill.render import AIDER_CONVENTIONS, render
@@ -73,8 +73,9 @@ def install(
     for rel, content in files.items():
         if scope == "project" and rel.startswith(".codex/"):
             continue  # custom prompts only exist at user level ($CODEX_HOME/prompts)
-        actions.append(install_file(target(rel, scope, project, home_p, env), content,
-                                     rec_base, manifest, dry_run, force))
+        actions.append(
+            install_file(target(rel, scope, project, home_p, env), content, rec_base, manifest, dry_run, force)
+        )
     if tool == "aider":
         root = project if scope == "project" else home_p
         entry = AIDER_CONVENTIONS if scope == "project" else str(root / AIDER_CONVENTIONS)
@@ -134,6 +135,7 @@ def list_installed(project_dir: Path | str | None = None, home: Path | str | Non
             status = "installed" if registered_entry(Path(key), rec) == rec.get("value") else "modified"
         else:
             status = "installed" if sha(current) == rec.get("sha256") else "modified"
-        out.append({"tool": rec.get("tool"), "scope": rec.get("scope"), "path": key,
-                    "kind": rec.get("kind"), "status": status})
+        out.append(
+            {"tool": rec.get("tool"), "scope": rec.get("scope"), "path": key, "kind": rec.get("kind"), "status": status}
+        )
     return out

@@ -49,6 +49,9 @@ def path_hint() -> str | None:
     if on_path and Path(on_path).resolve() == exe.resolve():
         return None
     activate = exe.parent / "activate"
-    line = (f"source {shlex.quote(str(activate))}" if activate.is_file()
-            else f'export PATH={shlex.quote(str(exe.parent))}:"$PATH"')
+    line = (
+        f"source {shlex.quote(str(activate))}"
+        if activate.is_file()
+        else f'export PATH={shlex.quote(str(exe.parent))}:"$PATH"'
+    )
     return f"tip: the memorywiki command is not on your PATH; in another shell, run:  {line}"

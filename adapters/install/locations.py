@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 SCOPES = ("project", "user")
 
@@ -33,5 +33,5 @@ def check_scope(scope: str) -> str:
 def target(rel: str, scope: str, project: Path, home: Path, env: Mapping[str, str]) -> Path:
     """Where a rendered file (path relative to the scope's root) is written."""
     if scope == "user" and rel.startswith(".codex/"):
-        return codex_home(home, env) / rel[len(".codex/"):]
+        return codex_home(home, env) / rel[len(".codex/") :]
     return (project if scope == "project" else home) / rel

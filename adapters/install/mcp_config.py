@@ -12,8 +12,9 @@ import json
 import re
 import shlex
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from memorywiki.adapters.tools import get_tool, normalize_tool
 
@@ -60,8 +61,13 @@ def mcp_command(tool: str, command: list[str] | None = None) -> str | None:
     return None
 
 
-def mcp_config_path(tool: str, scope: str = "project", project_dir: Path | str | None = None,
-                    home: Path | str | None = None, env: Mapping[str, str] | None = None) -> Path:
+def mcp_config_path(
+    tool: str,
+    scope: str = "project",
+    project_dir: Path | str | None = None,
+    home: Path | str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Path:
     tool = _require_mcp_client(tool)
     scope = check_scope(scope)
     project, home_p = resolve(project_dir, home)
@@ -70,7 +76,11 @@ def mcp_config_path(tool: str, scope: str = "project", project_dir: Path | str |
     if tool == "cursor":
         return (project if scope == "project" else home_p) / ".cursor" / "mcp.json"
     if tool == "codex":
-        return project / ".codex" / "config.toml" if scope == "project" else codex_home(home_p, env_or_os(env)) / "config.toml"
+        return (
+            project / ".codex" / "config.toml"
+            if scope == "project"
+            else codex_home(home_p, env_or_os(env)) / "config.toml"
+        )
     raise ValueError(f"no MCP config location known for {tool}")
 
 
@@ -162,7 +172,9 @@ def write_mcp_registration(
         return [Action("unchanged", path, f"{SERVER_NAME} already registered", applied=False)]
     ours = existing is None or (rec is not None and rec.get("value") == existing)
     if not ours and not force:
-        return [Action("conflict", path, f"a different {SERVER_NAME!r} server is configured; use --force", applied=False)]
+        return [
+            Action("conflict", path, f"a different {SERVER_NAME!r} server is configured; use --force", applied=False)
+        ]
     op = "create" if created else "update"
     if dry_run:
         return [Action(op, path, f"mcp server {SERVER_NAME}", applied=False)]
@@ -170,9 +182,14 @@ def write_mcp_registration(
         body = text or ""
         span = _toml_span(body)
         if span:
-            body = body[: span[0]] + _toml_block(entry) + ("\n" if span[1] < len(body) else "") + body[span[1]:]
+            body = body[: span[0]] + _toml_block(entry) + ("\n" if span[1] < len(body) else "") + body[span[1] :]
         else:
-            body = body + ("\n" if body and not body.endswith("\n") else "") + ("\n" if body.strip() else "") + _toml_block(entry)
+            body = (
+                body
+                + ("\n" if body and not body.endswith("\n") else "")
+                + ("\n" if body.strip() else "")
+                + _toml_block(entry)
+            )
         check = tomllib.loads(body)
         if check.get("mcp_servers", {}).get(SERVER_NAME) != entry:
             return [Action("conflict", path, "could not edit config.toml safely", applied=False)]
@@ -184,8 +201,15 @@ def write_mcp_registration(
         new_text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     dirs = write(path, new_text)
     was_created = created or bool(rec and rec.get("created"))
-    manifest.put(path, **rec_base, kind=kind, value=entry, created=was_created,
-                 dirs=dirs or (rec or {}).get("dirs", []), sha256=sha(new_text))
+    manifest.put(
+        path,
+        **rec_base,
+        kind=kind,
+        value=entry,
+        created=was_created,
+        dirs=dirs or (rec or {}).get("dirs", []),
+        sha256=sha(new_text),
+    )
     manifest.save()
     return [Action(op, path, f"mcp server {SERVER_NAME}")]
 
@@ -202,12 +226,14 @@ def remove_mcp(path: Path, rec: dict, manifest: Manifest, dry_run: bool, force: 
             manifest.drop(path)
         return Action("missing", path, f"{SERVER_NAME} not registered", applied=False)
     if current != rec.get("value") and not force:
-        return Action("keep", path, f"{SERVER_NAME} entry edited since install; kept, use --force to remove", applied=False)
+        return Action(
+            "keep", path, f"{SERVER_NAME} entry edited since install; kept, use --force to remove", applied=False
+        )
     if dry_run:
         return Action("update", path, f"mcp server {SERVER_NAME} removed", applied=False)
     if rec.get("kind") == "mcp-toml":
         span = _toml_span(text)
-        new_text = text[: span[0]] + text[span[1]:] if span else text
+        new_text = text[: span[0]] + text[span[1] :] if span else text
         new_text = re.sub(r"\n{3,}", "\n\n", new_text)
         empty = not new_text.strip()
     else:

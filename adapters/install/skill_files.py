@@ -10,8 +10,7 @@ from .files import prune_dirs, read, sha, write
 from .manifest import Action, Manifest
 
 
-def install_file(path: Path, content: str, rec_base: dict, manifest: Manifest,
-                  dry_run: bool, force: bool) -> Action:
+def install_file(path: Path, content: str, rec_base: dict, manifest: Manifest, dry_run: bool, force: bool) -> Action:
     current = read(path)
     rec = manifest.get(path)
     if current is None:
@@ -22,8 +21,7 @@ def install_file(path: Path, content: str, rec_base: dict, manifest: Manifest,
         return Action("create", path)
     if current == content:
         if not dry_run and (rec is None or rec.get("sha256") != sha(content)):
-            manifest.put(path, **rec_base, kind="file", sha256=sha(content),
-                         dirs=(rec or {}).get("dirs", []))
+            manifest.put(path, **rec_base, kind="file", sha256=sha(content), dirs=(rec or {}).get("dirs", []))
         return Action("unchanged", path, applied=False)
     ours = rec is not None and rec.get("kind") == "file" and rec.get("sha256") == sha(current)
     if not ours and not force:

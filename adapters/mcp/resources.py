@@ -4,11 +4,11 @@ at ``memorywiki://hub``) and one page as markdown (``memorywiki://doc/{doc_id}``
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
-
 from memorywiki.client import ApiError, MemoryWikiError
 from memorywiki.client import operations as ops
 from memorywiki.client.errors import NOT_FOUND, UNKNOWN_HUB

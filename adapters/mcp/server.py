@@ -61,12 +61,17 @@ def _version() -> str:
         from importlib.metadata import version
 
         return version("memorywiki")
-    except Exception:  # noqa: BLE001
+    except Exception:
         return "0.3.0"
 
 
-def build_server(server_url: str | None = None, hub: str | None = None, timeout: float = 60.0,
-                 log_level: str = "WARNING", write_token: str | None = None) -> MCPServer:
+def build_server(
+    server_url: str | None = None,
+    hub: str | None = None,
+    timeout: float = 60.0,
+    log_level: str = "WARNING",
+    write_token: str | None = None,
+) -> MCPServer:
     """The MCP server object (run it with ``.run()`` or ``.run(transport="streamable-http", ...)``).
 
     ``server_url`` / ``hub`` override the config file and env, like the CLI's ``--url`` / ``--hub``.
@@ -82,8 +87,13 @@ def build_server(server_url: str | None = None, hub: str | None = None, timeout:
     )
     for module in TOOLS:
         handler = getattr(module, module.__name__.rpartition(".")[2])  # each module's handler is named as its tool
-        server.add_tool(bind(handler, mw, module.ANNOTATIONS), name=handler.__name__, title=module.TITLE,
-                        description=inspect.cleandoc(handler.__doc__ or ""), annotations=module.ANNOTATIONS)
+        server.add_tool(
+            bind(handler, mw, module.ANNOTATIONS),
+            name=handler.__name__,
+            title=module.TITLE,
+            description=inspect.cleandoc(handler.__doc__ or ""),
+            annotations=module.ANNOTATIONS,
+        )
     register_resources(server, mw)
     return server
 
@@ -92,22 +102,36 @@ def http_security(port: int) -> TransportSecuritySettings:
     """Against DNS rebinding: only requests to this loopback port by one of its own names, and
     only from pages of those origins when a browser sends an Origin."""
     hosts = [f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"]
-    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
-                                     allowed_origins=[f"http://{host}" for host in hosts])
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=[f"http://{host}" for host in hosts]
+    )
 
 
 def new_write_token() -> str:
     return secrets.token_urlsafe(32)
 
 
-def run(server_url: str | None = None, hub: str | None = None, http: bool = False, port: int = 8765,
-        path: str = "/mcp", log_level: str = "WARNING", write_token: str | None = None) -> None:
+def run(
+    server_url: str | None = None,
+    hub: str | None = None,
+    http: bool = False,
+    port: int = 8765,
+    path: str = "/mcp",
+    log_level: str = "WARNING",
+    write_token: str | None = None,
+) -> None:
     """Serve over stdio (default) or streamable HTTP on 127.0.0.1:<port><path>, where the write
     tools need `write_token` (made up when not given)."""
     if not http:
         build_server(server_url=server_url, hub=hub, log_level=log_level).run()
         return
-    server = build_server(server_url=server_url, hub=hub, log_level=log_level,
-                          write_token=write_token or new_write_token())
-    server.run(transport="streamable-http", host="127.0.0.1", port=port, streamable_http_path=path,
-               transport_security=http_security(port))
+    server = build_server(
+        server_url=server_url, hub=hub, log_level=log_level, write_token=write_token or new_write_token()
+    )
+    server.run(
+        transport="streamable-http",
+        host="127.0.0.1",
+        port=port,
+        streamable_http_path=path,
+        transport_security=http_security(port),
+    )

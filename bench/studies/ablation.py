@@ -32,8 +32,19 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ..common import (CACHE, RESULTS, SHARED_DATA, MissingData, Postgres, load_beir, log, machine_line, md_table,
-                      require_beir, require_locomo)
+from ..common import (
+    CACHE,
+    RESULTS,
+    SHARED_DATA,
+    MissingData,
+    Postgres,
+    load_beir,
+    log,
+    machine_line,
+    md_table,
+    require_beir,
+    require_locomo,
+)
 
 # --------------------------------------------------------------------------- data
 
@@ -70,8 +81,9 @@ class Collection:
 
 def scifact(folder: Path) -> Collection:
     data = load_beir(folder)
-    chunks = [Chunk("scifact", d["_id"], (d["title"] or "").strip() or d["_id"], d["text"] or d["title"])
-              for d in data.corpus]
+    chunks = [
+        Chunk("scifact", d["_id"], (d["title"] or "").strip() or d["_id"], d["text"] or d["title"]) for d in data.corpus
+    ]
     queries = [Query("scifact", data.queries[q], data.qrels[q]) for q in data.queries]
     return Collection("SciFact", chunks, queries)
 
@@ -90,12 +102,14 @@ def locomo(folder: Path, chunker, name: str) -> Collection:
     queries = []
     for q in qa:
         sessions = {f"{q['sample_id']}/{e.split(':')[0][1:]}" for e in q["evidence"]}
-        queries.append(Query(q["sample_id"], q["question"], dict.fromkeys(sessions, 1),
-                             frozenset(q["evidence"]), q["category"]))
+        queries.append(
+            Query(q["sample_id"], q["question"], dict.fromkeys(sessions, 1), frozenset(q["evidence"]), q["category"])
+        )
     return Collection(name, chunks, queries)
 
 
 # --------------------------------------------------------------------------- tokens
+
 
 class Lexemes:
     """PostgreSQL's lexemes with their counts for many texts, cached on disk by content."""
@@ -115,10 +129,12 @@ class Lexemes:
         out: list[Counter] = [Counter() for _ in texts]
         with psycopg.connect(self.url) as conn:
             for start in range(0, len(texts), 2000):
-                part = texts[start:start + 2000]
+                part = texts[start : start + 2000]
                 rows = conn.execute(
                     "SELECT u.i, x.lexeme, cardinality(x.positions) FROM unnest(%s::text[]) WITH ORDINALITY"
-                    f" AS u(t, i), unnest(to_tsvector('{config}', left(u.t, 1000000))) x", (part,)).fetchall()
+                    f" AS u(t, i), unnest(to_tsvector('{config}', left(u.t, 1000000))) x",
+                    (part,),
+                ).fetchall()
                 for i, lexeme, n in rows:
                     out[start + i - 1][lexeme] = n
         path.write_bytes(pickle.dumps(out))
@@ -166,13 +182,16 @@ def term_matrices(body: list[Counter], head: list[Counter]) -> TermStats:
                 rows.append(i)
                 cols.append(vocab[t])
                 vals.append(n)
-        return sp.csc_matrix((np.asarray(vals, dtype=np.float64), (rows, cols)), shape=(len(counters), max(1, len(vocab))))
+        return sp.csc_matrix(
+            (np.asarray(vals, dtype=np.float64), (rows, cols)), shape=(len(counters), max(1, len(vocab)))
+        )
 
     return TermStats(vocab, mat(body), mat(head))
 
 
-def bm25_scores(stats: TermStats, query: Counter, *, k1: float, b: float, heading_weight: float,
-                query_tf: bool) -> np.ndarray:
+def bm25_scores(
+    stats: TermStats, query: Counter, *, k1: float, b: float, heading_weight: float, query_tf: bool
+) -> np.ndarray:
     """Lucene-variant BM25 of every chunk, as bm25_search computes it: tf = body tf + w x heading
     tf, length = sum of tf, idf = ln(1 + (N - df + 0.5) / (df + 0.5)), N / df over the hub.
     query_tf: a query term counts as often as it occurs in the question (bm25s), not once."""
@@ -208,6 +227,7 @@ def top(scores: np.ndarray, k: int, eligible: np.ndarray | None = None) -> list[
 
 # --------------------------------------------------------------------------- vectors
 
+
 def chunk_vectors(texts: list[str], cache_dir: Path | None) -> np.ndarray:
     """The configured embedder's vectors (the server embeds chunk_text(heading, body))."""
     from ..common import make_bench_embedder
@@ -219,7 +239,7 @@ def chunk_vectors(texts: list[str], cache_dir: Path | None) -> np.ndarray:
         embedder = CachedEmbedder(embedder, VectorCache(cache_dir))
     out: list[list[float]] = []
     for start in range(0, len(texts), 512):
-        out += asyncio.run(embedder.embed(texts[start:start + 512]))
+        out += asyncio.run(embedder.embed(texts[start : start + 512]))
         if len(texts) > 512:
             log(f"  embedded {min(len(texts), start + 512)}/{len(texts)}")
     return np.asarray(out, dtype=np.float32)
@@ -272,6 +292,7 @@ def order(fused: dict[int, float], n: int) -> list[int]:
 
 # --------------------------------------------------------------------------- metrics
 
+
 def ndcg(ranked_docs: list[str], rels: dict[str, int], k: int = 10) -> float:
     dcg = sum(rels.get(d, 0) / math.log2(i + 2) for i, d in enumerate(ranked_docs[:k]))
     ideal = sorted(rels.values(), reverse=True)[:k]
@@ -300,6 +321,7 @@ def recall_docs(docs: list[str], wanted: dict[str, int], k: int) -> float:
 
 # --------------------------------------------------------------------------- LoCoMo layouts
 
+
 def layout(kind: str, window: int = 1, window_chars: int = 600):
     """The chunks the server stores for a conversation's sessions, from the product's own
     renderer and chunker: kind "chat" = the chat-import default (`bench.suite.locomo.chat_sessions`,
@@ -313,10 +335,15 @@ def layout(kind: str, window: int = 1, window_chars: int = 600):
         out = []
         sessions = chat_sessions(sample) if kind == "chat" else session_docs(sample, window)
         for s in sessions:
-            chunks = (chunk_conversation(s.title, s.markdown, window_chars) if kind == "chat"
-                      else chunk_markdown(s.title, s.markdown))
-            out += [Chunk(s.sample, s.key, c.heading_path, c.markdown, tuple(sorted(s.turns_in(c.markdown))))
-                    for c in chunks]
+            chunks = (
+                chunk_conversation(s.title, s.markdown, window_chars)
+                if kind == "chat"
+                else chunk_markdown(s.title, s.markdown)
+            )
+            out += [
+                Chunk(s.sample, s.key, c.heading_path, c.markdown, tuple(sorted(s.turns_in(c.markdown))))
+                for c in chunks
+            ]
         return out
 
     return make
@@ -463,9 +490,10 @@ def headline(m: dict[str, float]) -> float:
 
 # --------------------------------------------------------------------------- studies
 
+
 def fts_lists(prep: Prepared, fts: dict, n: int = 20, queries: list[int] | None = None) -> list[list[int]]:
     out = []
-    for qi in (range(len(prep.coll.queries)) if queries is None else queries):
+    for qi in range(len(prep.coll.queries)) if queries is None else queries:
         ix = prep.hubs[prep.coll.queries[qi].hub]
         out.append([int(ix[j]) for j in top(prep.fts(qi, **fts), n)])
     return out
@@ -481,12 +509,17 @@ FTS_VARIANTS = [
     ("heading x1", {**BEFORE_FTS, "heading_weight": 1}),
     ("heading x0 (body only)", {**BEFORE_FTS, "heading_weight": 0}),
     ("**query terms counted as often as the question says them (after)**", AFTER_FTS),
-    ("bm25s' 33 stopwords instead of PostgreSQL's 127 (same parser, Snowball)", {**BEFORE_FTS, "tok": "pg+lucene-stop"}),
+    (
+        "bm25s' 33 stopwords instead of PostgreSQL's 127 (same parser, Snowball)",
+        {**BEFORE_FTS, "tok": "pg+lucene-stop"},
+    ),
     ("bm25s' tokenizer (regex \\w\\w+) with PostgreSQL's stopwords", {**BEFORE_FTS, "tok": "bm25s+pg-stop"}),
     ("k1 1.5, b 0.75", {**BEFORE_FTS, "k1": 1.5}),
     ("k1 0.9, b 0.4", {**BEFORE_FTS, "k1": 0.9, "b": 0.4}),
-    ("= bm25s: its tokenizer and stopwords, title counted once, query terms counted", {
-        "tok": "bm25s", "k1": 1.2, "b": 0.75, "heading_weight": 1, "query_tf": True}),
+    (
+        "= bm25s: its tokenizer and stopwords, title counted once, query terms counted",
+        {"tok": "bm25s", "k1": 1.2, "b": 0.75, "heading_weight": 1, "query_tf": True},
+    ),
 ]
 
 
@@ -503,9 +536,11 @@ def study_fulltext(preps: dict[str, Prepared]) -> str:
             m = score(Subset(prep, sub), fts_lists(prep, fts, queries=sub))
             row.append(headline(m))
         rows.append(row)
-    head = (["full-text variant (one change at a time from the first row)"]
-            + [f"{n} {metric(p)}" for n, p in preps.items()]
-            + [f"{n}, the {len(subsets[n])} questions repeating a term" for n in preps])
+    head = (
+        ["full-text variant (one change at a time from the first row)"]
+        + [f"{n} {metric(p)}" for n, p in preps.items()]
+        + [f"{n}, the {len(subsets[n])} questions repeating a term" for n in preps]
+    )
     return md_table(head, rows, digits=4)
 
 
@@ -537,6 +572,7 @@ def _rrf(kk=60, pool=None, w=None):
     def run(f, v, every, k):
         n = pool or 4 * k
         return order(fuse_rrf([ranked(v, n, every), ranked(f, n)], kk, w), 2 * k)
+
     return run
 
 
@@ -544,6 +580,7 @@ def _comb(norm, pool=None):
     def run(f, v, every, k):
         n = pool(k) if callable(pool) else (pool or 4 * k)
         return order(fuse_scores([ranked(v, n, every), ranked(f, n)], norm), 2 * k)
+
     return run
 
 
@@ -579,8 +616,9 @@ def study_fusion(preps: dict[str, Prepared], k: int = 10) -> str:
             if results[(method, name)] < best:
                 row[i] = f"{results[(method, name)]:.4f} (below)"
     at = "nDCG@10" if k == 10 else f"nDCG@10 at k={k}"
-    head = ["ranking, chunk level"] + [f"{n} ({at if p.coll.name.startswith('SciFact') else f'recall@{k}'})"
-                                       for n, p in preps.items()]
+    head = ["ranking, chunk level"] + [
+        f"{n} ({at if p.coll.name.startswith('SciFact') else f'recall@{k}'})" for n, p in preps.items()
+    ]
     return md_table(head, rows, digits=4)
 
 
@@ -674,22 +712,27 @@ def study_docs(preps: dict[str, Prepared]) -> str:
     rows.append(row)
     head = ["doc level (a LoCoMo session is a doc)"]
     for name, prep in preps.items():
-        head += ([f"{name} nDCG@10"] if prep.coll.name.startswith("SciFact")
-                 else [f"{name} session recall@5", "recall@10"])
+        head += (
+            [f"{name} nDCG@10"] if prep.coll.name.startswith("SciFact") else [f"{name} session recall@5", "recall@10"]
+        )
     return md_table(head, rows, digits=4)
 
 
 def study_chunking(preps: dict[str, Prepared]) -> str:
     rows = []
     for name, prep in preps.items():
-        for method in ("full text alone", "vector alone", "RRF k=60, pools 4k (before)",
-                       "**z-score sum, pools max(4k, 40) (after)**"):
+        for method in (
+            "full text alone",
+            "vector alone",
+            "RRF k=60, pools 4k (before)",
+            "**z-score sum, pools max(4k, 40) (after)**",
+        ):
             m10 = score(prep, hybrid_lists(prep, method, 10))
             m5 = score(prep, hybrid_lists(prep, method, 5))
             rows.append([name, len(prep.coll.chunks), method, m5["r@5"], m10["r@10"], m10["tok@10"]])
-    return md_table(["LoCoMo layout", "chunks", "ranking", "recall@5 (k=5)", "recall@10 (k=10)", "tokens@10"],
-                    rows, digits=3)
-
+    return md_table(
+        ["LoCoMo layout", "chunks", "ranking", "recall@5 (k=5)", "recall@10 (k=10)", "tokens@10"], rows, digits=3
+    )
 
 
 # --------------------------------------------------------------------------- report
@@ -719,12 +762,19 @@ other window sizes are shown for sensitivity, not picked from.
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.studies.ablation", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.studies.ablation",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--scifact", type=Path, default=SHARED_DATA / "scifact")
     parser.add_argument("--locomo", type=Path, default=SHARED_DATA / "locomo")
-    parser.add_argument("--embed-cache", type=Path, default=CACHE / "embeddings",
-                        help="vectors by (embedder, text); first run embeds, reruns read")
+    parser.add_argument(
+        "--embed-cache",
+        type=Path,
+        default=CACHE / "embeddings",
+        help="vectors by (embedder, text); first run embeds, reruns read",
+    )
     parser.add_argument("--pg-dir", type=Path, default=CACHE / "pg-ablation")
     parser.add_argument("--out", type=Path, default=RESULTS / "ranking-study.md")
     args = parser.parse_args(argv)
@@ -750,9 +800,12 @@ def main(argv: list[str] | None = None) -> int:
         one = prep(locomo(args.locomo, layout("bench", 1), "LoCoMo 1 turn a chunk"))
         two = prep(locomo(args.locomo, layout("bench", 2), "LoCoMo 2 turns a chunk"))
         chat = prep(locomo(args.locomo, layout("chat", window_chars=600), "LoCoMo chat import"))
-        windows = {f"chat import, windows of {n} chars": prep(locomo(args.locomo, layout("chat", window_chars=n),
-                                                                     f"LoCoMo chat {n}"))
-                   for n in (300, 450, 900, 1200)}
+        windows = {
+            f"chat import, windows of {n} chars": prep(
+                locomo(args.locomo, layout("chat", window_chars=n), f"LoCoMo chat {n}")
+            )
+            for n in (300, 450, 900, 1200)
+        }
         main4 = {"SciFact": sf, "LoCoMo 1 turn": one, "LoCoMo 2 turns": two, "LoCoMo chat import": chat}
         log("[ablation] full text ...")
         t_fts = study_fulltext({"SciFact": sf, "LoCoMo chat import": chat, "LoCoMo 1 turn": one})
@@ -762,10 +815,15 @@ def main(argv: list[str] | None = None) -> int:
         log("[ablation] doc level ...")
         t_docs = study_docs({"SciFact": sf, "LoCoMo 1 turn": one, "LoCoMo chat import": chat})
         log("[ablation] chunking ...")
-        t_chunks = study_chunking({"1 turn a chunk (before)": one, "2 turns a chunk": two,
-                                   **{k: v for k, v in windows.items() if "300" in k or "450" in k},
-                                   "**chat import, windows of 600 chars (after)**": chat,
-                                   **{k: v for k, v in windows.items() if "900" in k or "1200" in k}})
+        t_chunks = study_chunking(
+            {
+                "1 turn a chunk (before)": one,
+                "2 turns a chunk": two,
+                **{k: v for k, v in windows.items() if "300" in k or "450" in k},
+                "**chat import, windows of 600 chars (after)**": chat,
+                **{k: v for k, v in windows.items() if "900" in k or "1200" in k},
+            }
+        )
     finally:
         pg.close()
     text = f"""{INTRO}

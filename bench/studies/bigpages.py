@@ -29,20 +29,35 @@ def pages() -> dict[str, str]:
     """The case name -> the markdown saved."""
     marker = "the seashell Pelagia hides here"
     line = " ".join(f"grain{i % 997} of sand number {i} drifts" for i in range(200_000))
-    line = line[:line.rindex(" ", 0, 5_000_000 - len(marker))] + " " + marker
+    line = line[: line.rindex(" ", 0, 5_000_000 - len(marker))] + " " + marker
     header = "| id | animal | note |\n| ---: | --- | --- |"
     rows = [f"| {i} | animal {i} | seen in pen {i % 50} |" for i in range(10_000)]
     table = "## Census\n\n" + header + "\n" + "\n".join(rows) + "\n"
     code = "\n".join(f"def step_{i}(x):\n    return x * {i}  # plain step" for i in range(1_000))
-    fence = "```python\n" + code[:50_000 - 14] + "\n```"
-    parts = ["Ångström naïve café", "e\u0301te\u0301 n\u0303", "北京是中国的首都", "東京は日本の首都です",
-             "한국어 문장입니다", "مرحبا بالعالم", "नमस्ते दुनिया", "👨\u200d👩\u200d👧\u200d👦 🇫🇷 👍🏽"]
+    fence = "```python\n" + code[: 50_000 - 14] + "\n```"
+    parts = [
+        "Ångström naïve café",
+        "e\u0301te\u0301 n\u0303",
+        "北京是中国的首都",
+        "東京は日本の首都です",
+        "한국어 문장입니다",
+        "مرحبا بالعالم",
+        "नमस्ते दुनिया",
+        "👨\u200d👩\u200d👧\u200d👦 🇫🇷 👍🏽",
+    ]
     scripts = " ".join(parts[i % len(parts)] for i in range(3_000))
-    normal = ("# Notes\n\nA normal page: a heading, two short paragraphs and a list.\n\n"
-              + "The quick brown fox jumps over the lazy dog, then naps in the afternoon sun. " * 8
-              + "\n\n- one item\n- another item\n") * 2
-    return {"5 MB page, one line": line, "10,000-row table": table, "50,000-character code fence": fence,
-            "mixed scripts, 3,000 phrases": scripts, "normal page (1 KB)": normal[:1_000]}
+    normal = (
+        "# Notes\n\nA normal page: a heading, two short paragraphs and a list.\n\n"
+        + "The quick brown fox jumps over the lazy dog, then naps in the afternoon sun. " * 8
+        + "\n\n- one item\n- another item\n"
+    ) * 2
+    return {
+        "5 MB page, one line": line,
+        "10,000-row table": table,
+        "50,000-character code fence": fence,
+        "mixed scripts, 3,000 phrases": scripts,
+        "normal page (1 KB)": normal[:1_000],
+    }
 
 
 def save_time(http: httpx.Client, headers: dict, markdown: str, title: str) -> float:
@@ -108,12 +123,16 @@ def main() -> None:
         for side in sides:
             side.close()
         pg.close()
-    headers = (["case", "characters", "before s", "after s", "ratio"] if with_before
-               else ["case", "characters", "s"])
-    text = ("## Big pages: one POST /api/docs until 201\n\n"
-            f"Real server per side, its own database, no embedder (only the save is timed); best of {args.rounds} "
-            f"interleaved rounds. Before: {describe(args.baseline) if with_before else '-'}; after: this checkout.\n\n"
-            + md_table(headers, rows) + "\n\n" + machine_line() + "\n")
+    headers = ["case", "characters", "before s", "after s", "ratio"] if with_before else ["case", "characters", "s"]
+    text = (
+        "## Big pages: one POST /api/docs until 201\n\n"
+        f"Real server per side, its own database, no embedder (only the save is timed); best of {args.rounds} "
+        f"interleaved rounds. Before: {describe(args.baseline) if with_before else '-'}; after: this checkout.\n\n"
+        + md_table(headers, rows)
+        + "\n\n"
+        + machine_line()
+        + "\n"
+    )
     print(text)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "bigpages.md").write_text(text, encoding="utf-8")

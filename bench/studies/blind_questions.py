@@ -43,11 +43,20 @@ def rows(pools: dict) -> list[list]:
 
         fts_blind = [s for s in seen if s[1] == 0 and s[0] > 0]
         vec_blind = [s for s in seen if s[0] == 0 and s[1] > 0]
-        out.append([name, len(seen),
-                    len(fts_blind), mean(s[0] for s in fts_blind), mean(s[2] for s in fts_blind),
-                    f"{mean(s[4] for s in fts_blind):.1f} / {top_bm25:.1f}" if fts_blind else "–",
-                    len(vec_blind), mean(s[1] for s in vec_blind), mean(s[2] for s in vec_blind),
-                    f"{mean(s[3] for s in vec_blind):.2f} / {top_cos:.2f}" if vec_blind else "–"])
+        out.append(
+            [
+                name,
+                len(seen),
+                len(fts_blind),
+                mean(s[0] for s in fts_blind),
+                mean(s[2] for s in fts_blind),
+                f"{mean(s[4] for s in fts_blind):.1f} / {top_bm25:.1f}" if fts_blind else "–",
+                len(vec_blind),
+                mean(s[1] for s in vec_blind),
+                mean(s[2] for s in vec_blind),
+                f"{mean(s[3] for s in vec_blind):.2f} / {top_cos:.2f}" if vec_blind else "–",
+            ]
+        )
     return out
 
 
@@ -57,9 +66,23 @@ def main(argv: list[str] | None = None) -> int:
         print(__doc__.strip().splitlines()[-1].strip(), file=sys.stderr)
         return 2
     pools = pickle.loads(Path(args[0]).read_bytes())
-    print(md_table(["collection", "questions", "full text blind", "vector there", "hybrid there",
-                    "top BM25 there / median", "vector blind", "full text there", "hybrid there",
-                    "top cosine there / median"], rows(pools)))
+    print(
+        md_table(
+            [
+                "collection",
+                "questions",
+                "full text blind",
+                "vector there",
+                "hybrid there",
+                "top BM25 there / median",
+                "vector blind",
+                "full text there",
+                "hybrid there",
+                "top cosine there / median",
+            ],
+            rows(pools),
+        )
+    )
     return 0
 
 

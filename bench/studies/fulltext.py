@@ -36,8 +36,8 @@ import psycopg
 
 warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
 
-from ..common import (CACHE, RESULTS as RESULTS_DIR, SENTENCE_END, SHARED_DATA, MissingData, require_beir, run_bm25s,
-                      synthetic_chunks)
+from ..common import CACHE, SENTENCE_END, SHARED_DATA, MissingData, require_beir, run_bm25s, synthetic_chunks
+from ..common import RESULTS as RESULTS_DIR
 
 DATA = Path(os.environ.get("SCIFACT_DIR", SHARED_DATA / "scifact"))
 RESULTS = RESULTS_DIR / "fulltext.md"
@@ -46,6 +46,7 @@ RESULTS = RESULTS_DIR / "fulltext.md"
 # ---------------------------------------------------------------------------
 # data
 # ---------------------------------------------------------------------------
+
 
 def load_scifact(folder: Path = DATA):
     corpus = [json.loads(line) for line in open(folder / "corpus.jsonl", encoding="utf-8")]
@@ -75,6 +76,7 @@ def ndcg10(qrels, run) -> float:
 # PostgreSQL
 # ---------------------------------------------------------------------------
 
+
 class Server:
     def __init__(self):
         self.url = os.environ.get("DATABASE_URL")
@@ -89,7 +91,9 @@ class Server:
             from memorywiki.server.store.embedded import size_shared_buffers
 
             # as the server sizes its embedded cluster (the same setting: auto, keep or a size)
-            size_shared_buffers(self._pg, os.environ.get("MEMORYWIKI_PG_SHARED_BUFFERS", "auto").strip().lower() or "auto")
+            size_shared_buffers(
+                self._pg, os.environ.get("MEMORYWIKI_PG_SHARED_BUFFERS", "auto").strip().lower() or "auto"
+            )
             self.url = self._pg.get_uri("postgres")
 
     def fresh(self, name: str) -> str:
@@ -114,29 +118,35 @@ class Server:
 
 
 def make_hub(conn, slug: str) -> int:
-    return conn.execute("INSERT INTO hubs (slug, owner_token_hash) VALUES (%s, 'x') RETURNING id",
-                        (slug,)).fetchone()[0]
+    return conn.execute("INSERT INTO hubs (slug, owner_token_hash) VALUES (%s, 'x') RETURNING id", (slug,)).fetchone()[
+        0
+    ]
 
 
 def insert_docs(conn, hub: int, docs, batch: int = 5000) -> float:
     """docs: [(doc_id, title, [(heading_path, markdown), ...])]. Returns seconds spent."""
     t0 = time.perf_counter()
     for i in range(0, len(docs), batch):
-        part = docs[i:i + batch]
+        part = docs[i : i + batch]
         with conn.transaction():
             conn.execute(
                 "INSERT INTO docs (id, hub_id, title, markdown, edit_token_hash, source_hash)"
                 " SELECT d, %s, t, '', 'x', 'x' FROM unnest(%s::text[], %s::text[]) AS u(d, t)",
-                (hub, [d[0] for d in part], [d[1] for d in part]))
+                (hub, [d[0] for d in part], [d[1] for d in part]),
+            )
             ids, ords, heads, mds = [], [], [], []
             for doc_id, _title, chunks in part:
                 for j, (head, md) in enumerate(chunks):
-                    ids.append(doc_id); ords.append(j); heads.append(head); mds.append(md)
+                    ids.append(doc_id)
+                    ords.append(j)
+                    heads.append(head)
+                    mds.append(md)
             conn.execute(
                 "INSERT INTO chunks (doc_id, hub_id, ordinal, heading_path, markdown, hash, tsv)"
                 " SELECT d, %s, o, h, m, md5(m), ''::tsvector"
                 " FROM unnest(%s::text[], %s::int[], %s::text[], %s::text[]) AS u(d, o, h, m)",
-                (hub, ids, ords, heads, mds))
+                (hub, ids, ords, heads, mds),
+            )
     return time.perf_counter() - t0
 
 
@@ -183,7 +193,7 @@ def overlap(a: dict, b: dict, k: int = 10) -> float:
 
 def split_sentences(text: str, per_chunk: int = 3) -> list[str]:
     sents = [s for s in SENTENCE_END.split(text) if s.strip()]
-    return [" ".join(sents[i:i + per_chunk]) for i in range(0, len(sents), per_chunk)] or [text]
+    return [" ".join(sents[i : i + per_chunk]) for i in range(0, len(sents), per_chunk)] or [text]
 
 
 def insert_rowwise(conn, hub: int, docs) -> float:
@@ -193,12 +203,15 @@ def insert_rowwise(conn, hub: int, docs) -> float:
         with conn.cursor() as cur:
             cur.executemany(
                 "INSERT INTO docs (id, hub_id, title, markdown, edit_token_hash, source_hash)"
-                " VALUES (%s, %s, %s, '', 'x', 'x')", [(d[0], hub, d[1]) for d in docs])
+                " VALUES (%s, %s, %s, '', 'x', 'x')",
+                [(d[0], hub, d[1]) for d in docs],
+            )
             cur.executemany(
                 "INSERT INTO chunks (doc_id, hub_id, ordinal, heading_path, markdown, hash, tsv)"
                 " VALUES (%s, %s, %s, %s, %s, md5(%s), setweight(to_tsvector('english', %s), 'A')"
                 " || setweight(to_tsvector('english', %s), 'B'))",
-                [(d[0], hub, j, h, m, m, h, m) for d in docs for j, (h, m) in enumerate(d[2])])
+                [(d[0], hub, j, h, m, m, h, m) for d in docs for j, (h, m) in enumerate(d[2])],
+            )
     return time.perf_counter() - t0
 
 
@@ -249,16 +262,14 @@ def quality_section(srv: Server, corpus, queries, qrels, out: list[str]) -> dict
                 r_exact, _ = pg_run(conn, hub, queries, k=10, k1=k1, chunk_doc=cd)
                 set_knobs(conn, **DEFAULT_KNOBS)
                 r_pruned, lat = pg_run(conn, hub, queries, k=10, k1=k1, chunk_doc=cd)
-                res["weights"][(w, k1)] = (ndcg10(qrels, r_exact), ndcg10(qrels, r_pruned),
-                                           pct(lat, 50), pct(lat, 95))
+                res["weights"][(w, k1)] = (ndcg10(qrels, r_exact), ndcg10(qrels, r_pruned), pct(lat, 50), pct(lat, 95))
             log(f"heading weight {w}: {[res['weights'][(w, k)] for k in (1.2, 1.5)]}")
         conn.execute("UPDATE bm25_config SET heading_weight = 2")
         conn.execute("SELECT bm25_rebuild()")
 
         # doc level: abstracts split into 3-sentence chunks, heading = title
         hub_split = make_hub(conn, "scifact-split")
-        split = [("s" + d["_id"], d["title"], [(d["title"], c) for c in split_sentences(d["text"])])
-                 for d in corpus]
+        split = [("s" + d["_id"], d["title"], [(d["title"], c) for c in split_sentences(d["text"])]) for d in corpus]
         insert_docs(conn, hub_split, split)
         conn.execute("VACUUM ANALYZE")
         n_split = conn.execute("SELECT count(*) FROM chunks WHERE hub_id = %s", (hub_split,)).fetchone()[0]
@@ -274,8 +285,13 @@ def quality_section(srv: Server, corpus, queries, qrels, out: list[str]) -> dict
             for c, s in rows:
                 agg[cd_split[c]] = agg.get(cd_split[c], 0.0) + s
             r_sum[qid] = agg
-        res["doclevel"] = dict(n_chunks=n_split, max=ndcg10(qrels, r_max), sum=ndcg10(qrels, r_sum),
-                               p50=pct(lat_docs, 50), p95=pct(lat_docs, 95))
+        res["doclevel"] = dict(
+            n_chunks=n_split,
+            max=ndcg10(qrels, r_max),
+            sum=ndcg10(qrels, r_sum),
+            p50=pct(lat_docs, 50),
+            p95=pct(lat_docs, 95),
+        )
         log(f"doc level: {res['doclevel']}")
     srv.drop("mw_bench_ft_quality")
     return res
@@ -290,11 +306,11 @@ def scale_section(srv: Server, corpus, queries, qrels, sizes: list[int]) -> dict
             hub = make_hub(conn, f"n{size}")
             tag = f"h{size}_"
             docs = [(tag + d["_id"], d["title"], [(d["title"], d["text"])]) for d in corpus]
-            docs += [(tag + i, t, [(t, x)]) for i, t, x in syn[:size - len(corpus)]]
+            docs += [(tag + i, t, [(t, x)]) for i, t, x in syn[: size - len(corpus)]]
             t_build = insert_docs(conn, hub, docs, batch=5000)
             log(f"{size}: built in {t_build:.0f}s")
             conn.execute("VACUUM ANALYZE")
-            cd = {c: d[len(tag):] for c, d in chunk_docs(conn, hub).items()}
+            cd = {c: d[len(tag) :] for c, d in chunk_docs(conn, hub).items()}
             row = {"build_s": t_build}
             for name, knobs in (("exact", EXACT), ("pruned", DEFAULT_KNOBS)):
                 set_knobs(conn, **knobs)
@@ -304,17 +320,25 @@ def scale_section(srv: Server, corpus, queries, qrels, sizes: list[int]) -> dict
                 run = passes[0][0]
                 # per-query median of 3 passes: robust to other processes on a shared machine
                 lat = [statistics.median(x) for x in zip(*(p[1] for p in passes))]
-                row[name] = dict(ndcg=ndcg10(qrels, run), p50=pct(lat, 50), p95=pct(lat, 95),
-                                 p99=pct(lat, 99), p95_single=pct(passes[0][1], 95), run=run)
+                row[name] = dict(
+                    ndcg=ndcg10(qrels, run),
+                    p50=pct(lat, 50),
+                    p95=pct(lat, 95),
+                    p99=pct(lat, 99),
+                    p95_single=pct(passes[0][1], 95),
+                    run=run,
+                )
             row["overlap"] = overlap(row["pruned"]["run"], row["exact"]["run"])
             sizes_mb = conn.execute(
-                "SELECT pg_total_relation_size('bm25_postings') / 1048576.0,"
-                " (SELECT count(*) FROM bm25_postings)").fetchone()
+                "SELECT pg_total_relation_size('bm25_postings') / 1048576.0, (SELECT count(*) FROM bm25_postings)"
+            ).fetchone()
             row["postings_mb"], row["postings"] = float(sizes_mb[0]), int(sizes_mb[1])
             res[size] = row
-            log(f"{size}: exact {row['exact']['ndcg']:.4f} p95 {row['exact']['p95']:.1f} ms; pruned "
+            log(
+                f"{size}: exact {row['exact']['ndcg']:.4f} p95 {row['exact']['p95']:.1f} ms; pruned "
                 f"{row['pruned']['ndcg']:.4f} p50 {row['pruned']['p50']:.1f} p95 {row['pruned']['p95']:.1f} ms;"
-                f" overlap {row['overlap']:.3f}")
+                f" overlap {row['overlap']:.3f}"
+            )
     srv.drop("mw_bench_ft_scale")
     return res
 
@@ -324,12 +348,16 @@ def render(q: dict, scale: dict, env: str) -> str:
     L.append("# Full-text ranker: BM25 inside PostgreSQL vs bm25s\n")
     L.append(f"_Generated by `python -m bench.studies.fulltext` ({env})._\n")
     L.append("## Quality: BEIR SciFact (5,183 abstracts, 300 test queries), nDCG@10\n")
-    L.append("One chunk per abstract: heading_path = title, markdown = abstract. Pruned = the default "
-             "`bm25_search` (rare terms read completely, frequent terms top-N by impact, exact "
-             "rescoring); exact = `SET bm25.exact = on`.\n")
+    L.append(
+        "One chunk per abstract: heading_path = title, markdown = abstract. Pruned = the default "
+        "`bm25_search` (rare terms read completely, frequent terms top-N by impact, exact "
+        "rescoring); exact = `SET bm25.exact = on`.\n"
+    )
     L.append("| ranker | k1 = 1.2 | k1 = 1.5 |")
     L.append("|---|---|---|")
-    L.append(f"| bm25s (title + text, Snowball stemmer, English stopwords) | {q['bm25s'][1.2]:.4f} | {q['bm25s'][1.5]:.4f} |")
+    L.append(
+        f"| bm25s (title + text, Snowball stemmer, English stopwords) | {q['bm25s'][1.2]:.4f} | {q['bm25s'][1.5]:.4f} |"
+    )
     for w in (1, 2, 3, 4):
         a, b = q["weights"][(w, 1.2)], q["weights"][(w, 1.5)]
         tag = " (default)" if w == 2 else ""
@@ -339,8 +367,10 @@ def render(q: dict, scale: dict, env: str) -> str:
     L.append(f"\nLatency at 5k chunks (default, pruned): p50 {a[2]:.1f} ms, p95 {a[3]:.1f} ms.\n")
     d = q["doclevel"]
     L.append("### Doc level (`bm25_search_docs`)\n")
-    L.append(f"Abstracts split into 3-sentence chunks ({d['n_chunks']:,} chunks), heading = title; "
-             "a doc's score from its chunks:\n")
+    L.append(
+        f"Abstracts split into 3-sentence chunks ({d['n_chunks']:,} chunks), heading = title; "
+        "a doc's score from its chunks:\n"
+    )
     L.append("| aggregation | nDCG@10 |")
     L.append("|---|---|")
     L.append(f"| max (what bm25_search_docs does) | {d['max']:.4f} |")
@@ -355,16 +385,20 @@ def render(q: dict, scale: dict, env: str) -> str:
     L.append(f"| one INSERT per chunk, BM25 triggers off (baseline) | {w['row_off']:.2f} |")
     L.append("")
     L.append("## Scale: SciFact + synthetic distractor chunks (no copies)\n")
-    L.append("Each hub = the 5,183 SciFact chunks + synthetic chunks recombined from sentence fragments "
-             "(random 50-100 % windows of sentences from random abstracts, ~10 % of words swapped for "
-             "corpus words; titles are shuffled subsets of real title words). All hubs share one "
-             "postings table. nDCG@10 uses the SciFact qrels (distractors are unjudged, so they "
-             "can only push relevant abstracts down). Overlap = share of exact BM25's top 10 that "
-             "the pruned ranker also returns. Latency = client wall time per query (psycopg, Unix "
-             "socket), 300 queries, after VACUUM ANALYZE, warm cache; p50/p95/p99 over each query's "
-             "median of 3 passes, and in brackets the p95 of a single pass.\n")
-    L.append("| chunks | postings | postings table + indexes MB | build s | exact nDCG@10 | pruned nDCG@10 "
-             "| overlap@10 | exact p50 / p95 ms | pruned p50 / p95 / p99 ms |")
+    L.append(
+        "Each hub = the 5,183 SciFact chunks + synthetic chunks recombined from sentence fragments "
+        "(random 50-100 % windows of sentences from random abstracts, ~10 % of words swapped for "
+        "corpus words; titles are shuffled subsets of real title words). All hubs share one "
+        "postings table. nDCG@10 uses the SciFact qrels (distractors are unjudged, so they "
+        "can only push relevant abstracts down). Overlap = share of exact BM25's top 10 that "
+        "the pruned ranker also returns. Latency = client wall time per query (psycopg, Unix "
+        "socket), 300 queries, after VACUUM ANALYZE, warm cache; p50/p95/p99 over each query's "
+        "median of 3 passes, and in brackets the p95 of a single pass.\n"
+    )
+    L.append(
+        "| chunks | postings | postings table + indexes MB | build s | exact nDCG@10 | pruned nDCG@10 "
+        "| overlap@10 | exact p50 / p95 ms | pruned p50 / p95 / p99 ms |"
+    )
     L.append("|---|---|---|---|---|---|---|---|---|")
     L.append(render_scale_rows(scale))
     L.append("")
@@ -374,11 +408,13 @@ def render(q: dict, scale: dict, env: str) -> str:
 def render_scale_rows(scale: dict) -> str:
     L = []
     for size, r in scale.items():
-        L.append(f"| {size:,} | {r['postings']:,} | {r['postings_mb']:.0f} | {r['build_s']:.0f} "
-                 f"| {r['exact']['ndcg']:.4f} | {r['pruned']['ndcg']:.4f} | {r['overlap']:.3f} "
-                 f"| {r['exact']['p50']:.1f} / {r['exact']['p95']:.1f} ({r['exact']['p95_single']:.1f}) "
-                 f"| {r['pruned']['p50']:.1f} / {r['pruned']['p95']:.1f} / {r['pruned']['p99']:.1f} "
-                 f"({r['pruned']['p95_single']:.1f}) |")
+        L.append(
+            f"| {size:,} | {r['postings']:,} | {r['postings_mb']:.0f} | {r['build_s']:.0f} "
+            f"| {r['exact']['ndcg']:.4f} | {r['pruned']['ndcg']:.4f} | {r['overlap']:.3f} "
+            f"| {r['exact']['p50']:.1f} / {r['exact']['p95']:.1f} ({r['exact']['p95_single']:.1f}) "
+            f"| {r['pruned']['p50']:.1f} / {r['pruned']['p95']:.1f} / {r['pruned']['p99']:.1f} "
+            f"({r['pruned']['p95_single']:.1f}) |"
+        )
     return "\n".join(L)
 
 
@@ -406,7 +442,7 @@ def main(argv=None) -> None:
         srv.close()
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     env = f"PostgreSQL {ver}, shared_buffers {sb}, {os.cpu_count()} CPUs, load average at the end {load}"
-    if args.skip_quality:   # scale rows only, same columns as the report's scale table
+    if args.skip_quality:  # scale rows only, same columns as the report's scale table
         text = render_scale_rows(scale)
         print(f"({env})\n" + text)
         return

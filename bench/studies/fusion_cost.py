@@ -21,7 +21,17 @@ from pathlib import Path
 
 from psycopg import sql
 
-from ..common import CACHE, SHARED_DATA, MissingData, Postgres, load_beir, make_bench_embedder, md_table, pct, require_beir
+from ..common import (
+    CACHE,
+    SHARED_DATA,
+    MissingData,
+    Postgres,
+    load_beir,
+    make_bench_embedder,
+    md_table,
+    pct,
+    require_beir,
+)
 
 RRF_K = 60
 
@@ -81,8 +91,12 @@ LEVELS = {
 def before_statement(level: str, dim: int) -> sql.Composed:
     table, fts_id, fts_function, final = LEVELS[level]
     return sql.SQL(FUSED_TOP_K + final).format(
-        table=sql.Identifier(table), fts_id=sql.Identifier(fts_id), fts_function=sql.Identifier(fts_function),
-        dim=sql.Literal(dim), rrf=sql.Literal(RRF_K))
+        table=sql.Identifier(table),
+        fts_id=sql.Identifier(fts_id),
+        fts_function=sql.Identifier(fts_function),
+        dim=sql.Literal(dim),
+        rrf=sql.Literal(RRF_K),
+    )
 
 
 async def main_async(url: str, n: int) -> str:
@@ -107,16 +121,29 @@ async def main_async(url: str, n: int) -> str:
                 lat: dict[str, list[float]] = {"before": [], "after": []}
                 for i, q in enumerate(questions):
                     base = {"hub": hub, "question": q, "k": k, "k1": 1.2, "b": 0.75, "qvec": qvecs[i]}
-                    runs = (("before", old, {**base, "n_vec": 4 * k, "n_fts": 4 * k}),
-                            ("after", new, {**base, "n_fts": pool}))
-                    for name, statement, params in (runs if i % 2 else runs[::-1]):
+                    runs = (
+                        ("before", old, {**base, "n_vec": 4 * k, "n_fts": 4 * k}),
+                        ("after", new, {**base, "n_fts": pool}),
+                    )
+                    for name, statement, params in runs if i % 2 else runs[::-1]:
                         t0 = time.perf_counter()
                         await (await conn.execute(statement, params)).fetchall()
                         lat[name].append((time.perf_counter() - t0) * 1000)
-                rows.append([level, k, pct(lat["before"], 50), pct(lat["before"], 95),
-                             pct(lat["after"], 50), pct(lat["after"], 95)])
-                print(f"{level} k={k}: before p50 {rows[-1][2]:.1f} p95 {rows[-1][3]:.1f} | "
-                      f"after p50 {rows[-1][4]:.1f} p95 {rows[-1][5]:.1f} ms", flush=True)
+                rows.append(
+                    [
+                        level,
+                        k,
+                        pct(lat["before"], 50),
+                        pct(lat["before"], 95),
+                        pct(lat["after"], 50),
+                        pct(lat["after"], 95),
+                    ]
+                )
+                print(
+                    f"{level} k={k}: before p50 {rows[-1][2]:.1f} p95 {rows[-1][3]:.1f} | "
+                    f"after p50 {rows[-1][4]:.1f} p95 {rows[-1][5]:.1f} ms",
+                    flush=True,
+                )
     finally:
         await db.close()
     return md_table(["level", "k", "before p50 ms", "p95", "after p50 ms", "p95"], rows, digits=1)

@@ -27,8 +27,20 @@ from pathlib import Path
 
 import psycopg
 
-from ..common import (CACHE, RESULTS, SHARED_DATA, MissingData, Postgres, child_pids, load_beir, machine_line,
-                     make_bench_embedder, md_table, process_cpu_s, require_beir)
+from ..common import (
+    CACHE,
+    RESULTS,
+    SHARED_DATA,
+    MissingData,
+    Postgres,
+    child_pids,
+    load_beir,
+    machine_line,
+    make_bench_embedder,
+    md_table,
+    process_cpu_s,
+    require_beir,
+)
 from ..suite.latency import sql_run
 
 HUB_DB = "bench_lat_100000"
@@ -65,8 +77,10 @@ async def shared_buffers_rows(pg: Postgres, folder: Path, questions: list[str], 
             finally:
                 await db.close()
     size_shared_buffers(pg._pg, "auto")
-    return [[size, statistics.median(cpu[size]), min(cpu[size]), max(cpu[size]), statistics.median(qps[size])]
-            for size in sizes]
+    return [
+        [size, statistics.median(cpu[size]), min(cpu[size]), max(cpu[size]), statistics.median(qps[size])]
+        for size in sizes
+    ]
 
 
 # The forward index as it was stored before migrations 0062 and 0063, and now: (label, table,
@@ -83,7 +97,7 @@ def forward_index_rows(pg: Postgres, questions: list[str], rounds: int) -> tuple
     from importlib import resources
 
     source = (resources.files("memorywiki.server.store") / "functions" / "40_bm25_search.sql").read_text()
-    body = source[source.index("CREATE OR REPLACE FUNCTION bm25_search("):source.index("-- Doc level")]
+    body = source[source.index("CREATE OR REPLACE FUNCTION bm25_search(") : source.index("-- Doc level")]
     functions = {}
     with psycopg.connect(pg.db_url(HUB_DB), autocommit=True) as conn:
         try:
@@ -92,24 +106,35 @@ def forward_index_rows(pg: Postgres, questions: list[str], rounds: int) -> tuple
                     functions[label] = "bm25_search"
                     continue
                 conn.execute(f"DROP TABLE IF EXISTS {table}")
-                conn.execute(f"CREATE TABLE {table} (LIKE bm25_chunks INCLUDING ALL) WITH (toast_tuple_target = {target})")
-                conn.execute(f"INSERT INTO {table} (chunk_id, hub_id, doc_id, len, terms, tfs, impacts)"
-                             " SELECT chunk_id, hub_id, doc_id, len, terms || '{}'::text[], tfs || '{}'::integer[],"
-                             " impacts || '{}'::real[] FROM bm25_chunks")
+                conn.execute(
+                    f"CREATE TABLE {table} (LIKE bm25_chunks INCLUDING ALL) WITH (toast_tuple_target = {target})"
+                )
+                conn.execute(
+                    f"INSERT INTO {table} (chunk_id, hub_id, doc_id, len, terms, tfs, impacts)"
+                    " SELECT chunk_id, hub_id, doc_id, len, terms || '{}'::text[], tfs || '{}'::integer[],"
+                    " impacts || '{}'::real[] FROM bm25_chunks"
+                )
                 conn.execute(f"VACUUM ANALYZE {table}")
                 functions[label] = f"bm25_search_{table}"
                 variant = body.replace("FUNCTION bm25_search(", f"FUNCTION {functions[label]}(").replace(
-                    "JOIN bm25_chunks b", f"JOIN {table} b")
+                    "JOIN bm25_chunks b", f"JOIN {table} b"
+                )
                 assert variant != body
                 conn.execute(variant)
-            stats = {label: conn.execute(
-                f"SELECT count(*) FILTER (WHERE pg_column_compression(terms) IS NOT NULL), count(tf_map), count(*),"
-                f" pg_total_relation_size('{table}') FROM {table}").fetchone() for label, table, _, _ in STORAGES}
+            stats = {
+                label: conn.execute(
+                    f"SELECT count(*) FILTER (WHERE pg_column_compression(terms) IS NOT NULL), count(tf_map), count(*),"
+                    f" pg_total_relation_size('{table}') FROM {table}"
+                ).fetchone()
+                for label, table, _, _ in STORAGES
+            }
             hub = conn.execute("SELECT id FROM hubs WHERE slug = 'lat'").fetchone()[0]
             same = 0
             for question in questions:
-                answers = [conn.execute(f"SELECT * FROM {f}(%s, %s, 40)", (hub, question)).fetchall()
-                           for f in functions.values()]
+                answers = [
+                    conn.execute(f"SELECT * FROM {f}(%s, %s, 40)", (hub, question)).fetchall()
+                    for f in functions.values()
+                ]
                 same += all(a == answers[0] for a in answers)
             times: dict[str, list[float]] = {label: [] for label in functions}
             order = list(functions)
@@ -118,8 +143,9 @@ def forward_index_rows(pg: Postgres, questions: list[str], rounds: int) -> tuple
                     shift = (i + round_) % len(order)
                     for label in order[shift:] + order[:shift]:
                         t0 = time.perf_counter()
-                        conn.execute(f"SELECT * FROM {functions[label]}(%s, %s, 40)", (hub, question),
-                                     prepare=True).fetchall()
+                        conn.execute(
+                            f"SELECT * FROM {functions[label]}(%s, %s, 40)", (hub, question), prepare=True
+                        ).fetchall()
                         if round_:
                             times[label].append(1000 * (time.perf_counter() - t0))
         finally:
@@ -130,9 +156,17 @@ def forward_index_rows(pg: Postgres, questions: list[str], rounds: int) -> tuple
     rows = []
     for label in functions:
         compressed, mapped, n, size = stats[label]
-        rows.append([label, f"{compressed:,} of {n:,}", f"{mapped:,}", f"{size / 2**20:.0f} MB",
-                     statistics.median(times[label]), statistics.mean(times[label]),
-                     sorted(times[label])[int(0.95 * len(times[label]))]])
+        rows.append(
+            [
+                label,
+                f"{compressed:,} of {n:,}",
+                f"{mapped:,}",
+                f"{size / 2**20:.0f} MB",
+                statistics.median(times[label]),
+                statistics.mean(times[label]),
+                sorted(times[label])[int(0.95 * len(times[label]))],
+            ]
+        )
     return rows, same
 
 
@@ -151,30 +185,49 @@ def main(argv: list[str] | None = None) -> int:
     pg = Postgres(args.pg_dir)
     try:
         if not pg.exists(HUB_DB) or pg.folder is None:
-            print(f"no 100k latency hub in an embedded cluster at {args.pg_dir}: build it with "
-                  f"`python -m bench latency --sizes 100000 --pg-dir {args.pg_dir}`", file=sys.stderr)
+            print(
+                f"no 100k latency hub in an embedded cluster at {args.pg_dir}: build it with "
+                f"`python -m bench latency --sizes 100000 --pg-dir {args.pg_dir}`",
+                file=sys.stderr,
+            )
             return 2
         questions = list(load_beir(args.dataset).queries.values())
         buffers = asyncio.run(shared_buffers_rows(pg, args.pg_dir, questions, args.rounds))
         forward, same = forward_index_rows(pg, questions, args.rounds)
     finally:
         pg.close()
-    text = "\n\n".join([
-        f"<!-- python -m bench.studies.pgstorage --rounds {args.rounds}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} -->",
-        "## PostgreSQL storage at 100,000 chunks (the latency hub)",
-        "**shared_buffers.** The fused hybrid statement (both rankers, level chunk, k = 10, query vectors "
-        "computed once) over the 300 SciFact questions at concurrency 2, after three warm passes; "
-        f"{STATEMENTS} statements per size and round, the two sizes in turn, {args.rounds} rounds, the cluster "
-        "restarted with each size. CPU: the postmaster and its backends, from /proc.",
-        md_table(["shared_buffers", "PostgreSQL CPU ms per statement (median)", "min", "max", "statements/s (median)"],
-                 buffers, 2),
-        f"**The BM25 forward index.** `bm25_search(hub, question, 40)` (a hybrid's full-text pool), each of "
-        f"the 300 questions through each storage in turn, {args.rounds} rounds after a warm one; the same chunks "
-        f"and scores from all of them for {same} of {len(questions)} questions.",
-        md_table(["bm25_chunks storage", "rows with compressed terms", "rows with a tf map", "table", "p50 ms",
-                  "mean ms", "p95 ms"], forward, 2),
-        machine_line(),
-    ])
+    text = "\n\n".join(
+        [
+            f"<!-- python -m bench.studies.pgstorage --rounds {args.rounds}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} -->",
+            "## PostgreSQL storage at 100,000 chunks (the latency hub)",
+            "**shared_buffers.** The fused hybrid statement (both rankers, level chunk, k = 10, query vectors "
+            "computed once) over the 300 SciFact questions at concurrency 2, after three warm passes; "
+            f"{STATEMENTS} statements per size and round, the two sizes in turn, {args.rounds} rounds, the cluster "
+            "restarted with each size. CPU: the postmaster and its backends, from /proc.",
+            md_table(
+                ["shared_buffers", "PostgreSQL CPU ms per statement (median)", "min", "max", "statements/s (median)"],
+                buffers,
+                2,
+            ),
+            f"**The BM25 forward index.** `bm25_search(hub, question, 40)` (a hybrid's full-text pool), each of "
+            f"the 300 questions through each storage in turn, {args.rounds} rounds after a warm one; the same chunks "
+            f"and scores from all of them for {same} of {len(questions)} questions.",
+            md_table(
+                [
+                    "bm25_chunks storage",
+                    "rows with compressed terms",
+                    "rows with a tf map",
+                    "table",
+                    "p50 ms",
+                    "mean ms",
+                    "p95 ms",
+                ],
+                forward,
+                2,
+            ),
+            machine_line(),
+        ]
+    )
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "pgstorage.md").write_text(text + "\n", encoding="utf-8")
     print(text)

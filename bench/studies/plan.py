@@ -20,8 +20,10 @@ import time
 
 from ..common import CACHE, SHARED_DATA, MissingData, Postgres, load_beir, make_bench_embedder, pct, require_beir
 
-TOP = ("\n),\ntop AS (\n    SELECT * FROM fused\n"
-       "    ORDER BY rrf_score DESC, vector_rank NULLS LAST, fts_rank NULLS LAST\n    LIMIT %(k)s\n)\n")
+TOP = (
+    "\n),\ntop AS (\n    SELECT * FROM fused\n"
+    "    ORDER BY rrf_score DESC, vector_rank NULLS LAST, fts_rank NULLS LAST\n    LIMIT %(k)s\n)\n"
+)
 
 
 def without_top(sql: str) -> str:
@@ -37,7 +39,7 @@ def variant_sql(shipped: str) -> str:
         head, sep, tail = shipped.rpartition("\n)\nSELECT c.id AS chunk_id")
     assert sep, "CHUNK_RECALL changed shape; update bench/studies/plan.py"
     tail = tail.replace("FROM fused f\n", "FROM top f\n", 1)
-    tail = tail[:tail.rindex("LIMIT %(k)s")] if "LIMIT %(k)s" in tail else tail
+    tail = tail[: tail.rindex("LIMIT %(k)s")] if "LIMIT %(k)s" in tail else tail
     return head + TOP + "SELECT c.id AS chunk_id" + tail
 
 
@@ -67,10 +69,16 @@ async def main_async(url: str, n: int) -> list[list]:
                 same = 0
                 for i, q in enumerate(questions):
                     use_vec = mode != "fulltext"
-                    params = {"hub": hub, "question": q, "k": 10, "k1": 1.2, "b": 0.75,
-                              "qvec": qvecs[i] if use_vec else None,
-                              "n_vec": (40 if mode == "hybrid" else 10) if use_vec else 0,
-                              "n_fts": 40 if mode != "vector" else 0}
+                    params = {
+                        "hub": hub,
+                        "question": q,
+                        "k": 10,
+                        "k1": 1.2,
+                        "b": 0.75,
+                        "qvec": qvecs[i] if use_vec else None,
+                        "n_vec": (40 if mode == "hybrid" else 10) if use_vec else 0,
+                        "n_fts": 40 if mode != "vector" else 0,
+                    }
                     got = {}
                     for name, sql in (("shipped", shipped), ("variant", variant)):
                         t0 = time.perf_counter()
@@ -78,11 +86,21 @@ async def main_async(url: str, n: int) -> list[list]:
                         lat[name].append((time.perf_counter() - t0) * 1000)
                         got[name] = [r["chunk_id"] for r in res]
                     same += got["shipped"] == got["variant"]
-                rows_out.append([mode, pct(lat["shipped"], 50), pct(lat["shipped"], 95),
-                                 pct(lat["variant"], 50), pct(lat["variant"], 95), f"{same}/{len(questions)}"])
-                print(f"{mode:8} shipped p50 {rows_out[-1][1]:7.1f} p95 {rows_out[-1][2]:7.1f} | top-k-first "
-                      f"p50 {rows_out[-1][3]:7.1f} p95 {rows_out[-1][4]:7.1f} | same results {same}/{len(questions)}",
-                      flush=True)
+                rows_out.append(
+                    [
+                        mode,
+                        pct(lat["shipped"], 50),
+                        pct(lat["shipped"], 95),
+                        pct(lat["variant"], 50),
+                        pct(lat["variant"], 95),
+                        f"{same}/{len(questions)}",
+                    ]
+                )
+                print(
+                    f"{mode:8} shipped p50 {rows_out[-1][1]:7.1f} p95 {rows_out[-1][2]:7.1f} | top-k-first "
+                    f"p50 {rows_out[-1][3]:7.1f} p95 {rows_out[-1][4]:7.1f} | same results {same}/{len(questions)}",
+                    flush=True,
+                )
     finally:
         await db.close()
     return rows_out

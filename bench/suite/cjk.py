@@ -35,8 +35,21 @@ from pathlib import Path
 
 import psycopg
 
-from ..common import (CACHE, RESULTS, ROOT, SHARED_DATA, MissingData, Postgres, load_beir, log, machine_line,
-                     md_table, pct, process_cpu_s, require_beir)
+from ..common import (
+    CACHE,
+    RESULTS,
+    ROOT,
+    SHARED_DATA,
+    MissingData,
+    Postgres,
+    load_beir,
+    log,
+    machine_line,
+    md_table,
+    pct,
+    process_cpu_s,
+    require_beir,
+)
 from . import quality
 
 RAW_DATA = ROOT.parent / "data" / "raw"
@@ -52,14 +65,28 @@ class Source:
 
 
 SOURCES = {
-    "zh": Source("cmrc2018_dev.json", "CMRC 2018 dev", "Chinese",
-                 "https://github.com/ymcui/cmrc2018 (squad-style-data/cmrc2018_dev.json)", "CC BY-SA 4.0"),
-    "ja": Source("jsquad_valid.json", "JSQuAD v1.3 valid (JGLUE)", "Japanese",
-                 "https://github.com/yahoojapan/JGLUE (datasets/jsquad-v1.3/valid-v1.3.json)", "CC BY-SA 4.0"),
-    "ko": Source("korquad_v1_dev.json", "KorQuAD 1.0 dev", "Korean",
-                 "https://github.com/korquad/korquad.github.io (dataset/KorQuAD_v1.0_dev.json)", "CC BY-ND 2.0 KR"),
-    "ar": Source("arcd.json", "ARCD", "Arabic",
-                 "https://github.com/husseinmozannar/SOQAL (data/arcd.json)", "MIT"),
+    "zh": Source(
+        "cmrc2018_dev.json",
+        "CMRC 2018 dev",
+        "Chinese",
+        "https://github.com/ymcui/cmrc2018 (squad-style-data/cmrc2018_dev.json)",
+        "CC BY-SA 4.0",
+    ),
+    "ja": Source(
+        "jsquad_valid.json",
+        "JSQuAD v1.3 valid (JGLUE)",
+        "Japanese",
+        "https://github.com/yahoojapan/JGLUE (datasets/jsquad-v1.3/valid-v1.3.json)",
+        "CC BY-SA 4.0",
+    ),
+    "ko": Source(
+        "korquad_v1_dev.json",
+        "KorQuAD 1.0 dev",
+        "Korean",
+        "https://github.com/korquad/korquad.github.io (dataset/KorQuAD_v1.0_dev.json)",
+        "CC BY-ND 2.0 KR",
+    ),
+    "ar": Source("arcd.json", "ARCD", "Arabic", "https://github.com/husseinmozannar/SOQAL (data/arcd.json)", "MIT"),
 }
 
 # Ten notes per language, each with a question whose word sits inside a longer run of the note
@@ -137,13 +164,15 @@ class Collection:
 
 # --------------------------------------------------------------------------- data
 
+
 def require_raw(folder: Path) -> None:
     """Raise MissingData naming each missing file and where it comes from."""
     missing = [(key, s) for key, s in SOURCES.items() if not (folder / s.file).is_file()]
     if missing:
-        lines = [f"bench: the CJK benchmark's data is not in {folder} (missing "
-                 f"{', '.join(s.file for _, s in missing)}).",
-                 "Each file is a reading-comprehension set in SQuAD layout, from its public repository:"]
+        lines = [
+            f"bench: the CJK benchmark's data is not in {folder} (missing {', '.join(s.file for _, s in missing)}).",
+            "Each file is a reading-comprehension set in SQuAD layout, from its public repository:",
+        ]
         lines += [f"  {s.file}: {s.name} ({s.language}, {s.license}), {s.origin}" for _, s in missing]
         lines.append("Save them under those names in one folder and pass it with --data.")
         raise MissingData("\n".join(lines))
@@ -178,10 +207,13 @@ def load_squad(path: Path, key: str, limit: int | None = None) -> Collection:
 
 def load_probe(key: str) -> Collection:
     notes = PROBE[key]
-    return Collection(f"probe-{key}", f"probe ({SOURCES[key].language})",
-                      [(f"n{i}", "Notes", note) for i, (note, _) in enumerate(notes)],
-                      {f"q{i}": question for i, (_, question) in enumerate(notes)},
-                      {f"q{i}": {f"n{i}": 1} for i in range(len(notes))})
+    return Collection(
+        f"probe-{key}",
+        f"probe ({SOURCES[key].language})",
+        [(f"n{i}", "Notes", note) for i, (note, _) in enumerate(notes)],
+        {f"q{i}": question for i, (_, question) in enumerate(notes)},
+        {f"q{i}": {f"n{i}": 1} for i in range(len(notes))},
+    )
 
 
 def load_scifact(folder: Path, limit: int | None = None) -> Collection:
@@ -189,11 +221,17 @@ def load_scifact(folder: Path, limit: int | None = None) -> Collection:
     corpus = beir.corpus[:limit] if limit else beir.corpus
     kept = {d["_id"] for d in corpus}
     qrels = {q: rels for q, rels in beir.qrels.items() if set(rels) & kept}
-    return Collection("en", "BEIR SciFact test", [(d["_id"], d["title"], d["text"]) for d in corpus],
-                      {q: beir.queries[q] for q in qrels}, qrels)
+    return Collection(
+        "en",
+        "BEIR SciFact test",
+        [(d["_id"], d["title"], d["text"]) for d in corpus],
+        {q: beir.queries[q] for q in qrels},
+        qrels,
+    )
 
 
 # --------------------------------------------------------------------------- PostgreSQL
+
 
 def prepare(pg: Postgres, analyzer: str) -> str:
     url = pg.fresh(f"bench_cjk_{analyzer.replace('-', '_')}")
@@ -228,12 +266,17 @@ def load(db: Backend, docs: list[tuple[str, str, str]]) -> tuple[int, dict[int, 
     rows = (hub, ids, [d[1] or d[0] for d in docs], [d[2] for d in docs])
     t0, c0 = time.perf_counter(), db.cpu()
     with db.conn.transaction():
-        db.conn.execute("INSERT INTO docs (id, hub_id, title, markdown, edit_token_hash, source_hash)"
-                        " SELECT i, %s, t, m, 'e', 's' FROM unnest(%s::text[], %s::text[], %s::text[]) AS u(i, t, m)",
-                        rows)
-        db.conn.execute("INSERT INTO chunks (doc_id, hub_id, ordinal, heading_path, markdown, hash, tsv)"
-                        " SELECT i, %s, 0, t, m, md5(m), ''::tsvector"
-                        " FROM unnest(%s::text[], %s::text[], %s::text[]) AS u(i, t, m)", rows)
+        db.conn.execute(
+            "INSERT INTO docs (id, hub_id, title, markdown, edit_token_hash, source_hash)"
+            " SELECT i, %s, t, m, 'e', 's' FROM unnest(%s::text[], %s::text[], %s::text[]) AS u(i, t, m)",
+            rows,
+        )
+        db.conn.execute(
+            "INSERT INTO chunks (doc_id, hub_id, ordinal, heading_path, markdown, hash, tsv)"
+            " SELECT i, %s, 0, t, m, md5(m), ''::tsvector"
+            " FROM unnest(%s::text[], %s::text[], %s::text[]) AS u(i, t, m)",
+            rows,
+        )
     wall, cpu = time.perf_counter() - t0, db.cpu() - c0
     # statistics of what is there now, and no plan kept from the set before: each search is
     # planned for this set, whenever autovacuum would have come by
@@ -248,13 +291,15 @@ def analyzer_us(db: Backend) -> float:
     """The analyzer alone: CPU microseconds per chunk, body and heading."""
     n = db.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
     c0 = db.cpu()
-    db.conn.execute("SELECT count(*) FROM chunks WHERE bm25_tsvector(markdown) || bm25_tsvector(heading_path)"
-                    " IS NOT NULL").fetchone()
+    db.conn.execute(
+        "SELECT count(*) FROM chunks WHERE bm25_tsvector(markdown) || bm25_tsvector(heading_path) IS NOT NULL"
+    ).fetchone()
     return (db.cpu() - c0) * 1e6 / max(n, 1)
 
 
-def search(db: Backend, hub: int, queries: dict[str, str],
-           chunks: dict[int, str]) -> tuple[dict[str, dict[str, float]], list[float], float]:
+def search(
+    db: Backend, hub: int, queries: dict[str, str], chunks: dict[int, str]
+) -> tuple[dict[str, dict[str, float]], list[float], float]:
     """Each question's top 10 (doc -> score), each search's wall milliseconds, and the CPU
     milliseconds of all of them."""
     run: dict[str, dict[str, float]] = {}
@@ -269,6 +314,7 @@ def search(db: Backend, hub: int, queries: dict[str, str],
 
 
 # --------------------------------------------------------------------------- the benchmark
+
 
 def measure(collections: list[Collection], urls: dict[str, str], rounds: int, *, speed: set[str]) -> None:
     """Quality for every collection under each analyzer it is run with; speed (best of
@@ -292,8 +338,10 @@ def measure(collections: list[Collection], urls: dict[str, str], rounds: int, *,
                     if timed:
                         f["analyzer_us"].append(analyzer_us(db))
                     f["run"] = run
-                    log(f"[cjk] {col.key} {name} round {r + 1}: {len(col.docs) / wall:.0f} chunks/s,"
-                        f" search p50 {pct(times, 50):.2f} ms")
+                    log(
+                        f"[cjk] {col.key} {name} round {r + 1}: {len(col.docs) / wall:.0f} chunks/s,"
+                        f" search p50 {pct(times, 50):.2f} ms"
+                    )
             for name, f in col.results.items():
                 f.update(quality.evaluate(col.qrels, f["run"], ["ndcg@10", "recall@10"]))
                 f["first"] = sum(1 for q, rels in col.qrels.items() if next(iter(f["run"][q]), None) in rels)
@@ -308,8 +356,11 @@ SPEED = ("index_wall", "index_cpu", "search_p50", "search_mean", "search_cpu", "
 def same_ranking(col: Collection) -> tuple[int, int]:
     """Questions whose top 10 (ids and scores, to 12 places) are the same before and after."""
     before, after = col.results["before"]["run"], col.results["after"]["run"]
-    same = sum(1 for q in col.queries
-               if [(d, round(s, 12)) for d, s in before[q].items()] == [(d, round(s, 12)) for d, s in after[q].items()])
+    same = sum(
+        1
+        for q in col.queries
+        if [(d, round(s, 12)) for d, s in before[q].items()] == [(d, round(s, 12)) for d, s in after[q].items()]
+    )
     return same, len(col.queries)
 
 
@@ -321,28 +372,68 @@ def report(sets: list[Collection], probes: dict[str, Collection], command: str, 
     for col in sets:
         b, a = col.results["before"], col.results["after"]
         probe = probes.get(col.key)
-        quality_rows.append([
-            col.name, SOURCES[col.key].language if col.key in SOURCES else "English", len(col.docs), len(col.queries),
-            b["ndcg@10"], a["ndcg@10"], b["recall@10"], a["recall@10"],
-            f"{probe.results['before']['first']} / {len(probe.queries)}" if probe else "–",
-            f"{probe.results['after']['first']} / {len(probe.queries)}" if probe else "–"])
+        quality_rows.append(
+            [
+                col.name,
+                SOURCES[col.key].language if col.key in SOURCES else "English",
+                len(col.docs),
+                len(col.queries),
+                b["ndcg@10"],
+                a["ndcg@10"],
+                b["recall@10"],
+                a["recall@10"],
+                f"{probe.results['before']['first']} / {len(probe.queries)}" if probe else "–",
+                f"{probe.results['after']['first']} / {len(probe.queries)}" if probe else "–",
+            ]
+        )
         best = [{key: min(col.results[name][key]) for key in SPEED} for name in ("before", "after")]
         per_cpu_s = [len(col.docs) / f["index_cpu"] if f["index_cpu"] > 0 else float("nan") for f in best]
         per_s = [len(col.docs) / f["index_wall"] for f in best]
-        index_rows.append([col.name, *(f"{f['analyzer_us']:.0f}" for f in best), *(f"{x:.0f}" for x in per_cpu_s),
-                           ratio(*per_cpu_s), *(f"{x:.0f}" for x in per_s)])
-        search_rows.append([col.name, *(f"{f['search_cpu']:.2f}" for f in best), ratio(*(f["search_cpu"] for f in best)),
-                            *(f"{f['search_p50']:.2f}" for f in best), *(f"{f['search_mean']:.2f}" for f in best)])
+        index_rows.append(
+            [
+                col.name,
+                *(f"{f['analyzer_us']:.0f}" for f in best),
+                *(f"{x:.0f}" for x in per_cpu_s),
+                ratio(*per_cpu_s),
+                *(f"{x:.0f}" for x in per_s),
+            ]
+        )
+        search_rows.append(
+            [
+                col.name,
+                *(f"{f['search_cpu']:.2f}" for f in best),
+                ratio(*(f["search_cpu"] for f in best)),
+                *(f"{f['search_p50']:.2f}" for f in best),
+                *(f"{f['search_mean']:.2f}" for f in best),
+            ]
+        )
     english = next(c for c in sets if c.key == "en")
-    control_rows = [[r + 1, *(f"{english.results[name][key][r]:.2f}" for key in ("index_cpu", "index_wall")
-                              for name in ("before", "after")),
-                     *(f"{english.results[name]['search_cpu'][r]:.2f}" for name in ("before", "after"))]
-                    for r in range(rounds)]
+    control_rows = [
+        [
+            r + 1,
+            *(
+                f"{english.results[name][key][r]:.2f}"
+                for key in ("index_cpu", "index_wall")
+                for name in ("before", "after")
+            ),
+            *(f"{english.results[name]['search_cpu'][r]:.2f}" for name in ("before", "after")),
+        ]
+        for r in range(rounds)
+    ]
     ko = next(c for c in sets if c.key == "ko")
-    korean_rows = [[label, ko.results[name]["ndcg@10"], ko.results[name]["recall@10"],
-                    f"{probes['ko'].results[name]['first']} / {len(probes['ko'].queries)}"]
-                   for label, name in (("English parser (main)", "before"), ("bigrams (this analyzer)", "after"),
-                                       ("whitespace words + bigrams", "ko-words"))]
+    korean_rows = [
+        [
+            label,
+            ko.results[name]["ndcg@10"],
+            ko.results[name]["recall@10"],
+            f"{probes['ko'].results[name]['first']} / {len(probes['ko'].queries)}",
+        ]
+        for label, name in (
+            ("English parser (main)", "before"),
+            ("bigrams (this analyzer)", "after"),
+            ("whitespace words + bigrams", "ko-words"),
+        )
+    ]
     words_gain = ko.results["ko-words"]["ndcg@10"] - ko.results["after"]["ndcg@10"]
     unchanged = {c.key: same_ranking(c) for c in sets if c.key in ("en", "ar")}
     lines = [
@@ -361,8 +452,21 @@ def report(sets: list[Collection], probes: dict[str, Collection], command: str, 
         "",
         "## Quality",
         "",
-        md_table(["set", "language", "paragraphs", "questions", "nDCG@10 before", "nDCG@10 after",
-                  "recall@10 before", "recall@10 after", "probe before", "probe after"], quality_rows),
+        md_table(
+            [
+                "set",
+                "language",
+                "paragraphs",
+                "questions",
+                "nDCG@10 before",
+                "nDCG@10 after",
+                "recall@10 before",
+                "recall@10 after",
+                "probe before",
+                "probe after",
+            ],
+            quality_rows,
+        ),
         "",
         f"English control: {unchanged['en'][0]} of {unchanged['en'][1]} SciFact questions get the same top 10",
         "with the same scores (to 12 places) before and after. ARCD: "
@@ -377,19 +481,42 @@ def report(sets: list[Collection], probes: dict[str, Collection], command: str, 
         "time. Analyzer: `bm25_tsvector` of each chunk's body and heading alone. Indexing: one INSERT",
         "of every chunk of the set, BM25 postings written at COMMIT.",
         "",
-        md_table(["set", "analyzer µs/chunk before", "after", "indexing chunks/CPU-s before", "after", "ratio",
-                  "chunks/s (wall) before", "after"], index_rows),
+        md_table(
+            [
+                "set",
+                "analyzer µs/chunk before",
+                "after",
+                "indexing chunks/CPU-s before",
+                "after",
+                "ratio",
+                "chunks/s (wall) before",
+                "after",
+            ],
+            index_rows,
+        ),
         "",
         "Search: bm25_search per question, CPU (mean) and wall (client side over a Unix socket).",
         "",
-        md_table(["set", "CPU ms before", "after", "ratio", "wall p50 ms before", "after",
-                  "wall mean ms before", "after"], search_rows),
+        md_table(
+            ["set", "CPU ms before", "after", "ratio", "wall p50 ms before", "after", "wall mean ms before", "after"],
+            search_rows,
+        ),
         "",
         "English control, every round (a text without those scripts differs only by the one",
         "regular-expression test that sends it down the English path):",
         "",
-        md_table(["round", "indexing CPU s before", "after", "indexing wall s before", "after",
-                  "search CPU ms before", "after"], control_rows),
+        md_table(
+            [
+                "round",
+                "indexing CPU s before",
+                "after",
+                "indexing wall s before",
+                "after",
+                "search CPU ms before",
+                "after",
+            ],
+            control_rows,
+        ),
         "",
         "## Korean: bigrams, or whitespace words and bigrams",
         "",
@@ -400,8 +527,11 @@ def report(sets: list[Collection], probes: dict[str, Collection], command: str, 
         md_table(["KorQuAD 1.0 dev", "nDCG@10", "recall@10", "probe"], korean_rows),
         "",
         f"Whole words change nDCG@10 by {words_gain:+.3f}: "
-        + ("the analyzer keeps bigrams alone, as Lucene's CJKAnalyzer does." if words_gain <= 0
-           else "on this run they would help Korean."),
+        + (
+            "the analyzer keeps bigrams alone, as Lucene's CJKAnalyzer does."
+            if words_gain <= 0
+            else "on this run they would help Korean."
+        ),
         "",
         "## Data",
         "",
@@ -412,14 +542,17 @@ def report(sets: list[Collection], probes: dict[str, Collection], command: str, 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench cjk", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", type=Path, default=RAW_DATA,
-                        help=f"folder with {', '.join(s.file for s in SOURCES.values())}")
+    parser = argparse.ArgumentParser(
+        prog="python -m bench cjk", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--data", type=Path, default=RAW_DATA, help=f"folder with {', '.join(s.file for s in SOURCES.values())}"
+    )
     parser.add_argument("--dataset", type=Path, default=SHARED_DATA / "scifact", help="SciFact, BEIR layout")
     parser.add_argument("--out", type=Path, default=RESULTS, help="where cjk.md goes")
-    parser.add_argument("--pg-dir", type=Path, default=CACHE / "pg",
-                        help="embedded PostgreSQL folder when DATABASE_URL is not set")
+    parser.add_argument(
+        "--pg-dir", type=Path, default=CACHE / "pg", help="embedded PostgreSQL folder when DATABASE_URL is not set"
+    )
     parser.add_argument("--rounds", type=int, default=3, help="timing rounds (best of)")
     parser.add_argument("--smoke", action="store_true", help="60 paragraphs per set, one round")
     args = parser.parse_args(argv)

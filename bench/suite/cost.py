@@ -23,18 +23,32 @@ import time
 import httpx
 import psycopg
 
-from ..common import (SERVER_ERRORS, Options, Postgres, Proc, count_summary, create_hub, load_beir, log,
-                     machine_line, md_table, post_docs, run_concurrent, wait_indexed, write_result)
+from ..common import (
+    SERVER_ERRORS,
+    Options,
+    Postgres,
+    Proc,
+    count_summary,
+    create_hub,
+    load_beir,
+    log,
+    machine_line,
+    md_table,
+    post_docs,
+    run_concurrent,
+    wait_indexed,
+    write_result,
+)
 
 SECTIONS = 8
-ABSTRACTS = 800      # abstracts used (so ~100 docs); all of them with --large
-SETTLE = 2.5         # seconds of quiet after the work is done, so late calls would be seen
+ABSTRACTS = 800  # abstracts used (so ~100 docs); all of them with --large
+SETTLE = 2.5  # seconds of quiet after the work is done, so late calls would be seen
 
 
 def build_docs(corpus: list[dict], n: int) -> list[dict]:
     docs = []
     for i in range(0, min(n, len(corpus)), SECTIONS):
-        part = corpus[i:i + SECTIONS]
+        part = corpus[i : i + SECTIONS]
         md = "\n\n".join(f"## {(d['title'] or d['_id']).strip()}\n\n{d['text'].strip()}" for d in part)
         docs.append({"title": f"Reading notes {i // SECTIONS + 1}", "markdown": md + "\n"})
     return docs
@@ -44,9 +58,11 @@ async def _bundle_done(url: str, bundle_id: str, timeout: float = 600) -> None:
     t0 = time.perf_counter()
     async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
         while time.perf_counter() - t0 < timeout:
-            row = await (await conn.execute(
-                "SELECT embedded_hash IS NOT DISTINCT FROM source_hash FROM bundles WHERE id = %s", (bundle_id,)
-            )).fetchone()
+            row = await (
+                await conn.execute(
+                    "SELECT embedded_hash IS NOT DISTINCT FROM source_hash FROM bundles WHERE id = %s", (bundle_id,)
+                )
+            ).fetchone()
             if row and row[0]:
                 return
             await asyncio.sleep(0.2)
@@ -69,8 +85,10 @@ async def _main(opts: Options, pg: Postgres) -> dict:
     def delta(mark: int) -> dict:
         return count_summary(counts, mark)
 
-    with Proc("serve", url, logs, worker="external", counts=counts) as srv, \
-            Proc("worker", url, logs, worker="external", counts=counts) as wrk:
+    with (
+        Proc("serve", url, logs, worker="external", counts=counts) as srv,
+        Proc("worker", url, logs, worker="external", counts=counts) as wrk,
+    ):
         async with httpx.AsyncClient(base_url=srv.url, timeout=600) as client:
             token = await create_hub(client, "cost")
             auth = {"Authorization": f"Bearer {token}"}
@@ -87,32 +105,58 @@ async def _main(opts: Options, pg: Postgres) -> dict:
             res.update(docs=len(docs), chunks=n_chunks, capture_s=capture_s, total_s=total_s)
             # A doc vector is either embedded (one more input per doc) or derived from the chunk
             # vectors (no input): both are accepted, and the report says which was seen.
-            doc_vec = ("embedded" if a["inputs"] == n_chunks + len(docs) else
-                       "from chunks" if a["inputs"] == n_chunks else "?")
-            steps.append(["(a) first index of the hub", f"{len(docs)} docs, {n_chunks} chunks",
-                          f"{n_chunks} chunks (+ {len(docs)} doc vectors if embedded)",
-                          a["calls"], a["inputs"], "MISMATCH" if doc_vec == "?" else f"ok (doc vectors {doc_vec})"])
+            doc_vec = (
+                "embedded" if a["inputs"] == n_chunks + len(docs) else "from chunks" if a["inputs"] == n_chunks else "?"
+            )
+            steps.append(
+                [
+                    "(a) first index of the hub",
+                    f"{len(docs)} docs, {n_chunks} chunks",
+                    f"{n_chunks} chunks (+ {len(docs)} doc vectors if embedded)",
+                    a["calls"],
+                    a["inputs"],
+                    "MISMATCH" if doc_vec == "?" else f"ok (doc vectors {doc_vec})",
+                ]
+            )
 
             mark = a["mark"]
             n_first = max(1, min(5, len(created) - 1))
-            r = await client.post("/api/bundles", headers=auth, json={
-                "hub": "cost", "title": "First reading", "description": "The first notes, in order",
-                "doc_ids": [c["id"] for c in created[:n_first]]})
+            r = await client.post(
+                "/api/bundles",
+                headers=auth,
+                json={
+                    "hub": "cost",
+                    "title": "First reading",
+                    "description": "The first notes, in order",
+                    "doc_ids": [c["id"] for c in created[:n_first]],
+                },
+            )
             r.raise_for_status()
             bundle_id = r.json()["id"]
             await _bundle_done(url, bundle_id)
             await asyncio.sleep(settle)
             bnd = delta(mark)
-            steps.append([f"bundle of {n_first} docs created", "1 bundle", "1 bundle vector", bnd["calls"], bnd["inputs"],
-                          "ok" if bnd["inputs"] == 1 else "MISMATCH"])
+            steps.append(
+                [
+                    f"bundle of {n_first} docs created",
+                    "1 bundle",
+                    "1 bundle vector",
+                    bnd["calls"],
+                    bnd["inputs"],
+                    "ok" if bnd["inputs"] == 1 else "MISMATCH",
+                ]
+            )
 
             # (b) re-save every doc unchanged
             mark = bnd["mark"]
 
             async def resave(pair):
                 doc, made = pair
-                r = await client.patch(f"/api/docs/{made['id']}", headers={"Authorization": f"Bearer {made['edit_token']}"},
-                                       json={"title": doc["title"], "markdown": doc["markdown"]})
+                r = await client.patch(
+                    f"/api/docs/{made['id']}",
+                    headers={"Authorization": f"Bearer {made['edit_token']}"},
+                    json={"title": doc["title"], "markdown": doc["markdown"]},
+                )
                 r.raise_for_status()
 
             t1 = time.perf_counter()
@@ -121,8 +165,16 @@ async def _main(opts: Options, pg: Postgres) -> dict:
             await wait_indexed(client)
             await asyncio.sleep(settle)
             b = delta(mark)
-            steps.append(["(b) re-save every doc unchanged (PATCH)", f"{len(docs)} docs", "0", b["calls"], b["inputs"],
-                          "ok" if b["calls"] == 0 else "MISMATCH"])
+            steps.append(
+                [
+                    "(b) re-save every doc unchanged (PATCH)",
+                    f"{len(docs)} docs",
+                    "0",
+                    b["calls"],
+                    b["inputs"],
+                    "ok" if b["calls"] == 0 else "MISMATCH",
+                ]
+            )
 
             # (c) edit one section of one doc
             mark = b["mark"]
@@ -131,28 +183,46 @@ async def _main(opts: Options, pg: Postgres) -> dict:
             pick = min(2, len(sections) - 1)
             sections[pick] = sections[pick].rstrip() + " This sentence was added by the benchmark."
             edited = "\n\n## ".join(sections)
-            r = await client.patch(f"/api/docs/{target['id']}", headers={"Authorization": f"Bearer {target['edit_token']}"},
-                                   json={"markdown": edited})
+            r = await client.patch(
+                f"/api/docs/{target['id']}",
+                headers={"Authorization": f"Bearer {target['edit_token']}"},
+                json={"markdown": edited},
+            )
             r.raise_for_status()
             await wait_indexed(client)
             await asyncio.sleep(settle)
             c = delta(mark)
-            steps.append(["(c) edit one section of one doc", f"1 of {len(sections)} sections",
-                          "1 chunk (+ 1 doc vector if embedded), one call", c["calls"], c["inputs"],
-                          "ok" if c["calls"] == 1 and c["inputs"] == (2 if doc_vec == "embedded" else 1)
-                          else "MISMATCH"])
+            steps.append(
+                [
+                    "(c) edit one section of one doc",
+                    f"1 of {len(sections)} sections",
+                    "1 chunk (+ 1 doc vector if embedded), one call",
+                    c["calls"],
+                    c["inputs"],
+                    "ok" if c["calls"] == 1 and c["inputs"] == (2 if doc_vec == "embedded" else 1) else "MISMATCH",
+                ]
+            )
 
             # (d) add a doc to the bundle
             mark = c["mark"]
-            r = await client.patch(f"/api/bundles/{bundle_id}", headers=auth,
-                                   json={"doc_ids": [x["id"] for x in created[:n_first + 1]]})
+            r = await client.patch(
+                f"/api/bundles/{bundle_id}", headers=auth, json={"doc_ids": [x["id"] for x in created[: n_first + 1]]}
+            )
             r.raise_for_status()
             await _bundle_done(url, bundle_id)
             await wait_indexed(client)
             await asyncio.sleep(settle)
             d = delta(mark)
-            steps.append(["(d) add a doc to a bundle", "1 bundle", "1 bundle vector", d["calls"], d["inputs"],
-                          "ok" if d["inputs"] == 1 and d["calls"] == 1 else "MISMATCH"])
+            steps.append(
+                [
+                    "(d) add a doc to a bundle",
+                    "1 bundle",
+                    "1 bundle vector",
+                    d["calls"],
+                    d["inputs"],
+                    "ok" if d["inputs"] == 1 and d["calls"] == 1 else "MISMATCH",
+                ]
+            )
         rss_server, rss_worker = srv.peak_rss_mb(), wrk.peak_rss_mb()
         embedder_name = (await _space(url)) or "?"
 
@@ -160,18 +230,42 @@ async def _main(opts: Options, pg: Postgres) -> dict:
     if SERVER_ERRORS:
         errors = f"\n**{len(SERVER_ERRORS)} capture POSTs answered 5xx and were retried** (`{SERVER_ERRORS[0]}`).\n"
         SERVER_ERRORS.clear()
-    thr = md_table(["phase", "docs", "chunks", "seconds", "docs/s", "chunks/s"], [
-        ["capture only (POST /api/docs, 8 in flight; the worker already embedding)", len(docs), res["chunks"],
-         capture_s, len(docs) / capture_s, res["chunks"] / capture_s],
-        ["capture + indexing, until nothing is owed", len(docs), res["chunks"], total_s, len(docs) / total_s,
-         res["chunks"] / total_s],
-        ["re-save unchanged (PATCH, 8 in flight)", len(docs), res["chunks"], resave_s, len(docs) / resave_s,
-         res["chunks"] / resave_s],
-    ], digits=1)
+    thr = md_table(
+        ["phase", "docs", "chunks", "seconds", "docs/s", "chunks/s"],
+        [
+            [
+                "capture only (POST /api/docs, 8 in flight; the worker already embedding)",
+                len(docs),
+                res["chunks"],
+                capture_s,
+                len(docs) / capture_s,
+                res["chunks"] / capture_s,
+            ],
+            [
+                "capture + indexing, until nothing is owed",
+                len(docs),
+                res["chunks"],
+                total_s,
+                len(docs) / total_s,
+                res["chunks"] / total_s,
+            ],
+            [
+                "re-save unchanged (PATCH, 8 in flight)",
+                len(docs),
+                res["chunks"],
+                resave_s,
+                len(docs) / resave_s,
+                res["chunks"] / resave_s,
+            ],
+        ],
+        digits=1,
+    )
     calls = md_table(["step", "what changed", "expected embedding inputs", "calls", "inputs", "check"], steps)
     ok = all(s[-1].startswith("ok") for s in steps)
-    goal = (f"Goal: zero embedding calls for unchanged saves, exactly the changed chunks for edits -> "
-            f"**{'met' if ok else 'missed'}**.")
+    goal = (
+        f"Goal: zero embedding calls for unchanged saves, exactly the changed chunks for edits -> "
+        f"**{'met' if ok else 'missed'}**."
+    )
     text = f"""## Indexing throughput and embedding cost
 
 Embedder `{embedder_name}`; a server and a separate worker process (`MEMORYWIKI_WORKER=external`),

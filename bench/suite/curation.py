@@ -39,8 +39,8 @@ SMOKE_SESSIONS = 6
 
 def fixture_docs() -> list[dict]:
     """The capture fixtures, converted by the server's converters (the encrypted PDF is refused)."""
-    from memorywiki.server.capture import convert_file, parse_claude_share
     from memorywiki.formats import FormatError
+    from memorywiki.server.capture import convert_file, parse_claude_share
     from memorywiki.server.errors import ApiError
 
     docs = []
@@ -54,8 +54,9 @@ def fixture_docs() -> list[dict]:
                 cap = convert_file(path.read_bytes(), path.name)
         except (ApiError, FormatError):  # refused, as by the API (e.g. the encrypted PDF)
             continue
-        docs.append({"title": cap.title, "markdown": cap.markdown, "source": cap.source,
-                     "external_id": f"fixture:{path.name}"})
+        docs.append(
+            {"title": cap.title, "markdown": cap.markdown, "source": cap.source, "external_id": f"fixture:{path.name}"}
+        )
     seen, unique = set(), []
     for d in docs:  # the Claude share page and its snapshot are the same conversation
         if d["markdown"] not in seen:
@@ -78,8 +79,14 @@ def locomo_docs(folder: Path, conversations: int, limit: int | None) -> list[dic
             if turns:
                 md = render_turns([(t["speaker"], t.get("text", "")) for t in turns])
                 date = conv.get(f"session_{n}_date_time", "")
-                docs.append({"title": f"{a} and {b}, session {n} ({date})", "markdown": md, "source": "locomo",
-                             "external_id": f"locomo:{sample.get('sample_id', a)}:{n}"})
+                docs.append(
+                    {
+                        "title": f"{a} and {b}, session {n} ({date})",
+                        "markdown": md,
+                        "source": "locomo",
+                        "external_id": f"locomo:{sample.get('sample_id', a)}:{n}",
+                    }
+                )
             n += 1
     return docs[:limit] if limit else docs
 
@@ -101,7 +108,8 @@ async def _wait_curated(client, timeout: float = 3600) -> float:
         h = (await client.get("/healthz")).json()
         c = h["curation"]
         if (h["owed"] == 0 or h["embedder"] is None) and not (
-                c["owed_enrichments"] or c["owed_suggestions"] or c["owed_analyses"]):
+            c["owed_enrichments"] or c["owed_suggestions"] or c["owed_analyses"]
+        ):
             return time.perf_counter() - t0
         await asyncio.sleep(0.25)
     raise TimeoutError("curation did not finish")
@@ -154,13 +162,18 @@ async def _pass(opts: Options, pg: Postgres, name: str, docs: list[dict], env: d
             result["usage"] = health
             full = (await client.get(f"/raw/hub/{slug}?digest=1")).text
             compact = (await client.get(f"/raw/hub/{slug}?digest=1&compact=1")).text
-            result["digest"] = {"full_tokens": _tokens(full), "full_chars": len(full),
-                                "compact_tokens": _tokens(compact), "compact_chars": len(compact),
-                                "concepts": len((await client.get(f"/api/hub/{slug}/digest")).json()["concepts"])}
+            result["digest"] = {
+                "full_tokens": _tokens(full),
+                "full_chars": len(full),
+                "compact_tokens": _tokens(compact),
+                "compact_chars": len(compact),
+                "concepts": len((await client.get(f"/api/hub/{slug}/digest")).json()["concepts"]),
+            }
             result["compact_text"] = compact
             result["suggestions"] = (await client.get(f"/api/hub/{slug}/suggestions")).json()["suggestions"]
-            sample = next((d for d, src in zip(saved, docs) if src["external_id"].startswith("fixture:claude-share")),
-                          saved[0])
+            sample = next(
+                (d for d, src in zip(saved, docs) if src["external_id"].startswith("fixture:claude-share")), saved[0]
+            )
             result["sample"] = (await client.get(f"/raw/{sample['id']}")).text
             locomo = next((d for d, src in zip(saved, docs) if src["source"] == "locomo"), None)
             result["sample_locomo"] = (await client.get(f"/raw/{locomo['id']}")).text if locomo else ""
@@ -176,9 +189,13 @@ def _stand_in_model() -> tuple[dict, object | None]:
 
     sys.path.insert(0, str(REPO))  # tests/ is importable from a checkout
     from tests.chat_server import start_chat_server
+
     server = start_chat_server()
-    return {"MEMORYWIKI_LLM_MODEL": "stand-in", "MEMORYWIKI_LLM_BASE_URL": server.base_url,
-            "OPENAI_API_KEY": os.environ.get("OPENAI_API_KEY", "x")}, server
+    return {
+        "MEMORYWIKI_LLM_MODEL": "stand-in",
+        "MEMORYWIKI_LLM_BASE_URL": server.base_url,
+        "OPENAI_API_KEY": os.environ.get("OPENAI_API_KEY", "x"),
+    }, server
 
 
 def _stats(values: list[int]) -> str:
@@ -191,39 +208,95 @@ def _report(opts: Options, docs: list[dict], passes: list[dict], stand_in: bool)
     rows = []
     for p in passes:
         first_calls = sum(p["calls"])
-        rows.append([p["name"], p["mode"], p["docs"], f"{p['by_mode'][0]} / {p['by_mode'][1]}", p["missing"],
-                     _stats(p["calls"]), _stats(p["tokens"]), first_calls,
-                     f"{p['reimport_calls']} ({', '.join(p['reimport_status'])})", first_calls - p["reimport_calls"],
-                     p["edit_calls"], f"{p['seconds']:.0f}"])
+        rows.append(
+            [
+                p["name"],
+                p["mode"],
+                p["docs"],
+                f"{p['by_mode'][0]} / {p['by_mode'][1]}",
+                p["missing"],
+                _stats(p["calls"]),
+                _stats(p["tokens"]),
+                first_calls,
+                f"{p['reimport_calls']} ({', '.join(p['reimport_status'])})",
+                first_calls - p["reimport_calls"],
+                p["edit_calls"],
+                f"{p['seconds']:.0f}",
+            ]
+        )
     lines = [
-        "# AI curation", "", machine_line(), "", f"Command: `{opts.command}`", "",
+        "# AI curation",
+        "",
+        machine_line(),
+        "",
+        f"Command: `{opts.command}`",
+        "",
         f"Hub: {len(docs)} real captures ({sum(d['source'] != 'locomo' for d in docs)} capture fixtures, "
         f"{sum(d['source'] == 'locomo' for d in docs)} LoCoMo sessions rendered as chat imports).",
         "",
-        md_table(["pass", "mode", "docs", "by model / extractive", "docs with missing fields",
-                  "enrich calls per doc (mean / max)", "enrich tokens per doc (mean / max)",
-                  "enrich calls, first import", "calls on re-import", "calls saved by idempotency",
-                  "calls for one edit", "seconds to curate"], rows),
+        md_table(
+            [
+                "pass",
+                "mode",
+                "docs",
+                "by model / extractive",
+                "docs with missing fields",
+                "enrich calls per doc (mean / max)",
+                "enrich tokens per doc (mean / max)",
+                "enrich calls, first import",
+                "calls on re-import",
+                "calls saved by idempotency",
+                "calls for one edit",
+                "seconds to curate",
+            ],
+            rows,
+        ),
         "",
         "Calls on re-import: every doc POSTed again with its external id (status `unchanged`): no doc is",
         "enriched again, so every call of the first import is saved. One edit costs that doc's enrichment,",
         "plus, with a model, the analyses and group names it feeds.",
     ]
     if stand_in:
-        lines += ["", "The model pass ran against the scripted stand-in chat server (tests/chat_server.py): call",
-                  "counts are exact, tokens are its word counts (real BPE tokens run ~1.3x words)."]
+        lines += [
+            "",
+            "The model pass ran against the scripted stand-in chat server (tests/chat_server.py): call",
+            "counts are exact, tokens are its word counts (real BPE tokens run ~1.3x words).",
+        ]
     lines += ["", "## Model use by job (whole run)", ""]
     for p in passes:
         by_job = p["usage"].get("by_job") or {}
-        lines.append(f"- {p['name']}: " + (", ".join(f"{job}: {u['calls']} calls, "
-                                                       f"{u['prompt_tokens'] + u['completion_tokens']} tokens"
-                                                       for job, u in sorted(by_job.items())) or "no model calls"))
+        lines.append(
+            f"- {p['name']}: "
+            + (
+                ", ".join(
+                    f"{job}: {u['calls']} calls, {u['prompt_tokens'] + u['completion_tokens']} tokens"
+                    for job, u in sorted(by_job.items())
+                )
+                or "no model calls"
+            )
+        )
     lines += ["", "## Concept digest size", ""]
-    lines.append(md_table(["pass", "concepts", "full digest tokens", "compact tokens", "compact chars / 4"],
-                          [[p["name"], p["digest"]["concepts"], p["digest"]["full_tokens"],
-                            p["digest"]["compact_tokens"], p["digest"]["compact_chars"] // 4] for p in passes]))
-    lines += ["", "Tokens are `estimate_tokens` (server/curation/llm.py): ~4 letters per token and one per",
-              "punctuation mark, an over-estimate of BPE counts for ids and URLs.", ""]
+    lines.append(
+        md_table(
+            ["pass", "concepts", "full digest tokens", "compact tokens", "compact chars / 4"],
+            [
+                [
+                    p["name"],
+                    p["digest"]["concepts"],
+                    p["digest"]["full_tokens"],
+                    p["digest"]["compact_tokens"],
+                    p["digest"]["compact_chars"] // 4,
+                ]
+                for p in passes
+            ],
+        )
+    )
+    lines += [
+        "",
+        "Tokens are `estimate_tokens` (server/curation/llm.py): ~4 letters per token and one per",
+        "punctuation mark, an over-estimate of BPE counts for ids and URLs.",
+        "",
+    ]
     for p in passes:
         lines += [f"## Suggested bundles ({p['name']})", ""]
         if not p["suggestions"]:
@@ -251,10 +324,15 @@ async def _main(opts: Options, pg: Postgres) -> None:
             server.stop()
     write_result(opts, "curation.md", _report(opts, docs, passes, server is not None))
     sample = passes[0]
-    write_result(opts, "curation-sample-extractive.md",
-                 "<!-- GET /raw/{id} of a captured Claude share, extractive mode (python -m bench "
-                 "curation) -->\n" + sample["sample"]
-                 + "\n<!-- and a LoCoMo session rendered as a chat import -->\n" + sample["sample_locomo"])
+    write_result(
+        opts,
+        "curation-sample-extractive.md",
+        "<!-- GET /raw/{id} of a captured Claude share, extractive mode (python -m bench "
+        "curation) -->\n"
+        + sample["sample"]
+        + "\n<!-- and a LoCoMo session rendered as a chat import -->\n"
+        + sample["sample_locomo"],
+    )
 
 
 def run(opts: Options, pg: Postgres) -> None:

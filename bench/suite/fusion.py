@@ -45,17 +45,37 @@ from pathlib import Path
 
 import httpx
 
-from ..common import (CACHE, RESULTS, SHARED_DATA, Options, Postgres, Proc, create_hub, load_beir, log,
-                      machine_line, make_bench_embedder, md_table, post_docs, run_concurrent, wait_indexed,
-                      write_result)
+from ..common import (
+    CACHE,
+    RESULTS,
+    SHARED_DATA,
+    Options,
+    Postgres,
+    Proc,
+    create_hub,
+    load_beir,
+    log,
+    machine_line,
+    make_bench_embedder,
+    md_table,
+    post_docs,
+    run_concurrent,
+    wait_indexed,
+    write_result,
+)
 
 # Cranfield, CISI and the SQuAD-layout sets: the project's data folder beside shared/ (MEMORYWIKI_BENCH_RAW)
 RAW_DATA = Path(os.environ.get("MEMORYWIKI_BENCH_RAW", SHARED_DATA.parents[1] / "data" / "raw"))
 K = 10
 POOL = 40  # each ranker's candidates at k = 10: max(4k, 40), as the server reads them
 COLUMNS = ("vector", "fulltext", "zscore-before", "hybrid", "rrf")
-HEADERS = {"vector": "vector", "fulltext": "full text", "zscore-before": "hybrid, z-scores before",
-           "hybrid": "hybrid, default fusion", "rrf": "hybrid, RRF"}
+HEADERS = {
+    "vector": "vector",
+    "fulltext": "full text",
+    "zscore-before": "hybrid, z-scores before",
+    "hybrid": "hybrid, default fusion",
+    "rrf": "hybrid, RRF",
+}
 
 
 @dataclass
@@ -92,13 +112,15 @@ class Collection:
 
 # --------------------------------------------------------------------------- collections
 
+
 def scifact(data: Path, raw: Path) -> Collection | str:
     folder = data / "scifact"
     if not (folder / "corpus.jsonl").is_file():
         return f"SciFact: no {folder}/corpus.jsonl"
     beir = load_beir(folder)
-    docs = [Doc(d["_id"], "scifact", (d["title"] or "").strip() or d["_id"], d["text"] or d["title"])
-            for d in beir.corpus]
+    docs = [
+        Doc(d["_id"], "scifact", (d["title"] or "").strip() or d["_id"], d["text"] or d["title"]) for d in beir.corpus
+    ]
     queries = [Query("scifact", beir.queries[q], beir.qrels[q]) for q in beir.queries]
     return Collection("SciFact", "en", docs, queries)
 
@@ -115,8 +137,10 @@ def locomo(data: Path, raw: Path) -> Collection | str:
         hub = re.sub(r"[^a-z0-9-]+", "-", f"locomo-{sample['sample_id']}".lower()).strip("-")[:63]
         hubs[sample["sample_id"]] = hub
         docs += [Doc(s.key, hub, s.title, s.markdown, s.source, session=s) for s in chat_sessions(sample)]
-    queries = [Query(hubs[q["sample_id"]], q["question"], dict.fromkeys(evidence_sessions(q), 1),
-                     frozenset(q["evidence"])) for q in qa]
+    queries = [
+        Query(hubs[q["sample_id"]], q["question"], dict.fromkeys(evidence_sessions(q), 1), frozenset(q["evidence"]))
+        for q in qa
+    ]
     return Collection("LoCoMo", "en", docs, queries, "sessions holding the evidence")
 
 
@@ -182,6 +206,7 @@ def squad(name: str, language: str, file: str, hub: str):
     """A SQuAD-layout reading-comprehension set as a retrieval set: the corpus is its unique
     paragraphs (titled by their article), each question a query, its own paragraph the one
     relevant doc."""
+
     def load(data: Path, raw: Path) -> Collection | str:
         path = raw / file
         if not path.is_file():
@@ -197,14 +222,19 @@ def squad(name: str, language: str, file: str, hub: str):
                 if key is None:
                     key = keys[text] = str(len(keys))
                     docs.append(Doc(key, hub, title.strip() or f"{name} {key}", text))
-                queries += [Query(hub, qa["question"].strip(), {key: 1}) for qa in paragraph["qas"]
-                            if qa["question"].strip()]
+                queries += [
+                    Query(hub, qa["question"].strip(), {key: 1}) for qa in paragraph["qas"] if qa["question"].strip()
+                ]
         return Collection(name, language, docs, queries, "the question's own paragraph")
+
     return load
 
 
 COLLECTIONS = {
-    "scifact": scifact, "locomo": locomo, "cranfield": cranfield, "cisi": cisi,
+    "scifact": scifact,
+    "locomo": locomo,
+    "cranfield": cranfield,
+    "cisi": cisi,
     "arcd": squad("ARCD", "ar", "arcd.json", "arcd"),
     "cmrc": squad("CMRC 2018", "zh", "cmrc2018_dev.json", "cmrc"),
     "jsquad": squad("JSQuAD", "ja", "jsquad_valid.json", "jsquad"),
@@ -213,6 +243,7 @@ COLLECTIONS = {
 
 
 # --------------------------------------------------------------------------- metrics
+
 
 def ndcg(relevant: dict[str, int], ranked_keys: list[str], k: int = K) -> float:
     seen: list[str] = []
@@ -237,6 +268,7 @@ def zscore_sum(vec: list[tuple[int, float]], fts: list[tuple[int, float]]) -> li
     """The fusion before rankers were weighed: per pool, (score - min) / stddev (1 for a lone
     candidate or a pool of equal scores), 0 when absent; summed; ties by vector rank, then full
     text's rank, then chunk id (server/store/recall.py at the time)."""
+
     def z(pool):
         scores = [s for _, s in pool]
         if not scores:
@@ -250,12 +282,13 @@ def zscore_sum(vec: list[tuple[int, float]], fts: list[tuple[int, float]]) -> li
     vrank = {cid: i for i, (cid, _) in enumerate(vec)}
     frank = {cid: i for i, (cid, _) in enumerate(fts)}
     ids = set(zv) | set(zf)
-    big = 10 ** 9
+    big = 10**9
     order = sorted(ids, key=lambda c: (-(zv.get(c, 0.0) + zf.get(c, 0.0)), vrank.get(c, big), frank.get(c, big), c))
     return order[:K]
 
 
 # --------------------------------------------------------------------------- run
+
 
 def sample(queries: list[Query], n: int, seed: int = 25) -> list[Query]:
     if len(queries) <= n:
@@ -282,8 +315,13 @@ def cut(col: Collection, questions: int, docs: int) -> tuple[Collection, list[Qu
                 break
             hubs.append(hub)
             total += chars
-        kept = Collection(col.name, col.language, [d for d in col.docs if d.hub in hubs],
-                          [q for q in col.queries if q.hub in hubs], col.metric_note)
+        kept = Collection(
+            col.name,
+            col.language,
+            [d for d in col.docs if d.hub in hubs],
+            [q for q in col.queries if q.hub in hubs],
+            col.metric_note,
+        )
         return kept, sample(kept.queries, questions)
     if len(col.docs) <= docs:
         return col, sample(col.queries, questions)
@@ -310,13 +348,27 @@ async def capture(client: httpx.AsyncClient, cols: list[Collection]) -> dict[str
         t0 = time.perf_counter()
         for hub, docs in hubs.items():
             token = await create_hub(client, hub)
-            created = await post_docs(client, token, hub, [
-                {"title": d.title, "markdown": d.markdown, "dedupe": False, **({"source": d.source} if d.source else {})}
-                for d in docs], concurrency=4)
+            created = await post_docs(
+                client,
+                token,
+                hub,
+                [
+                    {
+                        "title": d.title,
+                        "markdown": d.markdown,
+                        "dedupe": False,
+                        **({"source": d.source} if d.source else {}),
+                    }
+                    for d in docs
+                ],
+                concurrency=4,
+            )
             for d, c in zip(docs, created):
                 d.doc_id = c["id"]
                 by_id[c["id"]] = d
-        log(f"[fusion] {col.name}: captured {len(col.docs)} docs in {len(hubs)} hub(s) in {time.perf_counter() - t0:.0f}s")
+        log(
+            f"[fusion] {col.name}: captured {len(col.docs)} docs in {len(hubs)} hub(s) in {time.perf_counter() - t0:.0f}s"
+        )
     return by_id
 
 
@@ -349,11 +401,15 @@ async def pools(url: str, cols: list[Collection], asked: dict[str, list[Query]])
                     common = dict(hub_id=hub_ids[q.hub], question=q.text, k1=1.2, b=0.75)
                     vec = await recall.recall_chunks(conn, **common, k=POOL, qvec=qvec, dim=dim, hybrid=False)
                     fts = await recall.recall_chunks(conn, **common, k=POOL, qvec=None, dim=None, hybrid=False)
-                    out[(col.name, i)] = {"vec": [(r["chunk_id"], r["similarity"]) for r in vec],
-                                          "fts": [(r["chunk_id"], r["fts_score"]) for r in fts],
-                                          "fulltext": [r["chunk_id"] for r in fts[:K]]}
-            chunks = {r["id"]: (r["doc_id"], r["markdown"]) for r in await (await conn.execute(
-                "SELECT id, doc_id, markdown FROM chunks")).fetchall()}
+                    out[(col.name, i)] = {
+                        "vec": [(r["chunk_id"], r["similarity"]) for r in vec],
+                        "fts": [(r["chunk_id"], r["fts_score"]) for r in fts],
+                        "fulltext": [r["chunk_id"] for r in fts[:K]],
+                    }
+            chunks = {
+                r["id"]: (r["doc_id"], r["markdown"])
+                for r in await (await conn.execute("SELECT id, doc_id, markdown FROM chunks")).fetchall()
+            }
     finally:
         await db.close()
     out[("", -1)] = {"chunks": chunks}
@@ -390,9 +446,17 @@ async def _main(args: argparse.Namespace, pg: Postgres) -> None:
             if args.pools:
                 args.pools.parent.mkdir(parents=True, exist_ok=True)
                 keyed = {cid: (by_id[doc].key, md) for cid, (doc, md) in chunk_doc.items() if doc in by_id}
-                args.pools.write_bytes(pickle.dumps({
-                    "collections": {c.name: [(q.text, q.relevant, q.evidence) for q in asked[c.name]] for c in cols},
-                    "pools": got, "chunks": keyed}))
+                args.pools.write_bytes(
+                    pickle.dumps(
+                        {
+                            "collections": {
+                                c.name: [(q.text, q.relevant, q.evidence) for q in asked[c.name]] for c in cols
+                            },
+                            "pools": got,
+                            "chunks": keyed,
+                        }
+                    )
+                )
                 log(f"[fusion] pools written to {args.pools}")
             if args.pools_only:
                 return
@@ -409,11 +473,13 @@ async def _main(args: argparse.Namespace, pg: Postgres) -> None:
                     fusion_seen[column] = {a.get("fusion") for a in answers}
                     lists[column] = [[(by_id[r["doc_id"]].key, r["markdown"]) for r in a["results"]] for a in answers]
                 lists["fulltext"] = [keys(got[(col.name, i)]["fulltext"]) for i in range(len(qs))]
-                lists["zscore-before"] = [keys(zscore_sum(got[(col.name, i)]["vec"], got[(col.name, i)]["fts"]))
-                                          for i in range(len(qs))]
+                lists["zscore-before"] = [
+                    keys(zscore_sum(got[(col.name, i)]["vec"], got[(col.name, i)]["fts"])) for i in range(len(qs))
+                ]
                 for column in COLUMNS:
-                    results[(col.name, column)] = [ndcg(q.relevant, [key for key, _ in ranked])
-                                                   for q, ranked in zip(qs, lists[column])]
+                    results[(col.name, column)] = [
+                        ndcg(q.relevant, [key for key, _ in ranked]) for q, ranked in zip(qs, lists[column])
+                    ]
                     if col.name == "LoCoMo":
                         evidence[column] = [evidence_recall(q, col, ranked) for q, ranked in zip(qs, lists[column])]
     report(args, cols, asked, results, evidence, fusion_seen, embedder, index_s, skipped)
@@ -427,14 +493,24 @@ def report(args, cols, asked, results, evidence, fusion_seen, embedder, index_s,
     for col in cols:
         figures = {c: mean(results[(col.name, c)]) for c in COLUMNS}
         better = max(figures["vector"], figures["fulltext"])
-        rows.append([col.name, col.language, len(col.docs), len(asked[col.name]),
-                     *(figures[c] for c in COLUMNS), "yes" if figures["hybrid"] >= better - 0.0005 else "**no**"])
-    table = md_table(["collection", "lang", "docs", "questions", *(HEADERS[c] for c in COLUMNS),
-                      "default >= better ranker?"], rows)
+        rows.append(
+            [
+                col.name,
+                col.language,
+                len(col.docs),
+                len(asked[col.name]),
+                *(figures[c] for c in COLUMNS),
+                "yes" if figures["hybrid"] >= better - 0.0005 else "**no**",
+            ]
+        )
+    table = md_table(
+        ["collection", "lang", "docs", "questions", *(HEADERS[c] for c in COLUMNS), "default >= better ranker?"], rows
+    )
     extra = ""
     if evidence:
         extra = "\n\nLoCoMo, evidence recall@10 (share of the evidence turns among the 10 chunks):\n\n" + md_table(
-            [HEADERS[c] for c in COLUMNS], [[mean(evidence[c]) for c in COLUMNS]])
+            [HEADERS[c] for c in COLUMNS], [[mean(evidence[c]) for c in COLUMNS]]
+        )
     names = ", ".join(f"{column}: {sorted(map(str, seen))}" for column, seen in fusion_seen.items())
     missing = "".join(f"\n- skipped: {why}" for why in skipped)
     text = f"""## Fusion against each ranker, nDCG@10 at level chunk, k = 10
@@ -455,24 +531,42 @@ evidence). The fusion each response named: {names}.{missing}
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench fusion", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--collections", default=",".join(COLLECTIONS),
-                        help=f"comma-separated, of: {', '.join(COLLECTIONS)} (default: all)")
+    parser = argparse.ArgumentParser(
+        prog="python -m bench fusion", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--collections",
+        default=",".join(COLLECTIONS),
+        help=f"comma-separated, of: {', '.join(COLLECTIONS)} (default: all)",
+    )
     parser.add_argument("--questions", type=int, default=300, help="questions sampled per collection (default 300)")
-    parser.add_argument("--docs", type=int, default=0,
-                        help="cut each collection to about this many docs: the sampled questions' judged docs, then "
-                             "the first others (LoCoMo: whole conversations); 0 = every doc (default)")
+    parser.add_argument(
+        "--docs",
+        type=int,
+        default=0,
+        help="cut each collection to about this many docs: the sampled questions' judged docs, then "
+        "the first others (LoCoMo: whole conversations); 0 = every doc (default)",
+    )
     parser.add_argument("--data", type=Path, default=SHARED_DATA, help="folder holding scifact/ and locomo/")
-    parser.add_argument("--raw", type=Path, default=RAW_DATA,
-                        help="folder of the raw Cranfield, CISI and SQuAD-layout files (MEMORYWIKI_BENCH_RAW)")
+    parser.add_argument(
+        "--raw",
+        type=Path,
+        default=RAW_DATA,
+        help="folder of the raw Cranfield, CISI and SQuAD-layout files (MEMORYWIKI_BENCH_RAW)",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS, help="where fusion.md goes")
-    parser.add_argument("--pg-dir", type=Path, default=CACHE / "pg",
-                        help="embedded PostgreSQL folder when DATABASE_URL is not set")
-    parser.add_argument("--embed-cache", type=Path, default=None,
-                        help="reuse vectors of texts embedded before (bench/embcache.py)")
-    parser.add_argument("--pools", type=Path, default=None,
-                        help="also write every question's two candidate pools to this pickle (for studies)")
+    parser.add_argument(
+        "--pg-dir", type=Path, default=CACHE / "pg", help="embedded PostgreSQL folder when DATABASE_URL is not set"
+    )
+    parser.add_argument(
+        "--embed-cache", type=Path, default=None, help="reuse vectors of texts embedded before (bench/embcache.py)"
+    )
+    parser.add_argument(
+        "--pools",
+        type=Path,
+        default=None,
+        help="also write every question's two candidate pools to this pickle (for studies)",
+    )
     parser.add_argument("--pools-only", action="store_true", help="stop once the pools are written")
     args = parser.parse_args(argv)
     unknown = [c for c in args.collections.split(",") if c.strip() and c.strip().lower() not in COLLECTIONS]

@@ -34,20 +34,36 @@ import httpx
 import psycopg
 
 from ..baseline import baseline_env, describe
-from ..common import (CACHE, ROOT, Options, Postgres, Proc, child_pids, create_hub, load_beir, log, machine_line,
-                      md_table, pct, post_docs, process_cpu_s, write_result)
+from ..common import (
+    CACHE,
+    ROOT,
+    Options,
+    Postgres,
+    Proc,
+    child_pids,
+    create_hub,
+    load_beir,
+    log,
+    machine_line,
+    md_table,
+    pct,
+    post_docs,
+    process_cpu_s,
+    write_result,
+)
 from .cost import build_docs
 
-PAGES = 200          # pages of 8 abstracts in the bulk save (1,600 chunks)
-SECTIONS = 1000      # sections of the big page saved while recall runs
-IDLE_RECALLS = 100   # before the big page, and again after it
-MODEL_EVERY = 2      # the model alone embeds every 2nd chunk text: the same mix of lengths, half the time
-LOADED_S = 90.0      # recall under indexing: while the page is saved, then this long into its embedding at most
+PAGES = 200  # pages of 8 abstracts in the bulk save (1,600 chunks)
+SECTIONS = 1000  # sections of the big page saved while recall runs
+IDLE_RECALLS = 100  # before the big page, and again after it
+MODEL_EVERY = 2  # the model alone embeds every 2nd chunk text: the same mix of lengths, half the time
+LOADED_S = 90.0  # recall under indexing: while the page is saved, then this long into its embedding at most
 K = 10
 TIMEOUT_S = 60.0
 
 
 # --------------------------------------------------------------------------- data
+
 
 def bulk_docs(corpus: list[dict], pages: int) -> list[dict]:
     return build_docs(corpus, pages * 8)
@@ -71,6 +87,7 @@ def chunk_texts(docs: list[dict]) -> list[str]:
 
 
 # --------------------------------------------------------------------------- the model alone
+
 
 def model_child(texts_path: Path, out_path: Path) -> None:
     """In this process: the configured embedder as the indexing child builds it, warmed up,
@@ -96,11 +113,16 @@ def model_child(texts_path: Path, out_path: Path) -> None:
 def model_alone(texts: list[str], nice: int, folder: Path) -> dict:
     texts_path, out_path = folder / "texts.json", folder / "model.json"
     texts_path.write_text(json.dumps(texts))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p),
-           "ORT_DISABLE_TELEMETRY": "1", "ORT_TELEMETRY_DISABLED": "1",  # no device id (server/children.py)
-           "MEMORYWIKI_DATA_DIR": str(CACHE / "indexing-data")}  # the ONNX graph is built there once
-    proc = subprocess.Popen([sys.executable, "-m", "bench.suite.indexing", "model", str(texts_path), str(out_path)],
-                            env=env, cwd=ROOT)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p),
+        "ORT_DISABLE_TELEMETRY": "1",
+        "ORT_TELEMETRY_DISABLED": "1",  # no device id (server/children.py)
+        "MEMORYWIKI_DATA_DIR": str(CACHE / "indexing-data"),
+    }  # the ONNX graph is built there once
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bench.suite.indexing", "model", str(texts_path), str(out_path)], env=env, cwd=ROOT
+    )
     try:
         os.setpriority(os.PRIO_PROCESS, proc.pid, min(19, os.getpriority(os.PRIO_PROCESS, 0) + nice))
     except OSError:
@@ -111,6 +133,7 @@ def model_alone(texts: list[str], nice: int, folder: Path) -> dict:
 
 
 # --------------------------------------------------------------------------- CPU accounting
+
 
 def _cmdline(pid: int) -> str:
     try:
@@ -132,8 +155,10 @@ def cpu_now(server: Proc, postmaster: int | None) -> dict[str, float]:
     """CPU seconds so far: the indexing child, the server with its question child, PostgreSQL."""
     children = child_pids(server.pid)
     worker = [p for p in children if "indexing.worker" in _cmdline(p)]
-    out = {"worker": sum(process_cpu_s(p) for p in worker),
-           "server": process_cpu_s(server.pid) + sum(process_cpu_s(p) for p in children if p not in worker)}
+    out = {
+        "worker": sum(process_cpu_s(p) for p in worker),
+        "server": process_cpu_s(server.pid) + sum(process_cpu_s(p) for p in children if p not in worker),
+    }
     if postmaster is not None:
         out["postgres"] = process_cpu_s(postmaster) + sum(process_cpu_s(p) for p in child_pids(postmaster))
     return out
@@ -141,21 +166,29 @@ def cpu_now(server: Proc, postmaster: int | None) -> dict[str, float]:
 
 # --------------------------------------------------------------------------- one server
 
+
 async def _hub_left(conn: psycopg.AsyncConnection, slug: str) -> int:
     """Chunks of the hub still without a vector, plus its docs still owed."""
-    row = await (await conn.execute(
-        """SELECT (SELECT count(*) FROM chunks c JOIN hubs h ON h.id = c.hub_id
+    row = await (
+        await conn.execute(
+            """SELECT (SELECT count(*) FROM chunks c JOIN hubs h ON h.id = c.hub_id
                    WHERE h.slug = %(s)s AND c.embedding IS NULL)
                 + (SELECT count(*) FROM docs d JOIN hubs h ON h.id = d.hub_id
                    WHERE h.slug = %(s)s AND d.deleted_at IS NULL
-                     AND d.source_hash IS DISTINCT FROM d.embedded_hash)""", {"s": slug})).fetchone()
+                     AND d.source_hash IS DISTINCT FROM d.embedded_hash)""",
+            {"s": slug},
+        )
+    ).fetchone()
     return row[0]
 
 
 async def _chunks_embedded(conn: psycopg.AsyncConnection, slug: str) -> int:
-    row = await (await conn.execute(
-        "SELECT count(*) FROM chunks c JOIN hubs h ON h.id = c.hub_id WHERE h.slug = %s AND c.embedding IS NOT NULL",
-        (slug,))).fetchone()
+    row = await (
+        await conn.execute(
+            "SELECT count(*) FROM chunks c JOIN hubs h ON h.id = c.hub_id WHERE h.slug = %s AND c.embedding IS NOT NULL",
+            (slug,),
+        )
+    ).fetchone()
     return row[0]
 
 
@@ -171,8 +204,9 @@ async def _wait_hub(conn: psycopg.AsyncConnection, slug: str, timeout: float, po
 async def _recall(client: httpx.AsyncClient, slug: str, question: str, errors: list[str]) -> float:
     t0 = time.perf_counter()
     try:
-        r = await client.post(f"/api/hub/{slug}/recall", json={"question": question, "k": K, "level": "chunk"},
-                              timeout=TIMEOUT_S)
+        r = await client.post(
+            f"/api/hub/{slug}/recall", json={"question": question, "k": K, "level": "chunk"}, timeout=TIMEOUT_S
+        )
         if r.status_code != 200:
             errors.append(f"HTTP {r.status_code}")
     except httpx.TimeoutException:
@@ -199,10 +233,13 @@ async def one_server(opts: Options, pg: Postgres, label: str, env: dict, data, f
     name = f"bench_indexing_{label}"
     url = pg.fresh(name, migrate=label != "before")  # an older server migrates its own database
     postmaster = _postmaster(pg)
-    with Proc("serve", url, opts.out / ".logs", worker="auto",
-              extra_env={"MEMORYWIKI_QUESTION_CACHE": "0", **env}) as server:
-        async with httpx.AsyncClient(base_url=server.url, timeout=TIMEOUT_S) as client, \
-                await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+    with Proc(
+        "serve", url, opts.out / ".logs", worker="auto", extra_env={"MEMORYWIKI_QUESTION_CACHE": "0", **env}
+    ) as server:
+        async with (
+            httpx.AsyncClient(base_url=server.url, timeout=TIMEOUT_S) as client,
+            await psycopg.AsyncConnection.connect(url, autocommit=True) as conn,
+        ):
             # warm: the indexing child's model loaded and the HNSW indexes built (on the first
             # vectors), the question child loaded: none of that is measured
             warm = await create_hub(client, "warm")
@@ -222,9 +259,13 @@ async def one_server(opts: Options, pg: Postgres, label: str, env: dict, data, f
             out["e2e_s"] = done - t0
             cpu1 = cpu_now(server, postmaster)
             out["cpu"] = {k: cpu1[k] - cpu0[k] for k in cpu1}
-            out["chunks"] = (await (await conn.execute(
-                "SELECT count(*) FROM chunks c JOIN hubs h ON h.id = c.hub_id WHERE h.slug = 'bulk'"
-            )).fetchone())[0]
+            out["chunks"] = (
+                await (
+                    await conn.execute(
+                        "SELECT count(*) FROM chunks c JOIN hubs h ON h.id = c.hub_id WHERE h.slug = 'bulk'"
+                    )
+                ).fetchone()
+            )[0]
             log(f"    {out['chunks'] / out['e2e_s']:.1f} chunks/s ({out['chunks']} chunks in {out['e2e_s']:.1f} s)")
 
             log(f"[indexing] {label}: recall idle, then while a {sections}-section page indexes ...")
@@ -234,9 +275,14 @@ async def one_server(opts: Options, pg: Postgres, label: str, env: dict, data, f
             phase = {"now": "saving"}
             loaded: dict[str, list[float]] = {"saving": [], "embedding": []}
             t1 = time.perf_counter()
-            save = asyncio.create_task(client.post(
-                "/api/docs", json={"hub": "bulk", "title": "A long page of abstracts", "markdown": page},
-                headers={"Authorization": f"Bearer {token}"}, timeout=600))
+            save = asyncio.create_task(
+                client.post(
+                    "/api/docs",
+                    json={"hub": "bulk", "title": "A long page of abstracts", "markdown": page},
+                    headers={"Authorization": f"Bearer {token}"},
+                    timeout=600,
+                )
+            )
 
             async def watch() -> None:
                 response = await save
@@ -248,8 +294,11 @@ async def one_server(opts: Options, pg: Postgres, label: str, env: dict, data, f
                 phase["now"] = "done"
 
             watcher = asyncio.create_task(watch())
-            while phase["now"] != "done" and not watcher.done() and not (
-                    phase["now"] == "embedding" and time.perf_counter() - t1 > LOADED_S):
+            while (
+                phase["now"] != "done"
+                and not watcher.done()
+                and not (phase["now"] == "embedding" and time.perf_counter() - t1 > LOADED_S)
+            ):
                 at = phase["now"]
                 ms = await _recall(client, "bulk", next(asked), errors)
                 loaded[at].append(ms)
@@ -267,6 +316,7 @@ async def one_server(opts: Options, pg: Postgres, label: str, env: dict, data, f
 
 
 # --------------------------------------------------------------------------- the report
+
 
 async def _main(opts: Options, pg: Postgres) -> dict:
     data = load_beir(opts.dataset)
@@ -288,43 +338,85 @@ async def _main(opts: Options, pg: Postgres) -> dict:
         cpu = r["cpu"]
         idle95 = pct(r["idle"], 95)
         both = r["loaded"]["saving"] + r["loaded"]["embedding"]
-        rows.append([r["label"], model, e2e, f"{e2e / model:.0%}",
-                     f"{1000 * r['model']['cpu_s'] / r['model']['texts']:.0f} / "
-                     f"{1000 * cpu['worker'] / r['chunks']:.0f}",
-                     " / ".join(f"{cpu[k]:.0f}" for k in ("worker", "server", "postgres") if k in cpu),
-                     idle95, pct(both, 95), f"{pct(both, 95) / idle95:.1f}x"])
-        for phase, lat in (("idle", r["idle"]), ("while the page is saved", r["loaded"]["saving"]),
-                           ("while the page is embedded", r["loaded"]["embedding"]), ("while the page indexes", both)):
-            recall_rows.append([r["label"], phase, len(lat), pct(lat, 50), pct(lat, 95), pct(lat, 99),
-                                max(lat) if lat else None, f"{pct(lat, 95) / idle95:.1f}x"])
-    table = md_table(["server", "model alone texts/s", "end to end chunks/s", "end to end / model",
-                      "CPU ms per text: model alone / indexing child", "CPU s: indexing child / server / PostgreSQL", "recall p95 idle ms",
-                      "recall p95 while a page indexes ms", "p95 / idle"], rows, digits=1)
-    recall = md_table(["server", "recall", "recalls", "p50 ms", "p95 ms", "p99 ms", "max ms", "p95 / idle"],
-                      recall_rows, digits=1)
+        rows.append(
+            [
+                r["label"],
+                model,
+                e2e,
+                f"{e2e / model:.0%}",
+                f"{1000 * r['model']['cpu_s'] / r['model']['texts']:.0f} / {1000 * cpu['worker'] / r['chunks']:.0f}",
+                " / ".join(f"{cpu[k]:.0f}" for k in ("worker", "server", "postgres") if k in cpu),
+                idle95,
+                pct(both, 95),
+                f"{pct(both, 95) / idle95:.1f}x",
+            ]
+        )
+        for phase, lat in (
+            ("idle", r["idle"]),
+            ("while the page is saved", r["loaded"]["saving"]),
+            ("while the page is embedded", r["loaded"]["embedding"]),
+            ("while the page indexes", both),
+        ):
+            recall_rows.append(
+                [
+                    r["label"],
+                    phase,
+                    len(lat),
+                    pct(lat, 50),
+                    pct(lat, 95),
+                    pct(lat, 99),
+                    max(lat) if lat else None,
+                    f"{pct(lat, 95) / idle95:.1f}x",
+                ]
+            )
+    table = md_table(
+        [
+            "server",
+            "model alone texts/s",
+            "end to end chunks/s",
+            "end to end / model",
+            "CPU ms per text: model alone / indexing child",
+            "CPU s: indexing child / server / PostgreSQL",
+            "recall p95 idle ms",
+            "recall p95 while a page indexes ms",
+            "p95 / idle",
+        ],
+        rows,
+        digits=1,
+    )
+    recall = md_table(
+        ["server", "recall", "recalls", "p50 ms", "p95 ms", "p99 ms", "max ms", "p95 / idle"], recall_rows, digits=1
+    )
     after = results[-1]
     share = (after["chunks"] / after["e2e_s"]) / (after["model"]["texts"] / after["model"]["seconds"])
     both = after["loaded"]["saving"] + after["loaded"]["embedding"]
     slow = pct(both, 95) / pct(after["idle"], 95)
-    goals = (f"Goals (this checkout): end to end at least 80 % of the model alone: {share:.0%} -> "
-             f"**{'met' if share >= 0.8 else 'missed'}**; recall p95 while the page indexes at most 3x idle: "
-             f"{slow:.1f}x -> **{'met' if slow <= 3 else 'missed'}**.")
+    goals = (
+        f"Goals (this checkout): end to end at least 80 % of the model alone: {share:.0%} -> "
+        f"**{'met' if share >= 0.8 else 'missed'}**; recall p95 while the page indexes at most 3x idle: "
+        f"{slow:.1f}x -> **{'met' if slow <= 3 else 'missed'}**."
+    )
     timings = "\n".join(
         f"- {r['label']} ({r['what']}): {r['chunks']:,} chunks saved in {r['saved_s']:.1f} s and indexed "
         f"{r['e2e_s']:.1f} s after the first POST; the {r['sections']:,}-section page saved in "
         f"{r['page_saved_s']:.1f} s"
-        + (f", embedded {r['page_indexed_s']:.1f} s after its POST" if "page_indexed_s" in r else
-           f"; {r['page_embedded']:,} of its chunks embedded when the {LOADED_S:.0f} s window closed")
-        + (f"; errors: {', '.join(r['errors'][:3])}" if r["errors"] else "") for r in results)
+        + (
+            f", embedded {r['page_indexed_s']:.1f} s after its POST"
+            if "page_indexed_s" in r
+            else f"; {r['page_embedded']:,} of its chunks embedded when the {LOADED_S:.0f} s window closed"
+        )
+        + (f"; errors: {', '.join(r['errors'][:3])}" if r["errors"] else "")
+        for r in results
+    )
     text = f"""## Indexing throughput and recall while a page indexes
 
-Embedder `{after['model']['name']}`. One run: for each server, the model alone ({after['model']['texts']:,} of the bulk
+Embedder `{after["model"]["name"]}`. One run: for each server, the model alone ({after["model"]["texts"]:,} of the bulk
 save's chunk texts, every {MODEL_EVERY}th, through the embedder's indexing path, in a process of its own at
 the indexing child's CPU priority), then a fresh database and server (defaults: indexing in a child
-process) where {after['chunks']:,} chunks ({after['pages']}
+process) where {after["chunks"]:,} chunks ({after["pages"]}
 pages of 8 {data.name} abstracts, 8 POSTs in flight) are timed from the first POST until every chunk
 has its vector; then hybrid recall (k = {K}), one question after another, each different (question
-cache off), on that hub: idle, while a {after['sections']:,}-section page is saved into it and
+cache off), on that hub: idle, while a {after["sections"]:,}-section page is saved into it and
 embedded (for {LOADED_S:.0f} s after its POST at most), and idle again. CPU seconds are those used during the end-to-end run.
 
 {table}

@@ -39,11 +39,26 @@ import numpy as np
 import psycopg
 
 from ..baseline import baseline_env, describe, functions_differ, knows_int8, lacks_migrations
-from ..common import (CACHE, Options, Postgres, Proc, child_pids, fmt, load_beir, log, machine_line,
-                     make_bench_embedder, md_table, pct, process_cpu_s, synthetic_chunks, write_result)
+from ..common import (
+    CACHE,
+    Options,
+    Postgres,
+    Proc,
+    child_pids,
+    fmt,
+    load_beir,
+    log,
+    machine_line,
+    make_bench_embedder,
+    md_table,
+    pct,
+    process_cpu_s,
+    synthetic_chunks,
+    write_result,
+)
 from .rerank_stub import RerankStub
 
-SAMPLE = 300          # real-embedded texts per run (cached)
+SAMPLE = 300  # real-embedded texts per run (cached)
 CHUNKS_PER_DOC = 10
 BATCH = 2000
 K = 10
@@ -56,6 +71,7 @@ BEFORE_COPY_MAX = 100000
 
 # ---------------------------------------------------------------- synthetic text
 
+
 def _synthetic(corpus: list[dict], n: int, seed: int = 7) -> list[tuple[str, str]]:
     return [(t, x) for _, t, x in synthetic_chunks(corpus, n, seed=seed)]
 
@@ -66,6 +82,7 @@ def chunk_texts(corpus: list[dict], n: int) -> list[tuple[str, str]]:
 
 
 # ---------------------------------------------------------------- vectors
+
 
 async def sample_vectors(embedder, texts: list[str], smoke: bool) -> np.ndarray:
     key = hashlib.sha256(("\n".join(texts) + embedder.name).encode()).hexdigest()[:16]
@@ -97,6 +114,7 @@ def make_vectors(base: np.ndarray, n: int, seed: int = 11) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- build
+
 
 def base_model(model: str) -> str:
     """The model whose weights the vectors come from: its int8 variant is the same model."""
@@ -164,15 +182,17 @@ def data_schema() -> str:
     return hashlib.sha256("".join(parts).encode()).hexdigest()
 
 
-def build_hub(pg: Postgres, name: str, n: int, texts: list[tuple[str, str]], vectors: np.ndarray,
-              model: str, smoke: bool) -> tuple[str, float]:
+def build_hub(
+    pg: Postgres, name: str, n: int, texts: list[tuple[str, str]], vectors: np.ndarray, model: str, smoke: bool
+) -> tuple[str, float]:
     """Create (or reuse) database `name` holding one hub 'lat' with n chunks; return (url, build s)."""
     schema = data_schema()[:12]
     # Keyed by the model the sample vectors come from, not its int8 variant: the synthetic hub
     # serves an fp32 or an int8 server alike (same dimension, vectors within cosine 0.99 of each
     # other); the space recorded in the hub is set to the server's (record_space).
-    signature = json.dumps({"n": n, "model": base_model(model), "dim": int(vectors.shape[1]), "v": BUILD_VERSION,
-                            "schema": schema})
+    signature = json.dumps(
+        {"n": n, "model": base_model(model), "dim": int(vectors.shape[1]), "v": BUILD_VERSION, "schema": schema}
+    )
     if not smoke and pg.exists(name):
         url = pg.db_url(name)
         try:
@@ -193,13 +213,16 @@ def build_hub(pg: Postgres, name: str, n: int, texts: list[tuple[str, str]], vec
             stop = min(n, start + BATCH)
             doc_ids = [f"lat{i // CHUNKS_PER_DOC:07d}" for i in range(start, stop)]
             new_docs = sorted({d for d in doc_ids})
-            titles = {f"lat{j // CHUNKS_PER_DOC:07d}": texts[j][0] for j in range(start, stop) if j % CHUNKS_PER_DOC == 0}
+            titles = {
+                f"lat{j // CHUNKS_PER_DOC:07d}": texts[j][0] for j in range(start, stop) if j % CHUNKS_PER_DOC == 0
+            }
             with conn.transaction():
                 conn.execute(
                     "INSERT INTO docs (id, hub_id, title, markdown, edit_token_hash, source_hash, embedded_hash)"
                     " SELECT d, %s, t, '', 'x', 'h', 'h' FROM unnest(%s::text[], %s::text[]) AS u(d, t)"
                     " ON CONFLICT (id) DO NOTHING",
-                    (hub, new_docs, [titles.get(d, "Untitled") for d in new_docs]))
+                    (hub, new_docs, [titles.get(d, "Untitled") for d in new_docs]),
+                )
                 heads = [f"{titles.get(d) or texts[(int(d[3:]) * CHUNKS_PER_DOC)][0]}" for d in doc_ids]
                 mds = [texts[j][1] for j in range(start, stop)]
                 vecs = ["[" + ",".join(f"{x:.6f}" for x in vectors[j]) + "]" for j in range(start, stop)]
@@ -208,7 +231,8 @@ def build_hub(pg: Postgres, name: str, n: int, texts: list[tuple[str, str]], vec
                     " SELECT d, %s, o, h, m, md5(m), e::vector,"
                     "   setweight(to_tsvector('english', h), 'A') || setweight(to_tsvector('english', m), 'B')"
                     " FROM unnest(%s::text[], %s::int[], %s::text[], %s::text[], %s::text[]) AS u(d, o, h, m, e)",
-                    (hub, doc_ids, [j % CHUNKS_PER_DOC for j in range(start, stop)], heads, mds, vecs))
+                    (hub, doc_ids, [j % CHUNKS_PER_DOC for j in range(start, stop)], heads, mds, vecs),
+                )
             if (stop // BATCH) % 10 == 0 or stop == n:
                 log(f"    {name}: {stop}/{n} chunks ({time.perf_counter() - t0:.0f}s)")
         load_s = time.perf_counter() - t0
@@ -216,8 +240,10 @@ def build_hub(pg: Postgres, name: str, n: int, texts: list[tuple[str, str]], vec
         conn.execute("SET maintenance_work_mem = '4GB'")  # the 1M-chunk graph (~2 GB) fits in memory
         conn.execute("SET max_parallel_maintenance_workers = 1")
         for table in ("chunks", "docs", "bundles"):
-            conn.execute(f"CREATE INDEX IF NOT EXISTS {table}_embedding_hnsw ON {table} "
-                         f"USING hnsw ((embedding::vector({int(dim)})) vector_cosine_ops)")
+            conn.execute(
+                f"CREATE INDEX IF NOT EXISTS {table}_embedding_hnsw ON {table} "
+                f"USING hnsw ((embedding::vector({int(dim)})) vector_cosine_ops)"
+            )
         build_s = time.perf_counter() - t0
         log(f"[latency] built {name}: {n} chunks, load {load_s:.0f}s, + HNSW {build_s - load_s:.0f}s")
         conn.execute("CREATE TABLE bench_meta (signature text, build_s float8)")
@@ -229,6 +255,7 @@ def build_hub(pg: Postgres, name: str, n: int, texts: list[tuple[str, str]], vec
 
 
 # ---------------------------------------------------------------- measure
+
 
 class _Connection:
     """One keep-alive HTTP/1.1 connection that sends a JSON POST and reads the whole answer.
@@ -247,8 +274,11 @@ class _Connection:
         if self._streams is None:
             self._streams = await asyncio.open_connection(self.host, self.port)
         reader, writer = self._streams
-        writer.write(f"POST {path} HTTP/1.1\r\nhost: {self.host}:{self.port}\r\ncontent-type: "
-                     f"application/json\r\ncontent-length: {len(body)}\r\n\r\n".encode() + body)
+        writer.write(
+            f"POST {path} HTTP/1.1\r\nhost: {self.host}:{self.port}\r\ncontent-type: "
+            f"application/json\r\ncontent-length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
         head = self.head = await reader.readuntil(b"\r\n\r\n")
         status = int(head.split(b" ", 2)[1])
         length = re.search(rb"\r\ncontent-length: *(\d+)", head, re.IGNORECASE)
@@ -269,7 +299,7 @@ def server_timing(head: bytes) -> dict[str, float]:
     """An answer's Server-Timing header as {phase: ms} (server/web/timing.py)."""
     found = re.search(rb"\r\nserver-timing: *([^\r]*)", head, re.IGNORECASE)
     phases = {}
-    for entry in (found.group(1).decode().split(",") if found else []):
+    for entry in found.group(1).decode().split(",") if found else []:
         name, _, params = entry.strip().partition(";")
         duration = re.search(r"(?:^|;)dur=([0-9.]+)", params)
         if duration:
@@ -290,8 +320,15 @@ def _client(base_url: str) -> _Connection:
 async def _ask(conn: _Connection, question: str, mode: str, rerank: bool = False) -> float:
     """One recall over HTTP (ms), checked: a 200 in the expected mode (and reranked if asked);
     its headers stay in `conn.head`."""
-    body = json.dumps({"question": question, "k": K, "level": "chunk", "hybrid": mode == "hybrid",
-                       **({"rerank": True} if rerank else {})}).encode()
+    body = json.dumps(
+        {
+            "question": question,
+            "k": K,
+            "level": "chunk",
+            "hybrid": mode == "hybrid",
+            **({"rerank": True} if rerank else {}),
+        }
+    ).encode()
     t0 = time.perf_counter()
     status, payload = await conn.post("/api/hub/lat/recall", body)
     ms = (time.perf_counter() - t0) * 1000
@@ -313,8 +350,17 @@ async def _statement(conn, hub_id: int, question: str, qvec, dim: int, mode: str
     if mode == "fulltext":
         qvec = None
     t0 = time.perf_counter()
-    await recall.recall_chunks(conn, hub_id=hub_id, question=question, k=K, qvec=qvec,
-                               dim=dim if qvec is not None else None, hybrid=mode == "hybrid", k1=1.2, b=0.75)
+    await recall.recall_chunks(
+        conn,
+        hub_id=hub_id,
+        question=question,
+        k=K,
+        qvec=qvec,
+        dim=dim if qvec is not None else None,
+        hybrid=mode == "hybrid",
+        k1=1.2,
+        b=0.75,
+    )
     return (time.perf_counter() - t0) * 1000
 
 
@@ -325,8 +371,15 @@ async def _embedding(embedder, question: str) -> float:
     return (time.perf_counter() - t0) * 1000
 
 
-async def http_run(base_url: str, questions: list[str], mode: str, concurrency: int, n: int,
-                   rerank: bool = False, outside: list[float] | None = None) -> tuple[list[float], float]:
+async def http_run(
+    base_url: str,
+    questions: list[str],
+    mode: str,
+    concurrency: int,
+    n: int,
+    rerank: bool = False,
+    outside: list[float] | None = None,
+) -> tuple[list[float], float]:
     """Latencies (ms) and requests/s; `outside` gets each request's latency less the waits the
     server reports (WAITS): the time spent in HTTP and Python, the database and the model aside."""
     lat: list[float] = []
@@ -348,8 +401,9 @@ async def http_run(base_url: str, questions: list[str], mode: str, concurrency: 
     return lat, n / (time.perf_counter() - t0)
 
 
-async def sql_run(db, hub_id: int, questions: list[str], qvecs: list, dim: int, mode: str,
-                  concurrency: int, n: int) -> tuple[list[float], float]:
+async def sql_run(
+    db, hub_id: int, questions: list[str], qvecs: list, dim: int, mode: str, concurrency: int, n: int
+) -> tuple[list[float], float]:
     lat: list[float] = []
     counter = iter(range(n))
 
@@ -364,8 +418,9 @@ async def sql_run(db, hub_id: int, questions: list[str], qvecs: list, dim: int, 
     return lat, n / (time.perf_counter() - t0)
 
 
-async def paired_run(base_url: str, db, hub_id: int, embedder, questions: list[str], qvecs: list, dim: int,
-                     mode: str, n: int) -> list[float]:
+async def paired_run(
+    base_url: str, db, hub_id: int, embedder, questions: list[str], qvecs: list, dim: int, mode: str, n: int
+) -> list[float]:
     """Each request's overhead against its own floor, at concurrency 1: the question embedded
     (as `embed_ms` is), then its SQL statement run (as the floor is), then the same question
     asked over HTTP, one after the other, so that all three see the same moment of the machine
@@ -425,13 +480,13 @@ def _cpu_s(server: Proc, pg_folder: Path | None) -> dict[str, float | None]:
         except (OSError, ValueError, IndexError):
             pass
     own = server.cpu_s()
-    return {"server": own["self"], "embedding": own["children"], "postgres": postgres,
-            "client": sum(os.times()[:2])}
+    return {"server": own["self"], "embedding": own["children"], "postgres": postgres, "client": sum(os.times()[:2])}
 
 
 def _cpu_ms_per_request(before: dict, after: dict, n: int) -> dict[str, float | None]:
-    return {k: (after[k] - before[k]) * 1000 / n if before[k] is not None and after[k] is not None else None
-            for k in before}
+    return {
+        k: (after[k] - before[k]) * 1000 / n if before[k] is not None and after[k] is not None else None for k in before
+    }
 
 
 async def _lane_stats(base_url: str) -> dict:
@@ -439,9 +494,20 @@ async def _lane_stats(base_url: str) -> dict:
         return (await client.get("/healthz")).json().get("questions") or {}
 
 
-async def _measure(opts: Options, url: str, size: int, questions: list[str], qvecs: list, dim: int,
-                   embed_ms: list[float], baseline: dict | None, rerank_url: str | None,
-                   before_url: str | None = None, pg_folder: Path | None = None, embedder=None) -> list[dict]:
+async def _measure(
+    opts: Options,
+    url: str,
+    size: int,
+    questions: list[str],
+    qvecs: list,
+    dim: int,
+    embed_ms: list[float],
+    baseline: dict | None,
+    rerank_url: str | None,
+    before_url: str | None = None,
+    pg_folder: Path | None = None,
+    embedder=None,
+) -> list[dict]:
     """Rows for one hub: this checkout's server ("after"), the baseline's ("before", hybrid only;
     on `before_url`, a copy of the hub, when given) and a server without an embedder (full
     text); each beside the SQL floor."""
@@ -460,8 +526,19 @@ async def _measure(opts: Options, url: str, size: int, questions: list[str], qve
         if baseline:
             forget_in_place(before_url or url, baseline)
         # the baseline's question cache off too, when it has one (a server ignores unknown settings)
-        before = stack.enter_context(Proc("serve", before_url or url, logs, worker="external",
-                                          extra_env={**baseline, "MEMORYWIKI_QUESTION_CACHE": "0"})) if baseline else None
+        before = (
+            stack.enter_context(
+                Proc(
+                    "serve",
+                    before_url or url,
+                    logs,
+                    worker="external",
+                    extra_env={**baseline, "MEMORYWIKI_QUESTION_CACHE": "0"},
+                )
+            )
+            if baseline
+            else None
+        )
         runs = [("after", "vector", main), ("after", "fulltext", plain), ("after", "hybrid", main)]
         if before is not None:
             runs.append(("before", "hybrid", before))
@@ -482,56 +559,114 @@ async def _measure(opts: Options, url: str, size: int, questions: list[str], qve
                     stats0 = await _lane_stats(server.url) if code == "after" else {}
                     cpu0 = _cpu_s(server, pg_folder)
                     outside: list[float] = []
-                    lat, rps = await http_run(server.url, questions, mode, conc, n,
-                                              outside=outside if conc == 1 and code == "after" else None)
+                    lat, rps = await http_run(
+                        server.url, questions, mode, conc, n, outside=outside if conc == 1 and code == "after" else None
+                    )
                     cpu = _cpu_ms_per_request(cpu0, _cpu_s(server, pg_folder), n)
                     stats1 = await _lane_stats(server.url) if code == "after" else {}
                     if (mode, conc) not in floors:
                         floors[mode, conc] = await sql_run(db, hub_id, questions, qvecs, dim, mode, conc, n)
                     flat, fqps = floors[mode, conc]
-                    row = {"size": size, "code": code, "mode": mode, "concurrency": conc, "n": n,
-                           "p50": pct(lat, 50), "p95": pct(lat, 95), "p99": pct(lat, 99), "rps": rps,
-                           "floor_p50": pct(flat, 50), "floor_p95": pct(flat, 95), "floor_p99": pct(flat, 99),
-                           "floor_qps": fqps, "cpu_ms": cpu, "outside_p50": pct(outside, 50) if outside else None}
+                    row = {
+                        "size": size,
+                        "code": code,
+                        "mode": mode,
+                        "concurrency": conc,
+                        "n": n,
+                        "p50": pct(lat, 50),
+                        "p95": pct(lat, 95),
+                        "p99": pct(lat, 99),
+                        "rps": rps,
+                        "floor_p50": pct(flat, 50),
+                        "floor_p95": pct(flat, 95),
+                        "floor_p99": pct(flat, 99),
+                        "floor_qps": fqps,
+                        "cpu_ms": cpu,
+                        "outside_p50": pct(outside, 50) if outside else None,
+                    }
                     passes = stats1.get("forward_passes", 0) - stats0.get("forward_passes", 0)
-                    row["per_pass"] = (stats1.get("embedded", 0) - stats0.get("embedded", 0)) / passes if passes else None
+                    row["per_pass"] = (
+                        (stats1.get("embedded", 0) - stats0.get("embedded", 0)) / passes if passes else None
+                    )
                     emb = pct(embed_ms, 50) if mode != "fulltext" and code == "after" else None
-                    row["overhead_p50"] = row["p50"] - row["floor_p50"] - emb if emb is not None else (
-                        row["p50"] - row["floor_p50"] if mode == "fulltext" else None)
+                    row["overhead_p50"] = (
+                        row["p50"] - row["floor_p50"] - emb
+                        if emb is not None
+                        else (row["p50"] - row["floor_p50"] if mode == "fulltext" else None)
+                    )
                     if conc == 1 and code == "after" and embedder is not None:
-                        paired = await paired_run(server.url, db, hub_id, embedder, questions, qvecs, dim, mode,
-                                                  max(10, n // 2))
+                        paired = await paired_run(
+                            server.url, db, hub_id, embedder, questions, qvecs, dim, mode, max(10, n // 2)
+                        )
                         row["paired_p50"] = pct(paired, 50)
                     out.append(row)
-                    log(f"    {size:>8} {code:6} {mode:8} c={conc:<2} p50 {row['p50']:7.1f} p95 {row['p95']:7.1f} "
-                        f"rps {rps:6.1f} | floor p50 {row['floor_p50']:6.1f} p95 {row['floor_p95']:6.1f}")
+                    log(
+                        f"    {size:>8} {code:6} {mode:8} c={conc:<2} p50 {row['p50']:7.1f} p95 {row['p95']:7.1f} "
+                        f"rps {rps:6.1f} | floor p50 {row['floor_p50']:6.1f} p95 {row['floor_p95']:6.1f}"
+                    )
             # the question cache: every question asked twice in a row, the second time from the cache
             twice = [q for q in questions for _ in (0, 1)]
             await http_run(cached.url, questions[:50], "hybrid", 4, 50)
             lat, rps = await http_run(cached.url, twice, "hybrid", 16, min(n, len(twice)))
             flat, fqps = floors["hybrid", 16]
-            out.append({"size": size, "code": "after, cache", "mode": "hybrid", "concurrency": 16, "n": n,
-                        "p50": pct(lat, 50), "p95": pct(lat, 95), "p99": pct(lat, 99), "rps": rps,
-                        "floor_p50": pct(flat, 50), "floor_p95": pct(flat, 95), "floor_p99": pct(flat, 99),
-                        "floor_qps": fqps, "per_pass": None, "overhead_p50": None})
+            out.append(
+                {
+                    "size": size,
+                    "code": "after, cache",
+                    "mode": "hybrid",
+                    "concurrency": 16,
+                    "n": n,
+                    "p50": pct(lat, 50),
+                    "p95": pct(lat, 95),
+                    "p99": pct(lat, 99),
+                    "rps": rps,
+                    "floor_p50": pct(flat, 50),
+                    "floor_p95": pct(flat, 95),
+                    "floor_p99": pct(flat, 99),
+                    "floor_qps": fqps,
+                    "per_pass": None,
+                    "overhead_p50": None,
+                }
+            )
             if rerank_url:  # interleaved with the same questions without rerank, so load drifts cancel out
                 with_rr, without = [], []
                 for i in range(n // 2):
-                    lat, _ = await http_run(main.url, questions[i:i + 1], "hybrid", 1, 1)
+                    lat, _ = await http_run(main.url, questions[i : i + 1], "hybrid", 1, 1)
                     without += lat
-                    lat, _ = await http_run(main.url, questions[i:i + 1], "hybrid", 1, 1, rerank=True)
+                    lat, _ = await http_run(main.url, questions[i : i + 1], "hybrid", 1, 1, rerank=True)
                     with_rr += lat
                 flat, fqps = floors["hybrid", 1]
-                out.append({"size": size, "code": "after, rerank", "mode": "hybrid", "concurrency": 1, "n": n // 2,
-                            "p50": pct(with_rr, 50), "p95": pct(with_rr, 95), "p99": pct(with_rr, 99), "rps": None,
-                            "floor_p50": pct(flat, 50), "floor_p95": pct(flat, 95), "floor_p99": pct(flat, 99),
-                            "floor_qps": fqps, "per_pass": None, "overhead_p50": None,
-                            "added_p50": pct(with_rr, 50) - pct(without, 50),
-                            "added_p95": pct(with_rr, 95) - pct(without, 95)})
+                out.append(
+                    {
+                        "size": size,
+                        "code": "after, rerank",
+                        "mode": "hybrid",
+                        "concurrency": 1,
+                        "n": n // 2,
+                        "p50": pct(with_rr, 50),
+                        "p95": pct(with_rr, 95),
+                        "p99": pct(with_rr, 99),
+                        "rps": None,
+                        "floor_p50": pct(flat, 50),
+                        "floor_p95": pct(flat, 95),
+                        "floor_p99": pct(flat, 99),
+                        "floor_qps": fqps,
+                        "per_pass": None,
+                        "overhead_p50": None,
+                        "added_p50": pct(with_rr, 50) - pct(without, 50),
+                        "added_p95": pct(with_rr, 95) - pct(without, 95),
+                    }
+                )
         finally:
             await db.close()
-        out.append({"size": size, "rss_server_mb": main.peak_rss_mb(), "rss_plain_mb": plain.peak_rss_mb(),
-                    "rss_before_mb": before.peak_rss_mb() if before else None})
+        out.append(
+            {
+                "size": size,
+                "rss_server_mb": main.peak_rss_mb(),
+                "rss_plain_mb": plain.peak_rss_mb(),
+                "rss_before_mb": before.peak_rss_mb() if before else None,
+            }
+        )
     return out
 
 
@@ -583,8 +718,20 @@ async def _main(opts: Options, pg: Postgres) -> dict:
                     size_baseline = None
                     log(f"[latency] no 'before' rows at {size} chunks: the baseline would need a copy of the hub")
             try:
-                rows = await _measure(opts, url, size, questions, qvecs, dim, embed_ms, size_baseline, rerank_url,
-                                      before_url, pg.folder, embedder)
+                rows = await _measure(
+                    opts,
+                    url,
+                    size,
+                    questions,
+                    qvecs,
+                    dim,
+                    embed_ms,
+                    size_baseline,
+                    rerank_url,
+                    before_url,
+                    pg.folder,
+                    embedder,
+                )
             finally:
                 if before_url:
                     pg.drop(f"{name}_before")
@@ -597,62 +744,125 @@ async def _main(opts: Options, pg: Postgres) -> dict:
         return {"builds": builds}
     table_rows = []
     for r in results:
-        table_rows.append([f"{r['size']:,}", r["code"], r["mode"], r["concurrency"], r["p50"], r["p95"], r["p99"],
-                           r["rps"], r["floor_p50"], r["floor_p95"], r["floor_qps"],
-                           r["overhead_p50"] if r["concurrency"] == 1 else None, r.get("paired_p50"),
-                           r.get("outside_p50"), r["per_pass"]])
-    table = md_table(["chunks", "server", "mode", "conc", "HTTP p50 ms", "p95", "p99", "req/s", "SQL p50 ms",
-                      "p95", "q/s", "HTTP+Python overhead p50 ms", "paired p50 ms", "outside the waits p50 ms",
-                      "questions per embedding pass"],
-                     table_rows, digits=1)
-    emb_line = (f"Query embedding alone ({embedder.name}, {getattr(embedder, 'backend', 'remote')}, one question per "
-                f"call, in the benchmark process): p50 {pct(embed_ms, 50):.1f} ms, p95 {pct(embed_ms, 95):.1f} ms, "
-                f"p99 {pct(embed_ms, 99):.1f} ms over {len(embed_ms)} questions.")
+        table_rows.append(
+            [
+                f"{r['size']:,}",
+                r["code"],
+                r["mode"],
+                r["concurrency"],
+                r["p50"],
+                r["p95"],
+                r["p99"],
+                r["rps"],
+                r["floor_p50"],
+                r["floor_p95"],
+                r["floor_qps"],
+                r["overhead_p50"] if r["concurrency"] == 1 else None,
+                r.get("paired_p50"),
+                r.get("outside_p50"),
+                r["per_pass"],
+            ]
+        )
+    table = md_table(
+        [
+            "chunks",
+            "server",
+            "mode",
+            "conc",
+            "HTTP p50 ms",
+            "p95",
+            "p99",
+            "req/s",
+            "SQL p50 ms",
+            "p95",
+            "q/s",
+            "HTTP+Python overhead p50 ms",
+            "paired p50 ms",
+            "outside the waits p50 ms",
+            "questions per embedding pass",
+        ],
+        table_rows,
+        digits=1,
+    )
+    emb_line = (
+        f"Query embedding alone ({embedder.name}, {getattr(embedder, 'backend', 'remote')}, one question per "
+        f"call, in the benchmark process): p50 {pct(embed_ms, 50):.1f} ms, p95 {pct(embed_ms, 95):.1f} ms, "
+        f"p99 {pct(embed_ms, 99):.1f} ms over {len(embed_ms)} questions."
+    )
     build_line = ", ".join(f"{s:,} chunks {b:.0f} s" for s, b in builds.items())
-    before_where = (f", on a copy of each hub up to {BEFORE_COPY_MAX:,} chunks {copy_why}"
-                    if baseline_copies else ", on the same hub" if baseline else "")
-    rss_line = ", ".join(f"{r['size']:,}: {fmt(r['rss_server_mb'], 0)} MB (after), "
-                         + (f"{fmt(r['rss_before_mb'], 0)} MB (before), " if r.get("rss_before_mb") else "")
-                         + f"{fmt(r['rss_plain_mb'], 0)} MB (no embedder)" for r in rss)
+    before_where = (
+        f", on a copy of each hub up to {BEFORE_COPY_MAX:,} chunks {copy_why}"
+        if baseline_copies
+        else ", on the same hub"
+        if baseline
+        else ""
+    )
+    rss_line = ", ".join(
+        f"{r['size']:,}: {fmt(r['rss_server_mb'], 0)} MB (after), "
+        + (f"{fmt(r['rss_before_mb'], 0)} MB (before), " if r.get("rss_before_mb") else "")
+        + f"{fmt(r['rss_plain_mb'], 0)} MB (no embedder)"
+        for r in rss
+    )
 
     def row(code, mode, conc, size=100000):
-        return next((r for r in results if (r["code"], r["mode"], r["concurrency"], r["size"]) == (code, mode, conc, size)), None)
+        return next(
+            (r for r in results if (r["code"], r["mode"], r["concurrency"], r["size"]) == (code, mode, conc, size)),
+            None,
+        )
 
     goals = []
     c1, c16 = row("after", "hybrid", 1), row("after", "hybrid", 16)
     if c1 and c16:
-        ones = {r["mode"]: r for r in results if r["concurrency"] == 1 and r["code"] == "after"
-                and r["size"] == c1["size"] and r["overhead_p50"] is not None}
+        ones = {
+            r["mode"]: r
+            for r in results
+            if r["concurrency"] == 1
+            and r["code"] == "after"
+            and r["size"] == c1["size"]
+            and r["overhead_p50"] is not None
+        }
         overheads = [r["overhead_p50"] for r in ones.values()]
         each = ", ".join(f"{mode} {r['overhead_p50']:.1f}" for mode, r in ones.items())
-        goals.append(f"Goals at 100k chunks: hybrid p95 < 25 ms at concurrency 1: {c1['p95']:.1f} ms -> "
-                     f"**{'met' if c1['p95'] < 25 else 'missed'}**; >= 150 recalls/s at concurrency 16: "
-                     f"{c16['rps']:.0f}/s -> **{'met' if c16['rps'] >= 150 else 'missed'}** (the SQL alone: "
-                     f"{c16['floor_qps']:.0f}/s); HTTP + Python overhead < 3 ms over the SQL floor (p50, concurrency 1, "
-                     f"query embedding subtracted): {each} ms -> **{'met' if max(overheads) < 3 else 'missed'}**. "
-                     f"The vector and full-text rows measure the HTTP + Python path alone; a hybrid's question is "
-                     f"embedded while full text reads its candidates, so its figure subtracts an embedding it no "
-                     f"longer waits for in full (its HTTP p50 - SQL p50, nothing subtracted: "
-                     f"{c1['p50'] - c1['floor_p50']:.1f} ms).")
+        goals.append(
+            f"Goals at 100k chunks: hybrid p95 < 25 ms at concurrency 1: {c1['p95']:.1f} ms -> "
+            f"**{'met' if c1['p95'] < 25 else 'missed'}**; >= 150 recalls/s at concurrency 16: "
+            f"{c16['rps']:.0f}/s -> **{'met' if c16['rps'] >= 150 else 'missed'}** (the SQL alone: "
+            f"{c16['floor_qps']:.0f}/s); HTTP + Python overhead < 3 ms over the SQL floor (p50, concurrency 1, "
+            f"query embedding subtracted): {each} ms -> **{'met' if max(overheads) < 3 else 'missed'}**. "
+            f"The vector and full-text rows measure the HTTP + Python path alone; a hybrid's question is "
+            f"embedded while full text reads its candidates, so its figure subtracts an embedding it no "
+            f"longer waits for in full (its HTTP p50 - SQL p50, nothing subtracted: "
+            f"{c1['p50'] - c1['floor_p50']:.1f} ms)."
+        )
         paired = {mode: r["paired_p50"] for mode, r in ones.items() if r.get("paired_p50") is not None}
         if paired:
-            goals.append("The same overhead request by request, each request against its own SQL statement and "
-                         "question embedding timed just before it (paired, p50, concurrency 1): "
-                         + ", ".join(f"{mode} {ms:.1f}" for mode, ms in paired.items())
-                         + f" ms -> **{'met' if max(paired.values()) < 3 else 'missed'}**"
-                         + (" (a hybrid's figure subtracts an embedding it waits for only in part, as above)"
-                            if "hybrid" in paired else "") + ".")
+            goals.append(
+                "The same overhead request by request, each request against its own SQL statement and "
+                "question embedding timed just before it (paired, p50, concurrency 1): "
+                + ", ".join(f"{mode} {ms:.1f}" for mode, ms in paired.items())
+                + f" ms -> **{'met' if max(paired.values()) < 3 else 'missed'}**"
+                + (
+                    " (a hybrid's figure subtracts an embedding it waits for only in part, as above)"
+                    if "hybrid" in paired
+                    else ""
+                )
+                + "."
+            )
         outside = {mode: r["outside_p50"] for mode, r in ones.items() if r.get("outside_p50") is not None}
         if outside:
-            goals.append("Request by request, less the waits each answer's Server-Timing reports (HTTP and "
-                         "Python alone, p50, concurrency 1): "
-                         + ", ".join(f"{mode} {ms:.1f}" for mode, ms in outside.items())
-                         + f" ms -> **{'met' if max(outside.values()) < 3 else 'missed'}**.")
+            goals.append(
+                "Request by request, less the waits each answer's Server-Timing reports (HTTP and "
+                "Python alone, p50, concurrency 1): "
+                + ", ".join(f"{mode} {ms:.1f}" for mode, ms in outside.items())
+                + f" ms -> **{'met' if max(outside.values()) < 3 else 'missed'}**."
+            )
         b1, b16 = row("before", "hybrid", 1), row("before", "hybrid", 16)
         if b1 and b16:
-            goals.append(f"Before/after at 100k, hybrid: p95 at concurrency 1 {b1['p95']:.1f} -> {c1['p95']:.1f} ms; "
-                         f"recalls/s at concurrency 16 {b16['rps']:.0f} -> {c16['rps']:.0f} "
-                         f"({c16['rps'] / b16['rps']:.1f}x).")
+            goals.append(
+                f"Before/after at 100k, hybrid: p95 at concurrency 1 {b1['p95']:.1f} -> {c1['p95']:.1f} ms; "
+                f"recalls/s at concurrency 16 {b16['rps']:.0f} -> {c16['rps']:.0f} "
+                f"({c16['rps'] / b16['rps']:.1f}x)."
+            )
     cpu_rows = [r for r in results if r.get("cpu_ms") and r["concurrency"] == 16 and r["code"] in ("after", "before")]
     cpu_table = ""
     if cpu_rows:
@@ -660,21 +870,55 @@ async def _main(opts: Options, pg: Postgres) -> dict:
         for r in cpu_rows:
             c = r["cpu_ms"]
             total = sum(v for v in c.values() if v is not None)
-            lines.append([f"{r['size']:,}", r["code"], r["mode"], c["server"], c["embedding"] if r["mode"] != "fulltext" else None,
-                          c["postgres"], c["client"], total, 2000 / total if total else None, r["rps"]])
-        cpu_table = ("Where the CPU goes at concurrency 16 (CPU ms per recall, user + system, from /proc, over the "
-                     "row's requests; the 2 cores run all four, so 2,000 / total is the most recalls/s this "
-                     "machine could serve with them):\n\n" + md_table(
-                         ["chunks", "server", "mode", "server process", "embedding child", "PostgreSQL",
-                          "benchmark client", "total", "ceiling recalls/s", "measured req/s"], lines, digits=2))
+            lines.append(
+                [
+                    f"{r['size']:,}",
+                    r["code"],
+                    r["mode"],
+                    c["server"],
+                    c["embedding"] if r["mode"] != "fulltext" else None,
+                    c["postgres"],
+                    c["client"],
+                    total,
+                    2000 / total if total else None,
+                    r["rps"],
+                ]
+            )
+        cpu_table = (
+            "Where the CPU goes at concurrency 16 (CPU ms per recall, user + system, from /proc, over the "
+            "row's requests; the 2 cores run all four, so 2,000 / total is the most recalls/s this "
+            "machine could serve with them):\n\n"
+            + md_table(
+                [
+                    "chunks",
+                    "server",
+                    "mode",
+                    "server process",
+                    "embedding child",
+                    "PostgreSQL",
+                    "benchmark client",
+                    "total",
+                    "ceiling recalls/s",
+                    "measured req/s",
+                ],
+                lines,
+                digits=2,
+            )
+        )
     rerank_rows = [r for r in results if r["code"] == "after, rerank"]
-    rerank_line = ("Rerank stage (`\"rerank\": true`, 30 fused candidates to a stand-in reranker on loopback that "
-                   "answers at once, bench/suite/rerank_stub.py; each question asked without and with it, in turn): added "
-                   "p50 / p95 " + ", ".join(
-                       f"{r['size']:,} chunks: {r['added_p50']:+.1f} / {r['added_p95']:+.1f} ms" for r in rerank_rows)
-                   + ". That is the stage's own cost (30 candidates fetched and sent, one round trip, the re-sort); "
-                   "a real cross-encoder adds its inference time on top, and its quality cannot be measured here: "
-                   "no reranker model is available offline on this machine.") if rerank_rows else ""
+    rerank_line = (
+        (
+            'Rerank stage (`"rerank": true`, 30 fused candidates to a stand-in reranker on loopback that '
+            "answers at once, bench/suite/rerank_stub.py; each question asked without and with it, in turn): added "
+            "p50 / p95 "
+            + ", ".join(f"{r['size']:,} chunks: {r['added_p50']:+.1f} / {r['added_p95']:+.1f} ms" for r in rerank_rows)
+            + ". That is the stage's own cost (30 candidates fetched and sent, one round trip, the re-sort); "
+            "a real cross-encoder adds its inference time on top, and its quality cannot be measured here: "
+            "no reranker model is available offline on this machine."
+        )
+        if rerank_rows
+        else ""
+    )
     text = f"""## Latency and throughput (recall, level chunk, k = {K})
 
 Hubs built straight in SQL (one database per size; docs of {CHUNKS_PER_DOC} chunks; text = the
@@ -683,10 +927,10 @@ Hubs built straight in SQL (one database per size; docs of {CHUNKS_PER_DOC} chun
 plus Gaussian noise, re-normalised; one build serves the fp32 and the int8 space alike, the hub
 recording the space of the server that runs on it). Build (load + HNSW): {build_line}.
 HTTP: uvicorn (uvloop + httptools), access log off, loopback, a lean keep-alive HTTP/1.1 client
-(asyncio streams) in the benchmark process; {results[0]['n'] if results else 0} requests per row after a warm-up.
+(asyncio streams) in the benchmark process; {results[0]["n"] if results else 0} requests per row after a warm-up.
 Servers, each a process of its own on the same hub: **after** = this checkout (local embedder on
-{getattr(embedder, 'backend', 'its embedder')}, question lane; its question cache off, since every row asks the same
-300 questions); **before** = {baseline_name or 'not run'} (the baseline commit's server with its default embedder), hybrid rows only{before_where};
+{getattr(embedder, "backend", "its embedder")}, question lane; its question cache off, since every row asks the same
+300 questions); **before** = {baseline_name or "not run"} (the baseline commit's server with its default embedder), hybrid rows only{before_where};
 **after, cache** = this checkout with its question cache on, each question asked twice in a row;
 "fulltext" = a server without an embedder. "questions per embedding pass": the question lane's
 micro-batches during that row (from /healthz). SQL floor: `recall.recall_chunks` on a psycopg pool

@@ -44,8 +44,21 @@ from pathlib import Path
 
 import httpx
 
-from ..common import (SERVER_ERRORS, Options, Postgres, Proc, count_summary, create_hub, log, machine_line,
-                     md_table, post_docs, run_concurrent, wait_indexed, write_result)
+from ..common import (
+    SERVER_ERRORS,
+    Options,
+    Postgres,
+    Proc,
+    count_summary,
+    create_hub,
+    log,
+    machine_line,
+    md_table,
+    post_docs,
+    run_concurrent,
+    wait_indexed,
+    write_result,
+)
 
 KS = (5, 10, 20)
 DOC_KS = (5, 10)
@@ -108,8 +121,20 @@ def _locate(markdown: str, turns: list[dict], texts: list[str]) -> list[tuple[st
     return spans
 
 
-MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
-          "October", "November", "December")
+MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 
 
 def session_time(text: str):
@@ -140,8 +165,11 @@ def chat_sessions(sample: dict) -> list[Session]:
         when = session_time(conv.get(f"session_{n}_date_time", ""))
         texts = _turn_texts(turns)
         markdown = render_turns([(t["speaker"], text, when) for t, text in zip(turns, texts)])
-        docs.append(Session(sample["sample_id"], n, f"{a} and {b}, session {n}", markdown, "chat",
-                            _locate(markdown, turns, texts)))
+        docs.append(
+            Session(
+                sample["sample_id"], n, f"{a} and {b}, session {n}", markdown, "chat", _locate(markdown, turns, texts)
+            )
+        )
     return docs
 
 
@@ -166,9 +194,10 @@ def session_docs(sample: dict, window: int = 1) -> list[Session]:
         else:
             parts = []
             for i in range(0, len(turns), window):
-                group = turns[i:i + window]
-                body = "\n\n".join(f"**{t['speaker']} ({t['dia_id']}):** {text}"
-                                    for t, text in zip(group, texts[i:i + window]))
+                group = turns[i : i + window]
+                body = "\n\n".join(
+                    f"**{t['speaker']} ({t['dia_id']}):** {text}" for t, text in zip(group, texts[i : i + window])
+                )
                 parts.append(f"## Turns {group[0]['dia_id']}-{group[-1]['dia_id']}\n\n{body}")
             markdown = "\n\n".join(parts) + "\n"
         title = f"{a} and {b}, session {n} ({date})" if date else f"{a} and {b}, session {n}"
@@ -179,9 +208,8 @@ def session_docs(sample: dict, window: int = 1) -> list[Session]:
 def token_counter():
     """(count(text) -> int, description): MiniLM's WordPiece tokenizer offline, else words * 1.3."""
     try:
-        from transformers import AutoTokenizer
-
         from memorywiki.server.embedding.local import packaged_model_dir
+        from transformers import AutoTokenizer
 
         tok = AutoTokenizer.from_pretrained(str(packaged_model_dir()), local_files_only=True)
 
@@ -217,18 +245,25 @@ def score_chunks(q: dict, results: list[dict], by_doc: dict[str, Session], count
             sessions.append(s.key)
     evidence = set(q["evidence"])
     wanted = evidence_sessions(q)
-    return {"category": q["category"], "recall": len(evidence & found) / len(evidence), "tokens": tokens,
-            **{f"session@{d}": len(wanted & set(sessions[:d])) / len(wanted) for d in DOC_KS}}
+    return {
+        "category": q["category"],
+        "recall": len(evidence & found) / len(evidence),
+        "tokens": tokens,
+        **{f"session@{d}": len(wanted & set(sessions[:d])) / len(wanted) for d in DOC_KS},
+    }
 
 
-async def _ask(client, qa: list[dict], hubs: dict, by_doc: dict, method: str, k: int, count_tokens,
-               prefixes: tuple[int, ...] = ()) -> dict[int, list[dict]]:
+async def _ask(
+    client, qa: list[dict], hubs: dict, by_doc: dict, method: str, k: int, count_tokens, prefixes: tuple[int, ...] = ()
+) -> dict[int, list[dict]]:
     """Ask every question at k, level chunk; score the top-p prefixes too (vector and full text
     rank the same way whatever k is, so their top 5 at k=20 is their answer at k=5)."""
+
     async def one(q):
-        r = await client.post(f"/api/hub/{hubs[q['sample_id']]}/recall",
-                              json={"question": q["question"], "k": k, "level": "chunk",
-                                    "hybrid": method == "hybrid"})
+        r = await client.post(
+            f"/api/hub/{hubs[q['sample_id']]}/recall",
+            json={"question": q["question"], "k": k, "level": "chunk", "hybrid": method == "hybrid"},
+        )
         r.raise_for_status()
         body = r.json()
         if body["mode"] != method:
@@ -241,23 +276,29 @@ async def _ask(client, qa: list[dict], hubs: dict, by_doc: dict, method: str, k:
 
 async def _ask_docs(client, qa: list[dict], hubs: dict, by_doc: dict, method: str, k: int = max(DOC_KS)) -> list[dict]:
     """Level doc (a session is a doc): session recall@5/@10."""
+
     async def one(q):
-        r = await client.post(f"/api/hub/{hubs[q['sample_id']]}/recall",
-                              json={"question": q["question"], "k": k, "level": "doc", "hybrid": method == "hybrid"})
+        r = await client.post(
+            f"/api/hub/{hubs[q['sample_id']]}/recall",
+            json={"question": q["question"], "k": k, "level": "doc", "hybrid": method == "hybrid"},
+        )
         r.raise_for_status()
         body = r.json()
         if body["mode"] != method:
             raise RuntimeError(f"expected mode {method}, got {body['mode']} ({body.get('vector_note')})")
         sessions = [by_doc[res["doc_id"]].key for res in body["results"]]
         wanted = evidence_sessions(q)
-        return {"category": q["category"], **{f"session@{d}": len(wanted & set(sessions[:d])) / len(wanted)
-                                              for d in DOC_KS}}
+        return {
+            "category": q["category"],
+            **{f"session@{d}": len(wanted & set(sessions[:d])) / len(wanted) for d in DOC_KS},
+        }
 
     return await run_concurrent(qa, one, 4)
 
 
-def bm25s_reference(url: str, qa: list[dict], hubs: dict, sessions: list[Session], by_doc: dict,
-                    count_tokens) -> dict[str, list[dict]]:
+def bm25s_reference(
+    url: str, qa: list[dict], hubs: dict, sessions: list[Session], by_doc: dict, count_tokens
+) -> dict[str, list[dict]]:
     """bm25s (k1 1.2, b 0.75, Snowball, its English stopwords) on the chunks the server stored
     (heading path + markdown, one index per hub) and on whole sessions (title + markdown)."""
     import bm25s
@@ -266,8 +307,10 @@ def bm25s_reference(url: str, qa: list[dict], hubs: dict, sessions: list[Session
 
     stemmer = Stemmer.Stemmer("english")
     with psycopg.connect(url) as conn:
-        rows = conn.execute("SELECT h.slug, c.doc_id, c.heading_path, c.markdown FROM chunks c"
-                            " JOIN hubs h ON h.id = c.hub_id ORDER BY c.id").fetchall()
+        rows = conn.execute(
+            "SELECT h.slug, c.doc_id, c.heading_path, c.markdown FROM chunks c"
+            " JOIN hubs h ON h.id = c.hub_id ORDER BY c.id"
+        ).fetchall()
     per_hub: dict[str, list[tuple]] = {}
     for slug, doc_id, heading, md in rows:
         per_hub.setdefault(slug, []).append((doc_id, heading, md))
@@ -289,16 +332,20 @@ def bm25s_reference(url: str, qa: list[dict], hubs: dict, sessions: list[Session
         qt = bm25s.tokenize([q["question"]], stopwords="en", stemmer=stemmer, show_progress=False)
         chunks = per_hub[hub]
         ids, scores = chunk_models[hub].retrieve(qt, k=min(max(KS), len(chunks)), show_progress=False, n_threads=1)
-        results = [{"doc_id": chunks[int(i)][0], "heading_path": chunks[int(i)][1], "markdown": chunks[int(i)][2]}
-                   for i, s in zip(ids[0], scores[0]) if s > 0]
+        results = [
+            {"doc_id": chunks[int(i)][0], "heading_path": chunks[int(i)][1], "markdown": chunks[int(i)][2]}
+            for i, s in zip(ids[0], scores[0])
+            if s > 0
+        ]
         for p in KS:
             out[f"k{p}"].append(score_chunks(q, results, by_doc, count_tokens, p))
         ss = sess_hub[hub]
         ids, scores = sess_models[hub].retrieve(qt, k=min(max(DOC_KS), len(ss)), show_progress=False, n_threads=1)
         keys = [ss[int(i)].key for i, s in zip(ids[0], scores[0]) if s > 0]
         wanted = evidence_sessions(q)
-        out["sessions"].append({"category": q["category"], **{f"session@{d}": len(wanted & set(keys[:d])) / len(wanted)
-                                                              for d in DOC_KS}})
+        out["sessions"].append(
+            {"category": q["category"], **{f"session@{d}": len(wanted & set(keys[:d])) / len(wanted) for d in DOC_KS}}
+        )
     return out
 
 
@@ -329,8 +376,13 @@ async def _main(opts: Options, pg: Postgres) -> dict:
                 hubs[sample["sample_id"]] = slug
                 token = await create_hub(client, slug)
                 docs = chat_sessions(sample) if window == 0 else session_docs(sample, window)
-                created = await post_docs(client, token, slug, [
-                    {"title": d.title, "markdown": d.markdown, "source": d.source} for d in docs], concurrency=4)
+                created = await post_docs(
+                    client,
+                    token,
+                    slug,
+                    [{"title": d.title, "markdown": d.markdown, "source": d.source} for d in docs],
+                    concurrency=4,
+                )
                 for d, c in zip(docs, created):
                     d.doc_id = c["id"]
                 sessions += docs
@@ -371,45 +423,71 @@ async def _main(opts: Options, pg: Postgres) -> dict:
     for cat, name in CATEGORIES.items():
         n = sum(1 for q in qa if q["category"] == cat)
         for method in METHODS:
-            cat_rows.append([f"{cat} {name}", n, method] +
-                            [mean(s["recall"] for s in scores[(method, k)] if s["category"] == cat) for k in KS])
+            cat_rows.append(
+                [f"{cat} {name}", n, method]
+                + [mean(s["recall"] for s in scores[(method, k)] if s["category"] == cat) for k in KS]
+            )
     by_cat = md_table(["category", "questions", "method"] + [f"recall@{k}" for k in KS], cat_rows)
     sess_rows = []
     for method in methods:
         chunk_level = scores[(method, max(KS))]
-        sess_rows.append([method, *(mean(s[f"session@{d}"] for s in doc_scores[method]) for d in DOC_KS),
-                          *(mean(s[f"session@{d}"] for s in chunk_level) for d in DOC_KS)])
-    sess_table = md_table(["method", "doc level: session recall@5", "session recall@10",
-                           "chunk level (k=20) mapped to sessions: recall@5", "recall@10"], sess_rows)
+        sess_rows.append(
+            [
+                method,
+                *(mean(s[f"session@{d}"] for s in doc_scores[method]) for d in DOC_KS),
+                *(mean(s[f"session@{d}"] for s in chunk_level) for d in DOC_KS),
+            ]
+        )
+    sess_table = md_table(
+        [
+            "method",
+            "doc level: session recall@5",
+            "session recall@10",
+            "chunk level (k=20) mapped to sessions: recall@5",
+            "recall@10",
+        ],
+        sess_rows,
+    )
     r10 = {m: mean(s["recall"] for s in scores[(m, 10)]) for m in methods}
     t10 = mean(s["tokens"] for s in scores[("hybrid", 10)])
     best_single = max(r10["vector"], r10["fulltext"])
-    goal = (f"Goal: evidence recall@10 >= 0.75 with < 1,500 returned tokens on average. Hybrid: recall@10 "
-            f"{r10['hybrid']:.3f} with {t10:.0f} tokens -> **{'met' if r10['hybrid'] >= 0.75 and t10 < 1500 else 'missed'}**."
-            f" Hybrid >= max(full text, vector) at k=10: {r10['hybrid']:.3f} vs {best_single:.3f} -> "
-            f"**{'yes' if r10['hybrid'] >= best_single else 'no'}**.")
+    goal = (
+        f"Goal: evidence recall@10 >= 0.75 with < 1,500 returned tokens on average. Hybrid: recall@10 "
+        f"{r10['hybrid']:.3f} with {t10:.0f} tokens -> **{'met' if r10['hybrid'] >= 0.75 and t10 < 1500 else 'missed'}**."
+        f" Hybrid >= max(full text, vector) at k=10: {r10['hybrid']:.3f} vs {best_single:.3f} -> "
+        f"**{'yes' if r10['hybrid'] >= best_single else 'no'}**."
+    )
     errors = ""
     if SERVER_ERRORS:
         errors = f"\n**{len(SERVER_ERRORS)} capture POSTs answered 5xx and were retried** (`{SERVER_ERRORS[0]}`).\n"
         SERVER_ERRORS.clear()
-    variant = "" if window <= 1 else (
-        f"\n**Variant: {window} consecutive turns per chunk** (`--locomo-window {window}`): a"
-        f" `## Turns D1:1-D1:{window}` section per {window} turns, each turn a paragraph opening with"
-        f" `**<speaker> (<dia_id>):**` (written in bench/suite/locomo.py, not the chat-import renderer).\n")
-    layout = {0: "as a chat import gives it: markdown from the chat-import renderer (`formats/mdutil.render_turns`)"
-                 " with the speakers and the session's date (`## <day>`, a `### <speaker>` section per turn), source"
-                 " \"chat\", so the server chunks it as a conversation: windows of turns of up to 600 characters"
-                 " overlapping by one turn, breadcrumb `<A> and <B>, session <n> > <day>`",
-              1: "markdown from the chat-import renderer without times (`formats/mdutil.render_turns`), one"
-                 " `## <speaker> (<dia_id>)` section per turn, so one chunk per turn (the earlier layout)"
-              }.get(window, f"{window} turns per section (see above), so one chunk per {window} turns")
+    variant = (
+        ""
+        if window <= 1
+        else (
+            f"\n**Variant: {window} consecutive turns per chunk** (`--locomo-window {window}`): a"
+            f" `## Turns D1:1-D1:{window}` section per {window} turns, each turn a paragraph opening with"
+            f" `**<speaker> (<dia_id>):**` (written in bench/suite/locomo.py, not the chat-import renderer).\n"
+        )
+    )
+    layout = {
+        0: "as a chat import gives it: markdown from the chat-import renderer (`formats/mdutil.render_turns`)"
+        " with the speakers and the session's date (`## <day>`, a `### <speaker>` section per turn), source"
+        ' "chat", so the server chunks it as a conversation: windows of turns of up to 600 characters'
+        " overlapping by one turn, breadcrumb `<A> and <B>, session <n> > <day>`",
+        1: "markdown from the chat-import renderer without times (`formats/mdutil.render_turns`), one"
+        " `## <speaker> (<dia_id>)` section per turn, so one chunk per turn (the earlier layout)",
+    }.get(window, f"{window} turns per section (see above), so one chunk per {window} turns")
     suffix = {0: "", 1: " - 1 turn per chunk (the earlier layout)"}.get(window, f" - {window} turns per chunk")
-    cache_note = (", vectors of texts embedded before from the bench's disk cache, bench/embcache.py"
-                  if opts.extra.get("embed_cache") else "")
+    cache_note = (
+        ", vectors of texts embedded before from the bench's disk cache, bench/embcache.py"
+        if opts.extra.get("embed_cache")
+        else ""
+    )
     text = f"""## Conversation memory: LoCoMo ({len(samples)} conversations, {len(sessions)} session docs, {n_turns} turns){suffix}
 {variant}
-One hub per conversation, one doc per session through `POST /api/docs`, {layout}; indexed by the in-process worker ({emb['calls']} embedding
-calls, {emb['inputs']} inputs; capture + indexing {index_s:.0f} s{cache_note}). {len(qa)} questions
+One hub per conversation, one doc per session through `POST /api/docs`, {layout}; indexed by the in-process worker ({emb["calls"]} embedding
+calls, {emb["inputs"]} inputs; capture + indexing {index_s:.0f} s{cache_note}). {len(qa)} questions
 (categories 1-4 with evidence), asked through `POST /api/hub/<hub>/recall` (level chunk): hybrid
 once per k = 5, 10, 20 (its candidate pools depend on k, so its lists differ by k); vector and
 full text once at k = 20, scored on their top 5 / 10 / 20 (their order does not depend on k).

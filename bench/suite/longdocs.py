@@ -38,9 +38,9 @@ import random
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from ..common import ROOT, Options, Postgres, embedder_env, load_beir, log, machine_line, md_table, pct, write_result
 
@@ -81,10 +81,11 @@ class Outcome:
 
 # --------------------------------------------------------------------------- corpora
 
+
 def _grouped(passages: list[tuple[str, str]], title: str) -> tuple[list[tuple[str, str]], dict]:
     docs, spans, i, n = [], {}, 0, 0
     while i < len(passages):
-        group = passages[i:i + GROUPS[n % len(GROUPS)]]
+        group = passages[i : i + GROUPS[n % len(GROUPS)]]
         text, pos = [], 0
         for pid, passage in group:
             spans[pid] = (len(docs), pos, pos + len(passage))
@@ -126,12 +127,17 @@ def squad(path: Path, name: str, size: int, seed: int = 7) -> Corpus:
 
 # --------------------------------------------------------------------------- chunkers
 
+
 def baseline_chunks_of(ref: str) -> Callable | None:
     """chunks_of as the chunker of commit `ref` made them (its module text from git, loaded here);
     None outside a git checkout that has that commit (a copy of the files, as CI tests)."""
     try:
-        text = subprocess.run(["git", "-C", str(ROOT), "show", f"{ref}:server/indexing/chunker.py"],
-                              capture_output=True, text=True, check=True).stdout
+        text = subprocess.run(
+            ["git", "-C", str(ROOT), "show", f"{ref}:server/indexing/chunker.py"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
     except (OSError, subprocess.CalledProcessError):
         print(f"[longdocs] no git history with {ref} here: the 'before' row is left out", file=sys.stderr)
         return None
@@ -146,6 +152,7 @@ def baseline_chunks_of(ref: str) -> Callable | None:
         if source in CONVERSATION_SOURCES:
             return module.chunk_conversation(title, markdown)
         return module.chunk_markdown(title, markdown)
+
     return chunks_of
 
 
@@ -153,13 +160,15 @@ def windows_chunks_of(width: int = 1000) -> Callable:
     from memorywiki.server.indexing.chunker import Chunk
 
     def chunks_of(title, markdown, source, size=None):
-        pieces = [markdown[i:i + width].strip() for i in range(0, len(markdown), width)]
+        pieces = [markdown[i : i + width].strip() for i in range(0, len(markdown), width)]
         pieces = [p for p in pieces if p]
         return [Chunk(n, title, p, hashlib.sha256(f"{title}\n{p}".encode()).hexdigest()) for n, p in enumerate(pieces)]
+
     return chunks_of
 
 
 # --------------------------------------------------------------------------- tokens
+
 
 class _Words:
     """Word pieces' stand-in when the model package is not installed (--smoke): words,
@@ -172,7 +181,7 @@ class _Words:
         ids: list[int]
         offsets: list[tuple[int, int]]
 
-    def encode(self, text: str, add_special_tokens: bool = False) -> "_Words.Encoding":
+    def encode(self, text: str, add_special_tokens: bool = False) -> _Words.Encoding:
         offsets = [m.span() for m in self.PATTERN.finditer(text)]
         return self.Encoding(list(range(len(offsets))), offsets)
 
@@ -180,9 +189,8 @@ class _Words:
 def word_pieces():
     """all-MiniLM-L6-v2's tokenizer, from its package (no truncation, no padding)."""
     try:
-        from tokenizers import Tokenizer
-
         from memorywiki.server.embedding.local import packaged_model_dir
+        from tokenizers import Tokenizer
 
         tokenizer = Tokenizer.from_file(str(packaged_model_dir() / "tokenizer.json"))
     except Exception:  # no model package: the smoke run
@@ -203,15 +211,16 @@ def locate(text: str, piece: str, after: int) -> int:
     return text.find(piece) if start < 0 else start
 
 
-def token_recall(corpus: Corpus, doc_tokens: list[list[int]], answers: list[str],
-                 got: list[tuple[int, int, int]]) -> float:
+def token_recall(
+    corpus: Corpus, doc_tokens: list[list[int]], answers: list[str], got: list[tuple[int, int, int]]
+) -> float:
     """The share of the answering passages' tokens (their start offsets) that lie inside the
     returned chunks' spans (doc index, start, end)."""
     total = covered = 0
     for pid in answers:
         d, a, b = corpus.spans[pid]
         starts = doc_tokens[d]
-        for t in starts[bisect.bisect_left(starts, a):bisect.bisect_left(starts, b)]:
+        for t in starts[bisect.bisect_left(starts, a) : bisect.bisect_left(starts, b)]:
             total += 1
             covered += any(gd == d and ga <= t < gb for gd, ga, gb in got)
     return covered / total if total else 0.0
@@ -240,22 +249,41 @@ async def run_config(pg: Postgres, config: Config, corpus: Corpus, embedder, tok
     out = Outcome()
     try:
         async with db.owner.connection() as conn:
-            hub = (await (await conn.execute(
-                "INSERT INTO hubs (slug, owner_token_hash) VALUES ('long', 'x') RETURNING id")).fetchone())["id"]
+            hub = (
+                await (
+                    await conn.execute("INSERT INTO hubs (slug, owner_token_hash) VALUES ('long', 'x') RETURNING id")
+                ).fetchone()
+            )["id"]
         ids = []
         for title, text in corpus.docs:
-            row = await db.write(lambda conn, title=title, text=text: doc_store.insert_doc(
-                conn, hub_id=hub, title=title, markdown=text, source=None, meta={}, external_id=None,
-                is_draft=False, password_hash=None, allowed_emails=[], edit_token_hash="x", via="owner"))
+            row = await db.write(
+                lambda conn, title=title, text=text: doc_store.insert_doc(
+                    conn,
+                    hub_id=hub,
+                    title=title,
+                    markdown=text,
+                    source=None,
+                    meta={},
+                    external_id=None,
+                    is_draft=False,
+                    password_hash=None,
+                    allowed_emails=[],
+                    edit_token_hash="x",
+                    via="owner",
+                )
+            )
             ids.append(row["id"])
         t0 = time.perf_counter()
         for i in range(0, len(ids), 4):
-            await index_docs(db, embedder, ids[i:i + 4])
+            await index_docs(db, embedder, ids[i : i + 4])
         out.index_s = time.perf_counter() - t0
         await build_indexes(url)
         async with db.owner.connection() as conn:
-            rows = await (await conn.execute(
-                "SELECT id, doc_id, ordinal, heading_path, markdown FROM chunks ORDER BY doc_id, ordinal")).fetchall()
+            rows = await (
+                await conn.execute(
+                    "SELECT id, doc_id, ordinal, heading_path, markdown FROM chunks ORDER BY doc_id, ordinal"
+                )
+            ).fetchall()
         doc_index = {doc_id: n for n, doc_id in enumerate(ids)}
         spans, cost = {}, {}
         cursor: dict[str, int] = {}
@@ -278,8 +306,17 @@ async def run_config(pg: Postgres, config: Config, corpus: Corpus, embedder, tok
                 recalls, tokens = [], []
                 for qid in qids:
                     question, answers = corpus.queries[qid]
-                    found = await recall.recall_chunks(conn, hub_id=hub, question=question, k=K, qvec=qvecs[qid],
-                                                       dim=len(qvecs[qid]), hybrid=mode == "hybrid", k1=1.2, b=0.75)
+                    found = await recall.recall_chunks(
+                        conn,
+                        hub_id=hub,
+                        question=question,
+                        k=K,
+                        qvec=qvecs[qid],
+                        dim=len(qvecs[qid]),
+                        hybrid=mode == "hybrid",
+                        k1=1.2,
+                        b=0.75,
+                    )
                     got = [spans[f["chunk_id"]] for f in found if f["chunk_id"] in spans]
                     recalls.append(token_recall(corpus, doc_tokens, answers, got))
                     tokens.append(sum(cost.get(f["chunk_id"], 0) for f in found))
@@ -296,19 +333,27 @@ async def run_config(pg: Postgres, config: Config, corpus: Corpus, embedder, tok
 
 # --------------------------------------------------------------------------- the run
 
+
 def configs(baseline: str) -> list[Config]:
     from memorywiki.server.indexing.chunker import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
 
     def sized(most: int, overlap: int = 0, windowed: bool = True, corpora=("scifact", "cmrc", "jsquad")) -> Config:
         default = " (default)" if (most, overlap, windowed) == (DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS, True) else ""
         how = "mean of windows" if windowed else "truncating"
-        return Config(f"chunker max {most:,}, overlap {overlap}, {how}{default}", size=(most, overlap),
-                      windowed=windowed, corpora=corpora)
+        return Config(
+            f"chunker max {most:,}, overlap {overlap}, {how}{default}",
+            size=(most, overlap),
+            windowed=windowed,
+            corpora=corpora,
+        )
 
     before = baseline_chunks_of(baseline)
     return [
-        *([Config(f"before: {baseline}'s chunker (1,800, blocks kept whole), truncating", before, windowed=False)]
-          if before else []),
+        *(
+            [Config(f"before: {baseline}'s chunker (1,800, blocks kept whole), truncating", before, windowed=False)]
+            if before
+            else []
+        ),
         Config("fixed 1,000-character windows, truncating", windows_chunks_of(1000), windowed=False),
         *(sized(most) for most in MAXIMA),
         sized(MAXIMA[-1], windowed=False, corpora=("scifact",)),
@@ -325,8 +370,10 @@ async def _main(opts: Options, pg: Postgres) -> str:
     # A smaller sample on a busy machine: SciFact passages (its judged ones at least), CJK questions.
     passages, questions = (int(n) for n in os.environ.get("MEMORYWIKI_BENCH_LONGDOCS_SAMPLE", "600,150").split(","))
     corpora = {"scifact": scifact(opts.dataset, 80 if small else passages)}
-    for key, file, name in (("cmrc", "cmrc2018_dev.json", "CMRC 2018 (Chinese)"),
-                            ("jsquad", "jsquad_valid.json", "JSQuAD (Japanese)")):
+    for key, file, name in (
+        ("cmrc", "cmrc2018_dev.json", "CMRC 2018 (Chinese)"),
+        ("jsquad", "jsquad_valid.json", "JSQuAD (Japanese)"),
+    ):
         if (RAW / file).is_file() and not small:
             corpora[key] = squad(RAW / file, name, questions)
     embedder = make_embedder(Settings.from_env(embedder=embedder_env()["MEMORYWIKI_EMBEDDER"]), onnx_in_process=True)
@@ -340,8 +387,10 @@ async def _main(opts: Options, pg: Postgres) -> str:
                 continue
             log(f"[longdocs] {corpus.name}: {config.name} ...")
             results[(config.name, key)] = outcome = await run_config(pg, config, corpus, embedder, tokenizer, window)
-            log(f"[longdocs]   recall@5 vector {outcome.recall['vector']:.3f} hybrid {outcome.recall['hybrid']:.3f},"
-                f" tokens {outcome.tokens['vector']:.0f}, {outcome.chunks} chunks, max {max(outcome.sizes)}")
+            log(
+                f"[longdocs]   recall@5 vector {outcome.recall['vector']:.3f} hybrid {outcome.recall['hybrid']:.3f},"
+                f" tokens {outcome.tokens['vector']:.0f}, {outcome.chunks} chunks, max {max(outcome.sizes)}"
+            )
             report(opts, corpora, results, baseline, embedder.name)
 
     text = report(opts, corpora, results, baseline, embedder.name)
@@ -360,32 +409,55 @@ def collection_changes(opts: Options, baseline: str, tokenizer, window: int) -> 
     before = baseline_chunks_of(baseline)
     if before is None:
         return ""
-    pages = [((d["title"] or "").strip() or d["_id"], d["text"] or d["title"], None)
-             for d in load_beir(opts.dataset).corpus]
+    pages = [
+        ((d["title"] or "").strip() or d["_id"], d["text"] or d["title"], None) for d in load_beir(opts.dataset).corpus
+    ]
     locomo_file = opts.locomo / "locomo10.json"
     if locomo_file.is_file():
-        pages_locomo = [(s.title, s.markdown, s.source) for sample in json.loads(locomo_file.read_text())
-                        for s in chat_sessions(sample)]
+        pages_locomo = [
+            (s.title, s.markdown, s.source)
+            for sample in json.loads(locomo_file.read_text())
+            for s in chat_sessions(sample)
+        ]
     else:
         pages_locomo = []
     rows = []
 
     def over(chunks):
         return sum(len(tokenizer.encode(f"{p}\n\n{m}", add_special_tokens=False).ids) > window for p, m in chunks)
+
     for name, collection in (("SciFact (quality)", pages), ("LoCoMo (locomo)", pages_locomo)):
         if not collection:
             continue
         old = [(c.heading_path, c.markdown) for t, m, src in collection for c in before(t, m, src)]
         for most in MAXIMA:
-            new = [(c.heading_path, c.markdown) for t, m, src in collection
-                   for c in chunks_of(t, m, src, ChunkSize(most, 0))]
-            rows.append([name, f"{most:,}", len(collection), len(old), len(new), len(set(new) & set(old)), over(old),
-                         over(new)])
-    return ("### The suite's collections, chunked before and after (no embedding)\n\n"
-            "Chunks that are the same text get the same vector and the same recall; only the others can move "
-            "`quality` and `locomo`.\n\n"
-            + md_table(["collection", "max", "docs", "chunks before", "chunks after", "unchanged", "over window before",
-                        "over window after"], rows) + "\n")
+            new = [
+                (c.heading_path, c.markdown)
+                for t, m, src in collection
+                for c in chunks_of(t, m, src, ChunkSize(most, 0))
+            ]
+            rows.append(
+                [name, f"{most:,}", len(collection), len(old), len(new), len(set(new) & set(old)), over(old), over(new)]
+            )
+    return (
+        "### The suite's collections, chunked before and after (no embedding)\n\n"
+        "Chunks that are the same text get the same vector and the same recall; only the others can move "
+        "`quality` and `locomo`.\n\n"
+        + md_table(
+            [
+                "collection",
+                "max",
+                "docs",
+                "chunks before",
+                "chunks after",
+                "unchanged",
+                "over window before",
+                "over window after",
+            ],
+            rows,
+        )
+        + "\n"
+    )
 
 
 def append_collection_changes(opts: Options, baseline: str, tokenizer, window: int, text: str) -> str:
@@ -396,26 +468,56 @@ def append_collection_changes(opts: Options, baseline: str, tokenizer, window: i
 
 def report(opts: Options, corpora: dict, results: dict, baseline: str, embedder_name: str) -> str:
     """The tables so far (written after every configuration, so a long run shows its progress)."""
-    parts = [f"## Long heading-less documents: token-level recall@{K}\n",
-             "Each doc is passages joined by single newlines (no heading, no blank line), 5 to 40 passages a doc. "
-             "Saved through `store.docs.insert_doc`, indexed by `indexer.index_docs` with the local embedder "
-             f"(`{embedder_name}`), recalled through `store.recall.recall_chunks` at k = {K}. Recall = share of the "
-             "answering passage's word pieces inside the returned chunks; tokens = word pieces of the returned "
-             "chunks (breadcrumb + markdown); over window = chunks longer than the model's 254 word pieces.\n"]
+    parts = [
+        f"## Long heading-less documents: token-level recall@{K}\n",
+        "Each doc is passages joined by single newlines (no heading, no blank line), 5 to 40 passages a doc. "
+        "Saved through `store.docs.insert_doc`, indexed by `indexer.index_docs` with the local embedder "
+        f"(`{embedder_name}`), recalled through `store.recall.recall_chunks` at k = {K}. Recall = share of the "
+        "answering passage's word pieces inside the returned chunks; tokens = word pieces of the returned "
+        "chunks (breadcrumb + markdown); over window = chunks longer than the model's 254 word pieces.\n",
+    ]
     for key, corpus in corpora.items():
         rows = []
         for config in configs(baseline):
             o = results.get((config.name, key))
             if o is None:
                 continue
-            rows.append([config.name, o.recall["vector"], o.recall["hybrid"], round(o.tokens["vector"]),
-                         round(o.tokens["hybrid"]), round(pct(o.sizes, 50)), round(pct(o.sizes, 95)), max(o.sizes),
-                         f"{100 * o.over_window:.0f} %", o.chunks])
-        parts.append(f"### {corpus.name}: {len(corpus.docs)} docs, {sum(len(t) for _, t in corpus.docs):,} characters, "
-                     f"{len(corpus.queries)} questions\n")
-        parts.append(md_table(["configuration", "recall@5 vector", "recall@5 hybrid", "tokens/recall vector",
-                               "tokens/recall hybrid", "chunk p50", "chunk p95", "chunk max", "over window", "chunks"],
-                              rows) + "\n")
+            rows.append(
+                [
+                    config.name,
+                    o.recall["vector"],
+                    o.recall["hybrid"],
+                    round(o.tokens["vector"]),
+                    round(o.tokens["hybrid"]),
+                    round(pct(o.sizes, 50)),
+                    round(pct(o.sizes, 95)),
+                    max(o.sizes),
+                    f"{100 * o.over_window:.0f} %",
+                    o.chunks,
+                ]
+            )
+        parts.append(
+            f"### {corpus.name}: {len(corpus.docs)} docs, {sum(len(t) for _, t in corpus.docs):,} characters, "
+            f"{len(corpus.queries)} questions\n"
+        )
+        parts.append(
+            md_table(
+                [
+                    "configuration",
+                    "recall@5 vector",
+                    "recall@5 hybrid",
+                    "tokens/recall vector",
+                    "tokens/recall hybrid",
+                    "chunk p50",
+                    "chunk p95",
+                    "chunk max",
+                    "over window",
+                    "chunks",
+                ],
+                rows,
+            )
+            + "\n"
+        )
     parts.append(machine_line())
     text = "\n".join(parts)
     write_result(opts, "longdocs.md", text)

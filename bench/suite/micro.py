@@ -30,13 +30,19 @@ def chunker(n_docs: int) -> list:
     """Chunk n ~1,500-character docs of four sections each (lists, code, inline code)."""
     from memorywiki.server.indexing.chunker import chunk_markdown
 
-    section = ("## Section {n} about `things`\n\n" + "Some words here and there. " * 12 + "\n\n"
-               "- one\n- two\n\n```py\n# x\nprint(1)\n```\n")
+    section = (
+        "## Section {n} about `things`\n\n" + "Some words here and there. " * 12 + "\n\n"
+        "- one\n- two\n\n```py\n# x\nprint(1)\n```\n"
+    )
     docs = ["\n".join(section.format(n=n) for n in range(4))[:1500] for _ in range(n_docs)]
     t0 = time.perf_counter()
     chunks = sum(len(chunk_markdown("Doc", d)) for d in docs)
     seconds = time.perf_counter() - t0
-    return [f"chunk {n_docs:,} docs of 1,500 chars", f"{seconds:.2f} s", f"{n_docs / seconds:,.0f} docs/s, {chunks:,} chunks"]
+    return [
+        f"chunk {n_docs:,} docs of 1,500 chars",
+        f"{seconds:.2f} s",
+        f"{n_docs / seconds:,.0f} docs/s, {chunks:,} chunks",
+    ]
 
 
 def _conversation(i: int, turns: int = 8) -> dict:
@@ -45,18 +51,37 @@ def _conversation(i: int, turns: int = 8) -> dict:
     prev = "root"
     for t in range(turns):
         role = "user" if t % 2 == 0 else "assistant"
-        text = (f"Question {t} of conversation {i}: how do I tune HNSW ef_search for recall?" if role == "user"
-                else f"Answer {t}.\n\n```sql\nSET hnsw.ef_search = {40 + t};\n```\n\n"
-                     "| ef_search | recall |\n|---|---|\n| 40 | 0.95 |\n\n" + "Filler sentence for size. " * 40)
+        text = (
+            f"Question {t} of conversation {i}: how do I tune HNSW ef_search for recall?"
+            if role == "user"
+            else f"Answer {t}.\n\n```sql\nSET hnsw.ef_search = {40 + t};\n```\n\n"
+            "| ef_search | recall |\n|---|---|\n| 40 | 0.95 |\n\n" + "Filler sentence for size. " * 40
+        )
         nid = f"m{t}"
         mapping[prev]["children"] = [nid]
-        mapping[nid] = {"id": nid, "parent": prev, "children": [], "message": {
-            "id": nid, "author": {"role": role, "metadata": {}}, "create_time": 1760000000.0 + t,
-            "content": {"content_type": "text", "parts": [text]}, "metadata": {}, "recipient": "all"}}
+        mapping[nid] = {
+            "id": nid,
+            "parent": prev,
+            "children": [],
+            "message": {
+                "id": nid,
+                "author": {"role": role, "metadata": {}},
+                "create_time": 1760000000.0 + t,
+                "content": {"content_type": "text", "parts": [text]},
+                "metadata": {},
+                "recipient": "all",
+            },
+        }
         prev = nid
-    return {"id": f"conv-{i:05d}", "conversation_id": f"conv-{i:05d}", "title": f"Tuning HNSW #{i}",
-            "create_time": 1760000000.0 + i, "update_time": 1760000100.0 + i, "current_node": prev,
-            "mapping": mapping}
+    return {
+        "id": f"conv-{i:05d}",
+        "conversation_id": f"conv-{i:05d}",
+        "title": f"Tuning HNSW #{i}",
+        "create_time": 1760000000.0 + i,
+        "update_time": 1760000100.0 + i,
+        "current_node": prev,
+        "mapping": mapping,
+    }
 
 
 def export_streaming(n_conversations: int) -> list:
@@ -67,7 +92,9 @@ def export_streaming(n_conversations: int) -> list:
         path = Path(tmp) / "export.zip"
         with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
             with zf.open("conversations.json", "w", force_zip64=True) as out:
-                out.write(b"[" + b",".join(json.dumps(_conversation(i)).encode() for i in range(n_conversations)) + b"]")
+                out.write(
+                    b"[" + b",".join(json.dumps(_conversation(i)).encode() for i in range(n_conversations)) + b"]"
+                )
             size = zf.getinfo("conversations.json").file_size
         t0 = time.perf_counter()
         count = count_conversations(path)
@@ -80,8 +107,11 @@ def export_streaming(n_conversations: int) -> list:
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
     assert count == converted == n_conversations
-    return [f"convert a {n_conversations:,}-conversation ChatGPT export ({size / 1e6:.1f} MB JSON)",
-            f"{seconds:.2f} s", f"under tracemalloc; peak {peak / 1e6:.2f} MB; counting first took {count_s:.2f} s"]
+    return [
+        f"convert a {n_conversations:,}-conversation ChatGPT export ({size / 1e6:.1f} MB JSON)",
+        f"{seconds:.2f} s",
+        f"under tracemalloc; peak {peak / 1e6:.2f} MB; counting first took {count_s:.2f} s",
+    ]
 
 
 def bm25_bulk_insert(pg: Postgres, n_chunks: int) -> list:
@@ -92,29 +122,45 @@ def bm25_bulk_insert(pg: Postgres, n_chunks: int) -> list:
     bodies = [" ".join(rng.choice(vocab) for _ in range(120)) for _ in range(n_chunks)]
     try:
         with psycopg.connect(url, autocommit=True) as conn:
-            hub = conn.execute("INSERT INTO hubs (slug, owner_token_hash) VALUES ('micro', 'x') RETURNING id").fetchone()[0]
+            hub = conn.execute(
+                "INSERT INTO hubs (slug, owner_token_hash) VALUES ('micro', 'x') RETURNING id"
+            ).fetchone()[0]
             t0 = time.perf_counter()
             with conn.transaction():
-                conn.execute("INSERT INTO docs (id, hub_id, title, markdown, edit_token_hash, source_hash)"
-                             " VALUES ('bulk', %s, 'Bulk', '', 'e', 's')", (hub,))
-                conn.execute("INSERT INTO chunks (doc_id, hub_id, ordinal, heading_path, markdown, hash, tsv)"
-                             " SELECT 'bulk', %s, o, 'Bulk > Part', m, md5(m), ''::tsvector"
-                             " FROM unnest(%s::text[]) WITH ORDINALITY AS u(m, o)", (hub, bodies))
+                conn.execute(
+                    "INSERT INTO docs (id, hub_id, title, markdown, edit_token_hash, source_hash)"
+                    " VALUES ('bulk', %s, 'Bulk', '', 'e', 's')",
+                    (hub,),
+                )
+                conn.execute(
+                    "INSERT INTO chunks (doc_id, hub_id, ordinal, heading_path, markdown, hash, tsv)"
+                    " SELECT 'bulk', %s, o, 'Bulk > Part', m, md5(m), ''::tsvector"
+                    " FROM unnest(%s::text[]) WITH ORDINALITY AS u(m, o)",
+                    (hub, bodies),
+                )
             seconds = time.perf_counter() - t0
             posted = conn.execute("SELECT n_chunks FROM bm25_hubs WHERE hub_id = %s", (hub,)).fetchone()[0]
     finally:
         pg.drop("bench_micro")
     assert posted == n_chunks
-    return [f"insert {n_chunks:,} chunks of 120 words (BM25 postings at commit)", f"{seconds:.2f} s",
-            f"{n_chunks / seconds:,.0f} chunks/s"]
+    return [
+        f"insert {n_chunks:,} chunks of 120 words (BM25 postings at commit)",
+        f"{seconds:.2f} s",
+        f"{n_chunks / seconds:,.0f} chunks/s",
+    ]
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench micro", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench micro", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--smoke", action="store_true", help="a tenth of the sizes (CI)")
-    parser.add_argument("--pg-dir", type=Path, default=CACHE / "pg-micro",
-                        help="embedded PostgreSQL folder when DATABASE_URL is not set")
+    parser.add_argument(
+        "--pg-dir",
+        type=Path,
+        default=CACHE / "pg-micro",
+        help="embedded PostgreSQL folder when DATABASE_URL is not set",
+    )
     args = parser.parse_args(argv)
     scale = 10 if args.smoke else 1
     rows = [chunker(5000 // scale), export_streaming(2000 // scale)]

@@ -27,8 +27,9 @@ from pathlib import Path
 
 import httpx
 
-from . import demo
 from ..common import CACHE, RESULTS, Postgres, machine_line, md_table
+from . import demo
+
 
 def hostile(scale: int = 1) -> dict[str, str]:
     """Markdown an attacker (or an unlucky import) might save; `scale` divides the sizes."""
@@ -37,8 +38,9 @@ def hostile(scale: int = 1) -> dict[str, str]:
         f"{rows:,}-row table": "| a | b |\n|---|---|\n" + "".join(f"| {i} | **{i}** |\n" for i in range(rows)),
         f"{depth}-deep nested list": "".join("  " * i + "- item\n" for i in range(depth)),
         f"{depth}-deep blockquote": ">" * depth + " deep\n",
-        f"{tags:,} script tags and handlers": "".join(f"<script>alert({i})</script> <img src=x onerror=alert({i})>\n\n"
-                                                       for i in range(tags)),
+        f"{tags:,} script tags and handlers": "".join(
+            f"<script>alert({i})</script> <img src=x onerror=alert({i})>\n\n" for i in range(tags)
+        ),
         f"{links:,} javascript: links": "".join(f"[x{i}](javascript:alert({i})) " for i in range(links)),
         f"code block of {lines:,} lines": "```python\n" + "".join(f"x_{i} = {i} * 2\n" for i in range(lines)) + "```\n",
     }
@@ -87,16 +89,21 @@ def seed(base: str) -> dict:
     with httpx.Client(base_url=base, timeout=60) as http:
         owner = {"Authorization": f"Bearer {http.post('/api/hubs', json={'slug': demo.HUB}).json()['owner_token']}"}
         http.patch(f"/api/hub/{demo.HUB}", json={"listed": True, "description": demo.DESCRIPTION}, headers=owner)
-        made = [http.post("/api/docs", headers=owner, json={"hub": demo.HUB, "title": t, "markdown": m}).json()
-                for t, m in demo.DOCS]
+        made = [
+            http.post("/api/docs", headers=owner, json={"hub": demo.HUB, "title": t, "markdown": m}).json()
+            for t, m in demo.DOCS
+        ]
         ids = [d["id"] for d in made]
         for (title, markdown), doc in zip(demo.DOCS, made):
             if "/DOC" in markdown:
                 linked = re.sub(r"/DOC(\d+)", lambda m: "/" + ids[int(m.group(1))], markdown)
                 http.patch(f"/api/docs/{doc['id']}", json={"markdown": linked}, headers=owner)
         title, description, order = demo.BUNDLE
-        bundle = http.post("/api/bundles", headers=owner, json={
-            "hub": demo.HUB, "title": title, "description": description, "doc_ids": [ids[i] for i in order]}).json()
+        bundle = http.post(
+            "/api/bundles",
+            headers=owner,
+            json={"hub": demo.HUB, "title": title, "description": description, "doc_ids": [ids[i] for i in order]},
+        ).json()
         for _ in range(600):
             if http.get("/healthz").json()["owed"] == 0:
                 break
@@ -106,7 +113,6 @@ def seed(base: str) -> dict:
 
 def serve(database_url: str, embedding_url: str):
     import uvicorn
-
     from memorywiki.server.app import create_app
     from memorywiki.server.config import Settings
 
@@ -114,9 +120,15 @@ def serve(database_url: str, embedding_url: str):
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind(("127.0.0.1", 0))
     url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    settings = Settings(database_url=database_url, embedder="openai", openai_model="test-embed",
-                        openai_api_key="bench", openai_base_url=embedding_url, public_url=url,
-                        graph_max_distance=demo.MAX_DISTANCE)
+    settings = Settings(
+        database_url=database_url,
+        embedder="openai",
+        openai_model="test-embed",
+        openai_api_key="bench",
+        openai_base_url=embedding_url,
+        public_url=url,
+        graph_max_distance=demo.MAX_DISTANCE,
+    )
     server = uvicorn.Server(uvicorn.Config(create_app(replace(settings)), log_level="warning", lifespan="on"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -147,13 +159,25 @@ def screenshots(base: str, world: dict, out: Path) -> list[Path]:
     ]
     written = []
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium, args=[
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--no-first-run"])
+        browser = pw.chromium.launch(
+            executable_path=chromium,
+            args=[
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--no-first-run",
+            ],
+        )
         for name, path, ready in shots:
             phone = "phone" in name
-            context = browser.new_context(base_url=base, color_scheme="light", device_scale_factor=1,
-                                          viewport={"width": 390, "height": 844} if phone else {"width": 1280, "height": 900})
+            context = browser.new_context(
+                base_url=base,
+                color_scheme="light",
+                device_scale_factor=1,
+                viewport={"width": 390, "height": 844} if phone else {"width": 1280, "height": 900},
+            )
             page = context.new_page()
             page.goto(path)
             if ready:
@@ -167,8 +191,9 @@ def screenshots(base: str, world: dict, out: Path) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench pages", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench pages", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--out", type=Path, default=RESULTS, help="where pages.md goes")
     parser.add_argument("--screenshots", type=Path, default=None, help="write the README's screenshots here")
     parser.add_argument("--pg-dir", type=Path, default=CACHE / "pg-pages")
@@ -184,9 +209,17 @@ def main(argv: list[str] | None = None) -> int:
         url, server, thread = serve(pg.fresh("bench_pages"), embedder.base_url)
         try:
             world = seed(url)
-            paths = ["/", f"/hub/{demo.HUB}", f"/hub/{demo.HUB}?q={demo.SEARCH.replace(' ', '+')}",
-                     f"/{world['ids'][0]}", f"/b/{world['bundle']}", f"/{world['ids'][0]}/edit", "/new",
-                     f"/hub/{demo.HUB}/graph", f"/{world['ids'][0]}/history"]
+            paths = [
+                "/",
+                f"/hub/{demo.HUB}",
+                f"/hub/{demo.HUB}?q={demo.SEARCH.replace(' ', '+')}",
+                f"/{world['ids'][0]}",
+                f"/b/{world['bundle']}",
+                f"/{world['ids'][0]}/edit",
+                "/new",
+                f"/hub/{demo.HUB}/graph",
+                f"/{world['ids'][0]}/history",
+            ]
             with httpx.Client(base_url=url, timeout=60) as http:
                 weights = [weigh(http, p) for p in paths]
             shots = screenshots(url, world, args.screenshots) if args.screenshots else []
@@ -201,17 +234,21 @@ def main(argv: list[str] | None = None) -> int:
     def shorten(p: str) -> str:
         return p.replace(world["ids"][0], "{doc}").replace(world["bundle"], "{bundle}")
 
-    text = "\n\n".join([
-        "# Pages: render time and weight",
-        machine_line(),
-        "## Hostile markdown, rendered once (best of runs; a page's HTML is then cached by its text)",
-        md_table(["input", "chars", "render", "HTML chars"], timings),
-        f"## Page weight of the demo hub ({len(demo.DOCS)} pages, bench/suite/demo.py)",
-        "HTML plus the stylesheet and scripts the page links; no images or web fonts.",
-        md_table(["page", "HTML bytes", "CSS + JS bytes", "total bytes", "total gzip"],
-                 [[shorten(w[0]), *w[1:]] for w in weights]),
-        "Command: `python -m bench pages" + (" --smoke" if args.smoke else "") + "`",
-    ])
+    text = "\n\n".join(
+        [
+            "# Pages: render time and weight",
+            machine_line(),
+            "## Hostile markdown, rendered once (best of runs; a page's HTML is then cached by its text)",
+            md_table(["input", "chars", "render", "HTML chars"], timings),
+            f"## Page weight of the demo hub ({len(demo.DOCS)} pages, bench/suite/demo.py)",
+            "HTML plus the stylesheet and scripts the page links; no images or web fonts.",
+            md_table(
+                ["page", "HTML bytes", "CSS + JS bytes", "total bytes", "total gzip"],
+                [[shorten(w[0]), *w[1:]] for w in weights],
+            ),
+            "Command: `python -m bench pages" + (" --smoke" if args.smoke else "") + "`",
+        ]
+    )
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "pages.md").write_text(text + "\n", encoding="utf-8")
     print(text)

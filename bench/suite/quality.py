@@ -23,8 +23,23 @@ from pathlib import Path
 
 import httpx
 
-from ..common import (Options, Postgres, Proc, count_summary, create_hub, load_beir, log, machine_line,
-                     make_bench_embedder, md_table, post_docs, run_bm25s, run_concurrent, wait_indexed, write_result)
+from ..common import (
+    Options,
+    Postgres,
+    Proc,
+    count_summary,
+    create_hub,
+    load_beir,
+    log,
+    machine_line,
+    make_bench_embedder,
+    md_table,
+    post_docs,
+    run_bm25s,
+    run_concurrent,
+    wait_indexed,
+    write_result,
+)
 
 # Published nDCG@10 on a dataset's test split, shown only under that dataset.
 PUBLISHED = {"scifact": {"BM25 (BEIR paper)": 0.665, "all-MiniLM-L6-v2 (MTEB)": 0.645}}
@@ -51,16 +66,18 @@ def _metrics_py(qrels: dict, run: dict, metrics: list[str]) -> dict[str, float]:
         ranked = sorted((run.get(qid) or {}).items(), key=lambda kv: -kv[1])
         for metric in metrics:
             name, k = metric.split("@")
-            top = [doc for doc, _ in ranked[:int(k)]]
+            top = [doc for doc, _ in ranked[: int(k)]]
             if name == "ndcg":
                 dcg = sum(rels.get(d, 0) / math.log2(i + 2) for i, d in enumerate(top))
-                ideal = sorted(rels.values(), reverse=True)[:int(k)]
+                ideal = sorted(rels.values(), reverse=True)[: int(k)]
                 idcg = sum(r / math.log2(i + 2) for i, r in enumerate(ideal))
                 totals[metric] += dcg / idcg if idcg else 0.0
             elif name == "mrr":
                 totals[metric] += next((1.0 / (i + 1) for i, d in enumerate(top) if rels.get(d, 0) > 0), 0.0)
             elif name == "recall":
-                totals[metric] += sum(1 for d in top if rels.get(d, 0) > 0) / max(1, sum(1 for r in rels.values() if r > 0))
+                totals[metric] += sum(1 for d in top if rels.get(d, 0) > 0) / max(
+                    1, sum(1 for r in rels.values() if r > 0)
+                )
     return {m: v / max(1, len(qrels)) for m, v in totals.items()}
 
 
@@ -72,7 +89,8 @@ def evaluate(qrels: dict, run: dict, metrics: list[str]) -> dict[str, float]:
     mine = _metrics_py(qrels, run, metrics)
     if not USE_RANX:
         return mine
-    from ranx import Qrels, Run, evaluate as ranx_evaluate
+    from ranx import Qrels, Run
+    from ranx import evaluate as ranx_evaluate
 
     run = {q: (r if r else {"__none__": 0.0}) for q, r in run.items()}
     for q in qrels:
@@ -88,12 +106,21 @@ def evaluate(qrels: dict, run: dict, metrics: list[str]) -> dict[str, float]:
     return scores
 
 
-async def _api_runs(client: httpx.AsyncClient, hub: str, queries: dict[str, str], doc_map: dict,
-                    level: str, hybrid: bool, expect_mode: str, k: int = 10) -> dict[str, dict]:
+async def _api_runs(
+    client: httpx.AsyncClient,
+    hub: str,
+    queries: dict[str, str],
+    doc_map: dict,
+    level: str,
+    hybrid: bool,
+    expect_mode: str,
+    k: int = 10,
+) -> dict[str, dict]:
     async def one(item):
         qid, text = item
-        r = await client.post(f"/api/hub/{hub}/recall",
-                              json={"question": text, "k": k, "level": level, "hybrid": hybrid})
+        r = await client.post(
+            f"/api/hub/{hub}/recall", json={"question": text, "k": k, "level": level, "hybrid": hybrid}
+        )
         r.raise_for_status()
         body = r.json()
         if body["mode"] != expect_mode:
@@ -104,8 +131,15 @@ async def _api_runs(client: httpx.AsyncClient, hub: str, queries: dict[str, str]
     return dict(pairs)
 
 
-async def _sql_runs(url: str, hub_slug: str, queries: dict[str, str], qvecs: dict[str, list[float]],
-                    doc_map: dict, dim: int, k: int = 100) -> dict[tuple[str, str], dict]:
+async def _sql_runs(
+    url: str,
+    hub_slug: str,
+    queries: dict[str, str],
+    qvecs: dict[str, list[float]],
+    doc_map: dict,
+    dim: int,
+    k: int = 100,
+) -> dict[tuple[str, str], dict]:
     from memorywiki.server.store import recall
     from memorywiki.server.store.db import Database
 
@@ -121,9 +155,17 @@ async def _sql_runs(url: str, hub_slug: str, queries: dict[str, str], qvecs: dic
                     run = {}
                     for qid, text in queries.items():
                         qvec = None if method == "fulltext" else qvecs[qid]
-                        rows = await fn(conn, hub_id=hub_id, question=text, k=k, qvec=qvec,
-                                        dim=dim if qvec is not None else None, hybrid=method == "hybrid",
-                                        k1=1.2, b=0.75)
+                        rows = await fn(
+                            conn,
+                            hub_id=hub_id,
+                            question=text,
+                            k=k,
+                            qvec=qvec,
+                            dim=dim if qvec is not None else None,
+                            hybrid=method == "hybrid",
+                            k1=1.2,
+                            b=0.75,
+                        )
                         run[qid] = _runs_from_results(rows, doc_map)
                     out[(level, method)] = run
     finally:
@@ -143,8 +185,7 @@ def _exact_cosine(url: str, queries: dict, qvecs: dict, doc_map: dict, k: int = 
     if not rows:
         return None
     ids = [doc_map.get(r[0]) for r in rows]
-    mat = np.stack([np.asarray(r[1].to_numpy() if hasattr(r[1], "to_numpy") else r[1], dtype=np.float32)
-                    for r in rows])
+    mat = np.stack([np.asarray(r[1].to_numpy() if hasattr(r[1], "to_numpy") else r[1], dtype=np.float32) for r in rows])
     run = {}
     for qid in queries:
         sims = mat @ np.asarray(qvecs[qid], dtype=np.float32)
@@ -195,8 +236,14 @@ async def _main(opts: Options, pg: Postgres) -> dict:
     with Proc("serve", url, logs, counts=counts) as srv:
         async with httpx.AsyncClient(base_url=srv.url, timeout=600) as client:
             token = await create_hub(client, "bench")
-            docs = [{"title": (d["title"] or "").strip() or d["_id"], "markdown": d["text"] or d["title"],
-                     "meta": {"beir_id": d["_id"]}} for d in data.corpus]
+            docs = [
+                {
+                    "title": (d["title"] or "").strip() or d["_id"],
+                    "markdown": d["text"] or d["title"],
+                    "meta": {"beir_id": d["_id"]},
+                }
+                for d in data.corpus
+            ]
             t0 = time.perf_counter()
             created = await post_docs(client, token, "bench", docs, concurrency=8)
             capture_s = time.perf_counter() - t0
@@ -205,20 +252,21 @@ async def _main(opts: Options, pg: Postgres) -> dict:
             total_s = time.perf_counter() - t0
             doc_map = {c["id"]: d["_id"] for c, d in zip(created, data.corpus)}
             emb = count_summary(counts)
-            result.update(capture_s=capture_s, total_s=total_s, embed_calls=emb["calls"],
-                          embed_inputs=emb["inputs"])
+            result.update(capture_s=capture_s, total_s=total_s, embed_calls=emb["calls"], embed_inputs=emb["inputs"])
             log(f"[quality] indexed in {total_s:.1f}s total; evaluating through HTTP ...")
 
             api: dict[tuple[str, str], dict] = {}
             for level in LEVELS:
                 for method in ("vector", "hybrid"):
-                    api[(level, method)] = await _api_runs(client, "bench", data.queries, doc_map, level,
-                                                           method == "hybrid", method)
+                    api[(level, method)] = await _api_runs(
+                        client, "bench", data.queries, doc_map, level, method == "hybrid", method
+                    )
         with Proc("serve", url, logs, embedder="none", worker="external") as ft:
             async with httpx.AsyncClient(base_url=ft.url, timeout=600) as client:
                 for level in LEVELS:
-                    api[(level, "fulltext")] = await _api_runs(client, "bench", data.queries, doc_map,
-                                                               level, True, "fulltext")
+                    api[(level, "fulltext")] = await _api_runs(
+                        client, "bench", data.queries, doc_map, level, True, "fulltext"
+                    )
 
     embedder = make_bench_embedder(cached=True)
     qids = list(data.queries)
@@ -232,28 +280,37 @@ async def _main(opts: Options, pg: Postgres) -> dict:
     for key in api:
         m10 = evaluate(data.qrels, api[key], ["ndcg@10", "mrr@10"])
         m100 = evaluate(data.qrels, sql[key], ["recall@100", "ndcg@10"])
-        rows[key] = {"ndcg@10": m10["ndcg@10"], "mrr@10": m10["mrr@10"], "recall@100": m100["recall@100"],
-                     "ndcg@10_sql100": m100["ndcg@10"]}
+        rows[key] = {
+            "ndcg@10": m10["ndcg@10"],
+            "mrr@10": m10["mrr@10"],
+            "recall@100": m100["recall@100"],
+            "ndcg@10_sql100": m100["ndcg@10"],
+        }
     refs: dict[str, dict] = {}
     bm = run_bm25s(data.corpus, data.queries, 1.2, 0.75, k=min(100, len(data.corpus)))
     refs["bm25s (k1 1.2, b 0.75, Snowball, same data)"] = evaluate(data.qrels, bm, ["ndcg@10", "mrr@10", "recall@100"])
     exact = _exact_cosine(url, data.queries, qvecs, doc_map)
     if exact:
         refs["exact cosine over the stored doc vectors (numpy, no HNSW)"] = evaluate(
-            data.qrels, exact, ["ndcg@10", "mrr@10", "recall@100"])
+            data.qrels, exact, ["ndcg@10", "mrr@10", "recall@100"]
+        )
     result["rows"] = {f"{lvl}/{m}": v for (lvl, m), v in rows.items()}
     result["refs"] = refs
 
     # ---------------------------------------------------------------- report
-    names = {"fulltext": "full text (BM25 in PostgreSQL)", "vector": "vector (HNSW cosine)",
-             "hybrid": "hybrid (z-score fusion)"}
+    names = {
+        "fulltext": "full text (BM25 in PostgreSQL)",
+        "vector": "vector (HNSW cosine)",
+        "hybrid": "hybrid (z-score fusion)",
+    }
     table_rows = []
     for level in LEVELS:
         for m in METHODS:
             r = rows[(level, m)]
             table_rows.append([level, names[m], r["ndcg@10"], r["mrr@10"], r["recall@100"], r["ndcg@10_sql100"]])
-    table = md_table(["level", "method", "nDCG@10", "MRR@10", "Recall@100 (SQL, k=100)",
-                      "nDCG@10 of the k=100 list"], table_rows)
+    table = md_table(
+        ["level", "method", "nDCG@10", "MRR@10", "Recall@100 (SQL, k=100)", "nDCG@10 of the k=100 list"], table_rows
+    )
     ref_rows = [[name, v.get("ndcg@10"), v.get("mrr@10"), v.get("recall@100")] for name, v in refs.items()]
     anchors = PUBLISHED.get(data.name.lower(), {})
     ref_rows += [[f"published: {name}", value, None, None] for name, value in anchors.items()]
@@ -264,30 +321,40 @@ async def _main(opts: Options, pg: Postgres) -> dict:
     hyb_doc = rows[("doc", "hybrid")]["ndcg@10"]
     best_doc = max(rows[("doc", "fulltext")]["ndcg@10"], rows[("doc", "vector")]["ndcg@10"])
     bm25s_ndcg = refs["bm25s (k1 1.2, b 0.75, Snowball, same data)"]["ndcg@10"]
-    goal = (f"Hybrid >= max(full text, vector): chunk level {hyb:.3f} vs {best_alone:.3f} -> "
-            f"**{'yes' if hyb >= best_alone else 'no'}**; doc level {hyb_doc:.3f} vs {best_doc:.3f} -> "
-            f"**{'yes' if hyb_doc >= best_doc else 'no'}**. Full text vs bm25s (doc level): "
-            f"{rows[('doc', 'fulltext')]['ndcg@10']:.3f} vs {bm25s_ndcg:.3f}.")
+    goal = (
+        f"Hybrid >= max(full text, vector): chunk level {hyb:.3f} vs {best_alone:.3f} -> "
+        f"**{'yes' if hyb >= best_alone else 'no'}**; doc level {hyb_doc:.3f} vs {best_doc:.3f} -> "
+        f"**{'yes' if hyb_doc >= best_doc else 'no'}**. Full text vs bm25s (doc level): "
+        f"{rows[('doc', 'fulltext')]['ndcg@10']:.3f} vs {bm25s_ndcg:.3f}."
+    )
     if data.name.lower() == "scifact":
-        goal += (f" SciFact goal (hybrid nDCG@10 >= 0.69): chunk {hyb:.3f}, doc {hyb_doc:.3f} -> "
-                 f"**{'met' if min(hyb, hyb_doc) >= 0.69 else 'missed'}**.")
+        goal += (
+            f" SciFact goal (hybrid nDCG@10 >= 0.69): chunk {hyb:.3f}, doc {hyb_doc:.3f} -> "
+            f"**{'met' if min(hyb, hyb_doc) >= 0.69 else 'missed'}**."
+        )
     n = len(data.corpus)
     from ..common import SERVER_ERRORS
 
     server_errors = ""
     if SERVER_ERRORS:
-        server_errors = (f"\n**Server errors during capture: {len(SERVER_ERRORS)} POSTs answered 5xx and were retried** "
-                         f"(first: `{SERVER_ERRORS[0]}`); see the cost section / README for the cause.\n")
+        server_errors = (
+            f"\n**Server errors during capture: {len(SERVER_ERRORS)} POSTs answered 5xx and were retried** "
+            f"(first: `{SERVER_ERRORS[0]}`); see the cost section / README for the cause.\n"
+        )
         result["server_errors"] = len(SERVER_ERRORS)
         SERVER_ERRORS.clear()
-    cache_note = ("; vectors of texts embedded before came from the bench's disk cache, bench/embcache.py,"
-                  " so these speeds are not embedding speeds" if opts.extra.get("embed_cache") else "")
+    cache_note = (
+        "; vectors of texts embedded before came from the bench's disk cache, bench/embcache.py,"
+        " so these speeds are not embedding speeds"
+        if opts.extra.get("embed_cache")
+        else ""
+    )
     text = f"""## Retrieval quality: {data.name} ({n} docs, {len(data.queries)} judged queries)
 
 Embedder: `{embedder.name}`. Every doc went through `POST /api/docs` on a uvicorn server and was
-indexed by the server's in-process worker (capture {n / result['capture_s']:.0f} docs/s over HTTP;
-capture + indexing {n / result['total_s']:.1f} docs/s end to end; {result['embed_calls']} embedding calls,
-{result['embed_inputs']} inputs, one per chunk{cache_note}).
+indexed by the server's in-process worker (capture {n / result["capture_s"]:.0f} docs/s over HTTP;
+capture + indexing {n / result["total_s"]:.1f} docs/s end to end; {result["embed_calls"]} embedding calls,
+{result["embed_inputs"]} inputs, one per chunk{cache_note}).
 nDCG@10 and MRR@10: `POST /api/hub/bench/recall` with k=10 (full text from a second server with
 `MEMORYWIKI_EMBEDDER=none`, the only way the API answers full text only). Recall@100: the
 endpoint's own SQL (`recall_chunks` / `recall_docs`) with k=100 on the public pool, since the API

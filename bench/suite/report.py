@@ -10,8 +10,10 @@ from ..studies import STUDIES
 from . import SECTIONS
 
 # Written by hand from the tables: what the benchmarks found, and the ranking's summary.
-NOTES = (("findings.md", "server problems the benchmarks exposed, and how each was measured and fixed"),
-         ("ranking.md", "hybrid recall against its better ranker on every collection, and the fusion's SQL cost"))
+NOTES = (
+    ("findings.md", "server problems the benchmarks exposed, and how each was measured and fixed"),
+    ("ranking.md", "hybrid recall against its better ranker on every collection, and the fusion's SQL cost"),
+)
 
 
 def _links(names, out) -> str:
@@ -24,8 +26,12 @@ def write_index(opts: Options, timings: dict[str, float]) -> None:
     runs = json.loads(runs_path.read_text()) if runs_path.exists() else {}
     m = machine()
     for name, seconds in timings.items():
-        runs[name] = {"command": opts.command, "seconds": round(seconds), "finished": time.strftime("%Y-%m-%d %H:%M"),
-                      "load_after": m["load"]}
+        runs[name] = {
+            "command": opts.command,
+            "seconds": round(seconds),
+            "finished": time.strftime("%Y-%m-%d %H:%M"),
+            "load_after": m["load"],
+        }
     runs_path.write_text(json.dumps(runs, indent=2, sort_keys=True) + "\n")
 
     lines = [
@@ -55,16 +61,25 @@ def write_index(opts: Options, timings: dict[str, float]) -> None:
         names += sorted(p.name for p in opts.out.glob(f"{section.name}-*.md") if p.name not in names)
         run = runs.get(section.name)
         when = f"{run['finished']}, {run['seconds']} s" if run else ""
-        lines.append(f"| {section.name} | {section.summary} | {_links(names, opts.out) if names else 'stdout'} "
-                     f"| {when} |")
-    lines += ["", "## Studies", "",
-              "One-off, dated studies (`python -m bench.studies.NAME`), kept as records of how a choice was made.",
-              "", "| study | question | results | run |", "|---|---|---|---|"]
+        lines.append(
+            f"| {section.name} | {section.summary} | {_links(names, opts.out) if names else 'stdout'} | {when} |"
+        )
+    lines += [
+        "",
+        "## Studies",
+        "",
+        "One-off, dated studies (`python -m bench.studies.NAME`), kept as records of how a choice was made.",
+        "",
+        "| study | question | results | run |",
+        "|---|---|---|---|",
+    ]
     for study in STUDIES:
         lines.append(f"| {study.name} | {study.summary} | {_links([study.results], opts.out)} | {study.dated} |")
     lines += ["", "## Notes", ""]
     lines += [f"- [{name}]({name}): {what}." for name, what in NOTES if (opts.out / name).exists()]
     if (opts.out / "ranking-before").is_dir():
-        lines.append("- [ranking-before/](ranking-before/): quality and LoCoMo on the ranking before z-score fusion, "
-                     "the 'before' of ranking.md.")
+        lines.append(
+            "- [ranking-before/](ranking-before/): quality and LoCoMo on the ranking before z-score fusion, "
+            "the 'before' of ranking.md."
+        )
     (opts.out / "README.md").write_text("\n".join(lines).rstrip() + "\n")

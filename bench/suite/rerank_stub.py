@@ -24,8 +24,10 @@ _WORD = re.compile(r"[a-z0-9]+")
 async def _rerank(request: Request) -> JSONResponse:
     body = await request.json()
     words = set(_WORD.findall(body["query"].lower()))
-    results = [{"index": i, "relevance_score": len(words & set(_WORD.findall(t.lower()))) / (len(words) or 1)}
-               for i, t in enumerate(body["documents"])]
+    results = [
+        {"index": i, "relevance_score": len(words & set(_WORD.findall(t.lower()))) / (len(words) or 1)}
+        for i, t in enumerate(body["documents"])
+    ]
     return JSONResponse({"results": sorted(results, key=lambda r: -r["relevance_score"])})
 
 

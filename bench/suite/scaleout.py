@@ -27,14 +27,18 @@ import psycopg
 from ..common import CACHE, Options, Postgres, Proc, log, machine_line, md_table, pct, read_counts, write_result
 
 CLIENTS = 8
-WORDS = ("harbour ferry lantern quarry glacier meltwater moraine orchard blossom telescope galaxy "
-         "marathon volcano magma tundra lichen compiler parser espresso grinder").split()
+WORDS = (
+    "harbour ferry lantern quarry glacier meltwater moraine orchard blossom telescope galaxy "
+    "marathon volcano magma tundra lichen compiler parser espresso grinder"
+).split()
 
 
 def _markdown(rng: random.Random, tag: str) -> str:
     sections = rng.randint(1, 4)
-    return "".join(f"## Part {i}\n\n" + " ".join(rng.choice(WORDS) for _ in range(15)) + f" {tag} {i}.\n\n"
-                   for i in range(sections))
+    return "".join(
+        f"## Part {i}\n\n" + " ".join(rng.choice(WORDS) for _ in range(15)) + f" {tag} {i}.\n\n"
+        for i in range(sections)
+    )
 
 
 async def _load(servers: list[str], captures: int, on_half) -> dict:
@@ -66,16 +70,29 @@ async def _load(servers: list[str], captures: int, on_half) -> dict:
             while todo:
                 i = todo.pop()
                 server = servers[i % len(servers)]
-                r = await request("capture", "POST", f"{server}/api/docs", 201, headers=auth, json={
-                    "hub": "scale", "title": f"Doc {i}", "markdown": _markdown(rng, f"d{i}")})
+                r = await request(
+                    "capture",
+                    "POST",
+                    f"{server}/api/docs",
+                    201,
+                    headers=auth,
+                    json={"hub": "scale", "title": f"Doc {i}", "markdown": _markdown(rng, f"d{i}")},
+                )
                 if r is not None:
                     acked.append(r.json()["id"])
                     if len(acked) == captures // 2:
                         halfway.set()
                 other = servers[(i + 1) % len(servers)]
-                await request("recall", "POST", f"{other}/api/hub/scale/recall", 200,
-                              json={"question": " ".join(rng.choice(WORDS) for _ in range(3)),
-                                    "level": rng.choice(("chunk", "doc"))})
+                await request(
+                    "recall",
+                    "POST",
+                    f"{other}/api/hub/scale/recall",
+                    200,
+                    json={
+                        "question": " ".join(rng.choice(WORDS) for _ in range(3)),
+                        "level": rng.choice(("chunk", "doc")),
+                    },
+                )
                 if acked:
                     await request("read", "GET", f"{other}/raw/{rng.choice(acked)}", 200)
 
@@ -111,8 +128,10 @@ def run(opts: Options, pg: Postgres) -> dict:
     def listening() -> int:
         # the channel is quoted as an identifier (LISTEN "memorywiki_owed"); unquoted matches too
         with psycopg.connect(url, autocommit=True) as conn:
-            return conn.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-                                " AND query ~ '^LISTEN \"?memorywiki_owed'").fetchone()[0]
+            return conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND query ~ '^LISTEN \"?memorywiki_owed'"
+            ).fetchone()[0]
 
     try:
         deadline = time.monotonic() + 120
@@ -138,7 +157,8 @@ def run(opts: Options, pg: Postgres) -> dict:
     with psycopg.connect(url) as conn:
         docs, chunks, embedded = conn.execute(
             "SELECT (SELECT count(*) FROM docs), (SELECT count(*) FROM chunks),"
-            " (SELECT count(*) FROM chunks WHERE embedding IS NOT NULL)").fetchone()
+            " (SELECT count(*) FROM chunks WHERE embedding IS NOT NULL)"
+        ).fetchone()
     sent = [r for r in read_counts(counts) if r["role"] == "worker"]
     done = [r for r in read_counts(counts, done=True) if r["role"] == "worker"]
     questions = sum(r["inputs"] for r in read_counts(counts, done=True) if r["role"] == "server")
@@ -158,7 +178,8 @@ def run(opts: Options, pg: Postgres) -> dict:
     exact = done_inputs - unwritten == chunks
     ok = not load["errors"] and owed == 0 and embedded == chunks and exact
     latency_rows = [[kind, len(ms), pct(ms, 50), pct(ms, 95)] for kind, ms in load["latency"].items()]
-    text = f"""## Scale-out: 2 servers + 2 workers on one PostgreSQL, one worker killed
+    text = (
+        f"""## Scale-out: 2 servers + 2 workers on one PostgreSQL, one worker killed
 
 Two `serve` processes (`MEMORYWIKI_WORKER=external`) and two `memorywiki worker` processes on one
 separately started PostgreSQL (`DATABASE_URL`), embedder counted per call (bench/proc.py). {CLIENTS} clients
@@ -170,25 +191,30 @@ are acknowledged; the other worker carries on alone.
 |---|---|
 | docs / chunks saved | {docs} / {chunks} |
 | chunks with a vector at the end | {embedded} |
-| embedding inputs answered to the workers | {done_inputs} ({', '.join(f'{n} by pid {pid}' for pid, n in sorted(per_worker.items()))}) |
+| embedding inputs answered to the workers | {done_inputs} ({", ".join(f"{n} by pid {pid}" for pid, n in sorted(per_worker.items()))}) |
 | inputs sent by the killed worker without an answer (in flight at the kill, embedded again by the other) | {in_flight} |
 | inputs answered to the killed worker but not committed before the kill (embedded again by the other; at most its last batch, {last_done}) | {unwritten} |
 | inputs answered and committed, i.e. chunks embedded | {done_inputs - unwritten} |
 | inputs embedded for recall questions (servers) | {questions} |
 | owed at the end | {owed} |
-| client errors | {len(load['errors'])} of {sum(len(v) for v in load['latency'].values()) + len(load['errors'])} requests |
+| client errors | {len(load["errors"])} of {sum(len(v) for v in load["latency"].values()) + len(load["errors"])} requests |
 | load / load + drained | {load_seconds:.1f} s / {drained:.1f} s |
 
 {md_table(["request", "count", "p50 ms", "p95 ms"], latency_rows, 1)}
 
 Goal: every chunk embedded exactly once, nothing owed, no client error: inputs committed
-{done_inputs - unwritten} vs chunks {chunks}, owed {owed}, errors {len(load['errors'])} -> {"**met**" if ok else "**missed**"}.
-""" + ("\nErrors:\n\n" + "\n".join(f"- `{e}`" for e in load["errors"][:10]) + "\n" if load["errors"] else "") + f"""
+{done_inputs - unwritten} vs chunks {chunks}, owed {owed}, errors {len(load["errors"])} -> {"**met**" if ok else "**missed**"}.
+"""
+        + ("\nErrors:\n\n" + "\n".join(f"- `{e}`" for e in load["errors"][:10]) + "\n" if load["errors"] else "")
+        + f"""
 {machine_line()}
 """
+    )
     write_result(opts, "scaleout.md", text)
-    log(f"scaleout: {chunks} chunks, {done_inputs} inputs, in flight at the kill {in_flight}, owed {owed}, "
-        f"errors {len(load['errors'])}")
+    log(
+        f"scaleout: {chunks} chunks, {done_inputs} inputs, in flight at the kill {in_flight}, owed {owed}, "
+        f"errors {len(load['errors'])}"
+    )
     if not ok:
         raise SystemExit(f"scaleout: check failed (see {opts.out / 'scaleout.md'})")
     return {"chunks": chunks, "inputs": done_inputs}

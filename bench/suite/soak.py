@@ -28,8 +28,10 @@ import psutil
 from ..common import CACHE, Options, Proc, fmt, log, machine_line, md_table, pct, write_result
 
 CLIENTS = 16
-WORDS = ("glacier meltwater moraine vaccine antibody espresso grinder compiler parser orchard blossom "
-         "telescope galaxy marathon runner volcano magma tundra lichen harbour ferry lantern quarry").split()
+WORDS = (
+    "glacier meltwater moraine vaccine antibody espresso grinder compiler parser orchard blossom "
+    "telescope galaxy marathon runner volcano magma tundra lichen harbour ferry lantern quarry"
+).split()
 MIX = (("capture", 20), ("edit", 20), ("recall", 40), ("read", 20))
 LEVELS = ("chunk", "doc", "bundle")
 
@@ -68,8 +70,15 @@ async def _call(stats: Stats, route: str, expected: int, send) -> httpx.Response
     return r if r.status_code == expected else None
 
 
-async def _client(n: int, http: httpx.AsyncClient, auth: dict, deadline: float, stats: Stats,
-                  written: dict[str, dict], shared: list[str]) -> None:
+async def _client(
+    n: int,
+    http: httpx.AsyncClient,
+    auth: dict,
+    deadline: float,
+    stats: Stats,
+    written: dict[str, dict],
+    shared: list[str],
+) -> None:
     rng = random.Random(1000 + n)
     mine: list[str] = []
     counter = 0
@@ -84,8 +93,14 @@ async def _client(n: int, http: httpx.AsyncClient, auth: dict, deadline: float, 
             counter += 1
             title, sections = _doc(rng, f"c{n}-{counter}")
             markdown = "".join(sections)
-            r = await _call(stats, "POST /api/docs", 201, lambda: http.post(
-                "/api/docs", json={"hub": "soak", "title": title, "markdown": markdown}, headers=auth))
+            r = await _call(
+                stats,
+                "POST /api/docs",
+                201,
+                lambda: http.post(
+                    "/api/docs", json={"hub": "soak", "title": title, "markdown": markdown}, headers=auth
+                ),
+            )
             if r is not None:
                 body = r.json()
                 written[body["id"]] = {"token": body["edit_token"], "sections": sections}
@@ -98,16 +113,27 @@ async def _client(n: int, http: httpx.AsyncClient, auth: dict, deadline: float, 
             i = rng.randrange(len(sections))
             sections[i] = f"## Part {i}\n\n{_sentence(rng)} edited {counter}\n"
             counter += 1
-            r = await _call(stats, "PATCH /api/docs/{id} (a section)", 200, lambda: http.patch(
-                f"/api/docs/{doc_id}", json={"markdown": "".join(sections)},
-                headers={"Authorization": f"Bearer {entry['token']}"}))
+            r = await _call(
+                stats,
+                "PATCH /api/docs/{id} (a section)",
+                200,
+                lambda: http.patch(
+                    f"/api/docs/{doc_id}",
+                    json={"markdown": "".join(sections)},
+                    headers={"Authorization": f"Bearer {entry['token']}"},
+                ),
+            )
             if r is not None:
                 entry["sections"] = sections
         elif action == "recall":
             level = rng.choice(LEVELS)
             question = " ".join(rng.choice(WORDS) for _ in range(4))
-            await _call(stats, f"POST /api/hub/{{slug}}/recall ({level})", 200, lambda: http.post(
-                "/api/hub/soak/recall", json={"question": question, "level": level, "k": 5}))
+            await _call(
+                stats,
+                f"POST /api/hub/{{slug}}/recall ({level})",
+                200,
+                lambda: http.post("/api/hub/soak/recall", json={"question": question, "level": level, "k": 5}),
+            )
         else:
             doc_id = rng.choice(shared)
             kind = rng.choice(("page", "raw", "api"))
@@ -156,14 +182,21 @@ async def _soak(url: str, pid: int, data_dir: Path, seconds: float) -> dict:
         seeded = []
         for i in range(30):  # something to recall and read from the first second
             title, sections = _doc(rng, f"seed-{i}")
-            r = await _setup(lambda title=title, sections=sections: http.post(
-                "/api/docs", json={"hub": "soak", "title": title, "markdown": "".join(sections)}, headers=auth))
+            r = await _setup(
+                lambda title=title, sections=sections: http.post(
+                    "/api/docs", json={"hub": "soak", "title": title, "markdown": "".join(sections)}, headers=auth
+                )
+            )
             written[r.json()["id"]] = {"token": r.json()["edit_token"], "sections": sections}
             seeded.append(r.json()["id"])
         shared.extend(seeded)
         for b in range(3):
-            body = {"hub": "soak", "title": f"Bundle {WORDS[b]}", "description": _sentence(rng),
-                    "doc_ids": seeded[b * 10:(b + 1) * 10]}
+            body = {
+                "hub": "soak",
+                "title": f"Bundle {WORDS[b]}",
+                "description": _sentence(rng),
+                "doc_ids": seeded[b * 10 : (b + 1) * 10],
+            }
             await _setup(lambda body=body: http.post("/api/bundles", headers=auth, json=body))
         rss = [(0.0, _rss_mb(pid), _postgres_pss_mb(data_dir))]
         t0 = time.monotonic()
@@ -191,16 +224,25 @@ async def _soak(url: str, pid: int, data_dir: Path, seconds: float) -> dict:
             r = await http.get(f"/api/docs/{doc_id}", headers={"Authorization": f"Bearer {entry['token']}"})
             if r.status_code != 200 or r.json()["markdown"] != "".join(entry["sections"]):
                 lost.append(doc_id)
-    return {"stats": stats, "elapsed": elapsed, "rss": rss, "written": len(written), "lost": lost,
-            "owed": owed, "settle": settle}
+    return {
+        "stats": stats,
+        "elapsed": elapsed,
+        "rss": rss,
+        "written": len(written),
+        "lost": lost,
+        "owed": owed,
+        "settle": settle,
+    }
 
 
 def _growth(rss: list[tuple[float, float, float]]) -> str:
     """Server RSS growth in each half of the run: warm-up shows in the first, a leak in both."""
     half = rss[-1][0] / 2
     mid = min(rss, key=lambda sample: abs(sample[0] - half))
-    return (f"+{rss[-1][1] - rss[0][1]:.1f} MB in all, +{mid[1] - rss[0][1]:.1f} MB in the first half, "
-            f"+{rss[-1][1] - mid[1]:.1f} MB in the second")
+    return (
+        f"+{rss[-1][1] - rss[0][1]:.1f} MB in all, +{mid[1] - rss[0][1]:.1f} MB in the first half, "
+        f"+{rss[-1][1] - mid[1]:.1f} MB in the second"
+    )
 
 
 def run(opts: Options, pg=None) -> dict:
@@ -221,16 +263,27 @@ def run(opts: Options, pg=None) -> dict:
     stats: Stats = result["stats"]
     total = sum(len(v) for v in stats.latency.values())
     errors = sum(stats.errors.values())
-    rows = [[route, len(ms), stats.errors.get(route, 0), pct(ms, 50), pct(ms, 95), pct(ms, 99),
-             len(ms) / result["elapsed"]] for route, ms in sorted(stats.latency.items())]
-    rows.append(["all", total, errors, pct([x for v in stats.latency.values() for x in v], 50),
-                 pct([x for v in stats.latency.values() for x in v], 95),
-                 pct([x for v in stats.latency.values() for x in v], 99), total / result["elapsed"]])
+    rows = [
+        [route, len(ms), stats.errors.get(route, 0), pct(ms, 50), pct(ms, 95), pct(ms, 99), len(ms) / result["elapsed"]]
+        for route, ms in sorted(stats.latency.items())
+    ]
+    rows.append(
+        [
+            "all",
+            total,
+            errors,
+            pct([x for v in stats.latency.values() for x in v], 50),
+            pct([x for v in stats.latency.values() for x in v], 95),
+            pct([x for v in stats.latency.values() for x in v], 99),
+            total / result["elapsed"],
+        ]
+    )
     rss = result["rss"]
     rss.sort(key=lambda sample: sample[0])
     rss_rows = [[f"{t:.0f}", server_mb, pg_mb] for t, server_mb, pg_mb in rss]
     verdict = "**met**" if errors == 0 and not result["lost"] else "**missed**"
-    text = f"""## Soak: {CLIENTS} clients, {result['elapsed'] / 60:.1f} minutes of mixed load
+    text = (
+        f"""## Soak: {CLIENTS} clients, {result["elapsed"] / 60:.1f} minutes of mixed load
 
 One `memorywiki serve` on the embedded default (its own PostgreSQL under a fresh data dir, in-process
 worker), embedder `{embedder}`. {CLIENTS} httpx clients (asyncio), each looping over a seeded random mix:
@@ -241,12 +294,15 @@ other than the one expected (201 / 200) or no answer.
 
 | route | requests | errors | p50 ms | p95 ms | p99 ms | req/s |
 |---|---|---|---|---|---|---|
-""" + "\n".join("| " + " | ".join(fmt(v, 1) if isinstance(v, float) else str(v) for v in row) + " |"
-                  for row in rows) + f"""
+"""
+        + "\n".join(
+            "| " + " | ".join(fmt(v, 1) if isinstance(v, float) else str(v) for v in row) + " |" for row in rows
+        )
+        + f"""
 
-Lost writes: **{len(result['lost'])}** of {result['written']} acknowledged docs (each read back with its
+Lost writes: **{len(result["lost"])}** of {result["written"]} acknowledged docs (each read back with its
 edit token at the end, compared with the last markdown acknowledged for it). Indexing owed
-{result['settle']:.0f} s after the load stopped: {result['owed']}.
+{result["settle"]:.0f} s after the load stopped: {result["owed"]}.
 
 Server RSS (the `serve` process) and PostgreSQL PSS (all its processes, shared memory counted once),
 sampled through the run:
@@ -255,14 +311,19 @@ PostgreSQL start {fmt(rss[0][2], 1)} MB, end {fmt(rss[-1][2], 1)} MB.
 
 {md_table(["second", "server RSS MB", "PostgreSQL PSS MB"], rss_rows, 1)}
 
-Goal: 0 errors, 0 lost writes, server RSS flat: {errors} errors, {len(result['lost'])} lost -> {verdict};
+Goal: 0 errors, 0 lost writes, server RSS flat: {errors} errors, {len(result["lost"])} lost -> {verdict};
 server RSS {_growth(rss)} (judge flatness by the second half: the first includes warm-up).
-""" + ("\nFirst errors:\n\n" + "\n".join(f"- `{s}`" for s in stats.samples) + "\n" if stats.samples else "") + f"""
+"""
+        + ("\nFirst errors:\n\n" + "\n".join(f"- `{s}`" for s in stats.samples) + "\n" if stats.samples else "")
+        + f"""
 {machine_line()}
 """
+    )
     write_result(opts, "soak.md", text)
-    log(f"soak: {total} requests, {errors} errors, {len(result['lost'])} lost writes, "
-        f"RSS {rss[0][1]:.0f} -> {rss[-1][1]:.0f} MB")
+    log(
+        f"soak: {total} requests, {errors} errors, {len(result['lost'])} lost writes, "
+        f"RSS {rss[0][1]:.0f} -> {rss[-1][1]:.0f} MB"
+    )
     if errors or result["lost"]:
         raise SystemExit(f"soak: {errors} errors, {len(result['lost'])} lost writes (see {opts.out / 'soak.md'})")
     return result

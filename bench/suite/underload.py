@@ -24,8 +24,20 @@ import httpx
 import psycopg
 
 from ..baseline import baseline_env, describe
-from ..common import (Options, Postgres, Proc, create_hub, load_beir, log, machine_line, md_table, pct,
-                     post_docs, wait_indexed, write_result)
+from ..common import (
+    Options,
+    Postgres,
+    Proc,
+    create_hub,
+    load_beir,
+    log,
+    machine_line,
+    md_table,
+    pct,
+    post_docs,
+    wait_indexed,
+    write_result,
+)
 from .micro import _conversation
 
 K = 10
@@ -54,8 +66,16 @@ def export_file(folder: Path, n: int) -> Path:
     return path
 
 
-async def recall_loop(client: httpx.AsyncClient, questions: list[str], start: int, stop_at, n_max: int,
-                      lat: list[float], errors: list[str], starts: list[float] | None = None) -> int:
+async def recall_loop(
+    client: httpx.AsyncClient,
+    questions: list[str],
+    start: int,
+    stop_at,
+    n_max: int,
+    lat: list[float],
+    errors: list[str],
+    starts: list[float] | None = None,
+) -> int:
     """Ask questions[start:] at CONCURRENCY until stop_at() or n_max asked; latencies in ms
     (and, in `starts`, when each was sent, by time.perf_counter())."""
     counter = iter(range(start, start + n_max))
@@ -84,13 +104,17 @@ async def recall_loop(client: httpx.AsyncClient, questions: list[str], start: in
 
 def _chunks(url: str, slug: str) -> tuple[int, int]:
     with psycopg.connect(url) as conn:
-        row = conn.execute("SELECT count(*) FILTER (WHERE c.embedding IS NOT NULL), count(*) FROM chunks c"
-                           " JOIN hubs h ON h.id = c.hub_id WHERE h.slug = %s", (slug,)).fetchone()
+        row = conn.execute(
+            "SELECT count(*) FILTER (WHERE c.embedding IS NOT NULL), count(*) FROM chunks c"
+            " JOIN hubs h ON h.id = c.hub_id WHERE h.slug = %s",
+            (slug,),
+        ).fetchone()
     return row[0], row[1]
 
 
-async def one_server(opts: Options, pg: Postgres, label: str, extra_env: dict, worker: str, data,
-                     page: str, export: Path) -> dict:
+async def one_server(
+    opts: Options, pg: Postgres, label: str, extra_env: dict, worker: str, data, page: str, export: Path
+) -> dict:
     name = f"bench_load_{label}"
     url = pg.fresh(name, migrate=label != "before")  # an older server migrates its own database
     smoke = opts.smoke
@@ -118,14 +142,25 @@ async def one_server(opts: Options, pg: Postgres, label: str, extra_env: dict, w
             # the load: both captures at once, recall alongside until indexed or the window closes
             auth = {"Authorization": f"Bearer {load_token}"}
             t0 = time.perf_counter()
-            page_task = asyncio.create_task(client.post(
-                "/api/docs", json={"hub": "load", "title": "A very long page", "markdown": page},
-                headers=auth, timeout=600))
+            page_task = asyncio.create_task(
+                client.post(
+                    "/api/docs",
+                    json={"hub": "load", "title": "A very long page", "markdown": page},
+                    headers=auth,
+                    timeout=600,
+                )
+            )
             with export.open("rb") as fh:
                 body = fh.read()
-            import_task = asyncio.create_task(client.post(
-                "/api/import/chatgpt", files={"file": ("conversations.json", body, "application/json")},
-                data={"hub": "load"}, headers=auth, timeout=1800))
+            import_task = asyncio.create_task(
+                client.post(
+                    "/api/import/chatgpt",
+                    files={"file": ("conversations.json", body, "application/json")},
+                    data={"hub": "load"},
+                    headers=auth,
+                    timeout=1800,
+                )
+            )
             done = {"flag": False}
             saved_at: dict[str, float] = {}
             page_task.add_done_callback(lambda _: saved_at.setdefault("page", time.perf_counter() - t0))
@@ -158,9 +193,17 @@ async def one_server(opts: Options, pg: Postgres, label: str, extra_env: dict, w
             for ms, start in zip(loaded, starts):
                 slices.setdefault(int((start - t0) // 30), []).append(ms)
             out["p95_by_slice"] = [(i * 30, pct(v, 95), len(v)) for i, v in sorted(slices.items())]
-            out.update(idle=idle, loaded=loaded, idle_errors=idle_errors, load_errors=load_errors,
-                       window_s=elapsed, embedded=embedded, chunks=total,
-                       page_saved=page_task.done(), import_saved=import_task.done())
+            out.update(
+                idle=idle,
+                loaded=loaded,
+                idle_errors=idle_errors,
+                load_errors=load_errors,
+                window_s=elapsed,
+                embedded=embedded,
+                chunks=total,
+                page_saved=page_task.done(),
+                import_saved=import_task.done(),
+            )
             for task in (page_task, import_task):
                 if task.done() and not task.cancelled() and task.exception() is None:
                     if task.result().status_code >= 300:
@@ -179,57 +222,117 @@ async def _main(opts: Options, pg: Postgres) -> dict:
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         export = export_file(Path(tmp), 20 if opts.smoke else CONVERSATIONS)
-        configs = [("after", {"MEMORYWIKI_QUESTION_CACHE": "0"}, "auto",
-                    "this checkout: question lane, indexing and curation in a child process (nice 5) whose "
-                    "indexing passes yield to questions with a floor (one chunk at least every 8 questions "
-                    "answered or 500 ms)")]
+        configs = [
+            (
+                "after",
+                {"MEMORYWIKI_QUESTION_CACHE": "0"},
+                "auto",
+                "this checkout: question lane, indexing and curation in a child process (nice 5) whose "
+                "indexing passes yield to questions with a floor (one chunk at least every 8 questions "
+                "answered or 500 ms)",
+            )
+        ]
         # "before" rows only when asked for (--baseline REF); the smoke run never has them
         if ref and not opts.smoke:
-            configs.insert(0, ("before", baseline_env(ref), "inprocess",
-                               f"{describe(ref)}: one lock for every encode, indexing in the server process"))
+            configs.insert(
+                0,
+                (
+                    "before",
+                    baseline_env(ref),
+                    "inprocess",
+                    f"{describe(ref)}: one lock for every encode, indexing in the server process",
+                ),
+            )
         for label, env, worker, what in configs:
             log(f"[underload] {label}: {what}")
             r = await one_server(opts, pg, label, env, worker, data, page, export)
             r["what"] = what
             results.append(r)
-            log(f"    idle p95 {pct(r['idle'], 95):.0f} ms, loaded p95 {pct(r['loaded'], 95):.0f} ms, "
-                f"{r['embedded']}/{r['chunks']} chunks in {r['window_s']:.0f}s")
+            log(
+                f"    idle p95 {pct(r['idle'], 95):.0f} ms, loaded p95 {pct(r['loaded'], 95):.0f} ms, "
+                f"{r['embedded']}/{r['chunks']} chunks in {r['window_s']:.0f}s"
+            )
     rows = []
     for r in results:
         for phase in ("idle", "loaded"):
             lat = r[phase]
             errors = r[f"{'idle' if phase == 'idle' else 'load'}_errors"]
-            rows.append([r["label"], r["worker"], phase, len(lat), pct(lat, 50), pct(lat, 95), pct(lat, 99),
-                         max(lat) if lat else None, sum(1 for x in lat if x > 1000), len(errors),
-                         (f"{r['embedded']:,} of {r['chunks']:,} in {r['window_s']:.0f} s "
-                          f"({r['embedded'] / r['window_s']:.1f}/s)") if phase == "loaded" else ""])
-    table = md_table(["server", "indexing", "phase", "recalls", "p50 ms", "p95 ms", "p99 ms", "max ms",
-                      "over 1 s", "errors / timeouts", "load chunks embedded"], rows, digits=1)
+            rows.append(
+                [
+                    r["label"],
+                    r["worker"],
+                    phase,
+                    len(lat),
+                    pct(lat, 50),
+                    pct(lat, 95),
+                    pct(lat, 99),
+                    max(lat) if lat else None,
+                    sum(1 for x in lat if x > 1000),
+                    len(errors),
+                    (
+                        f"{r['embedded']:,} of {r['chunks']:,} in {r['window_s']:.0f} s "
+                        f"({r['embedded'] / r['window_s']:.1f}/s)"
+                    )
+                    if phase == "loaded"
+                    else "",
+                ]
+            )
+    table = md_table(
+        [
+            "server",
+            "indexing",
+            "phase",
+            "recalls",
+            "p50 ms",
+            "p95 ms",
+            "p99 ms",
+            "max ms",
+            "over 1 s",
+            "errors / timeouts",
+            "load chunks embedded",
+        ],
+        rows,
+        digits=1,
+    )
     after = next(r for r in results if r["label"] == "after")
     ratio = pct(after["loaded"], 95) / pct(after["idle"], 95)
     over = sum(1 for x in after["loaded"] if x > 1000)
-    goal = (f"Goals: p95 under load within 3x of idle: {pct(after['loaded'], 95):.0f} ms vs "
-            f"{pct(after['idle'], 95):.0f} ms idle = {ratio:.1f}x -> **{'met' if ratio <= 3 else 'missed'}**; "
-            f"no request over 1 s: {over} over 1 s -> **{'met' if over == 0 else 'missed'}**")
+    goal = (
+        f"Goals: p95 under load within 3x of idle: {pct(after['loaded'], 95):.0f} ms vs "
+        f"{pct(after['idle'], 95):.0f} ms idle = {ratio:.1f}x -> **{'met' if ratio <= 3 else 'missed'}**; "
+        f"no request over 1 s: {over} over 1 s -> **{'met' if over == 0 else 'missed'}**"
+    )
     before = next((r for r in results if r["label"] == "before"), None)
     rate = after["embedded"] / after["window_s"]
     if before is not None and before["embedded"]:
         share = rate / (before["embedded"] / before["window_s"])
-        goal += (f"; indexing not starved: {rate:.1f} chunks/s under load, {share:.0%} of the before server's "
-                 f"{before['embedded'] / before['window_s']:.1f}/s (which it got by starving recall) -> "
-                 f"**{'met' if share >= 0.5 else 'missed'}** (we call >= 50 % not starved).")
+        goal += (
+            f"; indexing not starved: {rate:.1f} chunks/s under load, {share:.0%} of the before server's "
+            f"{before['embedded'] / before['window_s']:.1f}/s (which it got by starving recall) -> "
+            f"**{'met' if share >= 0.5 else 'missed'}** (we call >= 50 % not starved)."
+        )
     else:
         goal += f"; indexing under load: {rate:.1f} chunks/s."
     slow = "\n".join(
-        f"- {r['label']}: " + ", ".join(f"{ms:.0f} ms sent at {at:.1f} s" for ms, at in r["slowest"][:3])
-        + "; " + ", ".join(f"{what} saved at {at:.1f} s" for what, at in sorted(r["saved_at"].items(), key=lambda x: x[1]))
-        for r in results)
+        f"- {r['label']}: "
+        + ", ".join(f"{ms:.0f} ms sent at {at:.1f} s" for ms, at in r["slowest"][:3])
+        + "; "
+        + ", ".join(f"{what} saved at {at:.1f} s" for what, at in sorted(r["saved_at"].items(), key=lambda x: x[1]))
+        for r in results
+    )
     by_slice = "\n".join(
         f"- {r['label']}: " + ", ".join(f"{at}-{at + 30} s {p:.0f} ms" for at, p, _ in r["p95_by_slice"])
-        for r in results)
-    finished = "; ".join(f"{r['label']}: " + (f"all indexed after {r['indexed_all_s']:.0f} s" if "indexed_all_s" in r
-                                              else f"still indexing when the {r['window_s']:.0f} s window closed")
-                         for r in results)
+        for r in results
+    )
+    finished = "; ".join(
+        f"{r['label']}: "
+        + (
+            f"all indexed after {r['indexed_all_s']:.0f} s"
+            if "indexed_all_s" in r
+            else f"still indexing when the {r['window_s']:.0f} s window closed"
+        )
+        for r in results
+    )
     text = f"""## Recall under indexing load
 
 Hybrid recall (k = {K}, concurrency {CONCURRENCY}, a hub of {20 if opts.smoke else 300} SciFact abstracts, every

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
-
 from memorywiki.client import MemoryWikiError
 from memorywiki.client import operations as ops
 
@@ -24,9 +23,11 @@ bundle_app = typer.Typer(
 @bundle_app.command("create")
 def bundle_create(
     ctx: typer.Context,
-    doc_ids: Annotated[list[str], typer.Argument(metavar="DOC_ID", help="Doc ids (or URLs), in reading order.", show_default=False)],
+    doc_ids: Annotated[
+        list[str], typer.Argument(metavar="DOC_ID", help="Doc ids (or URLs), in reading order.", show_default=False)
+    ],
     title: Annotated[str, typer.Option("--title", "-t", help="The bundle's title.")],
-    description: Annotated[Optional[str], typer.Option("--description", "-d", help="What the bundle is about.")] = None,
+    description: Annotated[str | None, typer.Option("--description", "-d", help="What the bundle is about.")] = None,
     hub: HubOpt = None,
     url: ServerOpt = None,
     as_json: JsonOpt = False,
@@ -43,10 +44,19 @@ def bundle_create(
 @bundle_app.command("suggest")
 def bundle_suggest(
     ctx: typer.Context,
-    intent: Annotated[Optional[str], typer.Option("--intent", "-i", help="A topic: list its pages in a reading order.")] = None,
-    accept: Annotated[Optional[str], typer.Option("--accept", metavar="ID", help="Accept suggestion ID: create the bundle.")] = None,
-    dismiss: Annotated[Optional[str], typer.Option("--dismiss", metavar="ID", help="Never offer suggestion ID again.")] = None,
-    title: Annotated[Optional[str], typer.Option("--title", "-t", help="With --accept: the bundle's title instead of the suggested one.")] = None,
+    intent: Annotated[
+        str | None, typer.Option("--intent", "-i", help="A topic: list its pages in a reading order.")
+    ] = None,
+    accept: Annotated[
+        str | None, typer.Option("--accept", metavar="ID", help="Accept suggestion ID: create the bundle.")
+    ] = None,
+    dismiss: Annotated[
+        str | None, typer.Option("--dismiss", metavar="ID", help="Never offer suggestion ID again.")
+    ] = None,
+    title: Annotated[
+        str | None,
+        typer.Option("--title", "-t", help="With --accept: the bundle's title instead of the suggested one."),
+    ] = None,
     k: Annotated[int, typer.Option("--k", "-k", min=2, max=20, help="With --intent: how many pages.")] = 8,
     hub: HubOpt = None,
     url: ServerOpt = None,

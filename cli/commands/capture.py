@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
-
 from memorywiki.adapters.tools import TOOLS_HELP
 from memorywiki.client import MemoryWikiError
 from memorywiki.client import operations as ops
@@ -37,21 +36,29 @@ def _report(captured: ops.Captured, as_json: bool) -> None:
 def capture(
     ctx: typer.Context,
     file: Annotated[
-        Optional[str],
-        typer.Argument(metavar="FILE", help="Markdown file, `-` for stdin (the default when stdin is piped), or a pdf/docx/pptx/html/vtt/srt file."),
+        str | None,
+        typer.Argument(
+            metavar="FILE",
+            help="Markdown file, `-` for stdin (the default when stdin is piped), or a pdf/docx/pptx/html/vtt/srt file.",
+        ),
     ] = None,
-    title: Annotated[Optional[str], typer.Option("--title", "-t", help="The page title (default: the first `# ` heading).")] = None,
+    title: Annotated[
+        str | None, typer.Option("--title", "-t", help="The page title (default: the first `# ` heading).")
+    ] = None,
     hub: HubOpt = None,
     draft: Annotated[bool, typer.Option("--draft", help="Keep it private: drafts never show in public reads.")] = False,
-    source: Annotated[Optional[str], typer.Option("--source", help="Where it came from (e.g. chatgpt, claude).")] = None,
-    page_url: Annotated[Optional[str], typer.Option("--url", help="Capture a web page by URL instead of a file.")] = None,
-    agent: Annotated[
-        Optional[str], typer.Option("--agent", help=f"Capture a coding-agent session: {TOOLS_HELP}.")
+    source: Annotated[str | None, typer.Option("--source", help="Where it came from (e.g. chatgpt, claude).")] = None,
+    page_url: Annotated[str | None, typer.Option("--url", help="Capture a web page by URL instead of a file.")] = None,
+    agent: Annotated[str | None, typer.Option("--agent", help=f"Capture a coding-agent session: {TOOLS_HELP}.")] = None,
+    session: Annotated[
+        str | None, typer.Option("--session", help="With --agent: the session id (default: latest for this dir).")
     ] = None,
-    session: Annotated[Optional[str], typer.Option("--session", help="With --agent: the session id (default: latest for this dir).")] = None,
-    new: Annotated[bool, typer.Option(
-        "--new", help="Save a new page even if this hub already holds the same title and text.")] = False,
-    server: Annotated[Optional[str], typer.Option("--server", help="Server URL (overrides $MEMORYWIKI_URL and the config).")] = None,
+    new: Annotated[
+        bool, typer.Option("--new", help="Save a new page even if this hub already holds the same title and text.")
+    ] = False,
+    server: Annotated[
+        str | None, typer.Option("--server", help="Server URL (overrides $MEMORYWIKI_URL and the config).")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Save markdown as a page at a permanent URL; prints only the URL (so it pipes)."""

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
-
 from memorywiki.client import MemoryWikiError, doc_id_from
 
 from .. import output
@@ -17,17 +16,29 @@ from ..context import state
 
 def config_cmd(
     ctx: typer.Context,
-    set_server: Annotated[Optional[str], typer.Option("--set-server", help="Store the default server URL.")] = None,
-    set_hub: Annotated[Optional[str], typer.Option("--set-hub", help="Store the default hub slug.")] = None,
-    set_token: Annotated[Optional[str], typer.Option(
-        "--set-token", metavar="TOKEN",
-        help="Store a token you already hold: a hub's owner token (for --hub, else the default hub) "
-             "or, with --doc, a doc's edit token.")] = None,
-    hub: Annotated[Optional[str], typer.Option("--hub", help="With --set-token: the hub the owner token is for.")] = None,
-    doc: Annotated[Optional[str], typer.Option("--doc", help="With --set-token: the doc (id or URL) the edit token is for.")] = None,
-    server: Annotated[bool, typer.Option(
-        "--server", help="List the server's settings instead: each environment variable `memorywiki serve` "
-                         "reads, its value here (secrets masked) and its default.")] = False,
+    set_server: Annotated[str | None, typer.Option("--set-server", help="Store the default server URL.")] = None,
+    set_hub: Annotated[str | None, typer.Option("--set-hub", help="Store the default hub slug.")] = None,
+    set_token: Annotated[
+        str | None,
+        typer.Option(
+            "--set-token",
+            metavar="TOKEN",
+            help="Store a token you already hold: a hub's owner token (for --hub, else the default hub) "
+            "or, with --doc, a doc's edit token.",
+        ),
+    ] = None,
+    hub: Annotated[str | None, typer.Option("--hub", help="With --set-token: the hub the owner token is for.")] = None,
+    doc: Annotated[
+        str | None, typer.Option("--doc", help="With --set-token: the doc (id or URL) the edit token is for.")
+    ] = None,
+    server: Annotated[
+        bool,
+        typer.Option(
+            "--server",
+            help="List the server's settings instead: each environment variable `memorywiki serve` "
+            "reads, its value here (secrets masked) and its default.",
+        ),
+    ] = False,
 ) -> None:
     """Show the config file's location and effective settings (tokens hidden), or change them;
     with --server, the settings the server reads from the environment."""

@@ -6,7 +6,6 @@ import sys
 from typing import Annotated
 
 import typer
-
 from memorywiki.client import operations as ops
 
 from .. import output
@@ -31,8 +30,13 @@ def related(
         sys.stdout.write("No related public pages in this hub yet.\n")
         return
     for r in results:
-        why = (f"shares {', '.join(r['shared_concepts'])}" if r.get("shared_concepts")
-               else f"similarity {r['similarity']:.2f}" if r.get("similarity") is not None else "")
+        why = (
+            f"shares {', '.join(r['shared_concepts'])}"
+            if r.get("shared_concepts")
+            else f"similarity {r['similarity']:.2f}"
+            if r.get("similarity") is not None
+            else ""
+        )
         sys.stdout.write(f"{r.get('title')}\n  {r.get('url')}" + (f"\n  {why}" if why else "") + "\n")
 
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
-
 from memorywiki.client import MemoryWikiError
 from memorywiki.client import operations as ops
 from memorywiki.client.errors import VersionConflict
@@ -21,7 +20,9 @@ DocArg = Annotated[str, typer.Argument(metavar="DOC", help="Doc id or doc URL.")
 def pull(
     ctx: typer.Context,
     doc: DocArg,
-    body: Annotated[bool, typer.Option("--body", help="Only the markdown body, exactly as stored (no front matter).")] = False,
+    body: Annotated[
+        bool, typer.Option("--body", help="Only the markdown body, exactly as stored (no front matter).")
+    ] = False,
     as_json: JsonOpt = False,
     url: ServerOpt = None,
 ) -> None:
@@ -42,14 +43,23 @@ def pull(
 def update(
     ctx: typer.Context,
     doc: DocArg,
-    file: Annotated[Optional[str], typer.Argument(metavar="FILE", help="New markdown file, or `-` for stdin (default when piped).")] = None,
-    section: Annotated[
-        Optional[str], typer.Option("--section", help="Replace only this section (by heading text); keep the rest verbatim.")
+    file: Annotated[
+        str | None, typer.Argument(metavar="FILE", help="New markdown file, or `-` for stdin (default when piped).")
     ] = None,
-    title: Annotated[Optional[str], typer.Option("--title", "-t", help="New title.")] = None,
-    expect_version: Annotated[Optional[int], typer.Option(
-        "--expect-version", min=1, metavar="N",
-        help="Refuse the update if the doc is no longer at version N (the version you read).")] = None,
+    section: Annotated[
+        str | None,
+        typer.Option("--section", help="Replace only this section (by heading text); keep the rest verbatim."),
+    ] = None,
+    title: Annotated[str | None, typer.Option("--title", "-t", help="New title.")] = None,
+    expect_version: Annotated[
+        int | None,
+        typer.Option(
+            "--expect-version",
+            min=1,
+            metavar="N",
+            help="Refuse the update if the doc is no longer at version N (the version you read).",
+        ),
+    ] = None,
     url: ServerOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -59,12 +69,14 @@ def update(
         text = None  # empty piped stdin with --title: a rename
     with state(ctx).wiki(url) as wiki:
         try:
-            updated = ops.update_doc(wiki, doc, markdown=text, section=section, title=title,
-                                     expected_version=expect_version)
+            updated = ops.update_doc(
+                wiki, doc, markdown=text, section=section, title=title, expected_version=expect_version
+            )
         except VersionConflict as exc:
             raise MemoryWikiError(
                 f"the doc changed since you read it; pull it again (`memorywiki pull {exc.doc_id}`), "
-                "redo your edit and update") from None
+                "redo your edit and update"
+            ) from None
     if as_json:
         output.print_json(updated.data)
     else:
@@ -77,8 +89,9 @@ def _version_line(v: dict) -> str:
     if v.get("restored_from"):
         how += f" of v{v['restored_from']}"
     saved_via = str(v.get("via") or "")
-    via = ({"owner": "hub owner token", "edit_token": "edit token", "anonymous": "no token"}.get(saved_via, "")
-           or (f"member {saved_via.removeprefix('member:')}" if saved_via.startswith("member:") else ""))
+    via = {"owner": "hub owner token", "edit_token": "edit token", "anonymous": "no token"}.get(saved_via, "") or (
+        f"member {saved_via.removeprefix('member:')}" if saved_via.startswith("member:") else ""
+    )
     title = " ".join(str(v.get("title") or "").split())
     mark = " (current)" if v.get("current") else ""
     return f"v{v.get('version')}\t{when}\t{v.get('size')} bytes\t{how}{' · ' + via if via else ''}\t{title}{mark}"
@@ -87,8 +100,9 @@ def _version_line(v: dict) -> str:
 def history(
     ctx: typer.Context,
     doc: DocArg,
-    number: Annotated[Optional[int], typer.Argument(
-        metavar="N", min=1, help="Print version N's markdown instead of the list.")] = None,
+    number: Annotated[
+        int | None, typer.Argument(metavar="N", min=1, help="Print version N's markdown instead of the list.")
+    ] = None,
     as_json: JsonOpt = False,
     url: ServerOpt = None,
 ) -> None:
@@ -110,10 +124,18 @@ def history(
 def restore(
     ctx: typer.Context,
     doc: DocArg,
-    number: Annotated[int, typer.Argument(metavar="N", min=1, help="The version to restore (see `memorywiki history`).")],
-    expect_version: Annotated[Optional[int], typer.Option(
-        "--expect-version", min=1, metavar="N",
-        help="Refuse if the doc is no longer at version N (the version you read).")] = None,
+    number: Annotated[
+        int, typer.Argument(metavar="N", min=1, help="The version to restore (see `memorywiki history`).")
+    ],
+    expect_version: Annotated[
+        int | None,
+        typer.Option(
+            "--expect-version",
+            min=1,
+            metavar="N",
+            help="Refuse if the doc is no longer at version N (the version you read).",
+        ),
+    ] = None,
     url: ServerOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -123,7 +145,8 @@ def restore(
             restored = ops.restore(wiki, doc, number, expected_version=expect_version)
         except VersionConflict as exc:
             raise MemoryWikiError(
-                f"the doc changed since you read it; look again (`memorywiki history {exc.doc_id}`) and retry") from None
+                f"the doc changed since you read it; look again (`memorywiki history {exc.doc_id}`) and retry"
+            ) from None
     data = restored.data
     if as_json:
         output.print_json(data)

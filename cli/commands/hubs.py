@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 import typer.core
-
 from memorywiki.client import operations as ops
 
 from .. import output
@@ -47,16 +46,22 @@ def hub_create(ctx: typer.Context, slug: SlugArg, url: ServerOpt = None, as_json
         output.print_json(data)
     else:
         sys.stdout.write(f"{data.get('url') or created.slug}\n")
-        output.note(f"owner token saved in {st.config.path}"
-                    + (f"; {created.slug} is now the default hub" if created.became_default else ""))
+        output.note(
+            f"owner token saved in {st.config.path}"
+            + (f"; {created.slug} is now the default hub" if created.became_default else "")
+        )
 
 
 @hub_app.command("use")
 def hub_use(
     ctx: typer.Context,
     slug: SlugArg,
-    token: Annotated[Optional[str], typer.Option(
-        "--token", metavar="TOKEN", help="The hub's owner token, if you hold it (e.g. from POST /api/hubs).")] = None,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token", metavar="TOKEN", help="The hub's owner token, if you hold it (e.g. from POST /api/hubs)."
+        ),
+    ] = None,
     url: ServerOpt = None,
 ) -> None:
     """Make an existing hub the default (checked on the server), storing its owner token if you give it."""
@@ -65,15 +70,24 @@ def hub_use(
     with st.wiki(url) as wiki:
         data = ops.use_hub(wiki, slug, token)
     sys.stdout.write(f"{data.get('url') or slug}\n")
-    held = "owner token saved" if token else (
-        "owner token already saved" if cfg.hub_token(slug) else "no owner token: reading only (add --token TOKEN to write)")
+    held = (
+        "owner token saved"
+        if token
+        else (
+            "owner token already saved"
+            if cfg.hub_token(slug)
+            else "no owner token: reading only (add --token TOKEN to write)"
+        )
+    )
     output.note(f"{slug} is now the default hub; {held} ({cfg.path})")
 
 
 @hub_app.command("show")
 def hub_show(
     ctx: typer.Context,
-    slug: Annotated[Optional[str], typer.Argument(metavar="SLUG", help="Hub slug (default: the config's default hub).")] = None,
+    slug: Annotated[
+        str | None, typer.Argument(metavar="SLUG", help="Hub slug (default: the config's default hub).")
+    ] = None,
     url: ServerOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -89,11 +103,17 @@ def hub_show(
 @hub_app.command("set")
 def hub_set(
     ctx: typer.Context,
-    slug: Annotated[Optional[str], typer.Argument(metavar="SLUG", help="Hub slug (default: the config's default hub).")] = None,
-    listed: Annotated[Optional[bool], typer.Option(
-        "--listed/--unlisted", help="Show the hub on the server's home page and /llms.txt, or not.")] = None,
-    description: Annotated[Optional[str], typer.Option(
-        "--description", metavar="TEXT", help="One line saying what the hub holds (home page, llms.txt).")] = None,
+    slug: Annotated[
+        str | None, typer.Argument(metavar="SLUG", help="Hub slug (default: the config's default hub).")
+    ] = None,
+    listed: Annotated[
+        bool | None,
+        typer.Option("--listed/--unlisted", help="Show the hub on the server's home page and /llms.txt, or not."),
+    ] = None,
+    description: Annotated[
+        str | None,
+        typer.Option("--description", metavar="TEXT", help="One line saying what the hub holds (home page, llms.txt)."),
+    ] = None,
     url: ServerOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -108,15 +128,22 @@ def hub_set(
         output.note(f"{hub} is {'listed on the home page and /llms.txt' if data.get('listed') else 'unlisted'}")
 
 
-member_app = typer.Typer(help="Add, list and remove a hub's members: co-authors with tokens of their own.",
-                         context_settings=CONTEXT, rich_markup_mode=None, no_args_is_help=True)
+member_app = typer.Typer(
+    help="Add, list and remove a hub's members: co-authors with tokens of their own.",
+    context_settings=CONTEXT,
+    rich_markup_mode=None,
+    no_args_is_help=True,
+)
 hub_app.add_typer(member_app, name="member")
-NameArg = Annotated[str, typer.Argument(metavar="NAME", help="The member's name, e.g. bob (lowercase letters, digits, . _ -).")]
+NameArg = Annotated[
+    str, typer.Argument(metavar="NAME", help="The member's name, e.g. bob (lowercase letters, digits, . _ -).")
+]
 
 
 @member_app.command("add")
-def member_add(ctx: typer.Context, name: NameArg, hub: HubOpt = None, url: ServerOpt = None,
-               as_json: JsonOpt = False) -> None:
+def member_add(
+    ctx: typer.Context, name: NameArg, hub: HubOpt = None, url: ServerOpt = None, as_json: JsonOpt = False
+) -> None:
     """Add a member; prints their token once (hand it to them: it writes pages into the hub, nothing more)."""
     with state(ctx).wiki(url) as wiki:
         data = ops.add_member(wiki, name, hub)
@@ -124,8 +151,10 @@ def member_add(ctx: typer.Context, name: NameArg, hub: HubOpt = None, url: Serve
         output.print_json(data)
         return
     sys.stdout.write(f"{data.get('token')}\n")
-    output.note(f"{data.get('name')} is a member of {data.get('hub')}; this token is shown once. They run "
-                f"`memorywiki hub use {data.get('hub')} --token TOKEN`; their pages are saved as {data.get('via')}")
+    output.note(
+        f"{data.get('name')} is a member of {data.get('hub')}; this token is shown once. They run "
+        f"`memorywiki hub use {data.get('hub')} --token TOKEN`; their pages are saved as {data.get('via')}"
+    )
 
 
 @member_app.command("list")
@@ -144,8 +173,9 @@ def member_list(ctx: typer.Context, hub: HubOpt = None, url: ServerOpt = None, a
 
 
 @member_app.command("remove")
-def member_remove(ctx: typer.Context, name: NameArg, hub: HubOpt = None, url: ServerOpt = None,
-                  as_json: JsonOpt = False) -> None:
+def member_remove(
+    ctx: typer.Context, name: NameArg, hub: HubOpt = None, url: ServerOpt = None, as_json: JsonOpt = False
+) -> None:
     """Remove a member: their token stops working at once."""
     with state(ctx).wiki(url) as wiki:
         data = ops.remove_member(wiki, name, hub)
@@ -157,8 +187,13 @@ def member_remove(ctx: typer.Context, name: NameArg, hub: HubOpt = None, url: Se
 
 def list_cmd(
     ctx: typer.Context,
-    every: Annotated[bool, typer.Option(
-        "--all", help="Every live page, drafts and private ones included, with its visibility (needs the owner token).")] = False,
+    every: Annotated[
+        bool,
+        typer.Option(
+            "--all",
+            help="Every live page, drafts and private ones included, with its visibility (needs the owner token).",
+        ),
+    ] = False,
     hub: HubOpt = None,
     url: ServerOpt = None,
     as_json: JsonOpt = False,

@@ -8,11 +8,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn,
-                           TimeRemainingColumn)
-from rich.text import Text
-
 from memorywiki.client import operations as ops
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn, TimeRemainingColumn
+from rich.text import Text
 
 from .. import output
 from ..context import CONTEXT, HubOpt, JsonOpt, ServerOpt, state
@@ -30,13 +28,22 @@ import_app = typer.Typer(
 def _bar(as_json: bool, what: str) -> Progress:
     """The progress bar on stderr: counts, and an estimate of the time left (none in a pipe or a log)."""
     console = output.err_console()
-    return Progress(TextColumn(f"[bold]{what}[/bold]"), TextColumn("{task.description}"), BarColumn(),
-                    MofNCompleteColumn(), TextColumn("{task.fields[counts]}"), TimeRemainingColumn(),
-                    console=console, disable=as_json or not console.is_terminal, transient=True)
+    return Progress(
+        TextColumn(f"[bold]{what}[/bold]"),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[counts]}"),
+        TimeRemainingColumn(),
+        console=console,
+        disable=as_json or not console.is_terminal,
+        transient=True,
+    )
 
 
-def _chat_export(ctx: typer.Context, kind: str, file: Path, hub: str | None, url: str | None, as_json: bool,
-                 no_wait: bool) -> None:
+def _chat_export(
+    ctx: typer.Context, kind: str, file: Path, hub: str | None, url: str | None, as_json: bool, no_wait: bool
+) -> None:
     bar = _bar(as_json, "importing")
     task = bar.add_task("", total=None, counts="")
 
@@ -64,7 +71,9 @@ def _chat_export(ctx: typer.Context, kind: str, file: Path, hub: str | None, url
         n = len(counts["skipped"])
         output.note(f"skipped {n} conversation{'s' if n != 1 else ''} with nothing to keep (use --json to see which)")
     if owed:
-        output.note(f"still indexing: {owed} page{'s' if owed != 1 else ''} owed; they are found by full text meanwhile")
+        output.note(
+            f"still indexing: {owed} page{'s' if owed != 1 else ''} owed; they are found by full text meanwhile"
+        )
     elif owed == 0:
         sys.stdout.write("indexed: every page is searchable\n")
 
@@ -76,8 +85,16 @@ class _PagesPerSecond(ProgressColumn):
 
 def _wait_indexed(wiki, *, quiet: bool) -> int | None:
     """The server's indexing of what was saved, as a bar: pages indexed, pages/s, time left."""
-    bar = Progress(TextColumn("[bold]indexing[/bold]"), BarColumn(), MofNCompleteColumn(), _PagesPerSecond(),
-                   TimeRemainingColumn(), console=output.err_console(), disable=quiet, transient=True)
+    bar = Progress(
+        TextColumn("[bold]indexing[/bold]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        _PagesPerSecond(),
+        TimeRemainingColumn(),
+        console=output.err_console(),
+        disable=quiet,
+        transient=True,
+    )
     task = bar.add_task("indexing", total=None)
 
     def progress(done: int, total: int) -> None:
@@ -92,21 +109,37 @@ def _wait_indexed(wiki, *, quiet: bool) -> int | None:
             bar.stop()
 
 
-ExportFile = Annotated[Path, typer.Argument(metavar="FILE", help="The export: the .zip you downloaded, or its conversations.json.")]
-NoWait = Annotated[bool, typer.Option("--no-wait", help="Return once saved, without waiting for the pages to be indexed.")]
+ExportFile = Annotated[
+    Path, typer.Argument(metavar="FILE", help="The export: the .zip you downloaded, or its conversations.json.")
+]
+NoWait = Annotated[
+    bool, typer.Option("--no-wait", help="Return once saved, without waiting for the pages to be indexed.")
+]
 
 
 @import_app.command("chatgpt")
-def import_chatgpt(ctx: typer.Context, file: ExportFile, hub: HubOpt = None, url: ServerOpt = None,
-                   as_json: JsonOpt = False, no_wait: NoWait = False) -> None:
+def import_chatgpt(
+    ctx: typer.Context,
+    file: ExportFile,
+    hub: HubOpt = None,
+    url: ServerOpt = None,
+    as_json: JsonOpt = False,
+    no_wait: NoWait = False,
+) -> None:
     """Import a ChatGPT data export into a hub, one page per conversation (re-importing updates them),
     then wait until the server has indexed them, showing pages/s and the time left."""
     _chat_export(ctx, "chatgpt", file, hub, url, as_json, no_wait)
 
 
 @import_app.command("claude")
-def import_claude(ctx: typer.Context, file: ExportFile, hub: HubOpt = None, url: ServerOpt = None,
-                  as_json: JsonOpt = False, no_wait: NoWait = False) -> None:
+def import_claude(
+    ctx: typer.Context,
+    file: ExportFile,
+    hub: HubOpt = None,
+    url: ServerOpt = None,
+    as_json: JsonOpt = False,
+    no_wait: NoWait = False,
+) -> None:
     """Import a Claude data export into a hub, one page per conversation (re-importing updates them),
     then wait until the server has indexed them, showing pages/s and the time left."""
     _chat_export(ctx, "claude", file, hub, url, as_json, no_wait)
@@ -119,13 +152,26 @@ def _counts(counts: dict[str, int]) -> str:
 @import_app.command("folder")
 def import_folder(
     ctx: typer.Context,
-    folder: Annotated[Path, typer.Argument(metavar="DIR", help="The folder (an export of a hub, an Obsidian vault, "
-                                                                "any markdown files), or an export's .zip.")],
+    folder: Annotated[
+        Path,
+        typer.Argument(
+            metavar="DIR",
+            help="The folder (an export of a hub, an Obsidian vault, any markdown files), or an export's .zip.",
+        ),
+    ],
     hub: HubOpt = None,
-    strict: Annotated[bool, typer.Option("--strict", help="Import nothing if any file cannot be a page (not UTF-8, "
-                                                          "broken front matter, empty); by default such files are "
-                                                          "named and skipped.")] = False,
-    drafts: Annotated[bool, typer.Option("--draft", help="Import every page as a draft, whatever its file says.")] = False,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict",
+            help="Import nothing if any file cannot be a page (not UTF-8, "
+            "broken front matter, empty); by default such files are "
+            "named and skipped.",
+        ),
+    ] = False,
+    drafts: Annotated[
+        bool, typer.Option("--draft", help="Import every page as a draft, whatever its file says.")
+    ] = False,
     url: ServerOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -139,8 +185,12 @@ def import_folder(
     """
     bar = _bar(as_json, "folder")
     task = bar.add_task("reading", total=None, counts="")
-    step_names = {"reading": "reading files", "saving": "saving pages", "linking": "linking pages",
-                  "bundles": "saving bundles"}
+    step_names = {
+        "reading": "reading files",
+        "saving": "saving pages",
+        "linking": "linking pages",
+        "bundles": "saving bundles",
+    }
 
     def progress(step: str, done: int, total: int, counts: dict[str, int]) -> None:
         if not bar.live.is_started:
@@ -171,8 +221,10 @@ def import_folder(
     if hidden:
         output.note(f"and {hidden} more (use --json to see them all)")
     if result.unresolved:
-        output.note(f"{result.unresolved} wiki link{'s' if result.unresolved != 1 else ''} name no file of the folder: "
-                    "left as written")
+        output.note(
+            f"{result.unresolved} wiki link{'s' if result.unresolved != 1 else ''} name no file of the folder: "
+            "left as written"
+        )
 
 
 def register(app: typer.Typer) -> None:

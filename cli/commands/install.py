@@ -7,11 +7,9 @@ from __future__ import annotations
 import shlex
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
-from typer.exceptions import Exit
-
 from memorywiki.adapters.install import (
     Action,
     InstallError,
@@ -26,6 +24,7 @@ from memorywiki.adapters.install import (
 )
 from memorywiki.adapters.tools import TOOLS_HELP, get_tool, normalize_tool
 from memorywiki.client import MemoryWikiError
+from typer.exceptions import Exit
 
 from .. import output
 
@@ -50,8 +49,7 @@ USAGE = {
     ],
 }
 
-ToolArg = Annotated[str, typer.Argument(metavar="TOOL", help=f"The tool: {TOOLS_HELP}.",
-                                        show_default=False)]
+ToolArg = Annotated[str, typer.Argument(metavar="TOOL", help=f"The tool: {TOOLS_HELP}.", show_default=False)]
 
 
 def _normalize(tool: str) -> str:
@@ -96,8 +94,13 @@ def _print_list(tool: str | None) -> None:
         return
     headers = ("TOOL", "SCOPE", "STATUS", "KIND", "PATH")
     table = [headers] + [
-        (str(r.get("tool") or "-"), str(r.get("scope") or "-"), str(r.get("status") or "-"),
-         str(r.get("kind") or "-"), str(r.get("path") or "-"))
+        (
+            str(r.get("tool") or "-"),
+            str(r.get("scope") or "-"),
+            str(r.get("status") or "-"),
+            str(r.get("kind") or "-"),
+            str(r.get("path") or "-"),
+        )
         for r in rows
     ]
     widths = [max(len(row[i]) for row in table) for i in range(len(headers) - 1)]
@@ -120,15 +123,27 @@ def _mcp_hint(tool: str, scope: str) -> None:
 
 
 def install_cmd(
-    tool: Annotated[Optional[str], typer.Argument(
-        metavar="TOOL", help=f"The tool: {TOOLS_HELP}.", show_default=False)] = None,
-    user: Annotated[bool, typer.Option(
-        "--user/--project", help="Install for your user (every project) or only this project (the current directory).")] = False,
+    tool: Annotated[
+        str | None, typer.Argument(metavar="TOOL", help=f"The tool: {TOOLS_HELP}.", show_default=False)
+    ] = None,
+    user: Annotated[
+        bool,
+        typer.Option(
+            "--user/--project",
+            help="Install for your user (every project) or only this project (the current directory).",
+        ),
+    ] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would change; write nothing.")] = False,
-    force: Annotated[bool, typer.Option("--force", help="Overwrite files you edited since they were installed.")] = False,
-    mcp: Annotated[bool, typer.Option(
-        "--mcp", help="Also register the MCP server (by its absolute path) in the tool's MCP config.")] = False,
-    list_: Annotated[bool, typer.Option("--list", help="List what is installed (user scope and this project).")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite files you edited since they were installed.")
+    ] = False,
+    mcp: Annotated[
+        bool,
+        typer.Option("--mcp", help="Also register the MCP server (by its absolute path) in the tool's MCP config."),
+    ] = False,
+    list_: Annotated[
+        bool, typer.Option("--list", help="List what is installed (user scope and this project).")
+    ] = False,
 ) -> None:
     """Install the /memory.wiki command into Claude Code, Cursor, Codex CLI or Aider."""
     if list_:
@@ -139,7 +154,9 @@ def install_cmd(
     name = _normalize(tool)
     scope = _scope(user)
     where = str(Path.cwd()) if scope == "project" else "~"
-    sys.stdout.write(f"{'Would install' if dry_run else 'Installing'} /memory.wiki for {name} ({scope} scope: {where})\n")
+    sys.stdout.write(
+        f"{'Would install' if dry_run else 'Installing'} /memory.wiki for {name} ({scope} scope: {where})\n"
+    )
     actions = list(_run(install, name, scope, project_dir=Path.cwd(), dry_run=dry_run, force=force))
     has_mcp = get_tool(name).mcp_client
     if mcp and not has_mcp:
@@ -164,9 +181,13 @@ def install_cmd(
 
 def uninstall_cmd(
     tool: ToolArg,
-    user: Annotated[bool, typer.Option("--user/--project", help="Remove the user-wide install or this project's.")] = False,
+    user: Annotated[
+        bool, typer.Option("--user/--project", help="Remove the user-wide install or this project's.")
+    ] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would be removed; change nothing.")] = False,
-    force: Annotated[bool, typer.Option("--force", help="Also remove files you edited since they were installed.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Also remove files you edited since they were installed.")
+    ] = False,
 ) -> None:
     """Remove what `memorywiki install` wrote (files you edited since are kept, exit 1, unless --force)."""
     name = _normalize(tool)

@@ -6,7 +6,6 @@ from enum import Enum
 from typing import Annotated
 
 import typer
-
 from memorywiki.client import operations as ops
 
 from .. import output
@@ -29,14 +28,27 @@ def recall(
     question: Annotated[str, typer.Argument(metavar="QUESTION", help="What you want to know.")],
     hub: HubOpt = None,
     k: Annotated[int, typer.Option("--k", "-k", help="How many results.")] = 5,
-    level: Annotated[Level, typer.Option("--level", help="chunk (passages), doc (whole pages) or bundle.")] = Level.chunk,
-    hybrid: Annotated[bool, typer.Option(
-        "--hybrid/--no-hybrid", help="Fuse vector and full-text search (the default); --no-hybrid: vectors only.")] = True,
-    fusion: Annotated[Fusion | None, typer.Option(
-        "--fusion", help="How hybrid fuses the two searches: zscore (the default) or rrf "
-                         "(Reciprocal Rank Fusion, scores as rrf_score).")] = None,
-    max_tokens: Annotated[int | None, typer.Option(
-        "--max-tokens", min=1, help="A token budget: whole results in rank order while they fit.")] = None,
+    level: Annotated[
+        Level, typer.Option("--level", help="chunk (passages), doc (whole pages) or bundle.")
+    ] = Level.chunk,
+    hybrid: Annotated[
+        bool,
+        typer.Option(
+            "--hybrid/--no-hybrid", help="Fuse vector and full-text search (the default); --no-hybrid: vectors only."
+        ),
+    ] = True,
+    fusion: Annotated[
+        Fusion | None,
+        typer.Option(
+            "--fusion",
+            help="How hybrid fuses the two searches: zscore (the default) or rrf "
+            "(Reciprocal Rank Fusion, scores as rrf_score).",
+        ),
+    ] = None,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option("--max-tokens", min=1, help="A token budget: whole results in rank order while they fit."),
+    ] = None,
     url: ServerOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -46,8 +58,16 @@ def recall(
     many tokens the results hold and, when vectors were not used, why.
     """
     with state(ctx).wiki(url) as wiki:
-        data = ops.recall(wiki, question, hub=hub, k=k, level=level.value, hybrid=hybrid,
-                          fusion=fusion.value if fusion else None, max_tokens=max_tokens)
+        data = ops.recall(
+            wiki,
+            question,
+            hub=hub,
+            k=k,
+            level=level.value,
+            hybrid=hybrid,
+            fusion=fusion.value if fusion else None,
+            max_tokens=max_tokens,
+        )
     if as_json:
         output.print_json(data)
     else:

@@ -6,17 +6,16 @@ from __future__ import annotations
 import errno
 import socket
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
-
 from memorywiki.adapters.install.launch import path_hint
 from memorywiki.client import MemoryWikiError
 
 from .. import output
 
 DataDirOpt = Annotated[
-    Optional[Path], typer.Option("--data-dir", help="Where the embedded database lives (default: user data dir).")
+    Path | None, typer.Option("--data-dir", help="Where the embedded database lives (default: user data dir).")
 ]
 
 

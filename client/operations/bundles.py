@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from ..auth import explain_hub_refusal
 from ..errors import ApiError, InputError
@@ -28,8 +29,9 @@ def _as_owner(wiki: Wiki, slug: str, call: Callable[[str | None], Any]) -> Any:
         raise explain_hub_refusal(exc, cred, slug) from None
 
 
-def create_bundle(wiki: Wiki, title: str, docs: list[str], *, description: str | None = None,
-                  hub: str | None = None) -> CreatedBundle:
+def create_bundle(
+    wiki: Wiki, title: str, docs: list[str], *, description: str | None = None, hub: str | None = None
+) -> CreatedBundle:
     """A bundle of the hub's docs (ids or URLs), in this reading order."""
     if not title.strip():
         raise InputError("the title is empty")
@@ -54,8 +56,7 @@ def pages_on_topic(wiki: Wiki, intent: str, *, k: int = 8, hub: str | None = Non
     return wiki.client.suggest_topic(slug, intent.strip(), k, token=wiki.config.hub_token(slug))
 
 
-def accept_suggestion(wiki: Wiki, suggestion_id: str, *, title: str | None = None,
-                      hub: str | None = None) -> Bundle:
+def accept_suggestion(wiki: Wiki, suggestion_id: str, *, title: str | None = None, hub: str | None = None) -> Bundle:
     """Make a suggested bundle real (under ``title`` instead of the suggested one, if given)."""
     slug = wiki.require_hub(hub)
     body = {"title": title} if title else {}

@@ -94,34 +94,66 @@ def _create(wiki: Wiki, body: dict[str, Any], hub: str | None, draft: bool, new:
     return _kept(wiki, data, hub)
 
 
-def capture_markdown(wiki: Wiki, markdown: str, *, title: str | None = None, default_title: str | None = None,
-                     hub: str | None = None, source: str | None = None, draft: bool = False,
-                     new: bool = False) -> Captured:
+def capture_markdown(
+    wiki: Wiki,
+    markdown: str,
+    *,
+    title: str | None = None,
+    default_title: str | None = None,
+    hub: str | None = None,
+    source: str | None = None,
+    draft: bool = False,
+    new: bool = False,
+) -> Captured:
     """Save markdown as a new page. The title defaults to the text's first `# ` heading, then
     ``default_title``. Without ``new``, the same title and text already in the hub answer that
     page (status "exists")."""
     if not markdown.strip():
         raise InputError("empty body: nothing to capture")
-    body = {"title": _title(title, first_h1(markdown) or default_title), "markdown": markdown,
-            "source": source or wiki.source}
+    body = {
+        "title": _title(title, first_h1(markdown) or default_title),
+        "markdown": markdown,
+        "source": source or wiki.source,
+    }
     return _create(wiki, body, wiki.hub(hub), draft, new)
 
 
-def capture_file(wiki: Wiki, path: Path, *, title: str | None = None, hub: str | None = None,
-                 source: str | None = None, draft: bool = False, new: bool = False) -> Captured:
+def capture_file(
+    wiki: Wiki,
+    path: Path,
+    *,
+    title: str | None = None,
+    hub: str | None = None,
+    source: str | None = None,
+    draft: bool = False,
+    new: bool = False,
+) -> Captured:
     """A pdf/docx/pptx/html/vtt/srt file is converted by the server (its title, unless given,
     taken from the file); any other file is markdown text, titled by its first `# ` heading,
     else the file name."""
     path = path.expanduser()
     mime = BINARY_KINDS.get(path.suffix.lower())
     if mime is None:
-        return capture_markdown(wiki, read_text_file(path), title=title, default_title=path.stem, hub=hub,
-                                source=source, draft=draft, new=new)
+        return capture_markdown(
+            wiki,
+            read_text_file(path),
+            title=title,
+            default_title=path.stem,
+            hub=hub,
+            source=source,
+            draft=draft,
+            new=new,
+        )
     content = read_bytes_file(path)
     slug = wiki.hub(hub)
     cred = wiki.config.hub_credential(slug)
-    fields = {"title": _given_title(title), "hub": slug, "source": source,
-              "is_draft": "true" if draft else None, "dedupe": "false" if new else None}
+    fields = {
+        "title": _given_title(title),
+        "hub": slug,
+        "source": source,
+        "is_draft": "true" if draft else None,
+        "dedupe": "false" if new else None,
+    }
     try:
         data = wiki.client.capture_file(path.name, content, mime, fields, cred.token)
     except ApiError as exc:
@@ -129,14 +161,28 @@ def capture_file(wiki: Wiki, path: Path, *, title: str | None = None, hub: str |
     return _kept(wiki, data, slug)
 
 
-def capture_url(wiki: Wiki, url: str, *, title: str | None = None, hub: str | None = None,
-                source: str | None = None, draft: bool = False, new: bool = False) -> Captured:
+def capture_url(
+    wiki: Wiki,
+    url: str,
+    *,
+    title: str | None = None,
+    hub: str | None = None,
+    source: str | None = None,
+    draft: bool = False,
+    new: bool = False,
+) -> Captured:
     """The server fetches the page (a shared ChatGPT or Claude chat, an article) and saves it."""
     slug = wiki.hub(hub)
     cred = wiki.config.hub_credential(slug)
-    req = {"url": url, "title": _given_title(title), "hub": slug, "source": source,
-           # never silently publish what was meant to be private
-           "is_draft": True if draft else None, "dedupe": False if new else None}
+    req = {
+        "url": url,
+        "title": _given_title(title),
+        "hub": slug,
+        "source": source,
+        # never silently publish what was meant to be private
+        "is_draft": True if draft else None,
+        "dedupe": False if new else None,
+    }
     try:
         data = wiki.client.capture_url({k: v for k, v in req.items() if v is not None}, cred.token)
     except ApiError as exc:
@@ -144,8 +190,9 @@ def capture_url(wiki: Wiki, url: str, *, title: str | None = None, hub: str | No
     return _kept(wiki, data, slug)
 
 
-def read_agent_session(agent: str, session_id: str | None = None, *, cwd: Path | None = None,
-                       home: Path | None = None) -> Transcript:
+def read_agent_session(
+    agent: str, session_id: str | None = None, *, cwd: Path | None = None, home: Path | None = None
+) -> Transcript:
     """The coding-agent session to capture, found by the tool's reader (any alias of the tool):
     the one with ``session_id``, else the latest one for ``cwd``."""
     try:
@@ -167,17 +214,38 @@ def read_agent_session(agent: str, session_id: str | None = None, *, cwd: Path |
     return session
 
 
-def capture_agent_session(wiki: Wiki, agent: str, session_id: str | None = None, *, title: str | None = None,
-                          hub: str | None = None, source: str | None = None, draft: bool = False,
-                          new: bool = False) -> Captured:
+def capture_agent_session(
+    wiki: Wiki,
+    agent: str,
+    session_id: str | None = None,
+    *,
+    title: str | None = None,
+    hub: str | None = None,
+    source: str | None = None,
+    draft: bool = False,
+    new: bool = False,
+) -> Captured:
     """Save a coding-agent session (Claude Code, Cursor, Codex, Aider) as a page."""
     session = read_agent_session(agent, session_id)
     sid = session.session_id or session_id
-    meta = {"tool": session.tool, "session_id": sid, "cwd": str(session.cwd) if session.cwd is not None else None,
-            "git_branch": session.git_branch}
-    default_title = ((session.title or "").strip() or first_h1(session.markdown)
-                     or f"{session.tool} session {str(sid or '')[:8]}".strip())
+    meta = {
+        "tool": session.tool,
+        "session_id": sid,
+        "cwd": str(session.cwd) if session.cwd is not None else None,
+        "git_branch": session.git_branch,
+    }
+    default_title = (
+        (session.title or "").strip()
+        or first_h1(session.markdown)
+        or f"{session.tool} session {str(sid or '')[:8]}".strip()
+    )
     # the tool's own title and paths too may carry a NUL the server refuses; drop it, keep the session
-    body = strip_unstorable({"title": _title(title, default_title), "markdown": session.markdown, "meta": meta,
-                             "source": source or session.tool})
+    body = strip_unstorable(
+        {
+            "title": _title(title, default_title),
+            "markdown": session.markdown,
+            "meta": meta,
+            "source": source or session.tool,
+        }
+    )
     return _create(wiki, body, wiki.hub(hub), draft, new)

@@ -3,8 +3,9 @@ delete, index."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from ..auth import explain_doc_refusal
 from ..errors import EMBEDDER_UNAVAILABLE, VERSION_CONFLICT, ApiError, InputError, VersionConflict
@@ -66,12 +67,20 @@ def doc_markdown(wiki: Wiki, ref: str, *, curation: bool = False) -> str:
     """The doc as markdown with its front matter (GET /raw/<id>); with ``curation``, the
     enrichment appended as readers see it."""
     access = access_from(ref)
-    return with_doc_token(wiki, ref, lambda doc_id, token: wiki.client.raw(doc_id, token=token, access=access,
-                                                                          curation=curation))
+    return with_doc_token(
+        wiki, ref, lambda doc_id, token: wiki.client.raw(doc_id, token=token, access=access, curation=curation)
+    )
 
 
-def update_doc(wiki: Wiki, ref: str, *, markdown: str | None = None, section: str | None = None,
-               title: str | None = None, expected_version: int | None = None) -> Updated:
+def update_doc(
+    wiki: Wiki,
+    ref: str,
+    *,
+    markdown: str | None = None,
+    section: str | None = None,
+    title: str | None = None,
+    expected_version: int | None = None,
+) -> Updated:
     """Replace the doc's body, or only its ``section`` (the rest stays byte for byte), and/or
     its title. With ``expected_version``, refuse (:class:`VersionConflict`) if the doc moved on;
     a section edit always sends the version it was made on, so it never overwrites a newer text.
@@ -121,23 +130,25 @@ def update_doc(wiki: Wiki, ref: str, *, markdown: str | None = None, section: st
 
 def _conflict(exc: ApiError, doc_id: str, expected: int | None) -> VersionConflict:
     current = exc.details.get("current")
-    return VersionConflict(doc_id, current.get("version") if isinstance(current, dict) else None,
-                           exc.details.get("expected", expected))
+    return VersionConflict(
+        doc_id, current.get("version") if isinstance(current, dict) else None, exc.details.get("expected", expected)
+    )
 
 
 def history(wiki: Wiki, ref: str) -> Versions:
     """The doc's versions, newest first."""
     access = access_from(ref)
-    return with_doc_token(wiki, ref, lambda doc_id, token: wiki.client.versions(doc_id, token=token, access=access),
-                          restoring=True)
+    return with_doc_token(
+        wiki, ref, lambda doc_id, token: wiki.client.versions(doc_id, token=token, access=access), restoring=True
+    )
 
 
 def version(wiki: Wiki, ref: str, number: int) -> DocVersion:
     """One version of the doc, with its markdown."""
     access = access_from(ref)
-    return with_doc_token(wiki, ref, lambda doc_id, token: wiki.client.version(doc_id, number, token=token,
-                                                                              access=access),
-                          restoring=True)
+    return with_doc_token(
+        wiki, ref, lambda doc_id, token: wiki.client.version(doc_id, number, token=token, access=access), restoring=True
+    )
 
 
 def restore(wiki: Wiki, ref: str, number: int, *, expected_version: int | None = None) -> Restored:

@@ -12,12 +12,11 @@ from __future__ import annotations
 import shutil
 import tempfile
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
-from memorywiki.formats import FormatError
-from memorywiki.formats import hubfolder
+from memorywiki.formats import FormatError, hubfolder
 from memorywiki.formats.frontmatter import read_front_matter
 from memorywiki.formats.vault import export_index
 from memorywiki.formats.ziputil import EXPORT_LIMITS, extract, open_zip
@@ -51,9 +50,11 @@ def _zip_root(zf: zipfile.ZipFile, what: str) -> str:
                 continue
             if hubfolder.is_index(fields):
                 return f"{root}/" if root else ""
-    raise InputError(f"{what} is not a Memory.Wiki export: it holds no index.md that says "
-                     f"`{hubfolder.MARKER}: {hubfolder.FORMAT}` (to import markdown files, unzip them "
-                     "and import the folder)")
+    raise InputError(
+        f"{what} is not a Memory.Wiki export: it holds no index.md that says "
+        f"`{hubfolder.MARKER}: {hubfolder.FORMAT}` (to import markdown files, unzip them "
+        "and import the folder)"
+    )
 
 
 def unpack_export(archive: Path, dest: Path) -> int:
@@ -99,8 +100,14 @@ def _move_in(unpacked: Path, folder: Path, replacing: bool) -> None:
         shutil.move(str(item), str(folder / item.name))
 
 
-def export_hub(wiki: Wiki, folder: Path, *, hub: str | None = None, versions: bool = False,
-               progress: Callable[[int], None] = lambda done: None) -> ExportedHub:
+def export_hub(
+    wiki: Wiki,
+    folder: Path,
+    *,
+    hub: str | None = None,
+    versions: bool = False,
+    progress: Callable[[int], None] = lambda done: None,
+) -> ExportedHub:
     """Download the hub's export (owner token) and unpack it into `folder`; `progress(bytes)`
     as it arrives. The folder is only touched once the whole zip is in and checked."""
     slug = wiki.require_hub(hub)
@@ -108,8 +115,10 @@ def export_hub(wiki: Wiki, folder: Path, *, hub: str | None = None, versions: bo
     replacing = _check_target(folder)
     cred = wiki.config.hub_credential(slug)
     if not cred.token:
-        raise MemoryWikiError(f"no owner token for hub {slug!r} is configured: only its owner can export it; "
-                              f"{hub_token_hint(slug)}", UNAUTHORIZED)
+        raise MemoryWikiError(
+            f"no owner token for hub {slug!r} is configured: only its owner can export it; {hub_token_hint(slug)}",
+            UNAUTHORIZED,
+        )
     folder.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".memorywiki-export-", dir=folder.parent) as tmp:
         archive = Path(tmp) / "export.zip"

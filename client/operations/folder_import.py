@@ -21,14 +21,24 @@ keyed by the file's importer id.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from memorywiki.formats import FormatError
 from memorywiki.formats.mdutil import page_hash, split_title
-from memorywiki.formats.vault import (BundleText, Folder, Links, PageFile, Problem, count_files, read_bundle,
-                                      read_page, scan)
+from memorywiki.formats.vault import (
+    BundleText,
+    Folder,
+    Links,
+    PageFile,
+    Problem,
+    count_files,
+    read_bundle,
+    read_page,
+    scan,
+)
 
 from ..auth import explain_hub_refusal, hub_token_hint
 from ..config import Credential
@@ -65,8 +75,11 @@ class _Stopped(MemoryWikiError):
 
 def _stopped(exc: MemoryWikiError, done: FolderImport) -> MemoryWikiError:
     saved = sum(done.pages.values())
-    return _Stopped(f"{exc.message} ({saved} page{'s' if saved != 1 else ''} were saved before this: run the same "
-                    "import again to finish, pages already saved are left as they are)", exc.code)
+    return _Stopped(
+        f"{exc.message} ({saved} page{'s' if saved != 1 else ''} were saved before this: run the same "
+        "import again to finish, pages already saved are left as they are)",
+        exc.code,
+    )
 
 
 def _as_held(body: dict[str, Any], held: dict[str, Any]) -> bool:
@@ -77,8 +90,9 @@ def _as_held(body: dict[str, Any], held: dict[str, Any]) -> bool:
     title, markdown = split_title(body["title"], body["markdown"])
     if page_hash(title or "", markdown) != held["source_hash"] or "password" in body:
         return False
-    return all(body[k] == held[k] for k in ("source", "meta", "is_draft", "password_hash", "allowed_emails")
-               if k in body)
+    return all(
+        body[k] == held[k] for k in ("source", "meta", "is_draft", "password_hash", "allowed_emails") if k in body
+    )
 
 
 def _fatal(exc: ApiError) -> bool:
@@ -87,16 +101,18 @@ def _fatal(exc: ApiError) -> bool:
 
 
 class _Importer:
-    def __init__(self, wiki: Wiki, slug: str, cred: Credential, folder: Folder, *, strict: bool, drafts: bool,
-                 progress: Progress):
+    def __init__(
+        self, wiki: Wiki, slug: str, cred: Credential, folder: Folder, *, strict: bool, drafts: bool, progress: Progress
+    ):
         self.wiki, self.slug, self.cred, self.folder = wiki, slug, cred, folder
         self.strict, self.drafts, self.progress = strict, drafts, progress
         self.links = Links(folder.pages)
         self.urls: dict[str, str] = {}  # importer id -> URL ("" for a page deleted on the server)
         self.ids: dict[str, str] = {}  # importer id -> doc id
         self.held: dict[str, dict[str, Any]] = {}  # importer id -> what the server holds (the lookup's answer)
-        self.done = FolderImport(slug, str(folder.root), folder.exported, skipped=list(folder.skipped),
-                                 notes=list(folder.notes))
+        self.done = FolderImport(
+            slug, str(folder.root), folder.exported, skipped=list(folder.skipped), notes=list(folder.notes)
+        )
 
     def _call(self, call: Callable[[], dict], path: str) -> dict | None:
         """One request for one file: its answer, or None when the server refused that file
@@ -117,7 +133,7 @@ class _Importer:
         keys = [p.key for p in self.folder.pages]
         for start in range(0, len(keys), LOOKUP_BATCH):
             try:
-                found = self.wiki.client.lookup(self.slug, keys[start:start + LOOKUP_BATCH], self.cred.token)
+                found = self.wiki.client.lookup(self.slug, keys[start : start + LOOKUP_BATCH], self.cred.token)
             except ApiError as exc:
                 raise explain_hub_refusal(exc, self.cred, self.slug) from None
             for doc in found.get("docs") or []:
@@ -135,9 +151,16 @@ class _Importer:
             self.done.skipped.append(Problem(page.path, exc.message))
             return False
         linked = self.links.rewrite(text.markdown, page, self.urls)
-        body: dict[str, Any] = {"hub": self.slug, "title": text.title, "markdown": linked.markdown,
-                                "source": text.source, "meta": text.meta, "external_id": page.key,
-                                **text.privacy.fields(), **text.dates}
+        body: dict[str, Any] = {
+            "hub": self.slug,
+            "title": text.title,
+            "markdown": linked.markdown,
+            "source": text.source,
+            "meta": text.meta,
+            "external_id": page.key,
+            **text.privacy.fields(),
+            **text.dates,
+        }
         if text.password and "password_hash" not in body:
             body["password"] = text.password
         held = self.held.pop(page.key, None)
@@ -158,8 +181,14 @@ class _Importer:
 
     def bundle(self, bundle: BundleText) -> None:
         members = [self.ids[p.key] for p in bundle.members if self.urls.get(p.key)]
-        body = {"hub": self.slug, "title": bundle.title, "description": bundle.description, "doc_ids": members,
-                "external_id": bundle.key, **bundle.dates}
+        body = {
+            "hub": self.slug,
+            "title": bundle.title,
+            "description": bundle.description,
+            "doc_ids": members,
+            "external_id": bundle.key,
+            **bundle.dates,
+        }
         data = self._call(lambda: self.wiki.client.create_bundle(body, self.cred.token), bundle.path)
         if data is not None:
             status = data.get("status") or "created"
@@ -168,8 +197,11 @@ class _Importer:
     def listing(self) -> None:
         """An export's hub description and listing, set on this hub."""
         index = self.folder.index
-        body = {k: index[k] for k in ("description", "listed")
-                if k in index and isinstance(index[k], str if k == "description" else bool)}
+        body = {
+            k: index[k]
+            for k in ("description", "listed")
+            if k in index and isinstance(index[k], str if k == "description" else bool)
+        }
         if body:
             self._call(lambda: self.wiki.client.set_hub(self.slug, body, self.cred.token), "index.md")
 
@@ -195,40 +227,61 @@ class _Importer:
         return self.done
 
 
-def _refuse(problems: list[Problem], what: str = "cannot be pages",
-            fix: str = "fix them, or import without --strict to skip them") -> InputError:
+def _refuse(
+    problems: list[Problem],
+    what: str = "cannot be pages",
+    fix: str = "fix them, or import without --strict to skip them",
+) -> InputError:
     shown = "; ".join(f"{p.path} {p.reason}" for p in problems[:SHOWN_PROBLEMS])
     more = f"; and {len(problems) - SHOWN_PROBLEMS} more" if len(problems) > SHOWN_PROBLEMS else ""
-    return InputError(f"nothing was imported: {len(problems)} file{'s' if len(problems) != 1 else ''} {what} "
-                      f"({shown}{more}); {fix}")
+    return InputError(
+        f"nothing was imported: {len(problems)} file{'s' if len(problems) != 1 else ''} {what} ({shown}{more}); {fix}"
+    )
 
 
-def _import_dir(wiki: Wiki, root: Path, slug: str, cred: Credential, *, strict: bool, drafts: bool,
-                progress: Progress) -> FolderImport:
+def _import_dir(
+    wiki: Wiki, root: Path, slug: str, cred: Credential, *, strict: bool, drafts: bool, progress: Progress
+) -> FolderImport:
     total = count_files(root)
     progress("reading", 0, total, {})
     folder = scan(root, lambda n: progress("reading", n, total, {}))
     if folder.bad_dates:  # dated at a guess, a page would come back other than it left
-        raise _refuse(folder.bad_dates, "name a date that is not one",
-                      "fix the created and updated fields, or remove them to date the pages now")
+        raise _refuse(
+            folder.bad_dates,
+            "name a date that is not one",
+            "fix the created and updated fields, or remove them to date the pages now",
+        )
     if strict and folder.skipped:
         raise _refuse(folder.skipped)
     if not folder.pages:
-        raise InputError(f"{root} holds no markdown file that can be a page"
-                         + (f" ({len(folder.skipped)} skipped: {folder.skipped[0].path} {folder.skipped[0].reason})"
-                            if folder.skipped else ""))
+        raise InputError(
+            f"{root} holds no markdown file that can be a page"
+            + (
+                f" ({len(folder.skipped)} skipped: {folder.skipped[0].path} {folder.skipped[0].reason})"
+                if folder.skipped
+                else ""
+            )
+        )
     return _Importer(wiki, slug, cred, folder, strict=strict, drafts=drafts, progress=progress).run()
 
 
-def import_folder(wiki: Wiki, source: Path, *, hub: str | None = None, strict: bool = False, drafts: bool = False,
-                  progress: Progress = lambda step, done, total, counts: None) -> FolderImport:
+def import_folder(
+    wiki: Wiki,
+    source: Path,
+    *,
+    hub: str | None = None,
+    strict: bool = False,
+    drafts: bool = False,
+    progress: Progress = lambda step, done, total, counts: None,
+) -> FolderImport:
     """Import a folder (or an export's zip) into the hub; see the module's steps."""
     slug = wiki.require_hub(hub)
     source = source.expanduser()
     cred = wiki.config.hub_credential(slug)
     if not cred.token:
-        raise MemoryWikiError(f"no owner token for hub {slug!r} is configured: importing needs it; "
-                              f"{hub_token_hint(slug)}", UNAUTHORIZED)
+        raise MemoryWikiError(
+            f"no owner token for hub {slug!r} is configured: importing needs it; {hub_token_hint(slug)}", UNAUTHORIZED
+        )
     if source.is_dir():
         return _import_dir(wiki, source.resolve(), slug, cred, strict=strict, drafts=drafts, progress=progress)
     if not source.exists():

@@ -86,8 +86,9 @@ def hub_urls(wiki: Wiki, hub: str | None = None) -> HubUrls:
     data = _listing(wiki, slug, None)
     url = data.get("url") or f"{wiki.base_url}/hub/{seg(slug)}"
     root = url.split("/hub/", 1)[0] if "/hub/" in url else wiki.base_url
-    return HubUrls(slug, url, f"{root}/raw/hub/{seg(slug)}", len(data.get("docs") or []),
-                   len(data.get("bundles") or []))
+    return HubUrls(
+        slug, url, f"{root}/raw/hub/{seg(slug)}", len(data.get("docs") or []), len(data.get("bundles") or [])
+    )
 
 
 def hub_markdown(wiki: Wiki, hub: str | None = None) -> str:
@@ -104,7 +105,9 @@ def create_hub(wiki: Wiki, slug: str) -> CreatedHub:
         if exc.code == HUB_TAKEN:
             raise MemoryWikiError(
                 f"hub taken: {slug!r} already exists; if it is yours, "
-                f"`memorywiki hub use {slug} --token TOKEN` stores the owner token you hold", HUB_TAKEN) from None
+                f"`memorywiki hub use {slug} --token TOKEN` stores the owner token you hold",
+                HUB_TAKEN,
+            ) from None
         raise
     token, hub_slug = data.get("owner_token"), data.get("slug") or slug
     became_default = False
@@ -131,8 +134,9 @@ def use_hub(wiki: Wiki, slug: str, token: str | None = None) -> HubListing:
     return data
 
 
-def set_hub(wiki: Wiki, hub: str | None = None, *, listed: bool | None = None,
-            description: str | None = None) -> dict[str, Any]:
+def set_hub(
+    wiki: Wiki, hub: str | None = None, *, listed: bool | None = None, description: str | None = None
+) -> dict[str, Any]:
     """List or unlist the hub (home page, /llms.txt), or describe it."""
     if listed is None and description is None:
         raise InputError("nothing to set: give --listed, --unlisted or --description")
@@ -168,4 +172,6 @@ def members(wiki: Wiki, hub: str | None = None) -> dict[str, Any]:
 def remove_member(wiki: Wiki, name: str, hub: str | None = None) -> dict[str, Any]:
     """Remove a member: their token stops working at once (the owner's)."""
     slug = wiki.require_hub(hub)
-    return _as_owner(wiki, slug, "removing a member", lambda token: wiki.client.remove_member(slug, name.strip(), token))
+    return _as_owner(
+        wiki, slug, "removing a member", lambda token: wiki.client.remove_member(slug, name.strip(), token)
+    )

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from memorywiki.formats import FormatError, count_conversations, iter_chatgpt_export, iter_claude_export
 
@@ -15,8 +16,14 @@ from .wiki import Wiki
 READERS = {"chatgpt": iter_chatgpt_export, "claude": iter_claude_export}  # the export parsers, shared with the server
 
 
-def import_export(wiki: Wiki, kind: str, path: Path, *, hub: str | None = None,
-                  progress: Callable[[int, int], None] = lambda done, total: None) -> dict[str, Any]:
+def import_export(
+    wiki: Wiki,
+    kind: str,
+    path: Path,
+    *,
+    hub: str | None = None,
+    progress: Callable[[int, int], None] = lambda done, total: None,
+) -> dict[str, Any]:
     """Upsert one page per conversation; ``progress(done, total)`` is called once the
     conversations are counted and after each one is saved. Only conversation
     text crosses the wire (an export's images stay home), and each page is keyed by the
@@ -35,8 +42,14 @@ def import_export(wiki: Wiki, kind: str, path: Path, *, hub: str | None = None,
         total = count_conversations(path)
         progress(0, total)
         for captured in READERS[kind](path, skipped=skipped):
-            body = {"hub": slug, "title": (captured.title or "Untitled")[:500], "markdown": captured.markdown,
-                    "source": captured.source, "meta": captured.meta, "external_id": captured.external_id}
+            body = {
+                "hub": slug,
+                "title": (captured.title or "Untitled")[:500],
+                "markdown": captured.markdown,
+                "source": captured.source,
+                "meta": captured.meta,
+                "external_id": captured.external_id,
+            }
             try:
                 data = wiki.client.create_doc(body, cred.token)
             except ApiError as exc:
@@ -46,13 +59,20 @@ def import_export(wiki: Wiki, kind: str, path: Path, *, hub: str | None = None,
             progress(sum(counts.values()), total)
     except FormatError as exc:
         done = sum(counts.values())
-        raise MemoryWikiError(f"{exc.message} ({done} conversation{'s' if done != 1 else ''} were saved before this)") from None
+        raise MemoryWikiError(
+            f"{exc.message} ({done} conversation{'s' if done != 1 else ''} were saved before this)"
+        ) from None
     counts["skipped"] = skipped
     return counts
 
 
-def wait_indexed(wiki: Wiki, progress: Callable[[int, int], None] = lambda done, total: None, *,
-                 poll: float = 1.0, stall: float = 120.0) -> int | None:
+def wait_indexed(
+    wiki: Wiki,
+    progress: Callable[[int, int], None] = lambda done, total: None,
+    *,
+    poll: float = 1.0,
+    stall: float = 120.0,
+) -> int | None:
     """Until the server owes no page its indexing (all searchable by meaning), calling
     ``progress(done, total)`` after each look; gives up once nothing has moved for ``stall``
     seconds (no worker running, say). Returns how many pages are still owed (0 when done), or

@@ -12,8 +12,17 @@ Level = Literal["chunk", "doc", "bundle"]
 Fusion = Literal["zscore", "rrf"]
 
 
-def recall(wiki: Wiki, question: str, *, hub: str | None = None, k: int = 5, level: Level = "chunk",
-           hybrid: bool = True, fusion: Fusion | None = None, max_tokens: int | None = None) -> RecallAnswer:
+def recall(
+    wiki: Wiki,
+    question: str,
+    *,
+    hub: str | None = None,
+    k: int = 5,
+    level: Level = "chunk",
+    hybrid: bool = True,
+    fusion: Fusion | None = None,
+    max_tokens: int | None = None,
+) -> RecallAnswer:
     """The top ``k`` results; ``hybrid`` fuses vector and full-text search (false: vectors
     only), by ``fusion`` (None: the server's default). ``max_tokens``: results in rank order
     while their tokens fit, never a cut one. The answer names the mode and fusion that ran

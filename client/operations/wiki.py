@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ..config import Config
 from ..errors import MemoryWikiError
@@ -23,12 +23,20 @@ class Wiki:
     default_hub: str | None = None  # the surface's own default (`memorywiki mcp --hub`), before the config's
 
     @classmethod
-    def open(cls, config: Config, server_flag: str | None = None, *, source: str, user_agent: str,
-             timeout: float = 60.0, default_hub: str | None = None) -> "Wiki":
+    def open(
+        cls,
+        config: Config,
+        server_flag: str | None = None,
+        *,
+        source: str,
+        user_agent: str,
+        timeout: float = 60.0,
+        default_hub: str | None = None,
+    ) -> Wiki:
         client = Client(config.server_url(server_flag), timeout=timeout, user_agent=user_agent)
         return cls(config, client, source, default_hub)
 
-    def __enter__(self) -> "Wiki":
+    def __enter__(self) -> Wiki:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -18,11 +18,11 @@ from .url import capture_url
 
 __all__ = [
     "FetchedPage",
-    "fetch_url",
     "capture_url",
+    "convert_file",
     "extract_article",
+    "fetch_url",
     "parse_chatgpt_share",
     "parse_claude_share",
     "share_kind",
-    "convert_file",
 ]

@@ -48,4 +48,3 @@ def _title_from_url(url: str) -> str:
     parts = urlsplit(url)
     name = PurePosixPath(parts.path).name
     return name.replace("-", " ").replace("_", " ").strip() or parts.hostname or "Untitled page"
-

@@ -202,7 +202,9 @@ async def fetch_url(
         raise Unprocessable("fetch_timeout", f"Fetching {url} took longer than {timeout:g} s.") from exc
 
 
-async def _fetch(url: str, allow_loopback: bool, max_bytes: int, timeout: float, accept: str, extra: dict) -> FetchedPage:
+async def _fetch(
+    url: str, allow_loopback: bool, max_bytes: int, timeout: float, accept: str, extra: dict
+) -> FetchedPage:
     redirects: list[str] = []
     current = url
     limits = httpx.Limits(max_connections=4, max_keepalive_connections=0)
@@ -236,7 +238,12 @@ async def _get_pinned(client, url, host, port, addrs, accept, extra, max_bytes):
         host_header = host if parts.port is None else f"{host}:{parts.port}"
         if ":" in host and not host.startswith("["):
             host_header = f"[{host}]" if parts.port is None else f"[{host}]:{parts.port}"
-        headers = {"Host": host_header, "User-Agent": USER_AGENT, "Accept": accept, "Accept-Language": "en;q=0.9,*;q=0.5"}
+        headers = {
+            "Host": host_header,
+            "User-Agent": USER_AGENT,
+            "Accept": accept,
+            "Accept-Language": "en;q=0.9,*;q=0.5",
+        }
         headers.update(extra)
         extensions = {"sni_hostname": host} if parts.scheme.lower() == "https" else {}
         request = client.build_request("GET", ip_url, headers=headers, extensions=extensions)
@@ -276,4 +283,6 @@ async def _get_pinned(client, url, host, port, addrs, accept, extra, max_bytes):
             return status, None, mime, charset, b"".join(chunks)
         finally:
             await response.aclose()
-    raise Unprocessable("fetch_failed", f"Cannot connect to {host}: {last_exc.__class__.__name__ if last_exc else 'no address'}.")
+    raise Unprocessable(
+        "fetch_failed", f"Cannot connect to {host}: {last_exc.__class__.__name__ if last_exc else 'no address'}."
+    )

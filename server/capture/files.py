@@ -55,10 +55,11 @@ _KNOWN_UNSUPPORTED = {
     ".zip": "Zip archives are imported as chat exports (memorywiki import), not captured as files.",
 }
 
+
 def detect_kind(data: bytes, file_name: str, content_type: str | None) -> str:
     ext = PurePath(file_name or "").suffix.lower()
     head = data[:1024]
-    if head.startswith(b"%PDF-") or b"%PDF-" in head[:1024] and ext == ".pdf":
+    if head.startswith(b"%PDF-") or (b"%PDF-" in head[:1024] and ext == ".pdf"):
         return "pdf"
     if ext in _EXT_KIND:
         kind = _EXT_KIND[ext]
@@ -113,7 +114,7 @@ def decode_text(data: bytes, file_name: str) -> tuple[str, str]:
         raise Unprocessable(
             "bad_encoding",
             f"{file_name or 'This file'} is not UTF-8 text and its encoding could not be recognised. "
-            "Save it as UTF-8 and try again."
+            "Save it as UTF-8 and try again.",
         )
     try:
         return data.decode(best.encoding), best.encoding
@@ -143,7 +144,9 @@ def _pdf_check(data: bytes, name: str) -> dict:
         doc = PDFDocument(parser, password="")
         pages = sum(1 for _ in PDFPage.create_pages(doc))
     except (PDFPasswordIncorrect, PDFEncryptionError) as exc:
-        raise Unprocessable("encrypted_pdf", f"{name} is password-protected; remove the password and try again.") from exc
+        raise Unprocessable(
+            "encrypted_pdf", f"{name} is password-protected; remove the password and try again."
+        ) from exc
     except Exception as exc:  # PDFSyntaxError, PSEOF, struct errors...
         raise Unprocessable("corrupt_file", f"{name} is not a readable PDF ({exc.__class__.__name__}).") from exc
     if pages == 0:

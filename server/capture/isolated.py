@@ -35,8 +35,13 @@ class Converter:
 
     def _child(self) -> subprocess.Popen:
         if self._proc is None or self._proc.poll() is not None:
-            self._proc = subprocess.Popen([sys.executable, str(CHILD)], stdin=subprocess.PIPE,
-                                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=child_env())
+            self._proc = subprocess.Popen(
+                [sys.executable, str(CHILD)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=child_env(),
+            )
         return self._proc
 
     def _stop(self) -> None:

@@ -23,7 +23,7 @@ _JSON_SCRIPT_RE = re.compile(r'<script[^>]*type="application/json"[^>]*>(.*?)</s
 
 
 def share_kind(url: str) -> str | None:
-    """"chatgpt" / "claude" for share links recognised by host and path, else None."""
+    """ "chatgpt" / "claude" for share links recognised by host and path, else None."""
     try:
         parts = urlsplit(url)
     except ValueError:
@@ -95,7 +95,7 @@ def parse_chatgpt_share(html: str, url: str) -> Captured:
     if not found:
         raise Unprocessable(
             "unrecognised_page",
-            "This ChatGPT share page has no conversation data (it may be private, deleted, or blocked)."
+            "This ChatGPT share page has no conversation data (it may be private, deleted, or blocked).",
         )
     conv, wrapper = found
     title, markdown, meta = _chatgpt.render_conversation(conv)
@@ -198,7 +198,7 @@ def parse_claude_share(html_or_json: str, url: str) -> Captured:
     if snap is None:
         raise Unprocessable(
             "unrecognised_page",
-            "No shared Claude conversation found at this link (it may be private, deleted, or blocked)."
+            "No shared Claude conversation found at this link (it may be private, deleted, or blocked).",
         )
     title, markdown, meta = _claude.render_conversation(snap)
     if not markdown.strip():

@@ -148,7 +148,7 @@ class _Decoder:
         tag = value[0]
         if tag == "D":
             try:
-                return _dt.datetime.fromtimestamp(value[1] / 1000, _dt.timezone.utc).isoformat()
+                return _dt.datetime.fromtimestamp(value[1] / 1000, _dt.UTC).isoformat()
             except (TypeError, ValueError, OverflowError):
                 return None
         if tag in ("P", "Z"):
@@ -158,18 +158,12 @@ class _Decoder:
             return PENDING
         if tag == "M":
             items = value[1:]
-            return {
-                str(self.hydrate(items[i])): self.hydrate(items[i + 1])
-                for i in range(0, len(items) - 1, 2)
-            }
+            return {str(self.hydrate(items[i])): self.hydrate(items[i + 1]) for i in range(0, len(items) - 1, 2)}
         if tag == "S":
             return [self.hydrate(v) for v in value[1:]]
         if tag == "N":
             items = value[1:]
-            return {
-                str(self.hydrate(items[i])): self.hydrate(items[i + 1])
-                for i in range(0, len(items) - 1, 2)
-            }
+            return {str(self.hydrate(items[i])): self.hydrate(items[i + 1]) for i in range(0, len(items) - 1, 2)}
         if tag == "B":
             try:
                 return int(value[1])

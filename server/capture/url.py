@@ -15,17 +15,28 @@ from ..errors import ApiError, UnsupportedType
 from .article import extract_article
 from .fetch import FetchedPage, fetch_url
 from .files import convert_file
-from .share import (find_conversation, claude_snapshot_api_url, looks_like_chatgpt_share, parse_chatgpt_share,
-                    parse_claude_share, share_kind)
+from .share import (
+    claude_snapshot_api_url,
+    find_conversation,
+    looks_like_chatgpt_share,
+    parse_chatgpt_share,
+    parse_claude_share,
+    share_kind,
+)
 
 
 def _is_claude_snapshot_json(page: FetchedPage) -> bool:
     return page.content_type in ("application/json", "text/json") or page.content_type.endswith("+json")
 
 
-async def capture_url(url: str, *, title: str | None = None, allow_loopback: bool = False,
-                      max_bytes: int = Settings.fetch_max_bytes,
-                      timeout: float = Settings.fetch_timeout) -> Captured:
+async def capture_url(
+    url: str,
+    *,
+    title: str | None = None,
+    allow_loopback: bool = False,
+    max_bytes: int = Settings.fetch_max_bytes,
+    timeout: float = Settings.fetch_timeout,
+) -> Captured:
     """Fetch ``url`` (SSRF-safe) and convert it.
 
     * chatgpt.com / chat.openai.com ``/share/...`` -> ``parse_chatgpt_share``

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 _SPACES = re.compile(r"\s+")
 _EDGE_PUNCT = "\"'`*_()[]{}.,;:!?"
@@ -122,7 +123,8 @@ def fold(mentions: Iterable[dict[str, Any]]) -> list[Concept]:
         kinds = Counter(m["kind"] for m in group)
         kind = max(kinds, key=lambda k: (kinds[k], k))
         gloss = next((m["gloss"] for m in group if m.get("gloss") and m["name"] == name), "") or next(
-            (m["gloss"] for m in group if m.get("gloss")), "")
+            (m["gloss"] for m in group if m.get("gloss")), ""
+        )
         aliases, alias_keys = [], {concept_key(name)}
         for alias in [n for n in names if n != name] + [a for m in group for a in m.get("aliases") or []]:
             if concept_key(alias) not in alias_keys:
@@ -133,8 +135,16 @@ def fold(mentions: Iterable[dict[str, Any]]) -> list[Concept]:
             if m["doc_id"] not in seen:
                 seen.add(m["doc_id"])
                 docs.append({k: v for k, v in m.items() if k not in ("name", "kind", "gloss", "aliases")})
-        concepts.append(Concept(name=name, kind=kind, gloss=gloss, keys={concept_key(m["name"]) for m in group},
-                                aliases=aliases, docs=docs))
+        concepts.append(
+            Concept(
+                name=name,
+                kind=kind,
+                gloss=gloss,
+                keys={concept_key(m["name"]) for m in group},
+                aliases=aliases,
+                docs=docs,
+            )
+        )
     concepts.sort(key=lambda c: (-len(c.docs), c.name.lower()))
     return concepts
 

@@ -18,7 +18,6 @@ from typing import Any
 
 import ijson
 from jsonschema import Draft202012Validator
-
 from memorywiki.formats.storable import drop_unstorable, strip_unstorable
 
 KINDS = ("tag", "entity", "concept")
@@ -28,44 +27,75 @@ _STRING_LIST = {"type": "array", "items": {"type": "string", "minLength": 2, "ma
 ENRICHMENT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "summary": {"type": "string", "minLength": 20, "maxLength": 2000,
-                    "description": "One paragraph (2-5 sentences) saying what the document is and concludes."},
-        "themes": {**_STRING_LIST, "minItems": 3, "maxItems": 5,
-                   "description": "3-5 short themes, a few words each."},
-        "takeaways": {**_STRING_LIST, "minItems": 1, "maxItems": 8,
-                      "description": "What a reader should remember or do, one sentence each."},
-        "insights": {**_STRING_LIST, "maxItems": 6,
-                     "description": "Non-obvious points, trade-offs or causes the document reveals."},
-        "open_questions": {**_STRING_LIST, "maxItems": 6,
-                           "description": "What the document leaves unresolved, or gaps in it."},
+        "summary": {
+            "type": "string",
+            "minLength": 20,
+            "maxLength": 2000,
+            "description": "One paragraph (2-5 sentences) saying what the document is and concludes.",
+        },
+        "themes": {**_STRING_LIST, "minItems": 3, "maxItems": 5, "description": "3-5 short themes, a few words each."},
+        "takeaways": {
+            **_STRING_LIST,
+            "minItems": 1,
+            "maxItems": 8,
+            "description": "What a reader should remember or do, one sentence each.",
+        },
+        "insights": {
+            **_STRING_LIST,
+            "maxItems": 6,
+            "description": "Non-obvious points, trade-offs or causes the document reveals.",
+        },
+        "open_questions": {
+            **_STRING_LIST,
+            "maxItems": 6,
+            "description": "What the document leaves unresolved, or gaps in it.",
+        },
         "concepts": {
-            "type": "array", "minItems": 1, "maxItems": 15,
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 15,
             "description": "The document's key concepts: names of things, tools, people, ideas.",
             "items": {
                 "type": "object",
                 "properties": {
                     "name": {"type": "string", "minLength": 1, "maxLength": 80},
-                    "kind": {"type": "string", "enum": list(KINDS),
-                             "description": "entity: a named thing (tool, person, product); "
-                                            "concept: an idea; tag: a broad topic label."},
-                    "gloss": {"type": "string", "minLength": 1, "maxLength": 300,
-                              "description": "One line: what it is in this document."},
-                    "aliases": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 80},
-                                "maxItems": 5, "description": "Other names or abbreviations used for it."},
+                    "kind": {
+                        "type": "string",
+                        "enum": list(KINDS),
+                        "description": "entity: a named thing (tool, person, product); "
+                        "concept: an idea; tag: a broad topic label.",
+                    },
+                    "gloss": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 300,
+                        "description": "One line: what it is in this document.",
+                    },
+                    "aliases": {
+                        "type": "array",
+                        "items": {"type": "string", "minLength": 1, "maxLength": 80},
+                        "maxItems": 5,
+                        "description": "Other names or abbreviations used for it.",
+                    },
                 },
                 "required": ["name", "kind", "gloss", "aliases"],
                 "additionalProperties": False,
             },
         },
         "relations": {
-            "type": "array", "maxItems": 15,
+            "type": "array",
+            "maxItems": 15,
             "description": "Relations between two of the concepts above (use their exact names).",
             "items": {
                 "type": "object",
                 "properties": {
                     "subject": {"type": "string", "minLength": 1, "maxLength": 80},
-                    "relation": {"type": "string", "minLength": 1, "maxLength": 60,
-                                 "description": "a short verb phrase, e.g. 'is stored in', 'replaces'"},
+                    "relation": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 60,
+                        "description": "a short verb phrase, e.g. 'is stored in', 'replaces'",
+                    },
                     "object": {"type": "string", "minLength": 1, "maxLength": 80},
                 },
                 "required": ["subject", "relation", "object"],
@@ -81,10 +111,18 @@ ENRICHMENT_FIELDS: tuple[str, ...] = tuple(ENRICHMENT_SCHEMA["required"])
 BUNDLE_NAME_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "title": {"type": "string", "minLength": 3, "maxLength": 120,
-                  "description": "A short topic title for the group (at most 8 words)."},
-        "description": {"type": "string", "minLength": 10, "maxLength": 300,
-                        "description": "One line: what the group covers and why these pages belong together."},
+        "title": {
+            "type": "string",
+            "minLength": 3,
+            "maxLength": 120,
+            "description": "A short topic title for the group (at most 8 words).",
+        },
+        "description": {
+            "type": "string",
+            "minLength": 10,
+            "maxLength": 300,
+            "description": "One line: what the group covers and why these pages belong together.",
+        },
     },
     "required": ["title", "description"],
     "additionalProperties": False,
@@ -93,13 +131,19 @@ BUNDLE_NAME_SCHEMA: dict[str, Any] = {
 BUNDLE_ANALYSIS_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "themes": {**_STRING_LIST, "minItems": 1, "maxItems": 6,
-                   "description": "Themes that run across several of the documents."},
-        "insights": {**_STRING_LIST, "maxItems": 6,
-                     "description": "What reading the documents together reveals."},
+        "themes": {
+            **_STRING_LIST,
+            "minItems": 1,
+            "maxItems": 6,
+            "description": "Themes that run across several of the documents.",
+        },
+        "insights": {**_STRING_LIST, "maxItems": 6, "description": "What reading the documents together reveals."},
         "gaps": {**_STRING_LIST, "maxItems": 6, "description": "What none of the documents covers or settles."},
-        "connections": {**_STRING_LIST, "maxItems": 8,
-                        "description": "How specific documents relate: 'A builds on B', 'A contradicts B on X'."},
+        "connections": {
+            **_STRING_LIST,
+            "maxItems": 8,
+            "description": "How specific documents relate: 'A builds on B', 'A contradicts B on X'.",
+        },
     },
     "required": ["themes", "insights", "gaps", "connections"],
     "additionalProperties": False,
@@ -114,6 +158,7 @@ _WIRE_DROP = {"minLength", "maxLength", "minItems", "maxItems", "description"}
 def wire_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """The schema as sent to the model: structure and enums only (a property may itself
     be called "description": only keywords are dropped, never property names)."""
+
     def strip(node: Any) -> Any:
         if isinstance(node, dict):
             out = {}
@@ -126,6 +171,7 @@ def wire_schema(schema: dict[str, Any]) -> dict[str, Any]:
         if isinstance(node, list):
             return [strip(v) for v in node]
         return node
+
     return strip(copy.deepcopy(schema))
 
 
@@ -245,8 +291,14 @@ def tidy_enrichment(fields: dict[str, Any]) -> dict[str, Any]:
             if not name or name.lower() in seen:
                 continue
             seen.add(name.lower())
-            concepts.append({"name": name, "kind": c["kind"], "gloss": _clean_text(c["gloss"]),
-                             "aliases": [_clean_text(a) for a in c.get("aliases", []) if _clean_text(a)]})
+            concepts.append(
+                {
+                    "name": name,
+                    "kind": c["kind"],
+                    "gloss": _clean_text(c["gloss"]),
+                    "aliases": [_clean_text(a) for a in c.get("aliases", []) if _clean_text(a)],
+                }
+            )
         out["concepts"] = concepts
     if "relations" in fields:
         names = {c["name"].lower(): c["name"] for c in out.get("concepts", [])}

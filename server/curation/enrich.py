@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from ..config import Settings
 from .concepts import fold_doc_concepts
@@ -43,6 +44,7 @@ into one description of the whole document, in the same JSON shape. Keep what ma
 whole; merge duplicate concepts; keep relations only between concepts you list. Use only what \
 the parts say. Answer with the JSON object only."""
 
+
 @dataclass
 class ChunkText:
     heading_path: str
@@ -58,9 +60,13 @@ class Budget:
     extract_chars: int  # the extractive pass's cost grows faster than the text it reads
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> "Budget":
-        return cls(window_tokens=settings.llm_window_tokens, doc_tokens=settings.llm_doc_tokens,
-                   output_tokens=settings.llm_output_tokens, extract_chars=settings.curation_extract_chars)
+    def from_settings(cls, settings: Settings) -> Budget:
+        return cls(
+            window_tokens=settings.llm_window_tokens,
+            doc_tokens=settings.llm_doc_tokens,
+            output_tokens=settings.llm_output_tokens,
+            extract_chars=settings.curation_extract_chars,
+        )
 
 
 @dataclass
@@ -104,8 +110,7 @@ def _most_central(chunks: Sequence[ChunkText], sizes: list[int], limit: int) -> 
         return list(range(len(chunks)))
     vectors = [c.vector for c in chunks]
     centrality = chunk_centrality(vectors) if any(v is not None for v in vectors) else None
-    order = (sorted(range(len(chunks)), key=lambda i: -centrality[i]) if centrality
-             else list(range(len(chunks))))
+    order = sorted(range(len(chunks)), key=lambda i: -centrality[i]) if centrality else list(range(len(chunks)))
     keep, used = set(), 0
     for i in order:
         if used + sizes[i] <= limit:
@@ -140,8 +145,14 @@ class _Caller:
         self.completion_tokens = 0
 
     async def ask(self, system: str, user: str) -> tuple[dict[str, Any], list[str]]:
-        got = await ask_validated(self.model, system, user, schema_name="enrichment", schema=ENRICHMENT_SCHEMA,
-                                  max_tokens=self.budget.output_tokens)
+        got = await ask_validated(
+            self.model,
+            system,
+            user,
+            schema_name="enrichment",
+            schema=ENRICHMENT_SCHEMA,
+            max_tokens=self.budget.output_tokens,
+        )
         self.calls += got.calls
         self.prompt_tokens += got.prompt_tokens
         self.completion_tokens += got.completion_tokens
@@ -152,8 +163,7 @@ def _doc_prompt(title: str, text: str, part: str = "") -> str:
     return f"Title: {title}\n{part}\nDocument:\n<<<\n{text}\n>>>"
 
 
-async def enrich_with_model(model: ChatModel, title: str, chunks: Sequence[ChunkText],
-                            budget: Budget) -> Enrichment:
+async def enrich_with_model(model: ChatModel, title: str, chunks: Sequence[ChunkText], budget: Budget) -> Enrichment:
     sections, left_out = select_sections(chunks, budget)
     parts = windows(sections, budget.window_tokens) or [title]
     caller = _Caller(model, budget)
@@ -170,12 +180,21 @@ async def enrich_with_model(model: ChatModel, title: str, chunks: Sequence[Chunk
     data = tidy_enrichment(valid)
     if "concepts" in data:
         data["concepts"] = fold_doc_concepts(data["concepts"])
-    return Enrichment(mode="model", model=model.name, data=data, missing=missing, calls=caller.calls,
-                      prompt_tokens=caller.prompt_tokens, completion_tokens=caller.completion_tokens, note=note)
+    return Enrichment(
+        mode="model",
+        model=model.name,
+        data=data,
+        missing=missing,
+        calls=caller.calls,
+        prompt_tokens=caller.prompt_tokens,
+        completion_tokens=caller.completion_tokens,
+        note=note,
+    )
 
 
-def enrich_extractively(title: str, chunks: Sequence[ChunkText], note: str | None = None,
-                        max_chars: int = Settings.curation_extract_chars) -> Enrichment:
+def enrich_extractively(
+    title: str, chunks: Sequence[ChunkText], note: str | None = None, max_chars: int = Settings.curation_extract_chars
+) -> Enrichment:
     """Within `max_chars` of the doc's markdown: its most central chunks past that."""
     keep = _most_central(chunks, [len(c.markdown) for c in chunks], max_chars)
     if len(keep) < len(chunks):
@@ -195,6 +214,5 @@ async def enrich(model: ChatModel | None, title: str, chunks: Sequence[ChunkText
         try:
             return await enrich_with_model(model, title, chunks, budget)
         except ModelRefused as exc:
-            return await asyncio.to_thread(enrich_extractively, title, chunks, str(exc)[:300],
-                                           budget.extract_chars)
+            return await asyncio.to_thread(enrich_extractively, title, chunks, str(exc)[:300], budget.extract_chars)
     return await asyncio.to_thread(enrich_extractively, title, chunks, None, budget.extract_chars)

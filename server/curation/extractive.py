@@ -16,9 +16,10 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any
 
 from markdown_it import MarkdownIt
 
@@ -34,11 +35,15 @@ _CODE_IDENTIFIER = re.compile(r"^[A-Za-z_][\w.:/-]{2,40}$")
 
 _TAKEAWAY_CUES = re.compile(
     r"\b(should|must|need to|needs to|recommend\w*|decided|decision|we chose|chose|prefer\w*|always|never|"
-    r"best|important|key|remember|the fix|fixed by|solution|make sure|use|using|avoid|plan to|will)\b", re.I)
+    r"best|important|key|remember|the fix|fixed by|solution|make sure|use|using|avoid|plan to|will)\b",
+    re.I,
+)
 _INSIGHT_CUES = re.compile(
     r"\b(because|however|but|instead|although|though|trade-?off|since|so that|which means|turns out|"
     r"surprising\w*|unlike|rather than|the reason|due to|whereas|otherwise|caus\w+|lesson|learned|only helps|"
-    r"only works|the catch|in practice)\b", re.I)
+    r"only works|the catch|in practice)\b",
+    re.I,
+)
 _CUE_HEADINGS = {
     "takeaways": re.compile(r"takeaway|decision|conclusion|summary|key point|answer|result|lesson|recommend", re.I),
     "open_questions": re.compile(r"open question|question|todo|to do|next step|unresolved|follow.?up|gap|risk", re.I),
@@ -63,7 +68,8 @@ _VERBS = frozenset(
 )
 _FUNCTION_WORDS = frozenset(
     "a an the and or but to for with by at in on into from as than that until while when after before "
-    "because if so then".split())
+    "because if so then".split()
+)
 _CALENDAR = frozenset(
     "january february march april may june july august september october november december monday "
     "tuesday wednesday thursday friday saturday sunday".split()
@@ -79,8 +85,10 @@ def _verb_like(phrase: str) -> bool:
     """A phrase that reads like a clause fragment: an inner lowercase word in -s ("vacuum
     reclaims dead") or a name followed by a word in -s ("PostgreSQL builds")."""
     words = phrase.split()
+
     def third_person(w: str) -> bool:
         return w.islower() and w.endswith("s") and not w.endswith(("ss", "us", "is"))
+
     if any(third_person(w) for w in words[:-1]):
         return True
     head = words[0]
@@ -298,7 +306,9 @@ def _display(phrase: str) -> str:
     return phrase if any(ch.isupper() for ch in phrase) else phrase[:1].upper() + phrase[1:]
 
 
-def extract(title: str, chunks: Sequence[str], vectors: Sequence[Sequence[float] | None] | None = None) -> dict[str, Any]:
+def extract(
+    title: str, chunks: Sequence[str], vectors: Sequence[Sequence[float] | None] | None = None
+) -> dict[str, Any]:
     """The enrichment fields (summary, themes, takeaways, insights, open_questions, concepts,
     relations) drawn from the doc's own chunks; `vectors` are the chunk vectors, if any."""
     units, headings, code_spans = _units(chunks)
@@ -342,6 +352,7 @@ def extract(title: str, chunks: Sequence[str], vectors: Sequence[Sequence[float]
         words += n
         if len(summary_sentences) >= SUMMARY_SENTENCES or words >= SUMMARY_WORDS:
             break
+
     def said(position: int, sentence: str) -> str:
         speaker = _speaker(pairs[position][1].heading)
         return f"{speaker}: {sentence}" if speaker in speakers else sentence
@@ -352,9 +363,14 @@ def extract(title: str, chunks: Sequence[str], vectors: Sequence[Sequence[float]
     used = [s for _, s in summary_sentences]
 
     def cue_list(cue: re.Pattern[str], heading_key: str | None, limit: int) -> list[str]:
-        under = [(1.0, i, u.text) for i, u in enumerate(units)
-                 if heading_key and _CUE_HEADINGS[heading_key].search(u.heading or "") and _good_sentence(u.text)
-                 and (u.is_item or heading_key == "open_questions")]
+        under = [
+            (1.0, i, u.text)
+            for i, u in enumerate(units)
+            if heading_key
+            and _CUE_HEADINGS[heading_key].search(u.heading or "")
+            and _good_sentence(u.text)
+            and (u.is_item or heading_key == "open_questions")
+        ]
         cued = [(score, position, sentence) for score, position, sentence in ranked if cue.search(sentence)]
         return _pick(under + cued, used, limit)
 
@@ -363,10 +379,15 @@ def extract(title: str, chunks: Sequence[str], vectors: Sequence[Sequence[float]
     takeaways = [t for t in takeaways if not t.endswith("?")]
     insights = _pick([t for t in statements if _INSIGHT_CUES.search(t[2])], used + takeaways, 3)
     topic_terms = set(phrase_terms)
-    questions = [(1.0, p, s) for p, (s, u) in enumerate(pairs)
-                 if s.endswith("?") and len(_words(s)) >= 5 and topic_terms & set(_words(s))] + \
-                [(0.5, i, u.text) for i, u in enumerate(units) if _CUE_HEADINGS["open_questions"].search(u.heading or "")
-                 and u.is_item]
+    questions = [
+        (1.0, p, s)
+        for p, (s, u) in enumerate(pairs)
+        if s.endswith("?") and len(_words(s)) >= 5 and topic_terms & set(_words(s))
+    ] + [
+        (0.5, i, u.text)
+        for i, u in enumerate(units)
+        if _CUE_HEADINGS["open_questions"].search(u.heading or "") and u.is_item
+    ]
     open_questions = _pick(questions, used, 4, max_overlap=0.8)
 
     code = set(code_spans)
@@ -374,18 +395,28 @@ def extract(title: str, chunks: Sequence[str], vectors: Sequence[Sequence[float]
     for long, short in _ABBREVIATION.findall(text):
         initials = "".join(w[0] for w in re.split(r"[ -]", long) if w).upper()
         if initials.endswith(short.rstrip("s").upper()):
-            long_words = long.split()[-len(short.rstrip("s")):]
+            long_words = long.split()[-len(short.rstrip("s")) :]
             aliases[" ".join(long_words).lower()] = short
     # Multi-word phrases first; a single word only when it recurs or names something, and
     # never when a chosen phrase already contains it.
     # Multi-word phrases that read like clause fragments ("PostgreSQL builds", "indexes until
     # vacuum") are left out, unless they are a heading, the title or a proper name.
     named = {h.lower() for h in [title, *topic_headings]}
-    multi = [p for p in phrases if len(p.split()) > 1
-             and not set(_words(p)) & _FUNCTION_WORDS
-             and (p.lower() in named or all(w[:1].isupper() for w in p.split()) or not _verb_like(p))]
-    single = [p for p in phrases if len(p.split()) == 1 and _noun_like(p)
-              and (counts[p.lower()] >= 2 or _kind(p, code, text) == "entity") and p not in speakers]
+    multi = [
+        p
+        for p in phrases
+        if len(p.split()) > 1
+        and not set(_words(p)) & _FUNCTION_WORDS
+        and (p.lower() in named or all(w[:1].isupper() for w in p.split()) or not _verb_like(p))
+    ]
+    single = [
+        p
+        for p in phrases
+        if len(p.split()) == 1
+        and _noun_like(p)
+        and (counts[p.lower()] >= 2 or _kind(p, code, text) == "entity")
+        and p not in speakers
+    ]
     # Names ("PostgreSQL") stay concepts of their own even inside a longer phrase: they are
     # what docs share.
     names = [p for p in single[:8] if _kind(p, code, text) == "entity"]
@@ -397,6 +428,7 @@ def extract(title: str, chunks: Sequence[str], vectors: Sequence[Sequence[float]
     for long_key, short in aliases.items():
         long_forms[short.lower()] = long_key
         long_forms[long_key] = long_key
+
     def display_long(key: str) -> str:
         """The long form as the doc first writes it. Only for the candidates that have one: every
         alias searched for in the whole text was 7.6 of the 15.9 s a 1 MB page took."""
@@ -422,12 +454,16 @@ def extract(title: str, chunks: Sequence[str], vectors: Sequence[Sequence[float]
         else:
             heading = next((h for h in topic_headings if phrase.lower() in h.lower()), None)
             gloss = _gloss(phrase, sentences) or (
-                "Named in the code of this document." if phrase in code else
-                "The subject of this document's title." if phrase.lower() in title.lower() else
-                f"Named in the section “{heading}”." if heading else "Named in this document.")
+                "Named in the code of this document."
+                if phrase in code
+                else "The subject of this document's title."
+                if phrase.lower() in title.lower()
+                else f"Named in the section “{heading}”."
+                if heading
+                else "Named in this document."
+            )
         kind = "entity" if phrase in speakers else _kind(phrase, code, text)
-        concepts.append({"name": _display(phrase), "kind": kind, "gloss": gloss,
-                         "aliases": [alias] if alias else []})
+        concepts.append({"name": _display(phrase), "kind": kind, "gloss": gloss, "aliases": [alias] if alias else []})
         if len(concepts) >= 12:
             break
     themes = [_display(p) for p in _distinct(multi)][:5]

@@ -65,18 +65,20 @@ class ChatModel:
         self.name = f"openai:{model}"
         self.max_output_tokens = max_output_tokens
         self.json_schema_supported = True
-        self.client = OpenAIClient(endpoint, lambda: ModelUnavailable(
-            "chat model is not configured: OPENAI_API_KEY is not set"))
+        self.client = OpenAIClient(
+            endpoint, lambda: ModelUnavailable("chat model is not configured: OPENAI_API_KEY is not set")
+        )
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> "ChatModel":
+    def from_settings(cls, settings: Settings) -> ChatModel:
         return cls(settings.llm_model or "", Endpoint.for_chat(settings), max_output_tokens=settings.llm_output_tokens)
 
     async def aclose(self) -> None:
         await self.client.aclose()
 
-    async def ask_json(self, system: str, user: str, *, schema_name: str, schema: dict[str, Any],
-                       max_tokens: int | None = None) -> Answer:
+    async def ask_json(
+        self, system: str, user: str, *, schema_name: str, schema: dict[str, Any], max_tokens: int | None = None
+    ) -> Answer:
         """One chat call that should answer with a JSON object matching `schema`."""
         import openai
 
@@ -87,9 +89,15 @@ class ChatModel:
             if self.json_schema_supported:
                 try:
                     response = await client.chat.completions.create(
-                        model=self.model, messages=messages, max_tokens=limit, temperature=0.2,
-                        response_format={"type": "json_schema", "json_schema": {
-                            "name": schema_name, "schema": wire_schema(schema), "strict": True}})
+                        model=self.model,
+                        messages=messages,
+                        max_tokens=limit,
+                        temperature=0.2,
+                        response_format={
+                            "type": "json_schema",
+                            "json_schema": {"name": schema_name, "schema": wire_schema(schema), "strict": True},
+                        },
+                    )
                     return _answer(response, messages)
                 except openai.BadRequestError as exc:
                     if "response_format" not in str(exc) and "json_schema" not in str(exc):
@@ -98,15 +106,21 @@ class ChatModel:
             guide = f"Answer with one JSON object with exactly these fields:\n{describe_schema(schema)}"
             messages[0] = {"role": "system", "content": f"{system}\n\n{guide}"}
             response = await client.chat.completions.create(
-                model=self.model, messages=messages, max_tokens=limit, temperature=0.2,
-                response_format={"type": "json_object"})
+                model=self.model,
+                messages=messages,
+                max_tokens=limit,
+                temperature=0.2,
+                response_format={"type": "json_object"},
+            )
             return _answer(response, messages)
         except openai.APIStatusError as exc:
             if exc.status_code == 429 or exc.status_code >= 500:
-                raise ModelUnavailable(f"chat model at {client.base_url} answered HTTP {exc.status_code}: "
-                                       f"{exc.message}") from exc
-            raise ModelRefused(f"chat model at {client.base_url} refused the request "
-                               f"(HTTP {exc.status_code}): {exc.message}") from exc
+                raise ModelUnavailable(
+                    f"chat model at {client.base_url} answered HTTP {exc.status_code}: {exc.message}"
+                ) from exc
+            raise ModelRefused(
+                f"chat model at {client.base_url} refused the request (HTTP {exc.status_code}): {exc.message}"
+            ) from exc
         except openai.APIConnectionError as exc:  # includes timeouts
             raise ModelUnavailable(f"chat model at {client.base_url} unreachable: {exc}") from exc
         except openai.OpenAIError as exc:
@@ -119,14 +133,18 @@ def _answer(response: Any, messages: list[dict[str, str]]) -> Answer:
     usage = getattr(response, "usage", None)
     prompt = getattr(usage, "prompt_tokens", None)
     completion = getattr(usage, "completion_tokens", None)
-    return Answer(text=text, finish_reason=choice.finish_reason if choice is not None else None,
-                  prompt_tokens=int(prompt) if prompt is not None else estimate_tokens(
-                      "".join(m["content"] for m in messages)),
-                  completion_tokens=int(completion) if completion is not None else estimate_tokens(text))
+    return Answer(
+        text=text,
+        finish_reason=choice.finish_reason if choice is not None else None,
+        prompt_tokens=int(prompt) if prompt is not None else estimate_tokens("".join(m["content"] for m in messages)),
+        completion_tokens=int(completion) if completion is not None else estimate_tokens(text),
+    )
 
 
-RETRY_NOTE = ("Your previous answer could not be used ({problems}). Answer again with one complete "
-              "JSON object containing every field, shorter if needed.")
+RETRY_NOTE = (
+    "Your previous answer could not be used ({problems}). Answer again with one complete "
+    "JSON object containing every field, shorter if needed."
+)
 
 
 @dataclass
@@ -141,8 +159,9 @@ class Validated:
     completion_tokens: int = 0
 
 
-async def ask_validated(model: ChatModel, system: str, user: str, *, schema_name: str, schema: dict[str, Any],
-                        max_tokens: int | None = None) -> Validated:
+async def ask_validated(
+    model: ChatModel, system: str, user: str, *, schema_name: str, schema: dict[str, Any], max_tokens: int | None = None
+) -> Validated:
     """Ask for a JSON object; when the answer is malformed, truncated or fails the schema,
     ask once more, saying what was wrong. Whatever validated in either answer is kept."""
     from .contract import check_fields, parse_object

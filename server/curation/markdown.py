@@ -20,7 +20,9 @@ SECTIONS = (
 MISSING = "_Missing: the model's answer for this section did not validate; it is retried when the page changes._"
 NONE_MODEL = "_None._"
 NONE_EXTRACTIVE = "_None found in the text._"
-NO_RELATIONS_EXTRACTIVE = "_None inferred: extractive mode does not invent relations (configure a chat model for them)._"
+NO_RELATIONS_EXTRACTIVE = (
+    "_None inferred: extractive mode does not invent relations (configure a chat model for them)._"
+)
 NOT_BUNDLED = "_Not in any bundle yet._"
 
 
@@ -32,8 +34,11 @@ def enrichment_fields(enrichment: dict[str, Any] | None, bundles: list[dict[str,
     """Front matter fields: how the doc was enriched, and its bundle and concept counts."""
     if enrichment is None:
         return {"enrichment": "pending", "bundle_count": len(bundles), "concept_count": 0}
-    fields = {"enrichment": enrichment["mode"], "bundle_count": len(bundles),
-              "concept_count": len(enrichment["data"].get("concepts") or [])}
+    fields = {
+        "enrichment": enrichment["mode"],
+        "bundle_count": len(bundles),
+        "concept_count": len(enrichment["data"].get("concepts") or []),
+    }
     if enrichment.get("model"):
         fields["enrichment_model"] = enrichment["model"]
     if enrichment.get("missing"):
@@ -61,13 +66,19 @@ def _section_body(name: str, enrichment: dict[str, Any]) -> str:
     if name == "relations":
         if extractive:
             return NO_RELATIONS_EXTRACTIVE
-        return "\n".join(f"- **{_one_line(r['subject'])}** {_one_line(r['relation'])} **{_one_line(r['object'])}**"
-                         for r in value) or NONE_MODEL
+        return (
+            "\n".join(
+                f"- **{_one_line(r['subject'])}** {_one_line(r['relation'])} **{_one_line(r['object'])}**"
+                for r in value
+            )
+            or NONE_MODEL
+        )
     return "\n".join(f"- {_one_line(item)}" for item in value) or (NONE_EXTRACTIVE if extractive else NONE_MODEL)
 
 
-def enrichment_markdown(enrichment: dict[str, Any] | None, bundles: list[dict[str, Any]],
-                        hub_url: str | None, digest_url: str | None) -> str:
+def enrichment_markdown(
+    enrichment: dict[str, Any] | None, bundles: list[dict[str, Any]], hub_url: str | None, digest_url: str | None
+) -> str:
     """The block appended after a doc's body on /raw/{id} and the .md twin.
 
     `enrichment`: {"mode", "model", "data", "missing"} or None while it is owed; `bundles`:
@@ -95,15 +106,26 @@ def enrichment_markdown(enrichment: dict[str, Any] | None, bundles: list[dict[st
 
 # ---------------------------------------------------------------- hub digest
 
-def digest_markdown(hub: dict[str, Any], concepts: list[Concept], doc_count: int, *, compact: bool,
-                    budget_tokens: int = 2000, full_url: str | None = None) -> str:
+
+def digest_markdown(
+    hub: dict[str, Any],
+    concepts: list[Concept],
+    doc_count: int,
+    *,
+    compact: bool,
+    budget_tokens: int = 2000,
+    full_url: str | None = None,
+) -> str:
     """The hub's concept digest. Full: every concept with kind, gloss, aliases and its docs
     with URLs. Compact: the most widely shared concepts, glosses cut short and docs as ids,
     until the token budget is spent (2,000 tokens by default)."""
     head = [f"# {hub['slug']}: concept digest{' (compact)' if compact else ''}", ""]
     if not compact:
-        head += [f"{len(concepts)} concepts across {doc_count} public pages of {hub['url']}. "
-                 "Each concept: its kind, what it is, and the pages that discuss it.", ""]
+        head += [
+            f"{len(concepts)} concepts across {doc_count} public pages of {hub['url']}. "
+            "Each concept: its kind, what it is, and the pages that discuss it.",
+            "",
+        ]
         lines = head
         for c in concepts:
             lines.append(f"- **{_one_line(c.name)}** _({c.kind})_: {_one_line(c.gloss)}".rstrip(": "))
@@ -114,9 +136,11 @@ def digest_markdown(hub: dict[str, Any], concepts: list[Concept], doc_count: int
             lines.append("_No concepts yet: pages are enriched in the background._")
         return "\n".join(lines).rstrip() + "\n"
     base = hub["url"].rsplit("/hub/", 1)[0]
-    head = [f"# {hub['slug']}: concepts (compact)",
-            f"{len(concepts)} concepts, {doc_count} pages. Page URL = {base}/<id>. "
-            f"Format: name (kind): gloss [page ids].", ""]
+    head = [
+        f"# {hub['slug']}: concepts (compact)",
+        f"{len(concepts)} concepts, {doc_count} pages. Page URL = {base}/<id>. Format: name (kind): gloss [page ids].",
+        "",
+    ]
     lines = list(head)
     used = estimate_tokens("\n".join(lines))
     shown = 0
@@ -132,8 +156,9 @@ def digest_markdown(hub: dict[str, Any], concepts: list[Concept], doc_count: int
         used += cost
         shown += 1
     if shown < len(concepts):
-        lines.append(f"… {len(concepts) - shown} more concepts in the full digest"
-                     + (f": {full_url}" if full_url else "."))
+        lines.append(
+            f"… {len(concepts) - shown} more concepts in the full digest" + (f": {full_url}" if full_url else ".")
+        )
     if not concepts:
         lines.append("No concepts yet: pages are enriched in the background.")
     return "\n".join(lines).rstrip() + "\n"

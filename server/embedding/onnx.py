@@ -56,8 +56,7 @@ class OnnxEmbedder(LocalEmbedder):
         if not (path / "config.json").is_file():
             raise EmbedderError(f"{path} holds no model (no config.json)")
         try:
-            model_file = onnx_bert.export(path, target, name=self.name.split(":", 1)[1],
-                                          quantize=self.quantize)
+            model_file = onnx_bert.export(path, target, name=self.name.split(":", 1)[1], quantize=self.quantize)
         except onnx_bert.ModelFormatError as exc:
             if self.quantize or not importable("sentence_transformers"):
                 raise EmbedderError(f"cannot run {path} on ONNX Runtime: {exc}") from exc
@@ -65,8 +64,10 @@ class OnnxEmbedder(LocalEmbedder):
             self._fallback = LocalEmbedder(path)
             return self._fallback._load(path)
         except ImportError as exc:
-            raise EmbedderError(f"local embedder needs onnx, onnxruntime, tokenizers and safetensors: "
-                                f"pip install 'memorywiki[onnx]' ({exc})") from exc
+            raise EmbedderError(
+                f"local embedder needs onnx, onnxruntime, tokenizers and safetensors: "
+                f"pip install 'memorywiki[onnx]' ({exc})"
+            ) from exc
         except OSError as exc:
             raise EmbedderError(f"could not write the ONNX model under {target}: {exc}") from exc
         from tokenizers import Tokenizer
@@ -110,8 +111,9 @@ class OnnxEmbedder(LocalEmbedder):
 QUESTION_DISABLED_FUSIONS = ("SkipLayerNormFusion",)
 
 
-def onnx_session(model_file: Path, threads: int, *, disabled_fusions: tuple[str, ...] = (),
-                 optimized_to: Path | None = None) -> Any:
+def onnx_session(
+    model_file: Path, threads: int, *, disabled_fusions: tuple[str, ...] = (), optimized_to: Path | None = None
+) -> Any:
     """An ONNX Runtime session on the CPU with `threads` threads that sleep when idle, without
     the runtime's graph fusions named in `disabled_fusions`. `optimized_to` saves the graph the
     runtime runs, after its fusions, for inspection."""
@@ -125,8 +127,9 @@ def onnx_session(model_file: Path, threads: int, *, disabled_fusions: tuple[str,
     options.log_severity_level = 3
     if optimized_to is not None:
         options.optimized_model_filepath = str(optimized_to)
-    return onnxruntime.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"],
-                                        disabled_optimizers=list(disabled_fusions) or None)
+    return onnxruntime.InferenceSession(
+        str(model_file), options, providers=["CPUExecutionProvider"], disabled_optimizers=list(disabled_fusions) or None
+    )
 
 
 class OnnxChildEmbedder:
@@ -159,13 +162,13 @@ class OnnxChildEmbedder:
             weakref.finalize(self, self._board.unlink)  # at close, or at exit at the latest
         return self._board.path
 
-    def _running(self) -> "_Child":
+    def _running(self) -> _Child:
         with self._lock:
             if self._child is None or not self._child.alive():
                 self._child = _Child(replace(self.settings, question_board=self.question_board()))
             return self._child
 
-    def _submit(self, kind: str, texts: list[str]) -> "concurrent.futures.Future":
+    def _submit(self, kind: str, texts: list[str]) -> concurrent.futures.Future:
         for attempt in (1, 2):  # a child found dead on the way is replaced once
             child = self._running()
             try:
@@ -236,8 +239,12 @@ class _Child:
         self._pending_lock = threading.Lock()
         self._next_id = 0
         self._write_lock = threading.Lock()
-        self.proc = subprocess.Popen([sys.executable, "-m", "memorywiki.server.embedding.child"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=child_env())
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "memorywiki.server.embedding.child"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=child_env(),
+        )
         self._write(pickle.dumps(asdict(settings)))
         threading.Thread(target=self._read, name="onnx-child-reader", daemon=True).start()
 
@@ -250,7 +257,7 @@ class _Child:
             self.proc.stdin.write(len(payload).to_bytes(4, "big") + payload)
             self.proc.stdin.flush()
 
-    def send(self, kind: str, texts: list[str]) -> "concurrent.futures.Future":
+    def send(self, kind: str, texts: list[str]) -> concurrent.futures.Future:
         import pickle
 
         future: concurrent.futures.Future = concurrent.futures.Future()

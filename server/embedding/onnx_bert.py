@@ -48,8 +48,9 @@ def read_config(model_dir: Path) -> dict[str, Any]:
         raise ModelFormatError(f"{model_dir}: activation {config.get('hidden_act')!r} is not supported")
     pooling = _json(model_dir / "1_Pooling" / "config.json", {"pooling_mode_mean_tokens": True})
     if not pooling.get("pooling_mode_mean_tokens") or any(
-            pooling.get(k) for k in ("pooling_mode_cls_token", "pooling_mode_max_tokens",
-                                     "pooling_mode_mean_sqrt_len_tokens")):
+        pooling.get(k)
+        for k in ("pooling_mode_cls_token", "pooling_mode_max_tokens", "pooling_mode_mean_sqrt_len_tokens")
+    ):
         raise ModelFormatError(f"{model_dir}: only mean pooling is supported")
     st = _json(model_dir / "sentence_bert_config.json", {})
     return {
@@ -81,7 +82,7 @@ def fingerprint(model_dir: Path) -> str:
     return h.hexdigest()[:16]
 
 
-def build(model_dir: Path) -> "onnx.ModelProto":  # noqa: F821 (onnx is imported lazily)
+def build(model_dir: Path) -> onnx.ModelProto:  # noqa: F821 (onnx is imported lazily)
     """The graph: token ids -> L2-normalised mean-pooled sentence embedding."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
@@ -125,11 +126,20 @@ def build(model_dir: Path) -> "onnx.ModelProto":  # noqa: F821 (onnx is imported
 
     # embeddings
     seq_len = op("Gather", [op("Shape", ["input_ids"]), const(1, np.int64)], axis=0)
-    positions = op("Unsqueeze", [op("Range", [const(0, np.int64), seq_len, const(1, np.int64)]),
-                                 const([0], np.int64)])
-    x = op("Add", [op("Add", [op("Gather", [w("embeddings.word_embeddings.weight"), "input_ids"]),
-                              op("Gather", [w("embeddings.position_embeddings.weight"), positions])]),
-                   op("Gather", [w("embeddings.token_type_embeddings.weight"), "token_type_ids"])])
+    positions = op("Unsqueeze", [op("Range", [const(0, np.int64), seq_len, const(1, np.int64)]), const([0], np.int64)])
+    x = op(
+        "Add",
+        [
+            op(
+                "Add",
+                [
+                    op("Gather", [w("embeddings.word_embeddings.weight"), "input_ids"]),
+                    op("Gather", [w("embeddings.position_embeddings.weight"), positions]),
+                ],
+            ),
+            op("Gather", [w("embeddings.token_type_embeddings.weight"), "token_type_ids"]),
+        ],
+    )
     x = layer_norm(x, "embeddings.LayerNorm")
 
     # attention mask: 0 where attended, a large negative number on padding, as [B, 1, 1, S]
@@ -144,20 +154,25 @@ def build(model_dir: Path) -> "onnx.ModelProto":  # noqa: F821 (onnx is imported
         base = f"encoder.layer.{i}"
 
         def split(name: str, perm: list[int]) -> str:
-            return op("Transpose", [op("Reshape", [dense(x, f"{base}.attention.self.{name}"), heads_shape])],
-                      perm=perm)
+            return op("Transpose", [op("Reshape", [dense(x, f"{base}.attention.self.{name}"), heads_shape])], perm=perm)
 
         q = split("query", [0, 2, 1, 3])  # [B, h, S, d]
-        k = split("key", [0, 2, 3, 1])    # [B, h, d, S]
+        k = split("key", [0, 2, 3, 1])  # [B, h, d, S]
         v = split("value", [0, 2, 1, 3])  # [B, h, S, d]
         scores = op("Add", [op("Mul", [op("MatMul", [q, k]), scale]), additive])
         context = op("MatMul", [op("Softmax", [scores], axis=-1), v])
         context = op("Reshape", [op("Transpose", [context], perm=[0, 2, 1, 3]), merged_shape])
-        x = layer_norm(op("Add", [dense(context, f"{base}.attention.output.dense"), x]),
-                       f"{base}.attention.output.LayerNorm")
+        x = layer_norm(
+            op("Add", [dense(context, f"{base}.attention.output.dense"), x]), f"{base}.attention.output.LayerNorm"
+        )
         inner = dense(x, f"{base}.intermediate.dense")
-        gelu = op("Mul", [op("Mul", [inner, const(0.5)]),
-                          op("Add", [op("Erf", [op("Mul", [inner, const(1.0 / math.sqrt(2.0))])]), const(1.0)])])
+        gelu = op(
+            "Mul",
+            [
+                op("Mul", [inner, const(0.5)]),
+                op("Add", [op("Erf", [op("Mul", [inner, const(1.0 / math.sqrt(2.0))])]), const(1.0)]),
+            ],
+        )
         x = layer_norm(op("Add", [dense(gelu, f"{base}.output.dense"), x]), f"{base}.output.LayerNorm")
 
     # mean pooling over attended tokens, then L2 normalisation (sentence-transformers' Normalize)
@@ -169,12 +184,13 @@ def build(model_dir: Path) -> "onnx.ModelProto":  # noqa: F821 (onnx is imported
     nodes.append(helper.make_node("Div", [mean, norm], [OUTPUT]))
 
     graph = helper.make_graph(
-        nodes, "sentence_transformer",
+        nodes,
+        "sentence_transformer",
         [helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "sequence"]) for name in INPUTS],
         [helper.make_tensor_value_info(OUTPUT, TensorProto.FLOAT, ["batch", hidden])],
-        initializer=inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
-                              producer_name="memorywiki")
+        initializer=inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="memorywiki")
     model.ir_version = 8  # readable by any onnxruntime >= 1.14
     onnx.checker.check_model(model)
     return model

@@ -27,15 +27,23 @@ class OpenAIEmbedder:
         self.model = model
         self.name = f"openai:{model}"
         self.batch_size = batch_size
-        self.client = OpenAIClient(endpoint, lambda: EmbedderError(
-            "openai embedder is not configured: set OPENAI_API_KEY (any value for a local OpenAI-compatible server)"))
+        self.client = OpenAIClient(
+            endpoint,
+            lambda: EmbedderError(
+                "openai embedder is not configured: set OPENAI_API_KEY (any value for a local OpenAI-compatible server)"
+            ),
+        )
 
     @classmethod
-    def from_settings(cls, settings: Settings, *, timeout: float | None = None,
-                      max_retries: int | None = None) -> "OpenAIEmbedder":
+    def from_settings(
+        cls, settings: Settings, *, timeout: float | None = None, max_retries: int | None = None
+    ) -> OpenAIEmbedder:
         """`timeout` / `max_retries` override the settings' embed_timeout / embed_max_retries."""
-        return cls(settings.openai_model, Endpoint.for_embeddings(settings, timeout=timeout, max_retries=max_retries),
-                   batch_size=settings.embed_batch)
+        return cls(
+            settings.openai_model,
+            Endpoint.for_embeddings(settings, timeout=timeout, max_retries=max_retries),
+            batch_size=settings.embed_batch,
+        )
 
     async def aclose(self) -> None:
         await self.client.aclose()

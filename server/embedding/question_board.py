@@ -27,7 +27,7 @@ class QuestionBoard:
             self._map = mmap.mmap(fh.fileno(), _LAYOUT.size)
 
     @classmethod
-    def create(cls) -> "QuestionBoard":
+    def create(cls) -> QuestionBoard:
         """A new board in a private temp file (mode 0600); `unlink` removes it."""
         shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
         fd, path = tempfile.mkstemp(prefix="memorywiki-questions-", dir=shm)

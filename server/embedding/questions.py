@@ -35,9 +35,13 @@ class QuestionLane:
         self.embedded = 0
 
     def stats(self) -> dict[str, int]:
-        return {"questions": self.questions, "cache_hits": self.cache_hits,
-                "forward_passes": self.passes, "embedded": self.embedded,
-                "waiting": len(self._queue)}
+        return {
+            "questions": self.questions,
+            "cache_hits": self.cache_hits,
+            "forward_passes": self.passes,
+            "embedded": self.embedded,
+            "waiting": len(self._queue),
+        }
 
     async def embed(self, question: str) -> list[float]:
         """The question's vector; raises EmbedderError like the embedder."""
@@ -62,7 +66,7 @@ class QuestionLane:
     async def _drain(self) -> None:
         try:
             while self._queue:
-                batch, self._queue = self._queue[:self.max_batch], self._queue[self.max_batch:]
+                batch, self._queue = self._queue[: self.max_batch], self._queue[self.max_batch :]
                 try:
                     vectors = await self.embedder.embed_questions(batch)
                 except BaseException as exc:

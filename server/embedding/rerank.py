@@ -30,8 +30,15 @@ class RerankError(Exception):
 
 
 class Reranker:
-    def __init__(self, url: str, *, model: str | None = None, api_key: str | None = None,
-                 request_format: str = "cohere", timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        model: str | None = None,
+        api_key: str | None = None,
+        request_format: str = "cohere",
+        timeout: float = 10.0,
+    ) -> None:
         if request_format not in FORMATS:
             raise ValueError(f"rerank format must be one of {', '.join(FORMATS)}, got {request_format!r}")
         self.url = url
@@ -46,8 +53,7 @@ class Reranker:
         """Per event loop, like the embedder's client (an httpx pool is bound to its loop)."""
         loop = asyncio.get_running_loop()
         if self._client is None or self._client_loop is not loop:
-            transport = httpx.AsyncHTTPTransport(
-                socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
+            transport = httpx.AsyncHTTPTransport(socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
             headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
             self._client = httpx.AsyncClient(transport=transport, timeout=self.timeout, headers=headers)
             self._client_loop = loop
@@ -102,5 +108,10 @@ def _read_scores(body: Any, n: int) -> list[float]:
 def make_reranker(settings: Settings) -> Reranker | None:
     if not settings.rerank_url:
         return None
-    return Reranker(settings.rerank_url, model=settings.rerank_model, api_key=settings.rerank_api_key,
-                    request_format=settings.rerank_format, timeout=settings.rerank_timeout)
+    return Reranker(
+        settings.rerank_url,
+        model=settings.rerank_model,
+        api_key=settings.rerank_api_key,
+        request_format=settings.rerank_format,
+        timeout=settings.rerank_timeout,
+    )

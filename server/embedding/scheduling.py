@@ -28,8 +28,9 @@ class QuestionsFirst:
 
     POLL_S = 0.002  # how often a bulk pass waiting on another process's questions looks again
 
-    def __init__(self, *, floor_questions: int = 8, floor_ms: float = 500.0, floor_batch: int = 1,
-                 board: Any = None) -> None:
+    def __init__(
+        self, *, floor_questions: int = 8, floor_ms: float = 500.0, floor_batch: int = 1, board: Any = None
+    ) -> None:
         self._cond = threading.Condition()
         self._questions = 0  # in flight in this process
         self._answered = 0

@@ -46,7 +46,7 @@ class Windows:
         self.size = size  # word pieces per window
 
     @classmethod
-    def of(cls, model_dir: Path) -> "Windows | None":
+    def of(cls, model_dir: Path) -> Windows | None:
         """The model's windows, from its tokenizer.json and max_seq_length; None when the folder
         does not say (the model then truncates as it always did)."""
         try:
@@ -76,7 +76,7 @@ class Windows:
                 out.weights.append(1)  # its own vector, whatever the weight
                 continue
             for a, b in self._bounds(encoding.word_ids, len(encoding.ids)):
-                out.texts.append(text[encoding.offsets[a][0]:encoding.offsets[b - 1][1]])
+                out.texts.append(text[encoding.offsets[a][0] : encoding.offsets[b - 1][1]])
                 out.owners.append(i)
                 out.weights.append(b - a)
         return out

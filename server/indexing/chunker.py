@@ -15,7 +15,6 @@ from typing import Any
 
 import regex
 from markdown_it import MarkdownIt
-
 from memorywiki.formats.mdutil import inline_text, same_text
 
 __all__ = ["Chunk", "ChunkSize", "chunk_conversation", "chunk_markdown", "strip_front_matter"]
@@ -39,9 +38,7 @@ _BLOCK = MarkdownIt("commonmark").enable(["table", "strikethrough"]).disable("in
 _INLINE = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 
 # Front matter must open on the very first line and close with `---` (or YAML's `...`).
-_FRONT_MATTER = re.compile(
-    r"\A\ufeff?---[ \t]*\n(?P<body>.*?)^(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL | re.MULTILINE
-)
+_FRONT_MATTER = re.compile(r"\A\ufeff?---[ \t]*\n(?P<body>.*?)^(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL | re.MULTILINE)
 # A YAML-looking first line (key, list item or comment), so a doc that merely opens with a
 # thematic break `---` does not lose its first paragraph.
 _YAML_FIRST_LINE = re.compile(r"\A(?:[ \t]*\n)*(?:[^\s:#][^\n]*:(?:[ \t]|$)|- |#|\Z)", re.MULTILINE)
@@ -51,14 +48,20 @@ _INLINE_MARKUP = re.compile(r"[\\`*_\[\]!<&~]")
 # Where text over the maximum is cut, coarsest first: after a line break; after a sentence
 # end (with its closing quotes or brackets) and the spaces after it, or after a full-width
 # terminator, which needs no space; at spaces. Text with none of them is cut between graphemes.
-_CUTS = (re.compile(r"\n"),
-         re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]]*\s+|[\u3002\uff01\uff1f\uff61\uff0e][\u300d\u300f\u201d\u2019)\]]*\s*"),
-         re.compile(r"\s+"))
+_CUTS = (
+    re.compile(r"\n"),
+    re.compile(
+        r"[.!?\u2026][\"'\u201d\u2019)\]]*\s+|[\u3002\uff01\uff1f\uff61\uff0e][\u300d\u300f\u201d\u2019)\]]*\s*"
+    ),
+    re.compile(r"\s+"),
+)
 _WORD = re.compile(r"\S+")
 _GRAPHEME = regex.compile(r"\X")
 # A transcript line that opens a turn: "Alice: ...", "**Bob:** ...", "[00:01:02] Dr. Chen: ...".
-_SPEAKER = re.compile(r"[ \t]*(?:\[?\d{1,2}(?::\d{2}){1,2}\]?[ \t]+)?(?:\*\*|__)?"
-                      r"[^\W\d_][\w .'\u2019-]{0,38}?(?:\*\*|__)?:(?:\*\*|__)?(?:[ \t]|$)")
+_SPEAKER = re.compile(
+    r"[ \t]*(?:\[?\d{1,2}(?::\d{2}){1,2}\]?[ \t]+)?(?:\*\*|__)?"
+    r"[^\W\d_][\w .'\u2019-]{0,38}?(?:\*\*|__)?:(?:\*\*|__)?(?:[ \t]|$)"
+)
 
 
 @dataclass(frozen=True)
@@ -105,7 +108,7 @@ def _trim(lines: list[str]) -> str:
 
 
 def _hash(heading_path: str, markdown: str) -> str:
-    return hashlib.sha256(f"{heading_path}\n{markdown}".encode("utf-8")).hexdigest()
+    return hashlib.sha256(f"{heading_path}\n{markdown}".encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -153,10 +156,10 @@ def _split(lines: list[str], section: _Section, end: int, size: ChunkSize) -> li
     of its own is cut by its kind (_split_block). A heading too long to repeat on every piece is
     text of its own, and the breadcrumb still says where each piece sits.
     """
-    whole = _trim(lines[section.start:end])
+    whole = _trim(lines[section.start : end])
     if len(whole) <= size.max_chars:
         return [whole] if whole else []
-    head = _trim(lines[section.start:section.body_start])
+    head = _trim(lines[section.start : section.body_start])
     repeat = head if len(head) <= size.max_chars // 4 else ""
     budget = size.max_chars - (len(repeat) + 2 if repeat else 0)
 
@@ -175,7 +178,9 @@ def _split(lines: list[str], section: _Section, end: int, size: ChunkSize) -> li
         if run_start is not None:
             body = _trim(lines[run_start:stop])
             if body:
-                pieces.append(_trim(lines[first:stop]) if run_start == section.body_start and repeat else with_head(body))
+                pieces.append(
+                    _trim(lines[first:stop]) if run_start == section.body_start and repeat else with_head(body)
+                )
         run_start, run_len = None, 0
 
     for block, a, b in zip(section.blocks, bounds, bounds[1:]):
@@ -197,7 +202,7 @@ def _split_block(lines: list[str], block: _Block, budget: int, overlap: int) -> 
     """One top-level block bigger than `budget`, in pieces of at most `budget`: a fence between
     lines, re-opened and closed on every piece; a table between rows under its header and
     delimiter rows; a list between items; anything else as text (_split_text)."""
-    own = lines[block.start:block.stop]
+    own = lines[block.start : block.stop]
     if block.kind == "fence" and len(own) > 1:
         return _split_fence(own, block.markup, budget, overlap)
     if block.kind == "table_open" and len(own) > 2:
@@ -216,7 +221,7 @@ def _split_fence(own: list[str], markup: str, budget: int, overlap: int) -> list
     last = own[-1].strip()
     closed = len(own) > 1 and len(last) >= len(markup) and set(last) == {markup[0]}
     inner = own[1:-1] if closed else own[1:]
-    closer = own[-1] if closed else opener[:len(opener) - len(opener.lstrip())] + markup
+    closer = own[-1] if closed else opener[: len(opener) - len(opener.lstrip())] + markup
     room = budget - len(opener) - len(closer) - 2
     if room < budget // 2:  # an info string as long as the code: cut it all as text
         return _split_text(_trim(own), budget, overlap)
@@ -299,12 +304,12 @@ def _cut(text: str, room: int, overlap: int, level: int) -> list[str]:
     for a, b in _runs(text, level):
         if b - a > room:
             if starts:
-                pieces.append(text[starts[0]:end])
+                pieces.append(text[starts[0] : end])
                 starts = []
             pieces += _cut(text[a:b], room, overlap, level + 1)
             continue
         if starts and _closes(end - starts[0], b - starts[0], room, target):
-            pieces.append(text[starts[0]:end])
+            pieces.append(text[starts[0] : end])
             # the next piece opens with this one's last runs that fit in the overlap
             starts = [s for s in starts[1:] if s >= end - overlap and b - s <= room][:1]
         if not starts:
@@ -313,7 +318,7 @@ def _cut(text: str, room: int, overlap: int, level: int) -> list[str]:
             starts.append(a)
         end = b
     if starts:
-        pieces.append(text[starts[0]:end])
+        pieces.append(text[starts[0] : end])
     return pieces
 
 
@@ -334,9 +339,9 @@ def _cut_words(text: str, room: int, level: int) -> list[str]:
             end = first
         else:
             target = _target(n - start, room)
-            window = text[start:start + int(target) + 1]
+            window = text[start : start + int(target) + 1]
             if not window[-1].isspace():  # the word at the target does not fit under it: end before it
-                window = window[:len(window) - _WORD.match(window[::-1]).end()]
+                window = window[: len(window) - _WORD.match(window[::-1]).end()]
             end = max(start + len(window.rstrip()), first)
             following = _WORD.search(text, end)
             if following and not _closes(end - start, following.end() - start, room, target):
@@ -367,8 +372,10 @@ def _cut_graphemes(text: str, room: int) -> list[str]:
     start = 0
     while len(text) - start > room:
         limit = start + room
-        cut = max((m.end() for m in _GRAPHEME.finditer(text, max(start, limit - 64), limit + 1)
-                   if m.end() <= limit), default=limit)
+        cut = max(
+            (m.end() for m in _GRAPHEME.finditer(text, max(start, limit - 64), limit + 1) if m.end() <= limit),
+            default=limit,
+        )
         cut = cut if cut > start else limit
         pieces.append(text[start:cut])
         start = cut
@@ -421,7 +428,7 @@ def _sections(title: str, markdown: str) -> tuple[list[str], list[_Section]] | N
             for deeper in range(level, 3):
                 stack[deeper] = None
             path = " > ".join([title, *(s for s in stack if s)])
-            parent = " > ".join([title, *(s for s in stack[:level - 1] if s)])
+            parent = " > ".join([title, *(s for s in stack[: level - 1] if s)])
             sections.append(_Section(path, start, stop, [], parent))
         else:
             sections[-1].blocks.append(_Block(start, stop, tok.type, tok.markup if tok.type == "fence" else ""))
@@ -464,8 +471,9 @@ def chunk_markdown(title: str, markdown: str, size: ChunkSize = ChunkSize()) -> 
     return chunks
 
 
-def chunk_conversation(title: str, markdown: str, window_chars: int = 600,
-                       size: ChunkSize = ChunkSize()) -> list[Chunk]:
+def chunk_conversation(
+    title: str, markdown: str, window_chars: int = 600, size: ChunkSize = ChunkSize()
+) -> list[Chunk]:
     """Chunks of a conversation: windows of consecutive turns that overlap by one turn.
 
     A turn is a section of the doc (the chat renderer gives each turn its own heading, under a
@@ -491,7 +499,7 @@ def chunk_conversation(title: str, markdown: str, window_chars: int = 600,
     for n, section in enumerate(sections):
         end = sections[n + 1].start if n + 1 < len(sections) else len(lines)
         if section.blocks:
-            turns.append((section, end, _trim(lines[section.start:end])))
+            turns.append((section, end, _trim(lines[section.start : end])))
     pieces: list[tuple[str, str]] = []  # (breadcrumb, markdown)
     i = 0
     while i < len(turns):
@@ -501,10 +509,13 @@ def chunk_conversation(title: str, markdown: str, window_chars: int = 600,
             i += 1
             continue
         j = i + 1
-        while (j < len(turns) and turns[j][0].parent == section.parent
-               and len(_trim(lines[section.start:turns[j][1]])) <= window_chars):
+        while (
+            j < len(turns)
+            and turns[j][0].parent == section.parent
+            and len(_trim(lines[section.start : turns[j][1]])) <= window_chars
+        ):
             j += 1
-        pieces.append((section.parent, _trim(lines[section.start:turns[j - 1][1]])))  # cut from the source
+        pieces.append((section.parent, _trim(lines[section.start : turns[j - 1][1]])))  # cut from the source
         # overlap: the next window opens with this one's last turn (a single-turn window has
         # nothing to share, and a window never reaches across a parent heading)
         i = j - 1 if j - i > 1 and j < len(turns) and turns[j][0].parent == section.parent else j

@@ -21,6 +21,7 @@ async def settle_graph(db: Database, rule: EdgeRule, limit: int) -> tuple[int, i
         stale = await graph_store.stale_docs(conn, rule, limit)
     measured = 0
     for doc_id in stale:
+
         async def measure(conn, doc_id: str = doc_id) -> bool:
             if not await graph_store.lock_indexed(conn, doc_id):
                 return False

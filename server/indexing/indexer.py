@@ -56,12 +56,14 @@ class DocPlan:
 
     def report(self) -> dict[str, Any]:
         pruned = Counter(self.previous_hashes) - Counter(self.current_hashes)
-        return {"embedded": {
-            "doc": True,
-            "chunks_embedded": len(self.missing),
-            "chunks_unchanged": len(self.current_hashes) - len(self.missing),
-            "chunks_pruned": sum(pruned.values()),
-        }}
+        return {
+            "embedded": {
+                "doc": True,
+                "chunks_embedded": len(self.missing),
+                "chunks_unchanged": len(self.current_hashes) - len(self.missing),
+                "chunks_pruned": sum(pruned.values()),
+            }
+        }
 
 
 async def _plan_doc(conn, doc_id: str) -> DocPlan | dict[str, Any] | None:
@@ -134,8 +136,9 @@ class _Input:
     text: str
 
 
-async def _embed_and_store(db: Database, embedder: Embedder, inputs: list[_Input], edges: EdgeRule,
-                           pass_inputs: int | None) -> None:
+async def _embed_and_store(
+    db: Database, embedder: Embedder, inputs: list[_Input], edges: EdgeRule, pass_inputs: int | None
+) -> None:
     """Embed `inputs` shortest first, in calls of `pass_inputs` (all in one when None), storing each
     call's chunk vectors while the next call embeds, and finishing each doc whose inputs are all in.
 
@@ -143,7 +146,7 @@ async def _embed_and_store(db: Database, embedder: Embedder, inputs: list[_Input
     overlap the model's work instead of leaving it idle between slices."""
     order = sorted(inputs, key=lambda item: len(item.text))
     size = max(1, pass_inputs or len(order))
-    calls = [order[i:i + size] for i in range(0, len(order), size)]
+    calls = [order[i : i + size] for i in range(0, len(order), size)]
     total = Counter(id(item.plan) for item in inputs)
     left = total.copy()
     for item in inputs:
@@ -157,8 +160,12 @@ async def _embed_and_store(db: Database, embedder: Embedder, inputs: list[_Input
             async with db.owner.connection() as conn:
                 if number == 0:
                     await ensure_space(conn, embedder.name, len(vectors[0]))
-                chunks = [(item.plan.missing[item.index], vector) for item, vector in zip(call, vectors)
-                          if item.index < len(item.plan.missing)]
+                chunks = [
+                    (item.plan.missing[item.index], vector)
+                    for item, vector in zip(call, vectors)
+                    if item.index < len(item.plan.missing)
+                ]
+
                 async def store() -> None:
                     async with conn.transaction():
                         await indexing.store_chunk_vectors(conn, [c for c, _ in chunks], [v for _, v in chunks])
@@ -179,9 +186,15 @@ async def _embed_and_store(db: Database, embedder: Embedder, inputs: list[_Input
             await asyncio.gather(running, return_exceptions=True)
 
 
-async def index_docs(db: Database, embedder: Embedder, doc_ids: list[str],
-                     edges: EdgeRule = EdgeRule(), *, slice_inputs: int | None = None,
-                     pass_inputs: int | None = None) -> dict[str, Any]:
+async def index_docs(
+    db: Database,
+    embedder: Embedder,
+    doc_ids: list[str],
+    edges: EdgeRule = EdgeRule(),
+    *,
+    slice_inputs: int | None = None,
+    pass_inputs: int | None = None,
+) -> dict[str, Any]:
     """Embed what each doc owes; return a report per doc id.
 
     `slice_inputs` (the worker's): embed at most this many inputs in this call, smallest docs
@@ -256,6 +269,7 @@ def _fit(plans: list[DocPlan], budget: int | None) -> tuple[list[DocPlan], tuple
 
 # ---------------------------------------------------------------- bundles
 
+
 async def _embed(embedder: Embedder, db: Database, texts: list[str]) -> list[list[float]]:
     vectors = await embedder.embed(texts)
     if vectors:
@@ -294,8 +308,9 @@ async def owed_counts(db: Database) -> dict[str, int]:
         return await indexing.owed_counts(conn)
 
 
-async def release_with_error(db: Database, doc_ids: list[str], bundle_ids: list[str],
-                             error: str, retry_seconds: float) -> None:
+async def release_with_error(
+    db: Database, doc_ids: list[str], bundle_ids: list[str], error: str, retry_seconds: float
+) -> None:
     """Keep the work owed, but wait a little before trying again."""
     async with db.owner.connection() as conn:
         await indexing.release_with_error(conn, doc_ids, bundle_ids, error, retry_seconds)

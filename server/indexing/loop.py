@@ -34,8 +34,9 @@ class OwedWork:
     outage_errors: tuple[type[Exception], ...] = (psycopg.OperationalError,)
     channel: str | None = None  # a NOTIFY channel that wakes the loop when work is committed
 
-    def __init__(self, db: Database, *, idle_seconds: float = 1.0, retry_seconds: float = 1.0,
-                 max_backoff: float = 60.0) -> None:
+    def __init__(
+        self, db: Database, *, idle_seconds: float = 1.0, retry_seconds: float = 1.0, max_backoff: float = 60.0
+    ) -> None:
         self.db = db
         self.idle_seconds = idle_seconds
         self.retry_seconds = retry_seconds
@@ -117,8 +118,13 @@ class OwedWork:
         self.failures += 1
         if self.failures & (self.failures - 1) == 0:  # the 1st, 2nd, 4th, 8th... in a row
             first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            self.log.warning("%s (failed try %d in a row), work stays owed; next try in %.0f s: %s",
-                             self.what_failed(exc), self.failures, self.backoff(), first_line)
+            self.log.warning(
+                "%s (failed try %d in a row), work stays owed; next try in %.0f s: %s",
+                self.what_failed(exc),
+                self.failures,
+                self.backoff(),
+                first_line,
+            )
 
     def _resumed(self) -> None:
         if self.failures:

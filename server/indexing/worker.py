@@ -10,10 +10,10 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, replace
 from functools import partial
 from pathlib import Path
-from typing import Callable
 
 import psycopg
 
@@ -22,15 +22,15 @@ from ..config import Settings, SettingsError
 from ..curation.worker import make_curator, start_curator
 from ..embedding.base import Embedder, EmbedderError
 from ..embedding.factory import make_embedder
+from ..store.chunks import rechunk_stale
+from ..store.db import Database, PrivacyRoleMissing, open_database
+from ..store.graph import EdgeRule
+from ..store.migrate import MigrationError
+from ..store.space import build_indexes
 from .edges import settle_graph
 from .indexer import LOCK_CONFLICTS, claim_owed, index_bundle, index_docs, release_with_error
 from .loop import OwedWork
 from .rechunker import Rechunker
-from ..store.chunks import rechunk_stale
-from ..store.db import Database, PrivacyRoleMissing, open_database
-from ..store.graph import EdgeRule
-from ..store.space import build_indexes
-from ..store.migrate import MigrationError
 
 log = logging.getLogger("memorywiki.worker")
 
@@ -42,10 +42,19 @@ class Worker(OwedWork):
     outage_errors = (psycopg.OperationalError, EmbedderError)
     channel = "memorywiki_owed"
 
-    def __init__(self, db: Database, embedder: Embedder, *, batch: int = 32,
-                 idle_seconds: float = 1.0, retry_seconds: float = 1.0, max_backoff: float = 60.0,
-                 edges: EdgeRule = EdgeRule(), slice_inputs: int | None = None,
-                 pass_inputs: int | None = None):
+    def __init__(
+        self,
+        db: Database,
+        embedder: Embedder,
+        *,
+        batch: int = 32,
+        idle_seconds: float = 1.0,
+        retry_seconds: float = 1.0,
+        max_backoff: float = 60.0,
+        edges: EdgeRule = EdgeRule(),
+        slice_inputs: int | None = None,
+        pass_inputs: int | None = None,
+    ):
         super().__init__(db, idle_seconds=idle_seconds, retry_seconds=retry_seconds, max_backoff=max_backoff)
         self.embedder = embedder
         self.batch = batch
@@ -59,12 +68,18 @@ class Worker(OwedWork):
         self._rechunk_pending = True
 
     @classmethod
-    def from_settings(cls, settings: Settings, db: Database, embedder: Embedder) -> "Worker":
-        return cls(db, embedder, batch=max(1, settings.embed_batch // 4), edges=settings.edge_rule,
-                   max_backoff=settings.worker_max_backoff, slice_inputs=settings.index_slice,
-                   # two local passes a call: the writes of one call overlap the next call's
-                   # model work, and similar lengths share each pass (indexer._embed_and_store)
-                   pass_inputs=max(1, 2 * settings.local_batch))
+    def from_settings(cls, settings: Settings, db: Database, embedder: Embedder) -> Worker:
+        return cls(
+            db,
+            embedder,
+            batch=max(1, settings.embed_batch // 4),
+            edges=settings.edge_rule,
+            max_backoff=settings.worker_max_backoff,
+            slice_inputs=settings.index_slice,
+            # two local passes a call: the writes of one call overlap the next call's
+            # model work, and similar lengths share each pass (indexer._embed_and_store)
+            pass_inputs=max(1, 2 * settings.local_batch),
+        )
 
     def what_failed(self, exc: Exception) -> str:
         return "embedder failed" if isinstance(exc, EmbedderError) else "database unavailable"
@@ -97,8 +112,14 @@ class Worker(OwedWork):
         try:
             if doc_ids:
                 self._graph_settled = False  # their hubs changed size: other docs' reach may be stale
-                await index_docs(self.db, self.embedder, doc_ids, self.edges, slice_inputs=self.slice_inputs,
-                                 pass_inputs=self.pass_inputs)
+                await index_docs(
+                    self.db,
+                    self.embedder,
+                    doc_ids,
+                    self.edges,
+                    slice_inputs=self.slice_inputs,
+                    pass_inputs=self.pass_inputs,
+                )
             for bundle_id in bundle_ids:
                 await index_bundle(self.db, self.embedder, bundle_id)
         except EmbedderError as exc:
@@ -117,8 +138,9 @@ class Worker(OwedWork):
         return len(doc_ids) + len(bundle_ids)
 
 
-def run_worker(data_dir: Path | None = None, *,
-               embedder_factory: Callable[[Settings], Embedder | None] = make_embedder) -> None:
+def run_worker(
+    data_dir: Path | None = None, *, embedder_factory: Callable[[Settings], Embedder | None] = make_embedder
+) -> None:
     """Entry point of `memorywiki worker`: index and curate owed work until SIGINT/SIGTERM.
     `embedder_factory`: the benchmarks pass one that counts embedding calls."""
     try:
@@ -128,12 +150,14 @@ def run_worker(data_dir: Path | None = None, *,
     _run(settings, embedder_factory)
 
 
-def _run(settings: Settings, embedder_factory: Callable[[Settings], Embedder | None],
-         parent_pid: int | None = None) -> None:
+def _run(
+    settings: Settings, embedder_factory: Callable[[Settings], Embedder | None], parent_pid: int | None = None
+) -> None:
     embedder = embedder_factory(settings)
     if embedder is None and not settings.curation:
-        raise SystemExit("memorywiki worker: no embedder configured (MEMORYWIKI_EMBEDDER) and curation is off, "
-                         "nothing to do")
+        raise SystemExit(
+            "memorywiki worker: no embedder configured (MEMORYWIKI_EMBEDDER) and curation is off, nothing to do"
+        )
 
     async def main() -> None:
         # the server's child: its database work runs below the server's requests, as it does
@@ -148,6 +172,7 @@ def _run(settings: Settings, embedder_factory: Callable[[Settings], Embedder | N
             await start_curator(curator)
             curator.yields_to = loops[0] if loops else None  # searchable first, enriched after
             loops.append(curator)
+
         def stop() -> None:
             for running in loops:
                 running.stop()
@@ -212,9 +237,15 @@ class WorkerProcess:
         payload = {k: str(v) if isinstance(v, Path) else v for k, v in asdict(self.settings).items()}
         self.popen = subprocess.Popen(
             [sys.executable, "-m", "memorywiki.server.indexing.worker", "--child-of", str(os.getpid())],
-            stdin=subprocess.PIPE, start_new_session=True, env=child_env())
-        os.setpriority(os.PRIO_PROCESS, self.popen.pid,
-                       min(19, os.getpriority(os.PRIO_PROCESS, 0) + max(0, self.settings.worker_nice)))
+            stdin=subprocess.PIPE,
+            start_new_session=True,
+            env=child_env(),
+        )
+        os.setpriority(
+            os.PRIO_PROCESS,
+            self.popen.pid,
+            min(19, os.getpriority(os.PRIO_PROCESS, 0) + max(0, self.settings.worker_nice)),
+        )
         assert self.popen.stdin is not None
         self.popen.stdin.write(json.dumps(payload).encode())
         self.popen.stdin.close()

@@ -52,8 +52,12 @@ class Outbox:
             except (aiosmtplib.SMTPException, OSError, TimeoutError, ValueError) as exc:
                 error = safe_error(exc)
                 retry_in = None if permanent(exc) else self.backoff(mail["attempts"] + 1)
-                log.warning("mail %s not delivered (%s); %s", mail["id"], error,
-                            f"next try in {retry_in:g} s" if retry_in is not None else "given up")
+                log.warning(
+                    "mail %s not delivered (%s); %s",
+                    mail["id"],
+                    error,
+                    f"next try in {retry_in:g} s" if retry_in is not None else "given up",
+                )
                 async with self.db.owner.connection() as conn:
                     await outbox.failed(conn, mail["id"], error, retry_in=retry_in)
                 continue
@@ -71,7 +75,7 @@ class Outbox:
             self.wake.clear()
             try:
                 await asyncio.wait_for(self.wake.wait(), timeout=self._next_wait())
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
 
     def _next_wait(self) -> float:
@@ -81,4 +85,3 @@ class Outbox:
     def stop(self) -> None:
         self._stop = True
         self.wake.set()
-

@@ -54,15 +54,20 @@ class SmtpSender:
     timeout: float
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> "SmtpSender | None":
+    def from_settings(cls, settings: Settings) -> SmtpSender | None:
         if not settings.smtp_url:
             return None
         url = urlsplit(settings.smtp_url)
         tls = url.scheme == "smtps"
-        return cls(host=url.hostname or "localhost", port=url.port or (465 if tls else 25), tls=tls,
-                   user=unquote(url.username) if url.username else settings.smtp_user,
-                   password=unquote(url.password) if url.password else settings.smtp_password,
-                   sender=settings.mail_from, timeout=settings.smtp_timeout)
+        return cls(
+            host=url.hostname or "localhost",
+            port=url.port or (465 if tls else 25),
+            tls=tls,
+            user=unquote(url.username) if url.username else settings.smtp_user,
+            password=unquote(url.password) if url.password else settings.smtp_password,
+            sender=settings.mail_from,
+            timeout=settings.smtp_timeout,
+        )
 
     def message(self, recipient: str, subject: str, body: str) -> EmailMessage:
         """The mail as it goes out. EmailMessage refuses CR or LF in a header, so an address
@@ -79,6 +84,13 @@ class SmtpSender:
 
     async def send(self, recipient: str, subject: str, body: str) -> None:
         """Deliver the mail or raise (aiosmtplib.SMTPException, OSError, TimeoutError)."""
-        await aiosmtplib.send(self.message(recipient, subject, body), hostname=self.host, port=self.port,
-                              username=self.user, password=self.password, use_tls=self.tls,
-                              start_tls=None if not self.tls else False, timeout=self.timeout)
+        await aiosmtplib.send(
+            self.message(recipient, subject, body),
+            hostname=self.host,
+            port=self.port,
+            username=self.user,
+            password=self.password,
+            use_tls=self.tls,
+            start_tls=None if not self.tls else False,
+            timeout=self.timeout,
+        )

@@ -25,30 +25,58 @@ from ..web.validate import get_bool, get_str, read_json, reject_unstorable, size
 
 URL_FIELDS = ("url", "title", "hub", "is_draft", "source", "dedupe")
 
-CAPTURED = obj(["id", "url", "title", "source", "status", "edit_token"], id=TEXT, url=TEXT, title=TEXT,
-               source=NULLABLE_TEXT, status={"enum": ["created", "exists", "updated", "unchanged", "deleted"]},
-               edit_token=NULLABLE_TEXT, message=TEXT)
+CAPTURED = obj(
+    ["id", "url", "title", "source", "status", "edit_token"],
+    id=TEXT,
+    url=TEXT,
+    title=TEXT,
+    source=NULLABLE_TEXT,
+    status={"enum": ["created", "exists", "updated", "unchanged", "deleted"]},
+    edit_token=NULLABLE_TEXT,
+    message=TEXT,
+)
 _FORM_FLAGS = {"type": "string", "description": "true/false (also 1/0, yes/no, on/off)"}
-FILE_FORM = obj(["file"], file={"type": "string", "contentMediaType": "application/octet-stream"},
-                hub={"type": "string", "examples": ["notes"]}, title=TEXT, source=TEXT,
-                is_draft=_FORM_FLAGS, dedupe=_FORM_FLAGS)
-IMPORTED = obj(["hub", "kind", "created", "updated", "unchanged", "deleted", "skipped", "docs"], hub=TEXT, kind=TEXT,
-               created={"type": "integer"}, updated={"type": "integer"}, unchanged={"type": "integer"},
-               deleted={"type": "integer"}, skipped={"type": "array"},
-               docs={"type": "array", "items": obj(["id", "url", "title", "status"], id=TEXT, url=TEXT, title=TEXT,
-                                                   status=TEXT)})
+FILE_FORM = obj(
+    ["file"],
+    file={"type": "string", "contentMediaType": "application/octet-stream"},
+    hub={"type": "string", "examples": ["notes"]},
+    title=TEXT,
+    source=TEXT,
+    is_draft=_FORM_FLAGS,
+    dedupe=_FORM_FLAGS,
+)
+IMPORTED = obj(
+    ["hub", "kind", "created", "updated", "unchanged", "deleted", "skipped", "docs"],
+    hub=TEXT,
+    kind=TEXT,
+    created={"type": "integer"},
+    updated={"type": "integer"},
+    unchanged={"type": "integer"},
+    deleted={"type": "integer"},
+    skipped={"type": "array"},
+    docs={"type": "array", "items": obj(["id", "url", "title", "status"], id=TEXT, url=TEXT, title=TEXT, status=TEXT)},
+)
 
 
 def _saved(body: dict[str, Any]) -> Response:
     return JSONResponse(body, status_code=201 if body["status"] == "created" else 200)
 
 
-@operation("Capture a web page or a chat share link as a page", auth=True,
-           body=body_schema(["url"], url={"type": "string", "maxLength": 4000}, title={"type": ["string", "null"], "maxLength": 500},
-                            hub={"type": ["string", "null"], "examples": ["notes"]}, is_draft={"type": ["boolean", "null"]},
-                            source={"type": ["string", "null"], "maxLength": 200}, dedupe={"type": ["boolean", "null"]}),
-           errors=(400, 401, 403, 404, 413, 415, 422),
-           responses={201: json_response(CAPTURED, "Captured"), 200: json_response(CAPTURED, "Already captured")})
+@operation(
+    "Capture a web page or a chat share link as a page",
+    auth=True,
+    body=body_schema(
+        ["url"],
+        url={"type": "string", "maxLength": 4000},
+        title={"type": ["string", "null"], "maxLength": 500},
+        hub={"type": ["string", "null"], "examples": ["notes"]},
+        is_draft={"type": ["boolean", "null"]},
+        source={"type": ["string", "null"], "maxLength": 200},
+        dedupe={"type": ["boolean", "null"]},
+    ),
+    errors=(400, 401, 403, 404, 413, 415, 422),
+    responses={201: json_response(CAPTURED, "Captured"), 200: json_response(CAPTURED, "Already captured")},
+)
 async def capture_from_url(request: Request) -> Response:
     data = await read_json(request, fields=URL_FIELDS)
     url = get_str(data, "url", required=True, allow_empty=False, max_len=4000).strip()
@@ -101,29 +129,58 @@ def _form_str(form: Any, key: str) -> str | None:
     return value.strip() or None
 
 
-@operation("Capture a file (PDF, DOCX, PPTX, HTML, text, a transcript) as a page", auth=True,
-           form=("multipart/form-data", FILE_FORM), errors=(400, 401, 403, 404, 411, 413, 415, 422),
-           responses={201: json_response(CAPTURED, "Captured"), 200: json_response(CAPTURED, "Already captured")})
+@operation(
+    "Capture a file (PDF, DOCX, PPTX, HTML, text, a transcript) as a page",
+    auth=True,
+    form=("multipart/form-data", FILE_FORM),
+    errors=(400, 401, 403, 404, 411, 413, 415, 422),
+    responses={201: json_response(CAPTURED, "Captured"), 200: json_response(CAPTURED, "Already captured")},
+)
 async def capture_file(request: Request) -> Response:
     form = await _form(request, app_state(request).settings.max_upload_bytes)
     upload = _upload(form)
     data = await upload.read()
-    options = Options(hub=_form_str(form, "hub"), title=_form_str(form, "title"), source=_form_str(form, "source"),
-                      is_draft=_form_bool(form, "is_draft"), dedupe=_form_bool(form, "dedupe", True))
-    return _saved(await capture.from_file(app_state(request), credentials(request), urls(request), data,
-                                          upload.filename or "upload", upload.content_type, options))
+    options = Options(
+        hub=_form_str(form, "hub"),
+        title=_form_str(form, "title"),
+        source=_form_str(form, "source"),
+        is_draft=_form_bool(form, "is_draft"),
+        dedupe=_form_bool(form, "dedupe", True),
+    )
+    return _saved(
+        await capture.from_file(
+            app_state(request),
+            credentials(request),
+            urls(request),
+            data,
+            upload.filename or "upload",
+            upload.content_type,
+            options,
+        )
+    )
 
 
-_IMPORTED_RESPONSE = json_response(IMPORTED, "Counts and the docs (Accept: application/x-ndjson: progress lines, "
-                                             "then {\"result\": ...})")
+_IMPORTED_RESPONSE = json_response(
+    IMPORTED, 'Counts and the docs (Accept: application/x-ndjson: progress lines, then {"result": ...})'
+)
 _IMPORTED_RESPONSE["content"][NDJSON] = {"schema": TEXT}
 
 
-@operation("Import a ChatGPT or Claude export into a hub (again: updates the same docs)", auth=True,
-           path={"kind": {"type": "string", "enum": list(EXPORTERS)}},
-           form=("multipart/form-data", obj(["file", "hub"], file={"type": "string", "contentMediaType": "application/zip"},
-                                             hub={"type": "string", "examples": ["notes"]})),
-           errors=(400, 401, 403, 404, 411, 413, 422), responses={200: _IMPORTED_RESPONSE})
+@operation(
+    "Import a ChatGPT or Claude export into a hub (again: updates the same docs)",
+    auth=True,
+    path={"kind": {"type": "string", "enum": list(EXPORTERS)}},
+    form=(
+        "multipart/form-data",
+        obj(
+            ["file", "hub"],
+            file={"type": "string", "contentMediaType": "application/zip"},
+            hub={"type": "string", "examples": ["notes"]},
+        ),
+    ),
+    errors=(400, 401, 403, 404, 411, 413, 422),
+    responses={200: _IMPORTED_RESPONSE},
+)
 async def import_export(request: Request) -> Response:
     """Import a ChatGPT or Claude export; re-importing updates the same docs. With
     `Accept: application/x-ndjson` the answer streams the progress (server/web/progress.py)."""
@@ -137,10 +194,14 @@ async def import_export(request: Request) -> Response:
         raise ApiError(400, "missing_field", "'hub' is required: an import goes into a hub")
     state, creds, page_urls = app_state(request), credentials(request), urls(request)
     if wants_progress(request):
-        return await progress_response(lambda report: capture.import_export(
-            state, creds, page_urls, kind, hub, upload.filename or "", upload.read, progress=report))
-    return JSONResponse(await capture.import_export(state, creds, page_urls, kind, hub, upload.filename or "",
-                                                    upload.read))
+        return await progress_response(
+            lambda report: capture.import_export(
+                state, creds, page_urls, kind, hub, upload.filename or "", upload.read, progress=report
+            )
+        )
+    return JSONResponse(
+        await capture.import_export(state, creds, page_urls, kind, hub, upload.filename or "", upload.read)
+    )
 
 
 routes = [

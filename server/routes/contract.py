@@ -38,8 +38,14 @@ def _fields(schema: dict | None) -> list[dict[str, Any]]:
     for name, field in schema.get("properties", {}).items():
         kind = field.get("type", "enum" if "enum" in field else "")
         kind = " or ".join(k for k in kind if k != "null") if isinstance(kind, list) else kind
-        out.append({"name": name, "type": kind or "value", "required": name in required,
-                    "description": field.get("description", "")})
+        out.append(
+            {
+                "name": name,
+                "type": kind or "value",
+                "required": name in required,
+                "description": field.get("description", ""),
+            }
+        )
     return out
 
 
@@ -50,11 +56,18 @@ def operations(document: dict[str, Any]) -> list[dict[str, Any]]:
         for method, op in methods.items():
             body = op.get("requestBody", {}).get("content", {})
             media_type, content = next(iter(body.items()), (None, {}))
-            ops.append({
-                "method": method.upper(), "path": path, "summary": op["summary"], "tag": op["tags"][0],
-                "auth": "security" in op, "media_type": media_type, "fields": _fields(content.get("schema")),
-                "responses": [(status, r["description"]) for status, r in op["responses"].items()],
-            })
+            ops.append(
+                {
+                    "method": method.upper(),
+                    "path": path,
+                    "summary": op["summary"],
+                    "tag": op["tags"][0],
+                    "auth": "security" in op,
+                    "media_type": media_type,
+                    "fields": _fields(content.get("schema")),
+                    "responses": [(status, r["description"]) for status, r in op["responses"].items()],
+                }
+            )
     return ops
 
 
@@ -63,14 +76,19 @@ def _markdown(document: dict[str, Any]) -> str:
     for op in operations(document):
         lines.append(f"## {op['method']} {op['path']}\n\n{op['summary']}\n")
         for field in op["fields"]:
-            lines.append(f"- `{field['name']}` ({field['type']}{', required' if field['required'] else ''})"
-                         + (f": {field['description']}" if field["description"] else ""))
+            lines.append(
+                f"- `{field['name']}` ({field['type']}{', required' if field['required'] else ''})"
+                + (f": {field['description']}" if field["description"] else "")
+            )
         lines.append("\n" + ", ".join(f"{status}: {text}" for status, text in op["responses"]) + "\n")
     return "\n".join(lines)
 
 
-@operation("This contract as OpenAPI 3.1", tag="operations",
-           responses={200: json_response(obj(["openapi", "info", "paths"]), "The OpenAPI document")})
+@operation(
+    "This contract as OpenAPI 3.1",
+    tag="operations",
+    responses={200: json_response(obj(["openapi", "info", "paths"]), "The OpenAPI document")},
+)
 async def openapi_json(request: Request) -> Response:
     return JSONResponse(spec(request))
 
@@ -80,8 +98,9 @@ async def api_page(request: Request) -> Response:
     document = spec(request)
     if wants_markdown(request):
         return markdown_response(_markdown(document))
-    return templates.TemplateResponse(request, "api.html", {"info": document["info"], "ops": operations(document)},
-                                      headers={"Vary": "Accept"})
+    return templates.TemplateResponse(
+        request, "api.html", {"info": document["info"], "ops": operations(document)}, headers={"Vary": "Accept"}
+    )
 
 
 routes = [

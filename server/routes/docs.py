@@ -36,20 +36,35 @@ _DOC_FIELDS = dict(
     password={"type": ["string", "null"], "description": "only readers who give it see the doc; empty clears it"},
     allowed_emails={"type": ["array", "null"], "items": {"type": "string"}, "maxItems": 500},
 )
-CREATE_BODY = body_schema(["markdown"], **_DOC_FIELDS,
-                          external_id={"type": ["string", "null"], "maxLength": 300,
-                                       "description": "an importer's id: saving it again updates the same doc"},
-                          dedupe={"type": ["boolean", "null"],
-                                  "description": "default true: the same title and body in a hub answer the existing doc"},
-                          password_hash={"type": ["string", "null"], "maxLength": 300,
-                                         "description": "instead of 'password': the argon2id hash an export carries "
-                                                        "(into a hub only)"},
-                          **IMPORT_DATES)
+CREATE_BODY = body_schema(
+    ["markdown"],
+    **_DOC_FIELDS,
+    external_id={
+        "type": ["string", "null"],
+        "maxLength": 300,
+        "description": "an importer's id: saving it again updates the same doc",
+    },
+    dedupe={
+        "type": ["boolean", "null"],
+        "description": "default true: the same title and body in a hub answer the existing doc",
+    },
+    password_hash={
+        "type": ["string", "null"],
+        "maxLength": 300,
+        "description": "instead of 'password': the argon2id hash an export carries (into a hub only)",
+    },
+    **IMPORT_DATES,
+)
 PATCH_BODY = body_schema((), **_DOC_FIELDS)
-SAVED = obj(["id", "url", "version", "status", "edit_token"], id=TEXT, url=TEXT, version={"type": "integer"},
-            status={"enum": ["created", "exists", "updated", "unchanged", "deleted"]},
-            edit_token={**NULLABLE_TEXT, "description": "only when created: keep it, it is shown once"},
-            message=TEXT)
+SAVED = obj(
+    ["id", "url", "version", "status", "edit_token"],
+    id=TEXT,
+    url=TEXT,
+    version={"type": "integer"},
+    status={"enum": ["created", "exists", "updated", "unchanged", "deleted"]},
+    edit_token={**NULLABLE_TEXT, "description": "only when created: keep it, it is shown once"},
+    message=TEXT,
+)
 
 
 def _emails(data: dict) -> list[str] | None:
@@ -73,9 +88,13 @@ def _password(data: dict) -> str | None:
     return value
 
 
-@operation("Save a page (a new doc, or the hub's existing one with the same content)",
-           body=CREATE_BODY, auth=True, errors=(400, 401, 403, 404, 413),
-           responses={201: json_response(SAVED, "Created"), 200: json_response(SAVED, "Already there, or updated")})
+@operation(
+    "Save a page (a new doc, or the hub's existing one with the same content)",
+    body=CREATE_BODY,
+    auth=True,
+    errors=(400, 401, 403, 404, 413),
+    responses={201: json_response(SAVED, "Created"), 200: json_response(SAVED, "Already there, or updated")},
+)
 async def create_doc(request: Request) -> Response:
     data = await read_json(request, fields=CREATE_FIELDS)
     title = get_str(data, "title", max_len=MAX_TITLE, allow_empty=False)
@@ -93,24 +112,47 @@ async def create_doc(request: Request) -> Response:
         external_id = None
     dedupe = get_bool(data, "dedupe", default=True)
     password_hash = get_str(data, "password_hash", max_len=300) or None
-    new = NewDoc(title=title, markdown=markdown, hub=hub, source=source, meta=meta, is_draft=is_draft,
-                 password=password, allowed_emails=emails, external_id=external_id, dedupe=dedupe,
-                 password_hash=password_hash, named=frozenset(f for f in PRIVACY_FIELDS if f in data),
-                 dates=get_dates(data))
+    new = NewDoc(
+        title=title,
+        markdown=markdown,
+        hub=hub,
+        source=source,
+        meta=meta,
+        is_draft=is_draft,
+        password=password,
+        allowed_emails=emails,
+        external_id=external_id,
+        dedupe=dedupe,
+        password_hash=password_hash,
+        named=frozenset(f for f in PRIVACY_FIELDS if f in data),
+        dates=get_dates(data),
+    )
     body = await docs.create(app_state(request), credentials(request), urls(request), new)
     return JSONResponse(body, status_code=201 if body["status"] == "created" else 200)
 
 
-@operation("Read a doc (private fields only with a credential that may edit it)", auth=True,
-           headers=READ_HEADERS, query={"access": TEXT}, errors=(404,), responses={200: json_response(DOC, "The doc")})
+@operation(
+    "Read a doc (private fields only with a credential that may edit it)",
+    auth=True,
+    headers=READ_HEADERS,
+    query={"access": TEXT},
+    errors=(404,),
+    responses={200: json_response(DOC, "The doc")},
+)
 async def get_doc(request: Request) -> Response:
-    return JSONResponse(await docs.read(app_state(request), credentials(request), urls(request),
-                                        request.path_params["doc_id"]))
+    return JSONResponse(
+        await docs.read(app_state(request), credentials(request), urls(request), request.path_params["doc_id"])
+    )
 
 
-@operation("Edit a doc (edit token or hub owner token); If-Match: the version you read", body=PATCH_BODY,
-           auth=True, headers={"If-Match": TEXT, "X-Edit-Token": TEXT}, errors=(400, 401, 403, 404, 409, 413),
-           responses={200: json_response(DOC, "The doc as saved")})
+@operation(
+    "Edit a doc (edit token or hub owner token); If-Match: the version you read",
+    body=PATCH_BODY,
+    auth=True,
+    headers={"If-Match": TEXT, "X-Edit-Token": TEXT},
+    errors=(400, 401, 403, 404, 409, 413),
+    responses={200: json_response(DOC, "The doc as saved")},
+)
 async def patch_doc(request: Request) -> Response:
     doc_id = doc_id_param(request)
     data = await read_json(request, fields=PATCH_FIELDS)
@@ -132,22 +174,35 @@ async def patch_doc(request: Request) -> Response:
     if "hub" in data:
         changes["hub"] = get_str(data, "hub")
     expected = expected_version(request)
-    return JSONResponse(await docs.edit(app_state(request), credentials(request), urls(request), doc_id,
-                                        changes, expected))
+    return JSONResponse(
+        await docs.edit(app_state(request), credentials(request), urls(request), doc_id, changes, expected)
+    )
 
 
-@operation("Delete a doc (soft: it leaves every public read at once)", auth=True,
-           headers={"X-Edit-Token": TEXT}, errors=(401, 403, 404),
-           responses={200: json_response(obj(["id", "deleted"], id=TEXT, deleted={"const": True}), "Deleted")})
+@operation(
+    "Delete a doc (soft: it leaves every public read at once)",
+    auth=True,
+    headers={"X-Edit-Token": TEXT},
+    errors=(401, 403, 404),
+    responses={200: json_response(obj(["id", "deleted"], id=TEXT, deleted={"const": True}), "Deleted")},
+)
 async def delete_doc(request: Request) -> Response:
     return JSONResponse(await docs.delete(app_state(request), credentials(request), doc_id_param(request)))
 
 
-@operation("Give an allowed reader of an email-restricted doc an access token", auth=True,
-           body=body_schema(["email"], email={"type": "string", "maxLength": 320}),
-           headers={"X-Edit-Token": TEXT}, errors=(400, 401, 403, 404, 413),
-           responses={201: json_response(obj(["access_token", "email", "url"], access_token=TEXT, email=TEXT,
-                                             url=TEXT), "The token and a URL that carries it")})
+@operation(
+    "Give an allowed reader of an email-restricted doc an access token",
+    auth=True,
+    body=body_schema(["email"], email={"type": "string", "maxLength": 320}),
+    headers={"X-Edit-Token": TEXT},
+    errors=(400, 401, 403, 404, 413),
+    responses={
+        201: json_response(
+            obj(["access_token", "email", "url"], access_token=TEXT, email=TEXT, url=TEXT),
+            "The token and a URL that carries it",
+        )
+    },
+)
 async def issue_access(request: Request) -> Response:
     """The owner of an email-restricted doc issues a reader an access token."""
     doc_id = doc_id_param(request)

@@ -22,44 +22,69 @@ from ..web.validate import get_str, read_json
 RENDER_FIELDS = ("markdown",)
 
 
-RENDERED = obj(["html", "toc"], html=TEXT, toc={"type": "array", "items": obj(
-    ["level", "id", "text"], level={"type": "integer"}, id=TEXT, text=TEXT)})
+RENDERED = obj(
+    ["html", "toc"],
+    html=TEXT,
+    toc={"type": "array", "items": obj(["level", "id", "text"], level={"type": "integer"}, id=TEXT, text=TEXT)},
+)
 
 
-@operation("Render markdown as a page shows it (the editor's preview)", errors=(400, 413),
-           body=body_schema(["markdown"], markdown={"type": "string"}),
-           responses={200: json_response(RENDERED, "The HTML and its table of contents")})
+@operation(
+    "Render markdown as a page shows it (the editor's preview)",
+    errors=(400, 413),
+    body=body_schema(["markdown"], markdown={"type": "string"}),
+    responses={200: json_response(RENDERED, "The HTML and its table of contents")},
+)
 async def render_preview(request: Request) -> Response:
     """The HTML a page shows for this markdown (the same renderer, so the preview is exact)."""
     data = await read_json(request, fields=RENDER_FIELDS)
     markdown = get_str(data, "markdown", required=True)
     rendered = await render(markdown)
-    return JSONResponse({"html": rendered.html,
-                         "toc": [{"level": lvl, "id": anchor, "text": text} for lvl, anchor, text in rendered.toc]})
+    return JSONResponse(
+        {
+            "html": rendered.html,
+            "toc": [{"level": lvl, "id": anchor, "text": text} for lvl, anchor, text in rendered.toc],
+        }
+    )
 
 
 def _editor(request: Request, **context) -> Response:
     settings = app_state(request).settings
-    return templates.TemplateResponse(request, "editor.html", {
-        "autosave": settings.autosave_seconds, "max_chars": settings.max_body_bytes, **context})
+    return templates.TemplateResponse(
+        request, "editor.html", {"autosave": settings.autosave_seconds, "max_chars": settings.max_body_bytes, **context}
+    )
 
 
-@operation("The editor for a new page (?hub=: saved into that hub)", tag="pages", query={"hub": TEXT},
-           responses={200: page_response("The editor")})
+@operation(
+    "The editor for a new page (?hub=: saved into that hub)",
+    tag="pages",
+    query={"hub": TEXT},
+    responses={200: page_response("The editor")},
+)
 async def new_page(request: Request) -> Response:
     return _editor(request, doc=None, hub=request.query_params.get("hub", ""), preview="", twin_url=None)
 
 
-@operation("The editor for a doc (a private one is loaded by the page's script with the browser's token)",
-           tag="pages", page=True, errors=(404,), responses={200: page_response("The editor")})
+@operation(
+    "The editor for a doc (a private one is loaded by the page's script with the browser's token)",
+    tag="pages",
+    page=True,
+    errors=(404,),
+    responses={200: page_response("The editor")},
+)
 async def edit_page(request: Request) -> Response:
     doc = await docs.for_editor(app_state(request), request.path_params["doc_id"])
     if doc["private"]:
         # the script fetches it with the browser's token; nothing of it is shown here
         return _editor(request, doc={"id": doc["id"], "private": True}, hub="", preview="", twin_url=None)
     body = page_body(doc)
-    return _editor(request, doc={**doc, "body": body}, hub=doc["hub_slug"] or "",
-                   preview=(await render(body)).html, twin_url=f"/{doc['id']}.md")
+    return _editor(
+        request,
+        doc={**doc, "body": body},
+        hub=doc["hub_slug"] or "",
+        preview=(await render(body)).html,
+        twin_url=f"/{doc['id']}.md",
+    )
 
 
 routes = [

@@ -14,18 +14,28 @@ from ..web.state import app_state
 REPORT = {"type": "object", "description": '{"embedded": {...counts}} or {"skipped": "unchanged"}'}
 
 
-@operation("Index one doc now (idempotent: an unchanged doc costs no embedding call)", errors=(404, 409), limited=True,
-           responses={200: json_response(REPORT, "What was embedded")})
+@operation(
+    "Index one doc now (idempotent: an unchanged doc costs no embedding call)",
+    errors=(404, 409),
+    limited=True,
+    responses={200: json_response(REPORT, "What was embedded")},
+)
 async def embed_doc(request: Request) -> Response:
-    return JSONResponse(await indexing.reindex_doc(app_state(request), client_key(request),
-                                                   request.path_params["doc_id"]))
+    return JSONResponse(
+        await indexing.reindex_doc(app_state(request), client_key(request), request.path_params["doc_id"])
+    )
 
 
-@operation("Index one bundle now (idempotent)", errors=(404, 409), limited=True,
-           responses={200: json_response(REPORT, "What was embedded")})
+@operation(
+    "Index one bundle now (idempotent)",
+    errors=(404, 409),
+    limited=True,
+    responses={200: json_response(REPORT, "What was embedded")},
+)
 async def embed_bundle(request: Request) -> Response:
-    return JSONResponse(await indexing.reindex_bundle(app_state(request), client_key(request),
-                                                      request.path_params["bundle_id"]))
+    return JSONResponse(
+        await indexing.reindex_bundle(app_state(request), client_key(request), request.path_params["bundle_id"])
+    )
 
 
 routes = [

@@ -22,12 +22,31 @@ async def load_graph(request: Request) -> dict[str, Any]:
     return await graph_service.hub_graph(app_state(request), urls(request), request.path_params["slug"])
 
 
-GRAPH = obj(["hub", "url", "nodes", "edges"], hub=TEXT, url=TEXT,
-            nodes={"type": "array", "items": obj(["id", "title", "url", "size", "cluster"], id=TEXT, title=TEXT,
-                                                 url=TEXT, size={"type": "integer", "description": "characters"},
-                                                 cluster={"type": "integer"})},
-            edges={"type": "array", "items": obj(["source", "target", "weight"], source=TEXT, target=TEXT,
-                                                 weight={"type": "number", "description": "cosine similarity"})})
+GRAPH = obj(
+    ["hub", "url", "nodes", "edges"],
+    hub=TEXT,
+    url=TEXT,
+    nodes={
+        "type": "array",
+        "items": obj(
+            ["id", "title", "url", "size", "cluster"],
+            id=TEXT,
+            title=TEXT,
+            url=TEXT,
+            size={"type": "integer", "description": "characters"},
+            cluster={"type": "integer"},
+        ),
+    },
+    edges={
+        "type": "array",
+        "items": obj(
+            ["source", "target", "weight"],
+            source=TEXT,
+            target=TEXT,
+            weight={"type": "number", "description": "cosine similarity"},
+        ),
+    },
+)
 
 
 def neighbours_rule(graph: dict[str, Any]) -> str:
@@ -35,8 +54,10 @@ def neighbours_rule(graph: dict[str, Any]) -> str:
     limit = f"cosine distance below {graph['max_distance']:g}"
     if not graph["relative"]:
         return f"pages at a {limit} are neighbours"
-    return (f"each page is joined to the pages that stand out as near it in this hub (at a {limit}, "
-            f"its {graph['max_neighbours']} nearest at most)")
+    return (
+        f"each page is joined to the pages that stand out as near it in this hub (at a {limit}, "
+        f"its {graph['max_neighbours']} nearest at most)"
+    )
 
 
 def graph_markdown(graph: dict[str, Any]) -> str:
@@ -45,8 +66,13 @@ def graph_markdown(graph: dict[str, Any]) -> str:
     groups: dict[int, list[dict[str, Any]]] = {}
     for n in graph["nodes"]:
         groups.setdefault(n["cluster"], []).append(n)
-    lines = [f"# {graph['hub']}: graph", "", f"> Pages of the hub {graph['hub']} grouped by meaning: "
-             f"{neighbours_rule(graph)}; clusters are communities of neighbours.", ""]
+    lines = [
+        f"# {graph['hub']}: graph",
+        "",
+        f"> Pages of the hub {graph['hub']} grouped by meaning: "
+        f"{neighbours_rule(graph)}; clusters are communities of neighbours.",
+        "",
+    ]
     for number, members in sorted(groups.items()):
         if len(members) < 2:
             continue
@@ -62,8 +88,11 @@ def graph_markdown(graph: dict[str, Any]) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-@operation("The hub graph: its public docs joined by meaning", errors=(404,),
-           responses={200: json_response(GRAPH, "Nodes and edges")})
+@operation(
+    "The hub graph: its public docs joined by meaning",
+    errors=(404,),
+    responses={200: json_response(GRAPH, "Nodes and edges")},
+)
 async def graph_api(request: Request) -> Response:
     graph = await load_graph(request)
     for key in ("max_distance", "relative", "max_neighbours"):
@@ -71,14 +100,24 @@ async def graph_api(request: Request) -> Response:
     return JSONResponse(graph)
 
 
-@operation("The hub graph as markdown: clusters and neighbours (for an AI)", tag="pages", page=True,
-           errors=(404,), responses={200: markdown_page("The graph")})
+@operation(
+    "The hub graph as markdown: clusters and neighbours (for an AI)",
+    tag="pages",
+    page=True,
+    errors=(404,),
+    responses={200: markdown_page("The graph")},
+)
 async def graph_twin(request: Request) -> Response:
     return markdown_response(graph_markdown(await load_graph(request)))
 
 
-@operation("The hub graph as a picture (SVG, no script)", tag="pages", page=True, errors=(404,),
-           responses={200: page_response("The graph")})
+@operation(
+    "The hub graph as a picture (SVG, no script)",
+    tag="pages",
+    page=True,
+    errors=(404,),
+    responses={200: page_response("The graph")},
+)
 async def graph_page(request: Request) -> Response:
     if wants_markdown(request):
         return await graph_twin(request)
@@ -86,12 +125,19 @@ async def graph_page(request: Request) -> Response:
     groups: dict[int, list[dict[str, Any]]] = {}
     for n in graph["nodes"]:
         groups.setdefault(n["cluster"], []).append(n)
-    return templates.TemplateResponse(request, "graph.html", {
-        "slug": graph["hub"], "graph": graph, "picture": picture(graph),
-        "groups": sorted((number, members) for number, members in groups.items() if len(members) > 1),
-        "loners": [m for members in groups.values() if len(members) == 1 for m in members],
-        "twin_url": f"/hub/{graph['hub']}/graph.md",
-    }, headers={"Vary": "Accept"})
+    return templates.TemplateResponse(
+        request,
+        "graph.html",
+        {
+            "slug": graph["hub"],
+            "graph": graph,
+            "picture": picture(graph),
+            "groups": sorted((number, members) for number, members in groups.items() if len(members) > 1),
+            "loners": [m for members in groups.values() if len(members) == 1 for m in members],
+            "twin_url": f"/hub/{graph['hub']}/graph.md",
+        },
+        headers={"Vary": "Accept"},
+    )
 
 
 routes = [

@@ -30,30 +30,56 @@ async def _history(request: Request) -> dict:
     return await versions.history(app_state(request), credentials(request), request.path_params["doc_id"], a, b)
 
 
-_DIFF_QUERY = {"a": {"type": "integer", "minimum": 1, "description": "the older version (default: the previous)"},
-               "b": {"type": "integer", "minimum": 1, "description": "the newer version (default: the current)"}}
+_DIFF_QUERY = {
+    "a": {"type": "integer", "minimum": 1, "description": "the older version (default: the previous)"},
+    "b": {"type": "integer", "minimum": 1, "description": "the newer version (default: the current)"},
+}
 
 
-@operation("A public doc's history: its versions and the diff between two", tag="pages", page=True,
-           errors=(400, 404), query=_DIFF_QUERY, responses={200: page_response("The history")})
+@operation(
+    "A public doc's history: its versions and the diff between two",
+    tag="pages",
+    page=True,
+    errors=(400, 404),
+    query=_DIFF_QUERY,
+    responses={200: page_response("The history")},
+)
 async def history_page(request: Request) -> Response:
     if wants_markdown(request):
         return await history_twin(request)
     history = await _history(request)
-    return templates.TemplateResponse(request, "history.html", {
-        **history, "twin_url": f"/{history['doc']['id']}/history.md"}, headers={"Vary": "Accept"})
+    return templates.TemplateResponse(
+        request,
+        "history.html",
+        {**history, "twin_url": f"/{history['doc']['id']}/history.md"},
+        headers={"Vary": "Accept"},
+    )
 
 
-@operation("A public doc's history as markdown", tag="pages", page=True, errors=(400, 404), query=_DIFF_QUERY,
-           responses={200: markdown_page("The history")})
+@operation(
+    "A public doc's history as markdown",
+    tag="pages",
+    page=True,
+    errors=(400, 404),
+    query=_DIFF_QUERY,
+    responses={200: markdown_page("The history")},
+)
 async def history_twin(request: Request) -> Response:
     h = await _history(request)
     doc = h["doc"]
-    out = [f"# History of {doc['title']}", "", f"<{urls(request).doc(doc['id'])}>", "",
-           "| version | saved | by | bytes | title | action |", "|---|---|---|---|---|---|"]
-    out += [f"| {v['version']} | {v['saved_at'].isoformat()} | {saved_by(v['saved_via'])} | {v['size']} | {v['title']} "
-            f"| {v['saved_action']} |"
-            for v in h["versions"]]
+    out = [
+        f"# History of {doc['title']}",
+        "",
+        f"<{urls(request).doc(doc['id'])}>",
+        "",
+        "| version | saved | by | bytes | title | action |",
+        "|---|---|---|---|---|---|",
+    ]
+    out += [
+        f"| {v['version']} | {v['saved_at'].isoformat()} | {saved_by(v['saved_via'])} | {v['size']} | {v['title']} "
+        f"| {v['saved_action']} |"
+        for v in h["versions"]
+    ]
     out += ["", f"## Changes from version {h['a']} to {h['b']}", "", "```diff", *[line for _, line in h["diff"]], "```"]
     return markdown_response("\n".join(out) + "\n")
 

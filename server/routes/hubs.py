@@ -22,27 +22,66 @@ from ..web.validate import get_bool, get_str, query_int, query_str, read_json
 
 FIELDS = ("slug",)
 PATCH_FIELDS = ("listed", "description")
-VISIBILITY = {"enum": ["public", "draft", "password", "people"],
-              "description": "who may read it: anyone, its editors, readers with its password, the listed emails"}
-_PAGING = dict(total_docs={"type": "integer"}, pages={"type": "integer"}, per_page={"type": "integer"},
-               next={**NULLABLE_TEXT, "description": "the URL of the next page of docs, or null"})
-HUB = obj(["slug", "url", "docs", "bundles", "view"], slug=TEXT, url=TEXT,
-          view={"enum": ["public", "owner"], "description": "owner: the owner token or the owner's session was given"},
-          docs={"type": "array", "items": obj(["id", "title", "url", "updated_at", "summary"], id=TEXT, title=TEXT,
-                                               url=TEXT, updated_at=TEXT, summary=NULLABLE_TEXT,
-                                               visibility={**VISIBILITY, "description": "the owner's view only"},
-                                               allowed_emails={"type": "array", "items": TEXT})},
-          bundles={"type": "array", "items": obj(["id", "title", "description", "url"], id=TEXT, title=TEXT,
-                                                  description=NULLABLE_TEXT, url=TEXT)},
-          trash={"type": "integer", "description": "the owner's view only: pages in the trash"}, **_PAGING)
-TRASH = obj(["slug", "url", "docs"], slug=TEXT, url=TEXT,
-            docs={"type": "array", "items": obj(["id", "title", "url", "deleted_at", "version", "visibility"], id=TEXT,
-                                                 title=TEXT, url=TEXT, deleted_at=TEXT, version={"type": "integer"},
-                                                 visibility=VISIBILITY)}, **_PAGING)
-_PAGE_QUERY = {"page": {"type": "integer", "minimum": 1, "maximum": 1_000_000},
-               "per_page": {"type": "integer", "minimum": 1, "maximum": 1000, "description": "default 200"}}
-LISTING = obj(["slug", "url", "listed", "description"], slug=TEXT, url=TEXT, listed={"type": "boolean"},
-              description=NULLABLE_TEXT)
+VISIBILITY = {
+    "enum": ["public", "draft", "password", "people"],
+    "description": "who may read it: anyone, its editors, readers with its password, the listed emails",
+}
+_PAGING = dict(
+    total_docs={"type": "integer"},
+    pages={"type": "integer"},
+    per_page={"type": "integer"},
+    next={**NULLABLE_TEXT, "description": "the URL of the next page of docs, or null"},
+)
+HUB = obj(
+    ["slug", "url", "docs", "bundles", "view"],
+    slug=TEXT,
+    url=TEXT,
+    view={"enum": ["public", "owner"], "description": "owner: the owner token or the owner's session was given"},
+    docs={
+        "type": "array",
+        "items": obj(
+            ["id", "title", "url", "updated_at", "summary"],
+            id=TEXT,
+            title=TEXT,
+            url=TEXT,
+            updated_at=TEXT,
+            summary=NULLABLE_TEXT,
+            visibility={**VISIBILITY, "description": "the owner's view only"},
+            allowed_emails={"type": "array", "items": TEXT},
+        ),
+    },
+    bundles={
+        "type": "array",
+        "items": obj(["id", "title", "description", "url"], id=TEXT, title=TEXT, description=NULLABLE_TEXT, url=TEXT),
+    },
+    trash={"type": "integer", "description": "the owner's view only: pages in the trash"},
+    **_PAGING,
+)
+TRASH = obj(
+    ["slug", "url", "docs"],
+    slug=TEXT,
+    url=TEXT,
+    docs={
+        "type": "array",
+        "items": obj(
+            ["id", "title", "url", "deleted_at", "version", "visibility"],
+            id=TEXT,
+            title=TEXT,
+            url=TEXT,
+            deleted_at=TEXT,
+            version={"type": "integer"},
+            visibility=VISIBILITY,
+        ),
+    },
+    **_PAGING,
+)
+_PAGE_QUERY = {
+    "page": {"type": "integer", "minimum": 1, "maximum": 1_000_000},
+    "per_page": {"type": "integer", "minimum": 1, "maximum": 1000, "description": "default 200"},
+}
+LISTING = obj(
+    ["slug", "url", "listed", "description"], slug=TEXT, url=TEXT, listed={"type": "boolean"}, description=NULLABLE_TEXT
+)
 PAGE_SIZE = 50  # docs per hub page in the browser
 # What an answer that may be the owner's view says to caches: never kept, never shared.
 PRIVATE = {"Cache-Control": "private, no-store", "Vary": "Authorization, Cookie"}
@@ -50,114 +89,199 @@ API_PAGE_SIZE = 200  # docs per page of GET /api/hub/{slug}, unless ?per_page= s
 MAX_PAGE_SIZE = 1000
 
 
-@operation("Create a hub; the answer holds its owner token, shown once",
-           body=body_schema(["slug"], slug={"type": "string", "maxLength": 63, "examples": ["notes"]}),
-           errors=(400, 409, 413),
-           responses={201: json_response(obj(["slug", "url", "owner_token"], slug=TEXT, url=TEXT, owner_token=TEXT),
-                                         "Created")})
+@operation(
+    "Create a hub; the answer holds its owner token, shown once",
+    body=body_schema(["slug"], slug={"type": "string", "maxLength": 63, "examples": ["notes"]}),
+    errors=(400, 409, 413),
+    responses={
+        201: json_response(obj(["slug", "url", "owner_token"], slug=TEXT, url=TEXT, owner_token=TEXT), "Created")
+    },
+)
 async def create_hub(request: Request) -> Response:
     data = await read_json(request, fields=FIELDS)
     slug = get_str(data, "slug", required=True, max_len=63)
     return JSONResponse(await hubs.create(app_state(request), urls(request), slug), status_code=201)
 
 
-@operation("List or unlist a hub on / and /llms.txt, and describe it (owner token)", auth=True,
-           body=body_schema((), listed={"type": ["boolean", "null"]},
-                            description={"type": ["string", "null"], "maxLength": MAX_DESCRIPTION}),
-           errors=(400, 401, 403, 404, 413), responses={200: json_response(LISTING, "The hub's listing")})
+@operation(
+    "List or unlist a hub on / and /llms.txt, and describe it (owner token)",
+    auth=True,
+    body=body_schema(
+        (), listed={"type": ["boolean", "null"]}, description={"type": ["string", "null"], "maxLength": MAX_DESCRIPTION}
+    ),
+    errors=(400, 401, 403, 404, 413),
+    responses={200: json_response(LISTING, "The hub's listing")},
+)
 async def update_hub(request: Request) -> Response:
     """The owner lists the hub on the home page and /llms.txt (or unlists it), and gives it
     the one-line description those show."""
     data = await read_json(request, fields=PATCH_FIELDS)
     listed = get_bool(data, "listed")
     description = get_str(data, "description", max_len=MAX_DESCRIPTION)
-    return JSONResponse(await hubs.update(app_state(request), credentials(request), urls(request),
-                                          request.path_params["slug"], listed=listed, description=description))
+    return JSONResponse(
+        await hubs.update(
+            app_state(request),
+            credentials(request),
+            urls(request),
+            request.path_params["slug"],
+            listed=listed,
+            description=description,
+        )
+    )
 
 
 def hub_markdown(hub: dict[str, Any]) -> str:
     """The hub as one markdown index an AI reads end to end: every public page, newest first."""
-    head = front_matter({"title": hub["slug"], "url": hub["url"], "description": hub["description"] or None,
-                         "pages": hub["total_docs"], "bundles": len(hub["bundles"]),
-                         "llms_txt": f"{hub['url']}/llms.txt"})
+    head = front_matter(
+        {
+            "title": hub["slug"],
+            "url": hub["url"],
+            "description": hub["description"] or None,
+            "pages": hub["total_docs"],
+            "bundles": len(hub["bundles"]),
+            "llms_txt": f"{hub['url']}/llms.txt",
+        }
+    )
     lines = [f"# {hub['slug']}", ""]
     if hub["description"]:
         lines += [f"> {hub['description']}", ""]
     lines += [f"Hub: {hub['url']}", ""]
     if hub["bundles"]:
         lines += ["## Bundles", ""]
-        lines += [f"- [{b['title']}]({b['url']})" + (f" — {b['description']}" if b["description"] else "")
-                  for b in hub["bundles"]]
+        lines += [
+            f"- [{b['title']}]({b['url']})" + (f" — {b['description']}" if b["description"] else "")
+            for b in hub["bundles"]
+        ]
         lines.append("")
     lines += ["## Pages", ""]
-    lines += [f"- [{d['title']}]({d['url']})" + (f" — {d['summary']}" if d["summary"] else "")
-              for d in hub["docs"]]
+    lines += [f"- [{d['title']}]({d['url']})" + (f" — {d['summary']}" if d["summary"] else "") for d in hub["docs"]]
     return head + "\n".join(lines).rstrip() + "\n"
 
 
 def _paging(request: Request) -> tuple[int, int]:
-    return (query_int(request, "page", default=1, low=1, high=1_000_000),
-            query_int(request, "per_page", default=API_PAGE_SIZE, low=1, high=MAX_PAGE_SIZE))
+    return (
+        query_int(request, "page", default=1, low=1, high=1_000_000),
+        query_int(request, "per_page", default=API_PAGE_SIZE, low=1, high=MAX_PAGE_SIZE),
+    )
 
 
-@operation("A hub's docs (one page of them, newest first) and bundles: the public ones, or with the owner "
-           "token or the owner's session every live one with its visibility", auth=True, errors=(400, 404),
-           query=_PAGE_QUERY, responses={200: json_response(HUB, "The hub")})
+@operation(
+    "A hub's docs (one page of them, newest first) and bundles: the public ones, or with the owner "
+    "token or the owner's session every live one with its visibility",
+    auth=True,
+    errors=(400, 404),
+    query=_PAGE_QUERY,
+    responses={200: json_response(HUB, "The hub")},
+)
 async def hub_api(request: Request) -> Response:
     page, per_page = _paging(request)
-    hub = await hubs.listing(app_state(request), credentials(request), urls(request), request.path_params["slug"],
-                             page=page, per_page=per_page)
+    hub = await hubs.listing(
+        app_state(request),
+        credentials(request),
+        urls(request),
+        request.path_params["slug"],
+        page=page,
+        per_page=per_page,
+    )
     return JSONResponse(hub, headers=PRIVATE if hub["view"] == "owner" else {"Vary": PRIVATE["Vary"]})
 
 
-@operation("A hub's deleted docs, newest deletion first (owner token or the owner's session)", auth=True,
-           errors=(400, 401, 403, 404), query=_PAGE_QUERY, responses={200: json_response(TRASH, "The trash")})
+@operation(
+    "A hub's deleted docs, newest deletion first (owner token or the owner's session)",
+    auth=True,
+    errors=(400, 401, 403, 404),
+    query=_PAGE_QUERY,
+    responses={200: json_response(TRASH, "The trash")},
+)
 async def hub_trash(request: Request) -> Response:
     page, per_page = _paging(request)
-    return JSONResponse(await hubs.trash(app_state(request), credentials(request), urls(request),
-                                         request.path_params["slug"], page=page, per_page=per_page),
-                        headers=PRIVATE)
+    return JSONResponse(
+        await hubs.trash(
+            app_state(request),
+            credentials(request),
+            urls(request),
+            request.path_params["slug"],
+            page=page,
+            per_page=per_page,
+        ),
+        headers=PRIVATE,
+    )
 
 
 async def _digest_response(request: Request) -> Response:
     """?digest=1: the hub's concept digest; &compact=1: the one that fits the digest budget."""
-    return markdown_response(await curation.digest_text(app_state(request), urls(request), request.path_params["slug"],
-                                                        compact=flag(request, "compact")))
+    return markdown_response(
+        await curation.digest_text(
+            app_state(request), urls(request), request.path_params["slug"], compact=flag(request, "compact")
+        )
+    )
 
 
-_DIGEST_QUERY = {"digest": {"type": "string", "description": "1: the hub's concept digest (markdown)"},
-                 "compact": {"type": "string", "description": "1, with digest: the one that fits 2,000 tokens"}}
+_DIGEST_QUERY = {
+    "digest": {"type": "string", "description": "1: the hub's concept digest (markdown)"},
+    "compact": {"type": "string", "description": "1, with digest: the one that fits 2,000 tokens"},
+}
 
 
-@operation("A hub's index page (?q=: search it)", tag="pages", page=True, errors=(400, 404),
-           query={**_DIGEST_QUERY, "page": {"type": "integer", "minimum": 1, "maximum": 1_000_000},
-                  "q": {"type": "string", "description": "a search of the hub's public pages"}},
-           responses={200: page_response("The hub")})
+@operation(
+    "A hub's index page (?q=: search it)",
+    tag="pages",
+    page=True,
+    errors=(400, 404),
+    query={
+        **_DIGEST_QUERY,
+        "page": {"type": "integer", "minimum": 1, "maximum": 1_000_000},
+        "q": {"type": "string", "description": "a search of the hub's public pages"},
+    },
+    responses={200: page_response("The hub")},
+)
 async def hub_page(request: Request) -> Response:
     if wants_markdown(request):
         return await hub_twin(request)
     page = query_int(request, "page", default=1, low=1, high=1_000_000)
     question = " ".join(query_str(request, "q").split())
-    hub = await hubs.page(app_state(request), credentials(request), urls(request), request.path_params["slug"],
-                          page=page, per_page=PAGE_SIZE, question=question)
+    hub = await hubs.page(
+        app_state(request),
+        credentials(request),
+        urls(request),
+        request.path_params["slug"],
+        page=page,
+        per_page=PAGE_SIZE,
+        question=question,
+    )
     if hub["found"] is not None:
         for result in hub["found"]["results"]:
             result["snippet"] = highlighted(result["snippet"])
     headers = {**PRIVATE, "Vary": "Accept, Cookie"} if hub["view"] == "owner" or hub["session"] else {"Vary": "Accept"}
-    return templates.TemplateResponse(request, "hub.html", {
-        **hub, "q": question, "twin_url": f"/hub/{hub['slug']}.md", "owner": hub["view"] == "owner",
-    }, headers=headers)
+    return templates.TemplateResponse(
+        request,
+        "hub.html",
+        {
+            **hub,
+            "q": question,
+            "twin_url": f"/hub/{hub['slug']}.md",
+            "owner": hub["view"] == "owner",
+        },
+        headers=headers,
+    )
 
 
-@operation("A hub's index as markdown (or its concept digest)", tag="pages", page=True, errors=(404,),
-           query=_DIGEST_QUERY, responses={200: markdown_page("The hub")})
+@operation(
+    "A hub's index as markdown (or its concept digest)",
+    tag="pages",
+    page=True,
+    errors=(404,),
+    query=_DIGEST_QUERY,
+    responses={200: markdown_page("The hub")},
+)
 async def hub_twin(request: Request) -> Response:
     """/hub/{slug}.md, /raw/hub/{slug} and Accept: text/markdown; ?digest=1 gives the concept
     digest instead of the index."""
     if flag(request, "digest"):
         return await _digest_response(request)
-    return markdown_response(hub_markdown(await hubs.contents(app_state(request), urls(request),
-                                                              request.path_params["slug"])))
+    return markdown_response(
+        hub_markdown(await hubs.contents(app_state(request), urls(request), request.path_params["slug"]))
+    )
 
 
 routes = [

@@ -24,7 +24,6 @@ from ..store import sessions as session_store
 from ..store import signin_links as link_store
 from ..tokens import hash_token, verify_password
 
-
 MEMBER = "member:"
 
 
@@ -66,8 +65,9 @@ NO_CREDENTIALS = Credentials()
 
 def session_ended(slug: str, why: str | None) -> Unauthorized:
     how = "expired" if why == "expired" else "was signed out"
-    return Unauthorized("session_ended", f"this browser's sign-in to hub '{slug}' {how}: sign in again at "
-                                         f"/hub/{slug}/signin")
+    return Unauthorized(
+        "session_ended", f"this browser's sign-in to hub '{slug}' {how}: sign in again at /hub/{slug}/signin"
+    )
 
 
 class Limits(Protocol):
@@ -102,9 +102,10 @@ class Access:
         if token is None:
             if await self.signed_in_owner(conn, hub):
                 return hub
-            raise Unauthorized("unauthorized",
-                               f"writing to hub '{slug}' needs its owner token (Authorization: Bearer ...)"
-                               " or its owner signed in")
+            raise Unauthorized(
+                "unauthorized",
+                f"writing to hub '{slug}' needs its owner token (Authorization: Bearer ...) or its owner signed in",
+            )
         self._check("token")
         if not await hubs.is_owner(conn, hub["id"], hash_token(token)):
             self._failed("token")
@@ -136,7 +137,8 @@ class Access:
             if await member_store.member_name(conn, hub["id"], hash_token(token)) is None:
                 self._failed("token")  # a member's token is no guess: it reads what strangers read
         return bool(self.credentials.sessions) and await session_store.owns(
-            conn, hub["id"], None, self.credentials.session_hashes)
+            conn, hub["id"], None, self.credentials.session_hashes
+        )
 
     async def signed_in_owner(self, conn: psycopg.AsyncConnection, hub: dict[str, Any]) -> bool:
         """Whether the browser is signed in as the hub's owner. A session of this hub that has
@@ -189,8 +191,9 @@ class Access:
             raise Forbidden("forbidden", "that token cannot edit this doc")
         if doc["hub_id"] is not None:  # a sign-in of the doc's hub that has ended says so
             await self.signed_in_owner(conn, {"id": doc["hub_id"], "slug": await hubs.hub_slug(conn, doc["hub_id"])})
-        raise Unauthorized("unauthorized", "editing needs the doc's edit token, its hub's owner token "
-                                           "or its owner signed in")
+        raise Unauthorized(
+            "unauthorized", "editing needs the doc's edit token, its hub's owner token or its owner signed in"
+        )
 
     async def require_restore(self, conn: psycopg.AsyncConnection, doc: dict[str, Any]) -> str:
         """Who may restore a version. A live doc: whoever may edit it. A deleted doc: its owner
@@ -215,8 +218,11 @@ class Access:
         if await hubs.is_owner(conn, hub["id"], hash_token(token)):
             return "owner"
         self._failed("token")
-        raise Forbidden("wrong_token", f"this sign-in link or token does not open hub '{hub['slug']}': check that it "
-                                       "was copied whole, or use the owner token shown when the hub was claimed")
+        raise Forbidden(
+            "wrong_token",
+            f"this sign-in link or token does not open hub '{hub['slug']}': check that it "
+            "was copied whole, or use the owner token shown when the hub was claimed",
+        )
 
     async def sign_in_link(self, conn: psycopg.AsyncConnection, doc_id: str, secret: str) -> dict[str, Any]:
         """Use up a mailed sign-in link of this doc: {"hub_id", "hub_slug", "email"} for the
@@ -226,11 +232,16 @@ class Access:
         link = await link_store.use(conn, hash_token(secret), doc_id)
         if link is None:
             self._failed("token")
-            raise Forbidden("unknown_link", "this sign-in link does not open this page: check that it was copied "
-                                            "whole, or ask for a new one on the page")
+            raise Forbidden(
+                "unknown_link",
+                "this sign-in link does not open this page: check that it was copied "
+                "whole, or ask for a new one on the page",
+            )
         if link["used_before"]:
-            raise Forbidden("link_used", "this sign-in link was used already (each one opens one browser, once): "
-                                         "ask for a new one on the page")
+            raise Forbidden(
+                "link_used",
+                "this sign-in link was used already (each one opens one browser, once): ask for a new one on the page",
+            )
         if link["expired"]:
             raise Forbidden("link_expired", "this sign-in link has expired: ask for a new one on the page")
         if not link["still_listed"]:

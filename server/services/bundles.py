@@ -26,15 +26,25 @@ async def _check_members(conn, hub_id: int, doc_ids: list[str]) -> list[str]:
     return doc_ids
 
 
-async def create(ctx: Context, credentials: Credentials, urls: Urls, *, hub: str, title: str,
-                 description: str, doc_ids: list[str], external_id: str | None = None,
-                 dates: dict[str, Any] | None = None) -> dict[str, Any]:
+async def create(
+    ctx: Context,
+    credentials: Credentials,
+    urls: Urls,
+    *,
+    hub: str,
+    title: str,
+    description: str,
+    doc_ids: list[str],
+    external_id: str | None = None,
+    dates: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """A bundle of the hub's docs in this order (owner token). With an importer's
     `external_id`, the hub's live bundle known by it is set to this instead ("updated", or
     "unchanged" when it already was), dated by `dates` (created_at, updated_at) if given."""
     if dates and external_id is None:
-        raise ApiError(400, "missing_field", "'created_at' and 'updated_at' need an 'external_id': they are for "
-                                             "importing a bundle")
+        raise ApiError(
+            400, "missing_field", "'created_at' and 'updated_at' need an 'external_id': they are for importing a bundle"
+        )
     access = Access(ctx.limits, credentials)
 
     async def save(conn):
@@ -43,8 +53,9 @@ async def create(ctx: Context, credentials: Credentials, urls: Urls, *, hub: str
         existing = await bundle_store.find_by_external_id(conn, owned["id"], external_id) if external_id else None
         if existing is None:
             bundle_id = new_id()
-            await bundle_store.insert_bundle(conn, bundle_id, owned["id"], title, description, members, external_id,
-                                             dates)
+            await bundle_store.insert_bundle(
+                conn, bundle_id, owned["id"], title, description, members, external_id, dates
+            )
             return bundle_id, "created"
         wanted = {"title": title, "description": description}
         if wanted == {k: existing[k] for k in wanted} and list(existing["doc_ids"]) == members:
@@ -68,8 +79,14 @@ async def _owned_bundle(conn, access: Access, bundle_id: str) -> dict[str, Any]:
     return bundle
 
 
-async def edit(ctx: Context, credentials: Credentials, urls: Urls, bundle_id: str, changes: dict[str, Any],
-               doc_ids: list[str] | None) -> dict[str, Any]:
+async def edit(
+    ctx: Context,
+    credentials: Credentials,
+    urls: Urls,
+    bundle_id: str,
+    changes: dict[str, Any],
+    doc_ids: list[str] | None,
+) -> dict[str, Any]:
     """Change title or description (`changes`) or the members (`doc_ids`, None: unchanged);
     the bundle alone is re-embedded."""
     access = Access(ctx.limits, credentials)
@@ -96,8 +113,9 @@ async def read(ctx: Context, bundle_id: str, *, analysis: bool = False) -> tuple
     return bundle, members, await curation.bundle_analysis(ctx, bundle["id"]) if analysis else None
 
 
-async def for_editor(ctx: Context, credentials: Credentials, urls: Urls, *, bundle_id: str | None = None,
-                     slug: str | None = None) -> dict[str, Any]:
+async def for_editor(
+    ctx: Context, credentials: Credentials, urls: Urls, *, bundle_id: str | None = None, slug: str | None = None
+) -> dict[str, Any]:
     """What the bundle editor shows its hub's owner: the bundle (None for a new one in hub
     `slug`), all its live members in order, and every live page of the hub to choose from,
     each with its visibility. Anyone else gets 401 or 403, never a member's title."""
@@ -111,8 +129,9 @@ async def for_editor(ctx: Context, credentials: Credentials, urls: Urls, *, bund
             if found is None:
                 raise not_found("bundle")
             await access.hub_owner(conn, found["slug"])
-            bundle, members = await bundle_store.owner_bundle(conn, bundle_id, credentials.bearer_hash,
-                                                              credentials.session_hashes)
+            bundle, members = await bundle_store.owner_bundle(
+                conn, bundle_id, credentials.bearer_hash, credentials.session_hashes
+            )
         if bundle is None:
             raise not_found("bundle")
         slug = bundle["hub_slug"]
@@ -121,10 +140,14 @@ async def for_editor(ctx: Context, credentials: Credentials, urls: Urls, *, bund
             await access.hub_owner(conn, slug)
     hub = await hubs.contents(ctx, urls, slug, per_page=EDITOR_PAGES, credentials=credentials)
     return {
-        "bundle": bundle, "hub_slug": slug,
-        "members": [{"id": m["id"], "title": m["title"], "url": urls.doc(m["id"]), "visibility": m["visibility"]}
-                    for m in members],
-        "pages": [{"id": d["id"], "title": d["title"], "url": d["url"], "visibility": d["visibility"]}
-                  for d in hub["docs"]],
+        "bundle": bundle,
+        "hub_slug": slug,
+        "members": [
+            {"id": m["id"], "title": m["title"], "url": urls.doc(m["id"]), "visibility": m["visibility"]}
+            for m in members
+        ],
+        "pages": [
+            {"id": d["id"], "title": d["title"], "url": d["url"], "visibility": d["visibility"]} for d in hub["docs"]
+        ],
         "more_pages": hub["total_docs"] > len(hub["docs"]),
     }

@@ -10,9 +10,10 @@ from __future__ import annotations
 import asyncio
 import itertools
 import tempfile
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Iterator
+from typing import Any
 
 from memorywiki.formats import Captured, FormatError, count_conversations, iter_chatgpt_export, iter_claude_export
 
@@ -40,29 +41,49 @@ class Options:
     dedupe: bool = False
 
 
-async def save(ctx: Context, credentials: Credentials, urls: Urls, captured: Captured,
-               options: Options) -> dict[str, Any]:
+async def save(
+    ctx: Context, credentials: Credentials, urls: Urls, captured: Captured, options: Options
+) -> dict[str, Any]:
     """Store one capture (upserting by its external id inside a hub, or with `dedupe`
     returning the hub's page that already holds this content); return the API answer."""
     access = Access(ctx.limits, credentials)
     edit_token = new_token("mwe")
     captured = captured.storable()  # a converted file's NUL is dropped; what the caller typed was refused
-    title, markdown = page_content((options.title or captured.title or "").strip()[:MAX_TITLE], captured.markdown,
-                                   max_title=MAX_TITLE, default_title="Untitled")
+    title, markdown = page_content(
+        (options.title or captured.title or "").strip()[:MAX_TITLE],
+        captured.markdown,
+        max_title=MAX_TITLE,
+        default_title="Untitled",
+    )
 
     async def store(conn):
         hub, via = await access.hub_writer(conn, options.hub) if options.hub else (None, "anonymous")
         return await doc_store.save_doc(
-            conn, hub_id=hub["id"] if hub else None, external_id=captured.external_id, title=title,
-            markdown=markdown, source=captured.source, meta=captured.meta,
-            is_draft=options.is_draft, password_hash=None, allowed_emails=[],
-            edit_token_hash=hash_token(edit_token), via=via, dedupe=options.dedupe)
+            conn,
+            hub_id=hub["id"] if hub else None,
+            external_id=captured.external_id,
+            title=title,
+            markdown=markdown,
+            source=captured.source,
+            meta=captured.meta,
+            is_draft=options.is_draft,
+            password_hash=None,
+            allowed_emails=[],
+            edit_token_hash=hash_token(edit_token),
+            via=via,
+            dedupe=options.dedupe,
+        )
 
     row, status = await ctx.db.write(store)
     ctx.wake_worker()
-    body = {"id": row["id"], "url": urls.doc(row["id"]), "title": row["title"],
-            "source": row["source"], "status": status,
-            "edit_token": edit_token if status == "created" else None}
+    body = {
+        "id": row["id"],
+        "url": urls.doc(row["id"]),
+        "title": row["title"],
+        "source": row["source"],
+        "status": status,
+        "edit_token": edit_token if status == "created" else None,
+    }
     if status == "exists":
         body["message"] = already_captured(urls, row["id"])
     return body
@@ -71,18 +92,31 @@ async def save(ctx: Context, credentials: Credentials, urls: Urls, captured: Cap
 async def from_url(ctx: Context, credentials: Credentials, urls: Urls, url: str, options: Options) -> dict[str, Any]:
     """Fetch a web page or a chat share link (SSRF-safe) and save it as a page."""
     settings = ctx.settings
-    captured = await capture_url(url, title=options.title, allow_loopback=settings.fetch_allow_loopback,
-                                 max_bytes=settings.fetch_max_bytes, timeout=settings.fetch_timeout)
+    captured = await capture_url(
+        url,
+        title=options.title,
+        allow_loopback=settings.fetch_allow_loopback,
+        max_bytes=settings.fetch_max_bytes,
+        timeout=settings.fetch_timeout,
+    )
     if options.source and options.source.strip():
         captured.source = options.source.strip()  # the caller knows better (e.g. `capture --url --source`)
     return await save(ctx, credentials, urls, captured, options)
 
 
-async def from_file(ctx: Context, credentials: Credentials, urls: Urls, data: bytes, filename: str,
-                    content_type: str | None, options: Options) -> dict[str, Any]:
+async def from_file(
+    ctx: Context,
+    credentials: Credentials,
+    urls: Urls,
+    data: bytes,
+    filename: str,
+    content_type: str | None,
+    options: Options,
+) -> dict[str, Any]:
     """Convert an uploaded file (PDF, DOCX, PPTX, HTML, text, a transcript) and save it."""
-    captured = await asyncio.to_thread(convert_file, data, filename, content_type, options.title,
-                                       max_bytes=ctx.settings.max_upload_bytes)
+    captured = await asyncio.to_thread(
+        convert_file, data, filename, content_type, options.title, max_bytes=ctx.settings.max_upload_bytes
+    )
     if options.source:
         captured.source = options.source[:MAX_SOURCE]  # the caller knows better (e.g. `capture FILE --source`)
     return await save(ctx, credentials, urls, captured, options)
@@ -99,8 +133,16 @@ async def _no_progress(event: dict[str, Any]) -> None:
     return None
 
 
-async def import_export(ctx: Context, credentials: Credentials, urls: Urls, kind: str, hub: str, filename: str,
-                        read: Callable[[int], Awaitable[bytes]], progress: Progress = _no_progress) -> dict[str, Any]:
+async def import_export(
+    ctx: Context,
+    credentials: Credentials,
+    urls: Urls,
+    kind: str,
+    hub: str,
+    filename: str,
+    read: Callable[[int], Awaitable[bytes]],
+    progress: Progress = _no_progress,
+) -> dict[str, Any]:
     """Import a ChatGPT or Claude export into a hub (the owner's): each conversation a doc,
     known by its id, so importing again updates the same docs. `read(n)`: the upload's next
     bytes, b"" at its end. `progress` hears {"total": N} once the conversations are counted
@@ -128,6 +170,7 @@ async def import_export(ctx: Context, credentials: Credentials, urls: Urls, kind
                     await progress({"done": sum(counts.values()), **counts})
                 batch = await asyncio.to_thread(_next_batch, conversations)
         except FormatError as exc:
-            raise FormatError(exc.code, f"{exc.message} ({sum(counts.values())} conversations were saved "
-                                        "before this)") from None
+            raise FormatError(
+                exc.code, f"{exc.message} ({sum(counts.values())} conversations were saved before this)"
+            ) from None
     return {"hub": hub, "kind": kind, **counts, "skipped": skipped, "docs": docs}

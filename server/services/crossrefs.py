@@ -41,7 +41,13 @@ async def of_hub(ctx: Context, urls: Urls, slug: str) -> dict[str, Any]:
             raise unknown_hub(slug)
         pairs = await link_store.hub_cross_refs(conn, hub["id"], list(urls.hosts))
     return {
-        "hub": slug, "url": urls.hub(slug),
-        "pairs": [{"source": _entry(urls, p["source_id"], p["source_title"], p["source_hub"]),
-                   "target": _entry(urls, p["target_id"], p["target_title"], p["target_hub"])} for p in pairs],
+        "hub": slug,
+        "url": urls.hub(slug),
+        "pairs": [
+            {
+                "source": _entry(urls, p["source_id"], p["source_title"], p["source_hub"]),
+                "target": _entry(urls, p["target_id"], p["target_title"], p["target_hub"]),
+            }
+            for p in pairs
+        ],
     }

@@ -48,8 +48,10 @@ async def doc_view(ctx: Context, urls: Urls, doc: dict[str, Any]) -> dict[str, A
         enrichment = await enrichment_store.current(conn, doc["id"])
     async with ctx.db.public.connection() as conn:
         bundles = await concept_store.bundles_of_doc(conn, doc["id"])
-    bundle_list = [{"id": b["id"], "title": b["title"], "description": b["description"],
-                    "url": urls.bundle(b["id"])} for b in bundles]
+    bundle_list = [
+        {"id": b["id"], "title": b["title"], "description": b["description"], "url": urls.bundle(b["id"])}
+        for b in bundles
+    ]
     slug = doc.get("hub_slug")
     hub_url = urls.hub(slug) if slug else None
     digest_url = f"{urls.base}/raw/hub/{slug}?digest=1" if slug else None
@@ -75,14 +77,30 @@ async def related_docs(ctx: Context, urls: Urls, doc_id: str, k: int) -> list[di
     async with ctx.db.public.connection() as conn:
         if vector is not None and dim:
             for r in await concept_store.nearest(conn, doc_id=doc_id, hub_id=hub_id, vector=vector, dim=dim, k=k):
-                out.append({"id": r["id"], "title": r["title"], "url": urls.doc(r["id"]), "via": "vector",
-                            "similarity": round(float(r["similarity"]), 4)})
+                out.append(
+                    {
+                        "id": r["id"],
+                        "title": r["title"],
+                        "url": urls.doc(r["id"]),
+                        "via": "vector",
+                        "similarity": round(float(r["similarity"]), 4),
+                    }
+                )
         if len(out) < k and keys:
             seen = {r["id"] for r in out}
-            for r in await concept_store.sharing_concepts(conn, doc_id=doc_id, hub_id=hub_id, keys=keys, k=k + len(seen)):
+            for r in await concept_store.sharing_concepts(
+                conn, doc_id=doc_id, hub_id=hub_id, keys=keys, k=k + len(seen)
+            ):
                 if r["id"] not in seen and len(out) < k:
-                    out.append({"id": r["id"], "title": r["title"], "url": urls.doc(r["id"]), "via": "concepts",
-                                "shared_concepts": sorted(r["names"])})
+                    out.append(
+                        {
+                            "id": r["id"],
+                            "title": r["title"],
+                            "url": urls.doc(r["id"]),
+                            "via": "concepts",
+                            "shared_concepts": sorted(r["names"]),
+                        }
+                    )
     return out
 
 
@@ -98,9 +116,12 @@ async def enrichment(ctx: Context, credentials: Credentials, urls: Urls, doc_id:
     view = await doc_view(ctx, urls, doc)
     e = view["enrichment"]
     return {
-        "id": doc["id"], "status": e["mode"] if e else "pending",
-        "model": e["model"] if e else None, "missing": list(e["missing"]) if e else [],
-        "data": e["data"] if e else None, "bundles": view["bundles"],
+        "id": doc["id"],
+        "status": e["mode"] if e else "pending",
+        "model": e["model"] if e else None,
+        "missing": list(e["missing"]) if e else [],
+        "data": e["data"] if e else None,
+        "bundles": view["bundles"],
         "calls": e["calls"] if e else 0,
         "tokens": (e["prompt_tokens"] + e["completion_tokens"]) if e else 0,
     }
@@ -111,15 +132,30 @@ async def hub_concepts(ctx: Context, urls: Urls, hub_id: int) -> tuple[list[Conc
     async with ctx.db.public.connection() as conn:
         mentions = await concept_store.hub_mentions(conn, hub_id)
         count = await concept_store.hub_doc_count(conn, hub_id)
-    concepts = fold({"doc_id": m["doc_id"], "id": m["doc_id"], "title": m["title"], "url": urls.doc(m["doc_id"]),
-                     "name": m["name"], "kind": m["kind"], "gloss": m["gloss"], "aliases": m["aliases"]}
-                    for m in mentions)
+    concepts = fold(
+        {
+            "doc_id": m["doc_id"],
+            "id": m["doc_id"],
+            "title": m["title"],
+            "url": urls.doc(m["doc_id"]),
+            "name": m["name"],
+            "kind": m["kind"],
+            "gloss": m["gloss"],
+            "aliases": m["aliases"],
+        }
+        for m in mentions
+    )
     return concepts, count
 
 
 def concept_json(c: Concept) -> dict[str, Any]:
-    return {"name": c.name, "kind": c.kind, "gloss": c.gloss, "aliases": c.aliases,
-            "docs": [{"id": d["id"], "title": d["title"], "url": d["url"]} for d in c.docs]}
+    return {
+        "name": c.name,
+        "kind": c.kind,
+        "gloss": c.gloss,
+        "aliases": c.aliases,
+        "docs": [{"id": d["id"], "title": d["title"], "url": d["url"]} for d in c.docs],
+    }
 
 
 async def digest(ctx: Context, urls: Urls, slug: str) -> dict[str, Any]:
@@ -133,8 +169,14 @@ async def digest_text(ctx: Context, urls: Urls, slug: str, *, compact: bool) -> 
     """The hub's concept digest as markdown; `compact`: the one that fits the digest budget."""
     hub = await public_hub(ctx, urls, slug)
     concepts, count = await hub_concepts(ctx, urls, hub["id"])
-    return digest_markdown(hub, concepts, count, compact=compact, budget_tokens=ctx.settings.digest_compact_tokens,
-                           full_url=f"{urls.base}/raw/hub/{hub['slug']}?digest=1")
+    return digest_markdown(
+        hub,
+        concepts,
+        count,
+        compact=compact,
+        budget_tokens=ctx.settings.digest_compact_tokens,
+        full_url=f"{urls.base}/raw/hub/{hub['slug']}?digest=1",
+    )
 
 
 async def open_suggestions(ctx: Context, urls: Urls, hub_id: int) -> list[dict[str, Any]]:
@@ -142,9 +184,16 @@ async def open_suggestions(ctx: Context, urls: Urls, hub_id: int) -> list[dict[s
         rows = await suggestion_store.open_for_hub(conn, hub_id)
         ids = sorted({d for r in rows for d in r["doc_ids"]})
         titles = await concept_store.doc_titles(conn, ids)
-    return [{"id": r["id"], "title": r["title"], "description": r["description"], "mode": r["mode"],
-             "docs": [{"id": d, "title": titles.get(d, ""), "url": urls.doc(d)} for d in r["doc_ids"]]}
-            for r in rows]
+    return [
+        {
+            "id": r["id"],
+            "title": r["title"],
+            "description": r["description"],
+            "mode": r["mode"],
+            "docs": [{"id": d, "title": titles.get(d, ""), "url": urls.doc(d)} for d in r["doc_ids"]],
+        }
+        for r in rows
+    ]
 
 
 async def suggestions(ctx: Context, urls: Urls, slug: str) -> dict[str, Any]:
@@ -155,7 +204,9 @@ async def suggestions(ctx: Context, urls: Urls, slug: str) -> dict[str, Any]:
 
 async def _owned_suggestion(conn, access: Access, slug: str, suggestion_id: str) -> tuple[dict, dict]:
     hub = await access.hub_owner(conn, slug)
-    suggestion = await suggestion_store.lock_open(conn, hub["id"], suggestion_id) if looks_like_id(suggestion_id) else None
+    suggestion = (
+        await suggestion_store.lock_open(conn, hub["id"], suggestion_id) if looks_like_id(suggestion_id) else None
+    )
     if suggestion is None:
         raise not_found("suggestion")
     if suggestion["status"] != "open":
@@ -163,8 +214,16 @@ async def _owned_suggestion(conn, access: Access, slug: str, suggestion_id: str)
     return hub, suggestion
 
 
-async def accept(ctx: Context, credentials: Credentials, urls: Urls, slug: str, suggestion_id: str, *,
-                 title: str | None = None, description: str | None = None) -> dict[str, Any]:
+async def accept(
+    ctx: Context,
+    credentials: Credentials,
+    urls: Urls,
+    slug: str,
+    suggestion_id: str,
+    *,
+    title: str | None = None,
+    description: str | None = None,
+) -> dict[str, Any]:
     """Owner only: turn a suggestion into a bundle (title and description as offered unless given)."""
     access = Access(ctx.limits, credentials)
     bundle_id = new_id()
@@ -182,8 +241,13 @@ async def accept(ctx: Context, credentials: Credentials, urls: Urls, slug: str, 
 
     suggestion, named, doc_ids = await ctx.db.write(make)
     ctx.wake_worker()
-    return {"id": bundle_id, "url": urls.bundle(bundle_id), "title": named, "doc_ids": doc_ids,
-            "suggestion": suggestion["id"]}
+    return {
+        "id": bundle_id,
+        "url": urls.bundle(bundle_id),
+        "title": named,
+        "doc_ids": doc_ids,
+        "suggestion": suggestion["id"],
+    }
 
 
 async def dismiss(ctx: Context, credentials: Credentials, slug: str, suggestion_id: str) -> dict[str, Any]:
@@ -211,14 +275,24 @@ def _snippet(markdown: str, words: int = 24) -> str:
     return " ".join(cut[:words]) + (" …" if len(cut) > words else "")
 
 
-async def _topic_docs(ctx: Context, urls: Urls, hub_id: int, intent: str, k: int, *, qvec: Any,
-                      dim: int | None) -> list[dict[str, Any]]:
+async def _topic_docs(
+    ctx: Context, urls: Urls, hub_id: int, intent: str, k: int, *, qvec: Any, dim: int | None
+) -> list[dict[str, Any]]:
     """Public docs on a topic, in a reading order, each with one line on why it belongs:
     hybrid recall over chunks, grouped by doc (a doc's best section is its reason), then
     ordered overview-first by their vectors (suggest.reading_order)."""
     async with ctx.db.public.connection() as conn:
-        rows = await recall.recall_chunks(conn, hub_id=hub_id, question=intent, k=min(50, k * 4), qvec=qvec, dim=dim,
-                                          hybrid=True, k1=ctx.settings.bm25_k1, b=ctx.settings.bm25_b)
+        rows = await recall.recall_chunks(
+            conn,
+            hub_id=hub_id,
+            question=intent,
+            k=min(50, k * 4),
+            qvec=qvec,
+            dim=dim,
+            hybrid=True,
+            k1=ctx.settings.bm25_k1,
+            b=ctx.settings.bm25_b,
+        )
         # A doc belongs when the topic's words are in it (BM25 found it) or it is about as
         # close in meaning as the best match; in a small hub the vector list reaches everything.
         top_similarity = max((r["similarity"] or 0.0 for r in rows), default=0.0)
@@ -227,8 +301,11 @@ async def _topic_docs(ctx: Context, urls: Urls, hub_id: int, intent: str, k: int
             if r["fts_rank"] is not None or (r["similarity"] or 0.0) >= 0.75 * top_similarity:
                 best.setdefault(r["doc_id"], r)
         chosen = list(best)[:k]
-        vectors = {d["id"]: as_list(d["embedding"]) for d in await concept_store.hub_vectors(conn, hub_id)
-                   if d["id"] in chosen and d["embedding"] is not None}
+        vectors = {
+            d["id"]: as_list(d["embedding"])
+            for d in await concept_store.hub_vectors(conn, hub_id)
+            if d["id"] in chosen and d["embedding"] is not None
+        }
         enriched = await concept_store.enrichments_of(conn, chosen)
     out = []
     for doc_id in suggest.reading_order(chosen, vectors):

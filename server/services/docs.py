@@ -43,8 +43,9 @@ class NewDoc:
     dates: dict[str, Any] = field(default_factory=dict)
 
 
-def page_content(title: str | None, markdown: str, *, max_title: int,
-                 default_title: str | None = None) -> tuple[str, str]:
+def page_content(
+    title: str | None, markdown: str, *, max_title: int, default_title: str | None = None
+) -> tuple[str, str]:
     """A page's title and body as stored, the same for every way a page comes in.
 
     The title rule (`split_title`) runs first; then a page needs a title and some text:
@@ -64,28 +65,42 @@ def page_content(title: str | None, markdown: str, *, max_title: int,
 
 def doc_json(urls: Urls, doc: dict[str, Any], hub_slug: str | None, *, owner_view: bool) -> dict[str, Any]:
     body = {
-        "id": doc["id"], "url": urls.doc(doc["id"]), "title": doc["title"],
-        "markdown": doc["markdown"], "hub": hub_slug, "source": doc.get("source"),
-        "meta": doc.get("meta") or {}, "version": doc["version"],
-        "created_at": doc["created_at"].isoformat(), "updated_at": doc["updated_at"].isoformat(),
+        "id": doc["id"],
+        "url": urls.doc(doc["id"]),
+        "title": doc["title"],
+        "markdown": doc["markdown"],
+        "hub": hub_slug,
+        "source": doc.get("source"),
+        "meta": doc.get("meta") or {},
+        "version": doc["version"],
+        "created_at": doc["created_at"].isoformat(),
+        "updated_at": doc["updated_at"].isoformat(),
     }
     if owner_view:
-        body.update({
-            "is_draft": doc["is_draft"], "has_password": doc["password_hash"] is not None,
-            "allowed_emails": doc["allowed_emails"],
-            "indexed": doc["embedded_hash"] == doc["source_hash"],
-        })
+        body.update(
+            {
+                "is_draft": doc["is_draft"],
+                "has_password": doc["password_hash"] is not None,
+                "allowed_emails": doc["allowed_emails"],
+                "indexed": doc["embedded_hash"] == doc["source_hash"],
+            }
+        )
     return body
 
 
 def already_captured(urls: Urls, doc_id: str) -> str:
-    return f"already captured as {urls.doc(doc_id)}; send \"dedupe\": false for a separate page"
+    return f'already captured as {urls.doc(doc_id)}; send "dedupe": false for a separate page'
 
 
 def saved_json(urls: Urls, doc: dict[str, Any], status: str, edit_token: str) -> dict[str, Any]:
     """What a save answers: the edit token only when the doc was created by it."""
-    body = {"id": doc["id"], "url": urls.doc(doc["id"]), "version": doc["version"], "status": status,
-            "edit_token": edit_token if status == "created" else None}
+    body = {
+        "id": doc["id"],
+        "url": urls.doc(doc["id"]),
+        "version": doc["version"],
+        "status": status,
+        "edit_token": edit_token if status == "created" else None,
+    }
     if status == "exists":
         body["message"] = already_captured(urls, doc["id"])
     return body
@@ -97,8 +112,10 @@ async def create(ctx: Context, credentials: Credentials, urls: Urls, new: NewDoc
     if new.external_id is not None and not new.hub:
         raise ApiError(400, "missing_field", "'external_id' needs a 'hub': ids are unique per hub")
     if new.dates and new.external_id is None:
-        raise BadRequest("missing_field", "'created_at' and 'updated_at' need an 'external_id': they are for "
-                                          "importing a page into a hub you own")
+        raise BadRequest(
+            "missing_field",
+            "'created_at' and 'updated_at' need an 'external_id': they are for importing a page into a hub you own",
+        )
     password_hash = _carried_hash(new) or (hash_password(new.password) if new.password else None)
     access = Access(ctx.limits, credentials)
     edit_token = new_token("mwe")
@@ -109,11 +126,22 @@ async def create(ctx: Context, credentials: Credentials, urls: Urls, new: NewDoc
             raise Forbidden("forbidden", "only the hub's owner may date an imported page")
         privacy = await _named_privacy(conn, hub, new, password_hash)
         return await doc_store.save_doc(
-            conn, hub_id=hub["id"] if hub else None, external_id=new.external_id, title=new.title,
-            markdown=new.markdown, source=new.source, meta=new.meta, is_draft=new.is_draft,
-            password_hash=password_hash, allowed_emails=new.allowed_emails,
-            edit_token_hash=hash_token(edit_token), via=via, dedupe=new.dedupe,
-            privacy=privacy, dates=new.dates)
+            conn,
+            hub_id=hub["id"] if hub else None,
+            external_id=new.external_id,
+            title=new.title,
+            markdown=new.markdown,
+            source=new.source,
+            meta=new.meta,
+            is_draft=new.is_draft,
+            password_hash=password_hash,
+            allowed_emails=new.allowed_emails,
+            edit_token_hash=hash_token(edit_token),
+            via=via,
+            dedupe=new.dedupe,
+            privacy=privacy,
+            dates=new.dates,
+        )
 
     doc, status = await ctx.db.write(save)
     ctx.wake_worker()
@@ -129,8 +157,11 @@ def _carried_hash(new: NewDoc) -> str | None:
     if not new.hub:
         raise BadRequest("missing_field", "'password_hash' needs a 'hub': it is for importing into a hub you own")
     if not acceptable_password_hash(new.password_hash):
-        raise BadRequest("invalid_field", "'password_hash' must be an argon2id hash no costlier to check than this "
-                                          "server's own (as an export carries it)")
+        raise BadRequest(
+            "invalid_field",
+            "'password_hash' must be an argon2id hash no costlier to check than this "
+            "server's own (as an export carries it)",
+        )
     return new.password_hash
 
 
@@ -199,11 +230,17 @@ def check_version(doc: dict[str, Any], expected: int | None) -> None:
     callers that proved they may edit the doc get here."""
     if expected is None or expected == doc["version"]:
         return
-    raise Conflict("version_conflict",
-                   f"the doc is at version {doc['version']}, not {expected}; reload and retry",
-                   expected=expected,
-                   current={"version": doc["version"], "title": doc["title"], "markdown": doc["markdown"],
-                            "updated_at": doc["updated_at"].isoformat()})
+    raise Conflict(
+        "version_conflict",
+        f"the doc is at version {doc['version']}, not {expected}; reload and retry",
+        expected=expected,
+        current={
+            "version": doc["version"],
+            "title": doc["title"],
+            "markdown": doc["markdown"],
+            "updated_at": doc["updated_at"].isoformat(),
+        },
+    )
 
 
 def _apply_title_rule(doc: dict[str, Any], changes: dict[str, Any]) -> None:
@@ -211,7 +248,8 @@ def _apply_title_rule(doc: dict[str, Any], changes: dict[str, Any]) -> None:
     only drops a body heading that now repeats the title (never empties a page)."""
     if "markdown" in changes:
         changes["title"], changes["markdown"] = page_content(
-            changes.get("title", doc["title"]), changes["markdown"], max_title=MAX_TITLE)
+            changes.get("title", doc["title"]), changes["markdown"], max_title=MAX_TITLE
+        )
     elif "title" in changes:
         _, body = split_title(changes["title"], doc["markdown"])
         if body.strip() and body != doc["markdown"]:
@@ -221,8 +259,9 @@ def _apply_title_rule(doc: dict[str, Any], changes: dict[str, Any]) -> None:
 MOVE = "hub"  # the key of `changes` that moves the doc: a hub's slug, or None for no hub
 
 
-async def edit(ctx: Context, credentials: Credentials, urls: Urls, doc_id: str, changes: dict[str, Any],
-               expected: int | None) -> dict[str, Any]:
+async def edit(
+    ctx: Context, credentials: Credentials, urls: Urls, doc_id: str, changes: dict[str, Any], expected: int | None
+) -> dict[str, Any]:
     """Apply `changes` (doc columns; "password" as plain text, None or "" to clear it; "hub"
     as a slug) if the doc is still at `expected`; the doc as saved."""
     access = Access(ctx.limits, credentials)
@@ -260,8 +299,7 @@ async def delete(ctx: Context, credentials: Credentials, doc_id: str) -> dict[st
     return {"id": doc_id, "deleted": True}
 
 
-async def issue_access(ctx: Context, credentials: Credentials, urls: Urls, doc_id: str,
-                       email: str) -> dict[str, Any]:
+async def issue_access(ctx: Context, credentials: Credentials, urls: Urls, doc_id: str, email: str) -> dict[str, Any]:
     """The owner of an email-restricted doc gives one of its allowed readers an access token."""
     access = Access(ctx.limits, credentials)
     token = new_token("mwa")

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import posixpath
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any, AsyncIterator
+from datetime import UTC, datetime
+from typing import Any
 from urllib.parse import urlsplit
 
 from memorywiki.formats import hubfolder
@@ -75,8 +76,13 @@ class _Layout:
 def _page_files(layout: _Layout, doc: dict[str, Any], versions: list[dict[str, Any]]) -> list[tuple[str, str, Any]]:
     """(zip name, text, time) of one page's file and of its versions' files."""
     name = layout.pages[doc["id"]]
-    files = [(layout.path(hubfolder.page_path(name)), hubfolder.page_file(doc, layout.body(doc["markdown"])),
-              doc["updated_at"])]
+    files = [
+        (
+            layout.path(hubfolder.page_path(name)),
+            hubfolder.page_file(doc, layout.body(doc["markdown"])),
+            doc["updated_at"],
+        )
+    ]
     folder = hubfolder.versions_dir(name)
     for v in versions:
         text = hubfolder.version_file(v, layout.body(v["markdown"], up="../"))
@@ -88,25 +94,38 @@ def _zip_batch(stream: ZipStream, files: list[tuple[str, str, Any]]) -> bytes:
     return b"".join(stream.add(name, text, when) for name, text, when in files)
 
 
-def _index(layout: _Layout, hub: dict[str, Any], titles: list[dict[str, Any]], bundles: list[dict[str, Any]],
-           versions: bool) -> str:
-    pages = [hubfolder.IndexEntry(t["title"], hubfolder.page_path(layout.pages[t["id"]]),
-                                  hubfolder.visibility(t["is_draft"], t["has_password"], t["has_people"]))
-             for t in titles]
+def _index(
+    layout: _Layout, hub: dict[str, Any], titles: list[dict[str, Any]], bundles: list[dict[str, Any]], versions: bool
+) -> str:
+    pages = [
+        hubfolder.IndexEntry(
+            t["title"],
+            hubfolder.page_path(layout.pages[t["id"]]),
+            hubfolder.visibility(t["is_draft"], t["has_password"], t["has_people"]),
+        )
+        for t in titles
+    ]
     named = [hubfolder.IndexEntry(b["title"], hubfolder.bundle_path(layout.bundles[b["id"]])) for b in bundles]
     listing = {**hub, "url": layout.urls.hub(hub["slug"])}
-    return hubfolder.index_file(listing, datetime.now(timezone.utc), pages, named, versions=versions)
+    return hubfolder.index_file(listing, datetime.now(UTC), pages, named, versions=versions)
 
 
 def _bundle_file(layout: _Layout, bundle: dict[str, Any]) -> tuple[str, str, Any]:
-    members = [(layout.titles[doc_id], posixpath.join("..", hubfolder.page_path(layout.pages[doc_id])))
-               for doc_id in bundle["doc_ids"] if doc_id in layout.pages]
-    return (layout.path(hubfolder.bundle_path(layout.bundles[bundle["id"]])),
-            hubfolder.bundle_file(bundle, members), bundle["updated_at"])
+    members = [
+        (layout.titles[doc_id], posixpath.join("..", hubfolder.page_path(layout.pages[doc_id])))
+        for doc_id in bundle["doc_ids"]
+        if doc_id in layout.pages
+    ]
+    return (
+        layout.path(hubfolder.bundle_path(layout.bundles[bundle["id"]])),
+        hubfolder.bundle_file(bundle, members),
+        bundle["updated_at"],
+    )
 
 
-async def export_hub(ctx: Context, credentials: Credentials, urls: Urls, slug: str, *,
-                     versions: bool = False) -> HubExport:
+async def export_hub(
+    ctx: Context, credentials: Credentials, urls: Urls, slug: str, *, versions: bool = False
+) -> HubExport:
     """The hub as a zip for its owner (401/403 for anyone else, before a byte is sent)."""
     access = Access(ctx.limits, credentials)
     async with ctx.db.owner.connection() as conn:
@@ -127,7 +146,12 @@ async def export_hub(ctx: Context, credentials: Credentials, urls: Urls, slug: s
             for v in history:
                 by_doc.setdefault(v["doc_id"], []).append(v)
             # a page saved since the export began is not in its index: it waits for the next one
-            files = [f for doc in batch if doc["id"] in layout.pages for f in _page_files(layout, doc, by_doc.get(doc["id"], []))]
+            files = [
+                f
+                for doc in batch
+                if doc["id"] in layout.pages
+                for f in _page_files(layout, doc, by_doc.get(doc["id"], []))
+            ]
             yield await asyncio.to_thread(_zip_batch, stream, files)
             if len(batch) < BATCH:
                 break
@@ -135,6 +159,5 @@ async def export_hub(ctx: Context, credentials: Credentials, urls: Urls, slug: s
         yield await asyncio.to_thread(_zip_batch, stream, [_bundle_file(layout, b) for b in bundles])
         yield stream.close()
 
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d")
     return HubExport(f"{hub['slug']}-{stamp}.zip", chunks())
-

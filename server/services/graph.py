@@ -25,11 +25,21 @@ async def hub_graph(ctx: Context, urls: Urls, slug: str) -> dict[str, Any]:
     weighted = [(e["source"], e["target"], round(1.0 - float(e["distance"]), 4)) for e in edges]
     cluster_of = clusters([n["id"] for n in nodes], weighted)
     return {
-        "hub": slug, "url": urls.hub(slug),
+        "hub": slug,
+        "url": urls.hub(slug),
         # what the markdown and the page say about which pages are joined
-        "max_distance": rule.ceiling(space[0] if space else None), "relative": rule.relative,
+        "max_distance": rule.ceiling(space[0] if space else None),
+        "relative": rule.relative,
         "max_neighbours": rule.max_neighbours,
-        "nodes": [{"id": n["id"], "title": n["title"], "url": urls.doc(n["id"]),
-                   "size": n["chars"], "cluster": cluster_of[n["id"]]} for n in nodes],
+        "nodes": [
+            {
+                "id": n["id"],
+                "title": n["title"],
+                "url": urls.doc(n["id"]),
+                "size": n["chars"],
+                "cluster": cluster_of[n["id"]],
+            }
+            for n in nodes
+        ],
         "edges": [{"source": a, "target": b, "weight": w} for a, b, w in weighted],
     }

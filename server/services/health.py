@@ -8,8 +8,8 @@ from ..curation.worker import curation_mode
 from ..indexing.indexer import owed_counts
 from ..store import analyses as analysis_store
 from ..store import enrichments as enrichment_store
-from ..store.space import current_space
 from ..store import outbox as outbox_store
+from ..store.space import current_space
 from .context import Context
 
 
@@ -29,8 +29,9 @@ async def health(ctx: Context) -> dict[str, Any]:
         "owed": row["docs"] + row["bundles"],  # indexing work not done yet
         "owed_docs": row["docs"],
         "owed_bundles": row["bundles"],
-        "worker": ("in-process" if ctx.worker is not None
-                   else "process" if ctx.worker_process is not None else "external"),
+        "worker": (
+            "in-process" if ctx.worker is not None else "process" if ctx.worker_process is not None else "external"
+        ),
         # the in-process worker's backoff while the embedder (or database) is down
         "worker_failed_tries": ctx.worker.failures if ctx.worker is not None else None,
         "worker_next_try_seconds": ctx.worker.backoff() if ctx.worker is not None else None,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 from ..errors import ApiError, Conflict, unknown_hub
 from ..store import hubs as hub_store
@@ -29,8 +30,11 @@ async def create(ctx: Context, urls: Urls, slug: str) -> dict[str, Any]:
     """A new hub; the answer holds its owner token, shown once."""
     slug = slug.strip().lower()
     if not SLUG.match(slug):
-        raise ApiError(400, "invalid_slug",
-                       "a hub slug is 1-63 lowercase letters, digits or dashes, not starting or ending with a dash")
+        raise ApiError(
+            400,
+            "invalid_slug",
+            "a hub slug is 1-63 lowercase letters, digits or dashes, not starting or ending with a dash",
+        )
     if slug in RESERVED:
         raise ApiError(400, "invalid_slug", f"'{slug}' is a word this server keeps for its own pages: choose another")
     token = new_token("mwo")
@@ -41,8 +45,9 @@ async def create(ctx: Context, urls: Urls, slug: str) -> dict[str, Any]:
     return {"slug": slug, "url": urls.hub(slug), "owner_token": token}
 
 
-async def update(ctx: Context, credentials: Credentials, urls: Urls, slug: str, *, listed: bool | None,
-                 description: str | None) -> dict[str, Any]:
+async def update(
+    ctx: Context, credentials: Credentials, urls: Urls, slug: str, *, listed: bool | None, description: str | None
+) -> dict[str, Any]:
     """The owner lists the hub on the home page and /llms.txt (or unlists it), and gives it
     the one-line description those show (None: unchanged)."""
     access = Access(ctx.limits, credentials)
@@ -54,8 +59,12 @@ async def update(ctx: Context, credentials: Credentials, urls: Urls, slug: str, 
         return await hub_store.update_hub(conn, hub["id"], listed=listed, description=description)
 
     hub = await ctx.db.write(change)
-    return {"slug": hub["slug"], "url": urls.hub(hub["slug"]), "listed": hub["listed"],
-            "description": hub["description"]}
+    return {
+        "slug": hub["slug"],
+        "url": urls.hub(hub["slug"]),
+        "listed": hub["listed"],
+        "description": hub["description"],
+    }
 
 
 async def listed(ctx: Context) -> list[dict[str, Any]]:
@@ -65,8 +74,13 @@ async def listed(ctx: Context) -> list[dict[str, Any]]:
 
 
 def _doc_entry(urls: Urls, d: dict[str, Any]) -> dict[str, Any]:
-    entry = {"id": d["id"], "title": d["title"], "url": urls.doc(d["id"]),
-             "updated_at": d["updated_at"].isoformat(), "summary": summary(d["head"])}
+    entry = {
+        "id": d["id"],
+        "title": d["title"],
+        "url": urls.doc(d["id"]),
+        "updated_at": d["updated_at"].isoformat(),
+        "summary": summary(d["head"]),
+    }
     if "visibility" in d:  # the owner's view
         entry.update(visibility=d["visibility"], allowed_emails=list(d["allowed_emails"]))
     return entry
@@ -80,8 +94,15 @@ def _pages(total: int, per_page: int | None) -> int:
     return max(1, math.ceil(total / per_page)) if per_page else 1
 
 
-async def contents(ctx: Context, urls: Urls, slug: str, *, page: int = 1, per_page: int | None = None,
-                   credentials: Credentials = NO_CREDENTIALS) -> dict[str, Any]:
+async def contents(
+    ctx: Context,
+    urls: Urls,
+    slug: str,
+    *,
+    page: int = 1,
+    per_page: int | None = None,
+    credentials: Credentials = NO_CREDENTIALS,
+) -> dict[str, Any]:
     """The hub's contents: one page of docs (newest first) or, with no `per_page`, all of them.
     For credentials that own the hub, the owner's view (every live doc with its visibility,
     and how many are in the trash); for anyone else, what the public role reads."""
@@ -96,16 +117,23 @@ async def contents(ctx: Context, urls: Urls, slug: str, *, page: int = 1, per_pa
         offset = (page - 1) * per_page if per_page else 0
         docs, total, bundles = await hub_store.hub_contents(conn, hub["id"], limit=per_page, offset=offset)
     return {
-        "slug": slug, "url": urls.hub(slug), "description": hub["description"],
-        "listed": hub["listed"], "hub_id": hub["id"], "view": "public",
+        "slug": slug,
+        "url": urls.hub(slug),
+        "description": hub["description"],
+        "listed": hub["listed"],
+        "hub_id": hub["id"],
+        "view": "public",
         "docs": [_doc_entry(urls, d) for d in docs],
         "bundles": [_bundle_entry(urls, b) for b in bundles],
-        "total_docs": total, "page": page, "pages": _pages(total, per_page),
+        "total_docs": total,
+        "page": page,
+        "pages": _pages(total, per_page),
     }
 
 
-async def _owner_contents(ctx: Context, credentials: Credentials, urls: Urls, slug: str, *, page: int,
-                          per_page: int | None) -> dict[str, Any] | None:
+async def _owner_contents(
+    ctx: Context, credentials: Credentials, urls: Urls, slug: str, *, page: int, per_page: int | None
+) -> dict[str, Any] | None:
     """The owner's view, or None when the credentials do not own the hub. Read on the owner
     pool by statements that prove the token or session themselves (store/hubs.py)."""
     access = Access(ctx.limits, credentials)
@@ -117,13 +145,21 @@ async def _owner_contents(ctx: Context, credentials: Credentials, urls: Urls, sl
             return None
         offset = (page - 1) * per_page if per_page else 0
         docs, total, in_trash, bundles = await hub_store.owner_contents(
-            conn, hub["id"], credentials.bearer_hash, credentials.session_hashes, limit=per_page, offset=offset)
+            conn, hub["id"], credentials.bearer_hash, credentials.session_hashes, limit=per_page, offset=offset
+        )
     return {
-        "slug": slug, "url": urls.hub(slug), "description": hub["description"],
-        "listed": hub["listed"], "hub_id": hub["id"], "view": "owner",
+        "slug": slug,
+        "url": urls.hub(slug),
+        "description": hub["description"],
+        "listed": hub["listed"],
+        "hub_id": hub["id"],
+        "view": "owner",
         "docs": [_doc_entry(urls, d) for d in docs],
         "bundles": [_bundle_entry(urls, b) for b in bundles],
-        "total_docs": total, "page": page, "pages": _pages(total, per_page), "trash": in_trash,
+        "total_docs": total,
+        "page": page,
+        "pages": _pages(total, per_page),
+        "trash": in_trash,
     }
 
 
@@ -131,8 +167,9 @@ def _next_page(urls: Urls, path: str, page: int, pages: int, per_page: int) -> s
     return f"{urls.base}{path}?page={page + 1}&per_page={per_page}" if page < pages else None
 
 
-async def listing(ctx: Context, credentials: Credentials, urls: Urls, slug: str, *, page: int,
-                  per_page: int) -> dict[str, Any]:
+async def listing(
+    ctx: Context, credentials: Credentials, urls: Urls, slug: str, *, page: int, per_page: int
+) -> dict[str, Any]:
     """One page of the hub's docs as the API answers it (the owner's view for its owner, the
     public docs for anyone else), with the next page's URL."""
     hub = await contents(ctx, urls, slug, page=page, per_page=per_page, credentials=credentials)
@@ -142,22 +179,43 @@ async def listing(ctx: Context, credentials: Credentials, urls: Urls, slug: str,
     return hub
 
 
-async def trash(ctx: Context, credentials: Credentials, urls: Urls, slug: str, *, page: int,
-                per_page: int) -> dict[str, Any]:
+async def trash(
+    ctx: Context, credentials: Credentials, urls: Urls, slug: str, *, page: int, per_page: int
+) -> dict[str, Any]:
     """One page of the hub's deleted docs, newest deletion first (its owner only)."""
     access = Access(ctx.limits, credentials)
     async with ctx.db.owner.connection() as conn:
         hub = await access.hub_owner(conn, slug)
-        rows = await hub_store.trash(conn, hub["id"], credentials.bearer_hash, credentials.session_hashes,
-                                     limit=per_page, offset=(page - 1) * per_page)
+        rows = await hub_store.trash(
+            conn,
+            hub["id"],
+            credentials.bearer_hash,
+            credentials.session_hashes,
+            limit=per_page,
+            offset=(page - 1) * per_page,
+        )
         _, total = await hub_store.owner_counts(conn, hub["id"], credentials.bearer_hash, credentials.session_hashes)
     pages = _pages(total, per_page)
-    return {"slug": slug, "url": urls.hub(slug),
-            "docs": [{"id": d["id"], "title": d["title"], "url": urls.doc(d["id"]),
-                      "deleted_at": d["deleted_at"].isoformat(), "version": d["version"],
-                      "visibility": d["visibility"]} for d in rows],
-            "total_docs": total, "page": page, "pages": pages, "per_page": per_page,
-            "next": _next_page(urls, f"/api/hub/{slug}/trash", page, pages, per_page)}
+    return {
+        "slug": slug,
+        "url": urls.hub(slug),
+        "docs": [
+            {
+                "id": d["id"],
+                "title": d["title"],
+                "url": urls.doc(d["id"]),
+                "deleted_at": d["deleted_at"].isoformat(),
+                "version": d["version"],
+                "visibility": d["visibility"],
+            }
+            for d in rows
+        ],
+        "total_docs": total,
+        "page": page,
+        "pages": pages,
+        "per_page": per_page,
+        "next": _next_page(urls, f"/api/hub/{slug}/trash", page, pages, per_page),
+    }
 
 
 async def search(ctx: Context, urls: Urls, slug: str, question: str) -> dict[str, Any]:
@@ -173,8 +231,9 @@ async def search(ctx: Context, urls: Urls, slug: str, question: str) -> dict[str
     return {"results": results, "mode": found["mode"], "vector_note": found.get("vector_note")}
 
 
-async def page(ctx: Context, credentials: Credentials, urls: Urls, slug: str, *, page: int, per_page: int,
-               question: str) -> dict[str, Any]:
+async def page(
+    ctx: Context, credentials: Credentials, urls: Urls, slug: str, *, page: int, per_page: int, question: str
+) -> dict[str, Any]:
     """What the hub's page shows: a page of its docs, its bundles, the search's answer when
     there is a question, and with curation on its concepts and suggested bundles. Its owner,
     signed in, sees every live page with its visibility and the trash; a browser whose

@@ -25,5 +25,6 @@ async def lookup(ctx: Context, credentials: Credentials, urls: Urls, slug: str, 
     async with ctx.db.owner.connection() as conn:
         hub = await Access(ctx.limits, credentials).hub_owner(conn, slug)
         found = await doc_store.lookup_external(conn, hub["id"], sorted(set(keys)))
-    return {"docs": [{**row, "url": urls.doc(row["id"]), "allowed_emails": list(row["allowed_emails"])}
-                     for row in found]}
+    return {
+        "docs": [{**row, "url": urls.doc(row["id"]), "allowed_emails": list(row["allowed_emails"])} for row in found]
+    }

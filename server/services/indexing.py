@@ -13,8 +13,9 @@ from .context import Context
 
 def _embedder(ctx: Context) -> Embedder:
     if ctx.embedder is None:
-        raise Conflict("embedder_unavailable",
-                       "no embedder is configured (MEMORYWIKI_EMBEDDER); full-text recall still works")
+        raise Conflict(
+            "embedder_unavailable", "no embedder is configured (MEMORYWIKI_EMBEDDER); full-text recall still works"
+        )
     return ctx.embedder
 
 

@@ -18,7 +18,9 @@ from .context import Context
 from .urls import Urls
 
 NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,39}")
-NAME_RULE = "a member's name is 1-40 lowercase letters, digits, dots, dashes or underscores, starting with a letter or digit"
+NAME_RULE = (
+    "a member's name is 1-40 lowercase letters, digits, dots, dashes or underscores, starting with a letter or digit"
+)
 
 
 def member_name(name: str) -> str:
@@ -45,8 +47,10 @@ async def add(ctx: Context, credentials: Credentials, urls: Urls, slug: str, nam
 
     row = await ctx.db.write(add_it)
     if row is None:
-        raise Conflict("member_exists", f"hub '{slug}' already has a member named '{name}': remove them first "
-                                        "to give them a new token")
+        raise Conflict(
+            "member_exists",
+            f"hub '{slug}' already has a member named '{name}': remove them first to give them a new token",
+        )
     return {**_member_json(row), "hub": slug, "url": urls.hub(slug), "token": token}
 
 

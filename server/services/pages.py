@@ -32,8 +32,9 @@ class SharedWithPeople(NotFound):
         self.shared = shared
 
 
-async def doc_markdown_view(ctx: Context, credentials: Credentials, urls: Urls, doc_id: str, *,
-                            curated: bool = True) -> tuple[dict[str, Any], dict[str, Any] | None]:
+async def doc_markdown_view(
+    ctx: Context, credentials: Credentials, urls: Urls, doc_id: str, *, curated: bool = True
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The readable doc and, with curation on and `curated`, its curation view."""
     doc, _ = await docs.readable(ctx, credentials, doc_id)
     view = await curation.doc_view(ctx, urls, doc) if curated and ctx.settings.curation else None
@@ -71,7 +72,10 @@ async def doc_page_view(ctx: Context, credentials: Credentials, urls: Urls, doc_
         _, inbound = await link_store.doc_cross_refs(conn, doc["id"], list(urls.hosts))
         bundles = await bundle_store.bundles_containing(conn, doc["id"])
     return {
-        "doc": doc, "curation": view, "related": related, "reader": reader,
+        "doc": doc,
+        "curation": view,
+        "related": related,
+        "reader": reader,
         "linked_from": [{"title": d["title"], "url": urls.doc(d["id"]), "hub": d["hub_slug"]} for d in inbound],
         "bundles": [{"title": b["title"], "url": urls.bundle(b["id"])} for b in bundles],
     }

@@ -105,8 +105,9 @@ def _result_text(level: str, result: dict[str, Any]) -> str:
     return f"{result['title']}\n\n{result['description']}"
 
 
-async def _rerank(ctx: Context, question: str, level: str, results: list[dict[str, Any]],
-                  k: int) -> tuple[list[dict[str, Any]], str]:
+async def _rerank(
+    ctx: Context, question: str, level: str, results: list[dict[str, Any]], k: int
+) -> tuple[list[dict[str, Any]], str]:
     """The fused candidates in the reranker's order, cut to k; or the fused order and why."""
     if ctx.reranker is None:
         return results[:k], "no reranker configured (MEMORYWIKI_RERANK_URL): results in fused order"
@@ -133,7 +134,9 @@ def _scores(r: dict[str, Any], fusion: str) -> dict[str, Any]:
     return {"score": _round(r["score"])}
 
 
-def _within_budget(level: str, results: list[dict[str, Any]], max_tokens: int | None) -> tuple[list[dict[str, Any]], int]:
+def _within_budget(
+    level: str, results: list[dict[str, Any]], max_tokens: int | None
+) -> tuple[list[dict[str, Any]], int]:
     """Each result with its `tokens`; in rank order while they fit `max_tokens` (a result that
     does not fit ends the list: a chunk is never cut), and their total."""
     kept, total = [], 0
@@ -148,26 +151,55 @@ def _within_budget(level: str, results: list[dict[str, Any]], max_tokens: int | 
 
 def _results(urls: Urls, level: str, rows: list[dict[str, Any]], fusion: str) -> list[dict[str, Any]]:
     if level == "chunk":
-        return [{
-            "markdown": r["markdown"], "heading_path": r["heading_path"], "doc_id": r["doc_id"],
-            "doc_url": urls.doc(r["doc_id"]), "title": r["title"], "chunk_id": r["chunk_id"],
-            **_scores(r, fusion), "vector_rank": r["vector_rank"], "fts_rank": r["fts_rank"],
-            "similarity": _round(r["similarity"]), "fts_score": _round(r["fts_score"]),
-        } for r in rows]
+        return [
+            {
+                "markdown": r["markdown"],
+                "heading_path": r["heading_path"],
+                "doc_id": r["doc_id"],
+                "doc_url": urls.doc(r["doc_id"]),
+                "title": r["title"],
+                "chunk_id": r["chunk_id"],
+                **_scores(r, fusion),
+                "vector_rank": r["vector_rank"],
+                "fts_rank": r["fts_rank"],
+                "similarity": _round(r["similarity"]),
+                "fts_score": _round(r["fts_score"]),
+            }
+            for r in rows
+        ]
     if level == "doc":
-        return [{
-            "doc_id": r["doc_id"], "doc_url": urls.doc(r["doc_id"]), "title": r["title"],
-            "markdown": r["markdown"], "similarity": _round(r["similarity"]),
-            **_scores(r, fusion), "vector_rank": r["vector_rank"], "fts_rank": r["fts_rank"],
-            "fts_score": _round(r["fts_score"]),
-            # the section that ranked the doc (its similarity / fts_score are this section's)
-            "section": {"chunk_id": r["chunk_id"], "heading_path": r["heading_path"],
-                        "markdown": r["section_markdown"]} if r["chunk_id"] is not None else None,
-        } for r in rows]
-    return [{
-        "bundle_id": r["bundle_id"], "bundle_url": urls.bundle(r["bundle_id"]),
-        "title": r["title"], "description": r["description"], "similarity": _round(r["similarity"]),
-    } for r in rows]
+        return [
+            {
+                "doc_id": r["doc_id"],
+                "doc_url": urls.doc(r["doc_id"]),
+                "title": r["title"],
+                "markdown": r["markdown"],
+                "similarity": _round(r["similarity"]),
+                **_scores(r, fusion),
+                "vector_rank": r["vector_rank"],
+                "fts_rank": r["fts_rank"],
+                "fts_score": _round(r["fts_score"]),
+                # the section that ranked the doc (its similarity / fts_score are this section's)
+                "section": {
+                    "chunk_id": r["chunk_id"],
+                    "heading_path": r["heading_path"],
+                    "markdown": r["section_markdown"],
+                }
+                if r["chunk_id"] is not None
+                else None,
+            }
+            for r in rows
+        ]
+    return [
+        {
+            "bundle_id": r["bundle_id"],
+            "bundle_url": urls.bundle(r["bundle_id"]),
+            "title": r["title"],
+            "description": r["description"],
+            "similarity": _round(r["similarity"]),
+        }
+        for r in rows
+    ]
 
 
 async def answer(ctx: Context, urls: Urls, q: Question, phases: Phases | None = None) -> dict[str, Any]:
@@ -188,10 +220,17 @@ async def answer(ctx: Context, urls: Urls, q: Question, phases: Phases | None = 
         with phases.span("hub", "the hub's lookup (with full text's candidates when hybrid)"):
             async with ctx.db.public.connection() as conn:
                 if task is not None and hybrid and level != "bundle":  # the hub and full text's pool at once
-                    hub, fts = await recall.hub_and_fulltext(conn, slug=q.slug, model=ctx.embedder.name,
-                                                             question=question, level=level, k=n,
-                                                             k1=settings.bm25_k1, b=settings.bm25_b,
-                                                             fusion=q.fusion)
+                    hub, fts = await recall.hub_and_fulltext(
+                        conn,
+                        slug=q.slug,
+                        model=ctx.embedder.name,
+                        question=question,
+                        level=level,
+                        k=n,
+                        k1=settings.bm25_k1,
+                        b=settings.bm25_b,
+                        fusion=q.fusion,
+                    )
                 else:
                     hub = await find_hub_for_recall(conn, q.slug)
         space = (hub["model"], hub["dim"]) if hub is not None and hub["model"] is not None else None
@@ -214,16 +253,27 @@ async def answer(ctx: Context, urls: Urls, q: Question, phases: Phases | None = 
 
     query = dict(hub_id=hub["id"], question=question, k=n, qvec=qvec, dim=dim)
     # an embedder that cannot read the question's script ranks chance: full text alone ranks
-    blind = (qvec is not None and hybrid and level != "bundle"
-             and not reads(embedder_scripts(settings.embedder_scripts, ctx.embedder.name), question))
+    blind = (
+        qvec is not None
+        and hybrid
+        and level != "bundle"
+        and not reads(embedder_scripts(settings.embedder_scripts, ctx.embedder.name), question)
+    )
     with phases.span("recall", "the recall statement"):
         async with ctx.db.public.connection() as conn:
             if level == "bundle":
                 rows = await recall.recall_bundles(conn, **query)
             else:
                 rows = await (recall.recall_chunks if level == "chunk" else recall.recall_docs)(
-                    conn, **query, hybrid=hybrid, k1=settings.bm25_k1, b=settings.bm25_b, fts=fts,
-                    fusion=q.fusion, vector_weight=0.0 if blind else 1.0)
+                    conn,
+                    **query,
+                    hybrid=hybrid,
+                    k1=settings.bm25_k1,
+                    b=settings.bm25_b,
+                    fts=fts,
+                    fusion=q.fusion,
+                    vector_weight=0.0 if blind else 1.0,
+                )
     results = _results(urls, level, rows, q.fusion)
     rerank_note = ""
     if q.rerank:
@@ -240,10 +290,15 @@ async def answer(ctx: Context, urls: Urls, q: Question, phases: Phases | None = 
         mode = "vector"
     else:
         mode = "hybrid" if hybrid else "vector"
-    body: dict[str, Any] = {"hub": q.slug, "level": level, "k": k, "mode": mode,
-                            "vector": "ok" if qvec is not None else "unavailable",
-                            # the embedding space the question was searched in (None: no vectors used)
-                            "space": {"model": space[0], "dim": space[1]} if qvec is not None else None}
+    body: dict[str, Any] = {
+        "hub": q.slug,
+        "level": level,
+        "k": k,
+        "mode": mode,
+        "vector": "ok" if qvec is not None else "unavailable",
+        # the embedding space the question was searched in (None: no vectors used)
+        "space": {"model": space[0], "dim": space[1]} if qvec is not None else None,
+    }
     if level != "bundle":
         body["fusion"] = q.fusion
     body["results"] = results
@@ -259,4 +314,3 @@ async def answer(ctx: Context, urls: Urls, q: Question, phases: Phases | None = 
         if rerank_note:
             body["rerank_note"] = rerank_note
     return body
-

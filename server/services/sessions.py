@@ -45,8 +45,13 @@ def _kept(credentials: Credentials, live: set[str]) -> list[str]:
 
 
 def _status(slug: str, urls: Urls, session: dict[str, Any] | None) -> dict[str, Any]:
-    body: dict[str, Any] = {"hub": slug, "url": urls.hub(slug), "signed_in": bool(session and session["live"]),
-                            "kind": None, "expires_at": None}
+    body: dict[str, Any] = {
+        "hub": slug,
+        "url": urls.hub(slug),
+        "signed_in": bool(session and session["live"]),
+        "kind": None,
+        "expires_at": None,
+    }
     if session is not None and session["live"]:
         body.update(kind=session["kind"], expires_at=session["expires_at"].isoformat())
     elif session is not None:
@@ -54,13 +59,13 @@ def _status(slug: str, urls: Urls, session: dict[str, Any] | None) -> dict[str, 
     return body
 
 
-async def _rotate(conn, credentials: Credentials, session_id: str, hub_id: int, kind: str, *, seconds: int,
-                  email: str | None = None) -> tuple[datetime, set[str]]:
+async def _rotate(
+    conn, credentials: Credentials, session_id: str, hub_id: int, kind: str, *, seconds: int, email: str | None = None
+) -> tuple[datetime, set[str]]:
     """Revoke the browser's sessions of the hub and open the new one: when it expires, and
     which of the browser's other sessions are still live."""
     await session_store.revoke(conn, hub_id, credentials.session_hashes)
-    expires = await session_store.open_session(conn, hash_token(session_id), hub_id, kind, seconds=seconds,
-                                               email=email)
+    expires = await session_store.open_session(conn, hash_token(session_id), hub_id, kind, seconds=seconds, email=email)
     return expires, await session_store.live(conn, credentials.session_hashes)
 
 
@@ -93,12 +98,19 @@ async def sign_in_reader(ctx: Context, credentials: Credentials, urls: Urls, doc
 
     async def open_it(conn) -> tuple[dict[str, Any], datetime, set[str]]:
         link = await access.sign_in_link(conn, doc_id, secret)
-        return link, *await _rotate(conn, credentials, session_id, link["hub_id"], "reader", seconds=seconds,
-                                    email=link["email"])
+        return link, *await _rotate(
+            conn, credentials, session_id, link["hub_id"], "reader", seconds=seconds, email=link["email"]
+        )
 
     link, expires, live = await ctx.db.write(open_it)
-    body = {"hub": link["hub_slug"], "url": urls.doc(doc_id), "signed_in": True, "kind": "reader",
-            "email": link["email"], "expires_at": expires.isoformat()}
+    body = {
+        "hub": link["hub_slug"],
+        "url": urls.doc(doc_id),
+        "signed_in": True,
+        "kind": "reader",
+        "email": link["email"],
+        "expires_at": expires.isoformat(),
+    }
     # the cookie outlives a reader's session: it may hold the owner's sessions of other hubs
     return SessionChange(body, (*_kept(credentials, live), session_id), ctx.settings.session_days * DAY)
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 from ..errors import BadRequest, Conflict, NotFound, not_found
 from ..store import docs as doc_store
@@ -30,8 +31,9 @@ MAX_DIFF_LINES = 5000  # a diff longer than this is cut, with a note (the twin h
 
 
 def unknown_version(doc_id: str, number: int) -> NotFound:
-    return NotFound("unknown_version",
-                    f"doc {doc_id} has no version {number}; GET /api/docs/{doc_id}/versions lists them")
+    return NotFound(
+        "unknown_version", f"doc {doc_id} has no version {number}; GET /api/docs/{doc_id}/versions lists them"
+    )
 
 
 async def _may_read(conn, access: Access, doc: dict[str, Any]) -> bool:
@@ -41,7 +43,9 @@ async def _may_read(conn, access: Access, doc: dict[str, Any]) -> bool:
 
 
 @contextlib.asynccontextmanager
-async def _readable_doc(ctx: Context, credentials: Credentials, doc_id: str) -> AsyncIterator[tuple[Any, dict[str, Any]]]:
+async def _readable_doc(
+    ctx: Context, credentials: Credentials, doc_id: str
+) -> AsyncIterator[tuple[Any, dict[str, Any]]]:
     """(connection, doc) for a doc these credentials may read; its versions are read on that
     connection, so the public pool's row-level security covers them too."""
     access = Access(ctx.limits, credentials)
@@ -61,14 +65,26 @@ async def _readable_doc(ctx: Context, credentials: Credentials, doc_id: str) -> 
 
 
 def _entry(row: dict[str, Any], *, current: bool) -> dict[str, Any]:
-    return {"version": row["version"], "saved_at": row["saved_at"].isoformat(), "size": row["size"],
-            "title": row["title"], "via": row["saved_via"], "action": row["saved_action"],
-            "restored_from": row["restored_from"], "deleted": row["deleted"], "current": current}
+    return {
+        "version": row["version"],
+        "saved_at": row["saved_at"].isoformat(),
+        "size": row["size"],
+        "title": row["title"],
+        "via": row["saved_via"],
+        "action": row["saved_action"],
+        "restored_from": row["restored_from"],
+        "deleted": row["deleted"],
+        "current": current,
+    }
 
 
 def _current_entry(doc: dict[str, Any]) -> dict[str, Any]:
-    return {**doc, "saved_at": doc["updated_at"], "size": len(doc["markdown"].encode("utf-8")),
-            "deleted": doc["deleted_at"] is not None}
+    return {
+        **doc,
+        "saved_at": doc["updated_at"],
+        "size": len(doc["markdown"].encode("utf-8")),
+        "deleted": doc["deleted_at"] is not None,
+    }
 
 
 async def list_versions(ctx: Context, credentials: Credentials, urls: Urls, doc_id: str) -> dict[str, Any]:
@@ -77,8 +93,13 @@ async def list_versions(ctx: Context, credentials: Credentials, urls: Urls, doc_
         rows = await version_store.list_versions(conn, doc_id)
     versions = [_entry(_current_entry(doc), current=True)]
     versions += [_entry(row, current=False) for row in rows if row["version"] != doc["version"]]
-    return {"id": doc_id, "url": urls.doc(doc_id), "version": doc["version"],
-            "deleted": doc["deleted_at"] is not None, "versions": versions}
+    return {
+        "id": doc_id,
+        "url": urls.doc(doc_id),
+        "version": doc["version"],
+        "deleted": doc["deleted_at"] is not None,
+        "versions": versions,
+    }
 
 
 async def get_version(ctx: Context, credentials: Credentials, doc_id: str, number: int) -> dict[str, Any]:
@@ -88,8 +109,13 @@ async def get_version(ctx: Context, credentials: Credentials, doc_id: str, numbe
         row = _current_entry(doc) if current else await version_store.get_version(conn, doc_id, number)
     if row is None:
         raise unknown_version(doc_id, number)
-    return {"id": doc_id, **_entry(row, current=current), "markdown": row["markdown"],
-            "meta": row["meta"] or {}, "source": row["source"]}
+    return {
+        "id": doc_id,
+        **_entry(row, current=current),
+        "markdown": row["markdown"],
+        "meta": row["meta"] or {},
+        "source": row["source"],
+    }
 
 
 async def _bring_back(conn, via: str, doc: dict[str, Any], number: int) -> tuple[dict[str, Any], str | None]:
@@ -103,14 +129,17 @@ async def _bring_back(conn, via: str, doc: dict[str, Any], number: int) -> tuple
     return updated, await hub_store.hub_slug(conn, updated["hub_id"])
 
 
-def _restored(urls: Urls, doc: dict[str, Any], updated: dict[str, Any], slug: str | None, number: int) -> dict[str, Any]:
+def _restored(
+    urls: Urls, doc: dict[str, Any], updated: dict[str, Any], slug: str | None, number: int
+) -> dict[str, Any]:
     body = doc_json(urls, updated, slug, owner_view=True)
     body.update({"restored_from": number, "changed": updated["version"] != doc["version"]})
     return body
 
 
-async def restore(ctx: Context, credentials: Credentials, urls: Urls, doc_id: str, number: int,
-                  expected: int | None) -> dict[str, Any]:
+async def restore(
+    ctx: Context, credentials: Credentials, urls: Urls, doc_id: str, number: int, expected: int | None
+) -> dict[str, Any]:
     """A new version with that version's title, markdown and meta, if the doc is still at `expected`."""
     access = Access(ctx.limits, credentials)
 
@@ -148,9 +177,16 @@ async def undelete(ctx: Context, credentials: Credentials, urls: Urls, doc_id: s
 
 
 def _page_versions(doc: dict[str, Any], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    current = {"version": doc["version"], "saved_at": doc["updated_at"], "size": len(doc["markdown"].encode()),
-               "title": doc["title"], "saved_action": "current", "saved_via": doc.get("saved_via"), "restored_from": None,
-               "current": True}
+    current = {
+        "version": doc["version"],
+        "saved_at": doc["updated_at"],
+        "size": len(doc["markdown"].encode()),
+        "title": doc["title"],
+        "saved_action": "current",
+        "saved_via": doc.get("saved_via"),
+        "restored_from": None,
+        "current": True,
+    }
     return [current] + [{**r, "current": False} for r in rows if r["version"] != doc["version"]]
 
 
@@ -163,8 +199,15 @@ def diff_lines(old: str, new: str) -> tuple[list[tuple[str, str]], bool]:
             continue
         if len(out) >= MAX_DIFF_LINES:
             return out, True
-        kind = "hunk" if line.startswith("@@") else "add" if line.startswith("+") else \
-            "del" if line.startswith("-") else "same"
+        kind = (
+            "hunk"
+            if line.startswith("@@")
+            else "add"
+            if line.startswith("+")
+            else "del"
+            if line.startswith("-")
+            else "same"
+        )
         out.append((kind, line))
     return out, False
 
@@ -192,7 +235,8 @@ async def history(ctx: Context, credentials: Credentials, doc_id: str, a: int | 
             doc = {**doc, "hub_slug": await hub_store.hub_slug(conn, doc["hub_id"])}
     missing = [n for n, text in ((a, old), (b, new)) if text is None]
     if missing:
-        raise BadRequest("unknown_version", f"this page has no version {missing[0]}; its versions: "
-                         + ", ".join(map(str, numbers)))
+        raise BadRequest(
+            "unknown_version", f"this page has no version {missing[0]}; its versions: " + ", ".join(map(str, numbers))
+        )
     lines, cut = diff_lines(f"# {old['title']}\n\n{old['markdown']}", f"# {new['title']}\n\n{new['markdown']}")
     return {"doc": doc, "versions": versions, "a": a, "b": b, "diff": lines, "cut": cut}

@@ -14,7 +14,9 @@ async def issue(conn: psycopg.AsyncConnection, token_hash: str, doc_id: str, ema
 
 async def email_for(conn: psycopg.AsyncConnection, token_hash: str, doc_id: str) -> str | None:
     """The email an access token was issued to, for this doc; None for an unknown token."""
-    row = await (await conn.execute(
-        "SELECT email FROM access_tokens WHERE token_hash = %s AND doc_id = %s", (token_hash, doc_id)
-    )).fetchone()
+    row = await (
+        await conn.execute(
+            "SELECT email FROM access_tokens WHERE token_hash = %s AND doc_id = %s", (token_hash, doc_id)
+        )
+    ).fetchone()
     return row["email"] if row else None

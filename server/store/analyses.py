@@ -39,35 +39,49 @@ async def claim_owed(conn: psycopg.AsyncConnection, *, worker: int, limit: int) 
 async def release(conn: psycopg.AsyncConnection, bundle_ids: list[str], retry_seconds: float) -> None:
     await conn.execute(
         "UPDATE bundles SET analysis_claimed_until = now() + make_interval(secs => %s) WHERE id = ANY(%s)",
-        (retry_seconds, bundle_ids))
+        (retry_seconds, bundle_ids),
+    )
 
 
 async def let_go(conn: psycopg.AsyncConnection, bundle_id: str) -> None:
     """Drop the claim on a bundle that went away after it was claimed (as enrichments.let_go)."""
     await conn.execute(
-        "UPDATE bundles SET analysis_claimed_until = NULL, analysis_claimed_by = NULL WHERE id = %s", (bundle_id,))
+        "UPDATE bundles SET analysis_claimed_until = NULL, analysis_claimed_by = NULL WHERE id = %s", (bundle_id,)
+    )
 
 
 async def analysis_input(conn: psycopg.AsyncConnection, bundle_id: str) -> dict[str, Any] | None:
     """The bundle, the hash of its input, and its public members with their enrichments."""
-    bundle = await (await conn.execute(
-        "SELECT id, title, description, bundle_analysis_hash(id) AS input_hash FROM bundles"
-        " WHERE id = %s AND deleted_at IS NULL", (bundle_id,))).fetchone()
+    bundle = await (
+        await conn.execute(
+            "SELECT id, title, description, bundle_analysis_hash(id) AS input_hash FROM bundles"
+            " WHERE id = %s AND deleted_at IS NULL",
+            (bundle_id,),
+        )
+    ).fetchone()
     if bundle is None:
         return None
-    bundle["members"] = await (await conn.execute(
-        """SELECT d.id, d.title, e.data FROM bundle_docs bd JOIN docs d ON d.id = bd.doc_id
+    bundle["members"] = await (
+        await conn.execute(
+            """SELECT d.id, d.title, e.data FROM bundle_docs bd JOIN docs d ON d.id = bd.doc_id
            LEFT JOIN enrichments e ON e.doc_id = d.id AND e.source_hash = d.source_hash
-           WHERE bd.bundle_id = %s AND doc_is_public(d) ORDER BY bd.position""", (bundle_id,))).fetchall()
+           WHERE bd.bundle_id = %s AND doc_is_public(d) ORDER BY bd.position""",
+            (bundle_id,),
+        )
+    ).fetchall()
     return bundle
 
 
-async def write(conn: psycopg.AsyncConnection, bundle_id: str, input_hash: str, member_ids: list[str],
-                analysis: dict[str, Any]) -> bool:
+async def write(
+    conn: psycopg.AsyncConnection, bundle_id: str, input_hash: str, member_ids: list[str], analysis: dict[str, Any]
+) -> bool:
     """Store the analysis if the bundle's input is still what it was computed from."""
     async with conn.transaction():
-        row = await (await conn.execute(
-            "SELECT bundle_analysis_hash(id) AS h FROM bundles WHERE id = %s FOR NO KEY UPDATE", (bundle_id,))).fetchone()
+        row = await (
+            await conn.execute(
+                "SELECT bundle_analysis_hash(id) AS h FROM bundles WHERE id = %s FOR NO KEY UPDATE", (bundle_id,)
+            )
+        ).fetchone()
         await let_go(conn, bundle_id)
         if row is None or row["h"] != input_hash:
             return False
@@ -80,21 +94,37 @@ async def write(conn: psycopg.AsyncConnection, bundle_id: str, input_hash: str, 
                    data = EXCLUDED.data, missing = EXCLUDED.missing, calls = EXCLUDED.calls,
                    prompt_tokens = EXCLUDED.prompt_tokens, completion_tokens = EXCLUDED.completion_tokens,
                    updated_at = now()""",
-            (bundle_id, input_hash, member_ids, analysis["mode"], analysis.get("model"), Jsonb(analysis["data"]),
-             analysis.get("missing") or [], analysis.get("calls", 0), analysis.get("prompt_tokens", 0),
-             analysis.get("completion_tokens", 0)))
+            (
+                bundle_id,
+                input_hash,
+                member_ids,
+                analysis["mode"],
+                analysis.get("model"),
+                Jsonb(analysis["data"]),
+                analysis.get("missing") or [],
+                analysis.get("calls", 0),
+                analysis.get("prompt_tokens", 0),
+                analysis.get("completion_tokens", 0),
+            ),
+        )
     return True
 
 
 async def for_bundle(conn: psycopg.AsyncConnection, bundle_id: str) -> dict[str, Any] | None:
     """The stored analysis (on the public pool: only while its members are all public)."""
-    return await (await conn.execute(
-        "SELECT mode, model, data, missing, member_ids, updated_at FROM bundle_analyses WHERE bundle_id = %s",
-        (bundle_id,))).fetchone()
+    return await (
+        await conn.execute(
+            "SELECT mode, model, data, missing, member_ids, updated_at FROM bundle_analyses WHERE bundle_id = %s",
+            (bundle_id,),
+        )
+    ).fetchone()
 
 
 async def owed_count(conn: psycopg.AsyncConnection) -> int:
-    row = await (await conn.execute(
-        """SELECT count(*) AS n FROM bundles b LEFT JOIN bundle_analyses a ON a.bundle_id = b.id
-           WHERE b.deleted_at IS NULL AND bundle_analysis_hash(b.id) IS DISTINCT FROM a.input_hash""")).fetchone()
+    row = await (
+        await conn.execute(
+            """SELECT count(*) AS n FROM bundles b LEFT JOIN bundle_analyses a ON a.bundle_id = b.id
+           WHERE b.deleted_at IS NULL AND bundle_analysis_hash(b.id) IS DISTINCT FROM a.input_hash"""
+        )
+    ).fetchone()
     return int(row["n"])

@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import psycopg
-from psycopg import sql
-
 from memorywiki.formats.hubfolder import own_id
+from psycopg import sql
 
 from .docs import SAVE_LOCK
 
@@ -17,9 +16,16 @@ SET_SOURCE_HASH = "UPDATE bundles SET source_hash = bundle_source_hash(id) WHERE
 EDITABLE = ("title", "description")
 
 
-async def insert_bundle(conn: psycopg.AsyncConnection, bundle_id: str, hub_id: int, title: str,
-                        description: str, doc_ids: list[str], external_id: str | None = None,
-                        dates: dict[str, Any] | None = None) -> None:
+async def insert_bundle(
+    conn: psycopg.AsyncConnection,
+    bundle_id: str,
+    hub_id: int,
+    title: str,
+    description: str,
+    doc_ids: list[str],
+    external_id: str | None = None,
+    dates: dict[str, Any] | None = None,
+) -> None:
     """`dates` ("created_at", "updated_at"): an import's, else now (as store/docs.py's insert_doc)."""
     made, changed = (dates or {}).get("created_at"), (dates or {}).get("updated_at")
     await conn.execute(
@@ -34,9 +40,11 @@ async def insert_bundle(conn: psycopg.AsyncConnection, bundle_id: str, hub_id: i
 
 async def not_in_hub(conn: psycopg.AsyncConnection, hub_id: int, doc_ids: list[str]) -> set[str]:
     """The ids that are not live docs of this hub."""
-    found = await (await conn.execute(
-        "SELECT id FROM docs WHERE id = ANY(%s) AND hub_id = %s AND deleted_at IS NULL", (doc_ids, hub_id)
-    )).fetchall()
+    found = await (
+        await conn.execute(
+            "SELECT id FROM docs WHERE id = ANY(%s) AND hub_id = %s AND deleted_at IS NULL", (doc_ids, hub_id)
+        )
+    ).fetchall()
     return set(doc_ids) - {r["id"] for r in found}
 
 
@@ -51,21 +59,33 @@ async def replace_members(conn: psycopg.AsyncConnection, bundle_id: str, doc_ids
 
 async def lock_bundle(conn: psycopg.AsyncConnection, bundle_id: str) -> dict[str, Any] | None:
     """{"id", "hub_id", "slug"} of a live bundle, row-locked for this transaction."""
-    return await (await conn.execute(
-        "SELECT b.id, b.hub_id, h.slug FROM bundles b JOIN hubs h ON h.id = b.hub_id"
-        " WHERE b.id = %s AND b.deleted_at IS NULL FOR UPDATE OF b", (bundle_id,)
-    )).fetchone()
+    return await (
+        await conn.execute(
+            "SELECT b.id, b.hub_id, h.slug FROM bundles b JOIN hubs h ON h.id = b.hub_id"
+            " WHERE b.id = %s AND b.deleted_at IS NULL FOR UPDATE OF b",
+            (bundle_id,),
+        )
+    ).fetchone()
 
 
 async def find_bundle_hub(conn: psycopg.AsyncConnection, bundle_id: str) -> dict[str, Any] | None:
     """{"id", "hub_id", "slug"} of a live bundle."""
-    return await (await conn.execute(
-        "SELECT b.id, b.hub_id, h.slug FROM bundles b JOIN hubs h ON h.id = b.hub_id"
-        " WHERE b.id = %s AND b.deleted_at IS NULL", (bundle_id,))).fetchone()
+    return await (
+        await conn.execute(
+            "SELECT b.id, b.hub_id, h.slug FROM bundles b JOIN hubs h ON h.id = b.hub_id"
+            " WHERE b.id = %s AND b.deleted_at IS NULL",
+            (bundle_id,),
+        )
+    ).fetchone()
 
 
-async def update_bundle(conn: psycopg.AsyncConnection, bundle_id: str, changes: dict[str, Any],
-                        doc_ids: list[str] | None, dates: dict[str, Any] | None = None) -> None:
+async def update_bundle(
+    conn: psycopg.AsyncConnection,
+    bundle_id: str,
+    changes: dict[str, Any],
+    doc_ids: list[str] | None,
+    dates: dict[str, Any] | None = None,
+) -> None:
     """Apply title/description changes and, when given, a new member list; bump the version
     (dated now, or by an import's `dates`)."""
     fields = {k: v for k, v in changes.items() if k in EDITABLE}
@@ -136,8 +156,9 @@ ORDER BY bd.position
 """
 
 
-async def owner_bundle(conn: psycopg.AsyncConnection, bundle_id: str, token_hash: str | None,
-                       session_hashes: list[str]) -> tuple[dict | None, list[dict]]:
+async def owner_bundle(
+    conn: psycopg.AsyncConnection, bundle_id: str, token_hash: str | None, session_hashes: list[str]
+) -> tuple[dict | None, list[dict]]:
     """The bundle and all its live members in reading order, for its hub's owner only."""
     args = {"bundle": bundle_id, "token": token_hash, "sessions": session_hashes}
     bundle = await (await conn.execute(OWNER_BUNDLE, args)).fetchone()

@@ -13,7 +13,6 @@ import asyncio
 from collections import defaultdict
 
 import psycopg
-
 from memorywiki.formats.model import CONVERSATION_SOURCES
 
 from ..indexing.chunker import ChunkSize, chunk_conversation, chunk_markdown
@@ -56,17 +55,18 @@ def chunks_of(title: str, markdown: str, source: str | None, size: ChunkSize | N
     return chunk_markdown(title, markdown, size)
 
 
-async def sync_chunks(conn: psycopg.AsyncConnection, doc_id: str, hub_id: int | None,
-                      title: str, markdown: str, source: str | None = None) -> dict[str, int]:
+async def sync_chunks(
+    conn: psycopg.AsyncConnection, doc_id: str, hub_id: int | None, title: str, markdown: str, source: str | None = None
+) -> dict[str, int]:
     """Make the chunk rows match `markdown`; return counts of kept/added/removed rows."""
     size = _size
     if len(markdown) > THREAD_CHARS:
         wanted = await asyncio.to_thread(chunks_of, title, markdown, source, size)
     else:
         wanted = chunks_of(title, markdown, source, size)
-    rows = await (await conn.execute(
-        "SELECT id, hash, ordinal, hub_id FROM chunks WHERE doc_id = %s ORDER BY ordinal", (doc_id,)
-    )).fetchall()
+    rows = await (
+        await conn.execute("SELECT id, hash, ordinal, hub_id FROM chunks WHERE doc_id = %s ORDER BY ordinal", (doc_id,))
+    ).fetchall()
     by_hash: dict[str, list[dict]] = defaultdict(list)
     for row in rows:
         by_hash[row["hash"]].append(row)
@@ -89,10 +89,17 @@ async def sync_chunks(conn: psycopg.AsyncConnection, doc_id: str, hub_id: int | 
         if moves:
             await cur.executemany("UPDATE chunks SET ordinal = %s WHERE id = %s", moves)
         if inserts:
-            await cur.execute(INSERT_CHUNKS, {
-                "doc_id": doc_id, "hub_id": hub_id, "ordinals": [c.ordinal for c in inserts],
-                "heading_paths": [c.heading_path for c in inserts], "markdowns": [c.markdown for c in inserts],
-                "hashes": [c.hash for c in inserts]})
+            await cur.execute(
+                INSERT_CHUNKS,
+                {
+                    "doc_id": doc_id,
+                    "hub_id": hub_id,
+                    "ordinals": [c.ordinal for c in inserts],
+                    "heading_paths": [c.heading_path for c in inserts],
+                    "markdowns": [c.markdown for c in inserts],
+                    "hashes": [c.hash for c in inserts],
+                },
+            )
         if any(row["hub_id"] != hub_id for row in rows):
             await cur.execute(
                 "UPDATE chunks SET hub_id = %s WHERE doc_id = %s AND hub_id IS DISTINCT FROM %s",

@@ -26,16 +26,18 @@ async def hub_doc_count(conn: psycopg.AsyncConnection, hub_id: int) -> int:
 
 
 async def doc_concepts(conn: psycopg.AsyncConnection, doc_id: str) -> list[dict[str, Any]]:
-    return await (await conn.execute(
-        "SELECT key, name, kind, gloss, aliases FROM doc_concepts WHERE doc_id = %s ORDER BY position", (doc_id,)
-    )).fetchall()
+    return await (
+        await conn.execute(
+            "SELECT key, name, kind, gloss, aliases FROM doc_concepts WHERE doc_id = %s ORDER BY position", (doc_id,)
+        )
+    ).fetchall()
 
 
 async def doc_vector(conn: psycopg.AsyncConnection, doc_id: str) -> tuple[Any, int | None, int | None]:
     """(the doc's vector or None, its dimension, its hub)."""
-    row = await (await conn.execute(
-        "SELECT embedding, vector_dims(embedding) AS dim, hub_id FROM docs WHERE id = %s", (doc_id,)
-    )).fetchone()
+    row = await (
+        await conn.execute("SELECT embedding, vector_dims(embedding) AS dim, hub_id FROM docs WHERE id = %s", (doc_id,))
+    ).fetchone()
     if row is None:
         return None, None, None
     return row["embedding"], row["dim"], row["hub_id"]
@@ -51,10 +53,12 @@ LIMIT %(k)s
 """
 
 
-async def nearest(conn: psycopg.AsyncConnection, *, doc_id: str, hub_id: int, vector: Any, dim: int,
-                  k: int) -> list[dict[str, Any]]:
-    return await (await conn.execute(NEAREST.format(dim=int(dim)),
-                                     {"vec": vector, "hub": hub_id, "doc": doc_id, "k": k})).fetchall()
+async def nearest(
+    conn: psycopg.AsyncConnection, *, doc_id: str, hub_id: int, vector: Any, dim: int, k: int
+) -> list[dict[str, Any]]:
+    return await (
+        await conn.execute(NEAREST.format(dim=int(dim)), {"vec": vector, "hub": hub_id, "doc": doc_id, "k": k})
+    ).fetchall()
 
 
 # Docs of the hub that name the most of the given concept keys.
@@ -68,8 +72,9 @@ LIMIT %(k)s
 """
 
 
-async def sharing_concepts(conn: psycopg.AsyncConnection, *, doc_id: str, hub_id: int, keys: list[str],
-                           k: int) -> list[dict[str, Any]]:
+async def sharing_concepts(
+    conn: psycopg.AsyncConnection, *, doc_id: str, hub_id: int, keys: list[str], k: int
+) -> list[dict[str, Any]]:
     if not keys:
         return []
     return await (await conn.execute(SHARING, {"hub": hub_id, "doc": doc_id, "keys": keys, "k": k})).fetchall()
@@ -78,9 +83,12 @@ async def sharing_concepts(conn: psycopg.AsyncConnection, *, doc_id: str, hub_id
 async def hub_vectors(conn: psycopg.AsyncConnection, hub_id: int, limit: int = 100_000) -> list[dict[str, Any]]:
     """The hub's newest `limit` public docs with their titles and vectors (None when not
     embedded)."""
-    return await (await conn.execute(
-        "SELECT id, title, embedding FROM docs WHERE hub_id = %s ORDER BY updated_at DESC, id LIMIT %s",
-        (hub_id, limit))).fetchall()
+    return await (
+        await conn.execute(
+            "SELECT id, title, embedding FROM docs WHERE hub_id = %s ORDER BY updated_at DESC, id LIMIT %s",
+            (hub_id, limit),
+        )
+    ).fetchall()
 
 
 async def doc_titles(conn: psycopg.AsyncConnection, doc_ids: list[str]) -> dict[str, str]:
@@ -89,20 +97,29 @@ async def doc_titles(conn: psycopg.AsyncConnection, doc_ids: list[str]) -> dict[
 
 
 async def bundles_of_doc(conn: psycopg.AsyncConnection, doc_id: str) -> list[dict[str, Any]]:
-    return await (await conn.execute(
-        """SELECT b.id, b.title, b.description FROM bundle_docs bd JOIN bundles b ON b.id = bd.bundle_id
-           WHERE bd.doc_id = %s ORDER BY b.updated_at DESC""", (doc_id,))).fetchall()
+    return await (
+        await conn.execute(
+            """SELECT b.id, b.title, b.description FROM bundle_docs bd JOIN bundles b ON b.id = bd.bundle_id
+           WHERE bd.doc_id = %s ORDER BY b.updated_at DESC""",
+            (doc_id,),
+        )
+    ).fetchall()
 
 
 async def hub_bundle_members(conn: psycopg.AsyncConnection, hub_id: int) -> list[set[str]]:
-    rows = await (await conn.execute(
-        """SELECT array_agg(bd.doc_id) AS ids FROM bundles b JOIN bundle_docs bd ON bd.bundle_id = b.id
-           WHERE b.hub_id = %s GROUP BY b.id""", (hub_id,))).fetchall()
+    rows = await (
+        await conn.execute(
+            """SELECT array_agg(bd.doc_id) AS ids FROM bundles b JOIN bundle_docs bd ON bd.bundle_id = b.id
+           WHERE b.hub_id = %s GROUP BY b.id""",
+            (hub_id,),
+        )
+    ).fetchall()
     return [set(r["ids"]) for r in rows]
 
 
 async def enrichments_of(conn: psycopg.AsyncConnection, doc_ids: list[str]) -> dict[str, dict[str, Any]]:
     """Stored enrichments visible on this connection (the public pool: public docs only)."""
-    rows = await (await conn.execute(
-        "SELECT doc_id, mode, data FROM enrichments WHERE doc_id = ANY(%s)", (doc_ids,))).fetchall()
+    rows = await (
+        await conn.execute("SELECT doc_id, mode, data FROM enrichments WHERE doc_id = ANY(%s)", (doc_ids,))
+    ).fetchall()
     return {r["doc_id"]: r for r in rows}

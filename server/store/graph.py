@@ -47,7 +47,7 @@ DRIFT = 0.25
 
 
 def model_key(space: str | None) -> str:
-    """"local:all-MiniLM-L6-v2-int8", "openai:sentence-transformers/all-MiniLM-L6-v2",
+    """ "local:all-MiniLM-L6-v2-int8", "openai:sentence-transformers/all-MiniLM-L6-v2",
     "openai:all-minilm:latest" -> the model's own name in lower case."""
     name = (space or "").split(":", 1)[-1].split(":", 1)[0].rsplit("/", 1)[-1].lower()
     return name.removesuffix("-int8")
@@ -74,8 +74,14 @@ class EdgeRule:
         return f"below {self.ceiling(space):g}, {relative}, {self.max_neighbours} nearest"
 
     def params(self, space: str | None) -> dict[str, Any]:
-        return {"ceiling": self.ceiling(space), "relative": self.relative, "share": REACH_SHARE,
-                "min_docs": REACH_MIN_DOCS, "cap": self.max_neighbours, "rule": self.signature(space)}
+        return {
+            "ceiling": self.ceiling(space),
+            "relative": self.relative,
+            "share": REACH_SHARE,
+            "min_docs": REACH_MIN_DOCS,
+            "cap": self.max_neighbours,
+            "rule": self.signature(space),
+        }
 
 
 # The scan compares vectors as stored (not cast to the space's dimension), so the HNSW index
@@ -176,8 +182,11 @@ async def stale_docs(conn: psycopg.AsyncConnection, rule: EdgeRule, limit: int) 
     space = await current_space(conn)
     if space is None:
         return []
-    rows = await (await conn.execute(STALE, {"rule": rule.signature(space[0]), "exact_below": EXACT_BELOW,
-                                             "drift": DRIFT, "limit": limit})).fetchall()
+    rows = await (
+        await conn.execute(
+            STALE, {"rule": rule.signature(space[0]), "exact_below": EXACT_BELOW, "drift": DRIFT, "limit": limit}
+        )
+    ).fetchall()
     return [r["id"] if isinstance(r, dict) else r[0] for r in rows]
 
 

@@ -58,7 +58,7 @@ def snippet(text: str, spans: list[tuple[int, int]], start: str, end: str) -> st
     text's beginning when nothing matches."""
     spans = merge([(s, e) for s, e in spans if 0 <= s < e <= len(text)])
     if not spans:
-        return text[:FRAGMENT_CHARS * FRAGMENTS].strip()
+        return text[: FRAGMENT_CHARS * FRAGMENTS].strip()
     windows: list[tuple[int, int]] = []
     for s, e in spans:
         if windows and s < windows[-1][1]:

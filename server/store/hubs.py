@@ -9,10 +9,12 @@ import psycopg
 
 async def create_hub(conn: psycopg.AsyncConnection, slug: str, owner_token_hash: str) -> int | None:
     """The new hub's id, or None when the slug is taken."""
-    row = await (await conn.execute(
-        "INSERT INTO hubs (slug, owner_token_hash) VALUES (%s, %s) ON CONFLICT (slug) DO NOTHING RETURNING id",
-        (slug, owner_token_hash),
-    )).fetchone()
+    row = await (
+        await conn.execute(
+            "INSERT INTO hubs (slug, owner_token_hash) VALUES (%s, %s) ON CONFLICT (slug) DO NOTHING RETURNING id",
+            (slug, owner_token_hash),
+        )
+    ).fetchone()
     return row["id"] if row else None
 
 
@@ -21,17 +23,22 @@ async def find_hub(conn: psycopg.AsyncConnection, slug: str) -> dict[str, Any] |
     columns, so either pool works."""
     if "\x00" in slug:  # a URL may carry a NUL, a slug never does (PostgreSQL text cannot hold one)
         return None
-    return await (await conn.execute(
-        "SELECT id, slug, listed, description FROM hubs WHERE slug = %s", (slug,))).fetchone()
+    return await (
+        await conn.execute("SELECT id, slug, listed, description FROM hubs WHERE slug = %s", (slug,))
+    ).fetchone()
 
 
-async def update_hub(conn: psycopg.AsyncConnection, hub_id: int, *, listed: bool | None,
-                     description: str | None) -> dict[str, Any]:
+async def update_hub(
+    conn: psycopg.AsyncConnection, hub_id: int, *, listed: bool | None, description: str | None
+) -> dict[str, Any]:
     """Set what the owner changed (None: unchanged); the hub as it is now."""
-    return await (await conn.execute(
-        "UPDATE hubs SET listed = coalesce(%s, listed), description = coalesce(%s, description)"
-        " WHERE id = %s RETURNING id, slug, listed, description", (listed, description, hub_id),
-    )).fetchone()
+    return await (
+        await conn.execute(
+            "UPDATE hubs SET listed = coalesce(%s, listed), description = coalesce(%s, description)"
+            " WHERE id = %s RETURNING id, slug, listed, description",
+            (listed, description, hub_id),
+        )
+    ).fetchone()
 
 
 # The listed hubs with their public page counts (run on the public pool: the counts are of
@@ -52,8 +59,9 @@ async def listed_hubs(conn: psycopg.AsyncConnection) -> list[dict[str, Any]]:
 
 # The hub and the recorded embedding space (model and dim None before the first vector): recall
 # needs both for every question. A hybrid recall reads it with full text's pool (recall.HUB_AND_FULLTEXT).
-HUB_FOR_RECALL = ("SELECT h.id, h.slug, s.model, s.dim FROM hubs h LEFT JOIN embedding_space s ON true"
-                  " WHERE h.slug = %(slug)s")
+HUB_FOR_RECALL = (
+    "SELECT h.id, h.slug, s.model, s.dim FROM hubs h LEFT JOIN embedding_space s ON true WHERE h.slug = %(slug)s"
+)
 
 
 async def find_hub_for_recall(conn: psycopg.AsyncConnection, slug: str) -> dict[str, Any] | None:
@@ -62,9 +70,9 @@ async def find_hub_for_recall(conn: psycopg.AsyncConnection, slug: str) -> dict[
 
 
 async def is_owner(conn: psycopg.AsyncConnection, hub_id: int, token_hash: str) -> bool:
-    row = await (await conn.execute(
-        "SELECT 1 FROM hubs WHERE id = %s AND owner_token_hash = %s", (hub_id, token_hash)
-    )).fetchone()
+    row = await (
+        await conn.execute("SELECT 1 FROM hubs WHERE id = %s AND owner_token_hash = %s", (hub_id, token_hash))
+    ).fetchone()
     return row is not None
 
 
@@ -94,8 +102,9 @@ ORDER BY b.updated_at DESC
 """
 
 
-async def hub_contents(conn: psycopg.AsyncConnection, hub_id: int, *, limit: int | None = None,
-                       offset: int = 0) -> tuple[list[dict], int, list[dict]]:
+async def hub_contents(
+    conn: psycopg.AsyncConnection, hub_id: int, *, limit: int | None = None, offset: int = 0
+) -> tuple[list[dict], int, list[dict]]:
     """One page of the hub's docs (newest first, with the head of their markdown; all of them
     when `limit` is None), how many docs it has, and its bundles. Run on the public pool,
     row-level security leaves only what the public may see."""
@@ -115,12 +124,14 @@ LIMIT %(limit)s
 """
 
 
-async def hub_docs_batch(conn: psycopg.AsyncConnection, hub_id: int, after: tuple[Any, str] | None,
-                         limit: int = 100) -> list[dict[str, Any]]:
+async def hub_docs_batch(
+    conn: psycopg.AsyncConnection, hub_id: int, after: tuple[Any, str] | None, limit: int = 100
+) -> list[dict[str, Any]]:
     """The next `limit` public docs after `after` ((created_at, id) of the last one read)."""
     after_at, after_id = after or ("-infinity", "")
-    return await (await conn.execute(HUB_FULL_BATCH, {"hub": hub_id, "after_at": after_at,
-                                                      "after_id": after_id, "limit": limit})).fetchall()
+    return await (
+        await conn.execute(HUB_FULL_BATCH, {"hub": hub_id, "after_at": after_at, "after_id": after_id, "limit": limit})
+    ).fetchall()
 
 
 # The owner's view of a hub. Every statement proves the credential itself (hub_owned(), in
@@ -156,14 +167,21 @@ LIMIT %(limit)s OFFSET %(offset)s
 """
 
 
-def _proof(hub_id: int, token_hash: str | None, session_hashes: list[str], limit: int | None = None,
-           offset: int = 0) -> dict[str, Any]:
+def _proof(
+    hub_id: int, token_hash: str | None, session_hashes: list[str], limit: int | None = None, offset: int = 0
+) -> dict[str, Any]:
     return {"hub": hub_id, "token": token_hash, "sessions": session_hashes, "limit": limit, "offset": offset}
 
 
-async def owner_contents(conn: psycopg.AsyncConnection, hub_id: int, token_hash: str | None,
-                         session_hashes: list[str], *, limit: int | None = None,
-                         offset: int = 0) -> tuple[list[dict], int, int, list[dict]]:
+async def owner_contents(
+    conn: psycopg.AsyncConnection,
+    hub_id: int,
+    token_hash: str | None,
+    session_hashes: list[str],
+    *,
+    limit: int | None = None,
+    offset: int = 0,
+) -> tuple[list[dict], int, int, list[dict]]:
     """One page of the hub's live docs, drafts and private ones included, each with its
     visibility (all of them when `limit` is None); how many live docs and how many in the
     trash; and its bundles. Nothing at all unless the token or a session owns the hub."""
@@ -174,14 +192,22 @@ async def owner_contents(conn: psycopg.AsyncConnection, hub_id: int, token_hash:
     return docs, live, in_trash, bundles
 
 
-async def owner_counts(conn: psycopg.AsyncConnection, hub_id: int, token_hash: str | None,
-                       session_hashes: list[str]) -> tuple[int, int]:
+async def owner_counts(
+    conn: psycopg.AsyncConnection, hub_id: int, token_hash: str | None, session_hashes: list[str]
+) -> tuple[int, int]:
     """How many live docs the hub has and how many are in its trash (0, 0 without the owner's proof)."""
     counts = await (await conn.execute(OWNER_COUNTS, _proof(hub_id, token_hash, session_hashes))).fetchone()
     return counts["live"], counts["trash"]
 
 
-async def trash(conn: psycopg.AsyncConnection, hub_id: int, token_hash: str | None, session_hashes: list[str], *,
-                limit: int, offset: int = 0) -> list[dict[str, Any]]:
+async def trash(
+    conn: psycopg.AsyncConnection,
+    hub_id: int,
+    token_hash: str | None,
+    session_hashes: list[str],
+    *,
+    limit: int,
+    offset: int = 0,
+) -> list[dict[str, Any]]:
     """One page of the hub's deleted docs, newest deletion first (nothing without the owner's proof)."""
     return await (await conn.execute(TRASH, _proof(hub_id, token_hash, session_hashes, limit, offset))).fetchall()

@@ -79,33 +79,40 @@ async def release_bundles(conn: psycopg.AsyncConnection, bundle_ids: list[str]) 
 
 async def doc_to_index(conn: psycopg.AsyncConnection, doc_id: str) -> dict[str, Any] | None:
     """The live doc's text and hashes, or None."""
-    return await (await conn.execute(
-        """SELECT id, title, markdown, source_hash, embedded_hash, embedded_chunk_hashes
-           FROM docs WHERE id = %s AND deleted_at IS NULL""", (doc_id,)
-    )).fetchone()
+    return await (
+        await conn.execute(
+            """SELECT id, title, markdown, source_hash, embedded_hash, embedded_chunk_hashes
+           FROM docs WHERE id = %s AND deleted_at IS NULL""",
+            (doc_id,),
+        )
+    ).fetchone()
 
 
 async def doc_chunks(conn: psycopg.AsyncConnection, doc_id: str) -> list[dict[str, Any]]:
     """The doc's chunks in order, each saying whether it still has no vector."""
-    return await (await conn.execute(
-        "SELECT id, heading_path, markdown, hash, embedding IS NULL AS missing FROM chunks"
-        " WHERE doc_id = %s ORDER BY ordinal", (doc_id,)
-    )).fetchall()
+    return await (
+        await conn.execute(
+            "SELECT id, heading_path, markdown, hash, embedding IS NULL AS missing FROM chunks"
+            " WHERE doc_id = %s ORDER BY ordinal",
+            (doc_id,),
+        )
+    ).fetchall()
 
 
-async def store_chunk_vectors(conn: psycopg.AsyncConnection, chunks: list[dict[str, Any]],
-                              vectors: list[list[float]]) -> None:
+async def store_chunk_vectors(
+    conn: psycopg.AsyncConnection, chunks: list[dict[str, Any]], vectors: list[list[float]]
+) -> None:
     """Each vector onto its chunk, only if the chunk still has the text that was embedded."""
     async with conn.cursor() as cur:
-        await cur.executemany("UPDATE chunks SET embedding = %s WHERE id = %s AND hash = %s",
-                              [(vec, c["id"], c["hash"]) for c, vec in zip(chunks, vectors)])
+        await cur.executemany(
+            "UPDATE chunks SET embedding = %s WHERE id = %s AND hash = %s",
+            [(vec, c["id"], c["hash"]) for c, vec in zip(chunks, vectors)],
+        )
 
 
 async def lock_source_hash(conn: psycopg.AsyncConnection, doc_id: str) -> str | None:
     """The doc's source hash as it is now, row-locked for this transaction; None when gone."""
-    doc = await (await conn.execute(
-        "SELECT source_hash FROM docs WHERE id = %s FOR UPDATE", (doc_id,)
-    )).fetchone()
+    doc = await (await conn.execute("SELECT source_hash FROM docs WHERE id = %s FOR UPDATE", (doc_id,))).fetchone()
     return None if doc is None else doc["source_hash"]
 
 
@@ -131,14 +138,15 @@ async def bundle_to_index(conn: psycopg.AsyncConnection, bundle_id: str) -> dict
     """The live bundle's text (title, description, public member titles), its source hash
     and the hash it was last embedded from; None when gone."""
     row = await (await conn.execute(BUNDLE_TEXT, (bundle_id,))).fetchone()
-    current = row and await (await conn.execute(
-        "SELECT embedded_hash FROM bundles WHERE id = %s", (bundle_id,)
-    )).fetchone()
+    current = (
+        row and await (await conn.execute("SELECT embedded_hash FROM bundles WHERE id = %s", (bundle_id,))).fetchone()
+    )
     return None if row is None else {**row, "embedded_hash": current["embedded_hash"]}
 
 
-async def set_bundle_vector(conn: psycopg.AsyncConnection, bundle_id: str, vector: list[float],
-                            source_hash: str) -> bool:
+async def set_bundle_vector(
+    conn: psycopg.AsyncConnection, bundle_id: str, vector: list[float], source_hash: str
+) -> bool:
     """Store the vector if the bundle still has the text it was computed from."""
     cur = await conn.execute(
         """UPDATE bundles SET embedding = %s, embedded_hash = %s, claimed_until = NULL, claimed_by = NULL
@@ -153,12 +161,15 @@ async def owed_counts(conn: psycopg.AsyncConnection) -> dict[str, int]:
     return {"docs": row["docs"], "bundles": row["bundles"]}
 
 
-async def release_with_error(conn: psycopg.AsyncConnection, doc_ids: list[str], bundle_ids: list[str],
-                             error: str, retry_seconds: float) -> None:
+async def release_with_error(
+    conn: psycopg.AsyncConnection, doc_ids: list[str], bundle_ids: list[str], error: str, retry_seconds: float
+) -> None:
     """Keep the work owed, but leased for `retry_seconds` before anyone tries again."""
     await conn.execute(
-        "UPDATE docs SET index_error = %s, claimed_until = now() + make_interval(secs => %s)"
-        " WHERE id = ANY(%s)", (error[:500], retry_seconds, doc_ids))
+        "UPDATE docs SET index_error = %s, claimed_until = now() + make_interval(secs => %s) WHERE id = ANY(%s)",
+        (error[:500], retry_seconds, doc_ids),
+    )
     await conn.execute(
         "UPDATE bundles SET claimed_until = now() + make_interval(secs => %s) WHERE id = ANY(%s)",
-        (retry_seconds, bundle_ids))
+        (retry_seconds, bundle_ids),
+    )

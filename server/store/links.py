@@ -24,8 +24,10 @@ async def sync_links(conn: psycopg.AsyncConnection, doc_id: str, markdown: str) 
     await conn.execute("DELETE FROM links WHERE source = %s", (doc_id,))
     if found:
         async with conn.cursor() as cur:
-            await cur.executemany("INSERT INTO links (source, target, host) VALUES (%s, %s, %s)",
-                                  [(doc_id, target, host) for target, host in found])
+            await cur.executemany(
+                "INSERT INTO links (source, target, host) VALUES (%s, %s, %s)",
+                [(doc_id, target, host) for target, host in found],
+            )
 
 
 DOC_SIDE = """
@@ -52,8 +54,9 @@ ORDER BY s.id, t.id
 """
 
 
-async def doc_cross_refs(conn: psycopg.AsyncConnection, doc_id: str,
-                         hosts: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+async def doc_cross_refs(
+    conn: psycopg.AsyncConnection, doc_id: str, hosts: list[str]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(the public docs this doc links to, the public docs that link to it); `hosts` are the
     hosts that name this server ('' included: relative links)."""
     params = {"doc": doc_id, "hosts": hosts}

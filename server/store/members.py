@@ -21,22 +21,29 @@ async def add(conn: psycopg.AsyncConnection, hub_id: int, name: str, token_hash:
 
 async def live(conn: psycopg.AsyncConnection, hub_id: int) -> list[dict[str, Any]]:
     """The hub's members, oldest first."""
-    return await (await conn.execute(
-        "SELECT name, created_at FROM hub_members WHERE hub_id = %s AND revoked_at IS NULL ORDER BY created_at, name",
-        (hub_id,))).fetchall()
+    return await (
+        await conn.execute(
+            "SELECT name, created_at FROM hub_members WHERE hub_id = %s AND revoked_at IS NULL ORDER BY created_at, name",
+            (hub_id,),
+        )
+    ).fetchall()
 
 
 async def revoke(conn: psycopg.AsyncConnection, hub_id: int, name: str) -> bool:
     """End a member's token at once; whether there was a live member of that name."""
     cur = await conn.execute(
         "UPDATE hub_members SET revoked_at = now() WHERE hub_id = %s AND name = %s AND revoked_at IS NULL",
-        (hub_id, name))
+        (hub_id, name),
+    )
     return cur.rowcount > 0
 
 
 async def member_name(conn: psycopg.AsyncConnection, hub_id: int, token_hash: str) -> str | None:
     """The live member of the hub holding this token, or None."""
-    row = await (await conn.execute(
-        "SELECT name FROM hub_members WHERE hub_id = %s AND token_hash = %s AND revoked_at IS NULL",
-        (hub_id, token_hash))).fetchone()
+    row = await (
+        await conn.execute(
+            "SELECT name FROM hub_members WHERE hub_id = %s AND token_hash = %s AND revoked_at IS NULL",
+            (hub_id, token_hash),
+        )
+    ).fetchone()
     return row["name"] if row else None

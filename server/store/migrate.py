@@ -146,19 +146,21 @@ async def _recorded(conn: psycopg.AsyncConnection, files: list[Migration]) -> di
     checksum of what they were released as."""
     async with conn.transaction():
         await conn.execute(BOOKKEEPING)
-        legacy = [r[0] for r in await (await conn.execute(
-            "SELECT name FROM schema_migrations WHERE checksum IS NULL")).fetchall()]
+        legacy = [
+            r[0]
+            for r in await (await conn.execute("SELECT name FROM schema_migrations WHERE checksum IS NULL")).fetchall()
+        ]
         known = {**RELEASED, **{m.name: m.checksum for m in files}}
         for name in legacy:
             if name in known:
-                await conn.execute("UPDATE schema_migrations SET checksum = %s WHERE name = %s",
-                                   (known[name], name))
+                await conn.execute("UPDATE schema_migrations SET checksum = %s WHERE name = %s", (known[name], name))
         rows = await (await conn.execute("SELECT name, checksum FROM schema_migrations")).fetchall()
     return {name: value for name, value in rows}
 
 
-async def apply_functions(conn: psycopg.AsyncConnection, root: Traversable | None = None, *,
-                          check_bodies: bool = True) -> None:
+async def apply_functions(
+    conn: psycopg.AsyncConnection, root: Traversable | None = None, *, check_bodies: bool = True
+) -> None:
     """(Re)create every function, in file name order, in one transaction."""
     async with conn.transaction():
         if not check_bodies:
@@ -196,7 +198,8 @@ async def migrate(conninfo: str, root: Traversable | None = None) -> list[str]:
                             raise MigrationError(f"migration {m.name} failed: {exc}") from exc
                     await conn.execute(
                         "INSERT INTO schema_migrations (name, checksum, ran) VALUES (%s, %s, %s)",
-                        (m.name, m.checksum, step.run))
+                        (m.name, m.checksum, step.run),
+                    )
                 if step.run:
                     ran.append(m.name)
                 else:

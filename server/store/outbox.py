@@ -27,8 +27,9 @@ async def take_due(conn: psycopg.AsyncConnection, limit: int, lease: float) -> l
 
 async def sent(conn: psycopg.AsyncConnection, mail_id: int) -> None:
     """Delivered: the body (it holds a sign-in link) is blanked at once."""
-    await conn.execute("UPDATE mail_outbox SET sent_at = now(), body = '', attempts = attempts + 1 WHERE id = %s",
-                       (mail_id,))
+    await conn.execute(
+        "UPDATE mail_outbox SET sent_at = now(), body = '', attempts = attempts + 1 WHERE id = %s", (mail_id,)
+    )
 
 
 async def failed(conn: psycopg.AsyncConnection, mail_id: int, error: str, *, retry_in: float | None) -> None:
@@ -38,7 +39,8 @@ async def failed(conn: psycopg.AsyncConnection, mail_id: int, error: str, *, ret
         " next_attempt_at = now() + make_interval(secs => coalesce(%(retry)s, 0)),"
         " failed_at = CASE WHEN %(retry)s IS NULL THEN now() END,"
         " body = CASE WHEN %(retry)s IS NULL THEN '' ELSE body END WHERE id = %(id)s",
-        {"id": mail_id, "error": error, "retry": retry_in})
+        {"id": mail_id, "error": error, "retry": retry_in},
+    )
 
 
 STATS = """

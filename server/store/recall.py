@@ -219,8 +219,9 @@ FTS_READ_BEFORE = "unnest(%(fts_ids)s::bigint[], %(fts_scores)s::float8[]) AS t(
 
 
 @lru_cache(maxsize=512)
-def statement(level: str, dim: int, fts_read_before: bool = False, fusion: str = "zscore", *, hub: int, k: int,
-              n_vec: int) -> sql.Composed:
+def statement(
+    level: str, dim: int, fts_read_before: bool = False, fusion: str = "zscore", *, hub: int, k: int, n_vec: int
+) -> sql.Composed:
     """The fused recall statement of one hub's chunks or docs, vectors cast to `dim`, returning
     `k` rows from a vector pool of `n_vec`, fused by `fusion` (FUSIONS).
 
@@ -235,12 +236,22 @@ def statement(level: str, dim: int, fts_read_before: bool = False, fusion: str =
     if fusion == "rrf" and level == "doc":
         final = DOC_RRF_RECALL
     fuse = RRF if fusion == "rrf" else ZSCORE.replace("{weights}", WEIGHTS)
-    text = POOLS.replace("{doc_vectors}", doc_vectors).replace(
-        "{fts_source}", FTS_READ_BEFORE if fts_read_before else FTS_SEARCH) + fuse + final
+    text = (
+        POOLS.replace("{doc_vectors}", doc_vectors).replace(
+            "{fts_source}", FTS_READ_BEFORE if fts_read_before else FTS_SEARCH
+        )
+        + fuse
+        + final
+    )
     return sql.SQL(text).format(
-        dim=sql.Literal(dim), hub=sql.Literal(hub), k=sql.Literal(k), n_vec=sql.Literal(n_vec),
-        no_vectors=sql.SQL(" AND false" if n_vec == 0 else ""), rrf_k=sql.Literal(RRF_K),
-        top=sql.Literal(RRF_DEPTH * k))
+        dim=sql.Literal(dim),
+        hub=sql.Literal(hub),
+        k=sql.Literal(k),
+        n_vec=sql.Literal(n_vec),
+        no_vectors=sql.SQL(" AND false" if n_vec == 0 else ""),
+        rrf_k=sql.Literal(RRF_K),
+        top=sql.Literal(RRF_DEPTH * k),
+    )
 
 
 def pool_size(level: str, k: int, hybrid: bool, fusion: str = "zscore") -> int:
@@ -279,15 +290,30 @@ CROSS JOIN LATERAL (
 """
 
 
-async def hub_and_fulltext(conn: psycopg.AsyncConnection, *, slug: str, model: str, question: str, level: str,
-                           k: int, k1: float, b: float,
-                           fusion: str = "zscore") -> tuple[dict[str, Any] | None, FulltextCandidates | None]:
+async def hub_and_fulltext(
+    conn: psycopg.AsyncConnection,
+    *,
+    slug: str,
+    model: str,
+    question: str,
+    level: str,
+    k: int,
+    k1: float,
+    b: float,
+    fusion: str = "zscore",
+) -> tuple[dict[str, Any] | None, FulltextCandidates | None]:
     """The hub ({"id", "slug", "model", "dim"}, None if unknown) and, when its embedding space is
     `model`, the full-text pool of a hybrid recall of it (else None), in one round trip. The
     recall route reads them while the question is embedded and hands the pool to recall_chunks /
     recall_docs (`fts=`): the embedding's wait overlaps BM25's instead of adding to it."""
-    params = {"slug": slug, "model": model, "question": question, "n_fts": pool_size(level, k, True, fusion),
-              "k1": k1, "b": b}
+    params = {
+        "slug": slug,
+        "model": model,
+        "question": question,
+        "n_fts": pool_size(level, k, True, fusion),
+        "k1": k1,
+        "b": b,
+    }
     row = await (await conn.execute(HUB_AND_FULLTEXT, params)).fetchone()
     if row is None:
         return None, None
@@ -295,9 +321,21 @@ async def hub_and_fulltext(conn: psycopg.AsyncConnection, *, slug: str, model: s
     return hub, ((row["fts_ids"], row["fts_scores"]) if row["fts_read"] else None)
 
 
-def fused_query(level: str, *, hub_id: int, question: str, k: int, qvec: list[float] | None, dim: int | None,
-                hybrid: bool, k1: float, b: float, fts: FulltextCandidates | None = None,
-                fusion: str = "zscore", vector_weight: float = 1.0) -> tuple[sql.Composed, dict[str, Any]]:
+def fused_query(
+    level: str,
+    *,
+    hub_id: int,
+    question: str,
+    k: int,
+    qvec: list[float] | None,
+    dim: int | None,
+    hybrid: bool,
+    k1: float,
+    b: float,
+    fts: FulltextCandidates | None = None,
+    fusion: str = "zscore",
+    vector_weight: float = 1.0,
+) -> tuple[sql.Composed, dict[str, Any]]:
     """The statement and parameters of a recall (recall_chunks / recall_docs run them).
     `vector_weight`: the vectors' say in the z-score fusion (0: the embedder cannot read the
     question; RRF ignores it, being the seeds' recipe)."""
@@ -305,7 +343,9 @@ def fused_query(level: str, *, hub_id: int, question: str, k: int, qvec: list[fl
     n = pool_size(level, k, hybrid and use_vec, fusion)
     read_before = fts is not None and hybrid and use_vec
     params = {
-        "question": question, "k1": k1, "b": b,
+        "question": question,
+        "k1": k1,
+        "b": b,
         # as a pgvector Vector (sent in binary), not a list of 384 floats each dumped as text
         "qvec": Vector(qvec) if use_vec else None,
         "n_fts": n if hybrid or not use_vec else 0,
@@ -331,8 +371,9 @@ async def recall_docs(conn: psycopg.AsyncConnection, **query: Any) -> list[dict[
     return await _fused(conn, "doc", **query)
 
 
-async def recall_bundles(conn: psycopg.AsyncConnection, *, hub_id: int, question: str, k: int,
-                         qvec: list[float] | None, dim: int | None) -> list[dict[str, Any]]:
+async def recall_bundles(
+    conn: psycopg.AsyncConnection, *, hub_id: int, question: str, k: int, qvec: list[float] | None, dim: int | None
+) -> list[dict[str, Any]]:
     params = {"hub": hub_id, "question": question, "k": k, "qvec": Vector(qvec) if qvec is not None else None}
     if qvec is not None and dim is not None:
         query = sql.SQL(BUNDLE_VECTOR).format(dim=sql.Literal(int(dim)))
@@ -372,8 +413,9 @@ LEFT JOIN LATERAL bm25_cjk_terms(CASE WHEN c.cjk THEN t.text END) b ON true
 GROUP BY t.ord, s.snippet, s.marked
 ORDER BY t.ord
 """
-HEADLINE_OPTIONS = (f"StartSel={MARK_START}, StopSel={MARK_END}, MaxWords=40, MinWords=18, "
-                    "MaxFragments=2, FragmentDelimiter=\" … \"")
+HEADLINE_OPTIONS = (
+    f'StartSel={MARK_START}, StopSel={MARK_END}, MaxWords=40, MinWords=18, MaxFragments=2, FragmentDelimiter=" … "'
+)
 MARK_ALL = f"StartSel={MARK_START}, StopSel={MARK_END}, HighlightAll=true"
 
 
@@ -382,8 +424,11 @@ async def headlines(conn: psycopg.AsyncConnection, question: str, texts: list[st
     if not texts:
         return []
     cleaned = [t.replace(MARK_START, "").replace(MARK_END, "") for t in texts]
-    rows = await (await conn.execute(HEADLINES, {"question": question, "texts": cleaned, "options": HEADLINE_OPTIONS,
-                                                 "mark_all": MARK_ALL})).fetchall()
+    rows = await (
+        await conn.execute(
+            HEADLINES, {"question": question, "texts": cleaned, "options": HEADLINE_OPTIONS, "mark_all": MARK_ALL}
+        )
+    ).fetchall()
     out = []
     for text, r in zip(cleaned, rows):
         if r["snippet"] is not None:

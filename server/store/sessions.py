@@ -15,11 +15,13 @@ RETURNING expires_at
 """
 
 
-async def open_session(conn: psycopg.AsyncConnection, id_hash: str, hub_id: int, kind: str, *,
-                       seconds: int, email: str | None = None) -> datetime:
+async def open_session(
+    conn: psycopg.AsyncConnection, id_hash: str, hub_id: int, kind: str, *, seconds: int, email: str | None = None
+) -> datetime:
     """A new session of this kind for the hub; when it expires."""
-    row = await (await conn.execute(OPEN, {"id_hash": id_hash, "hub": hub_id, "kind": kind, "email": email,
-                                           "seconds": seconds})).fetchone()
+    row = await (
+        await conn.execute(OPEN, {"id_hash": id_hash, "hub": hub_id, "kind": kind, "email": email, "seconds": seconds})
+    ).fetchone()
     return row["expires_at"]
 
 
@@ -27,7 +29,8 @@ async def revoke(conn: psycopg.AsyncConnection, hub_id: int, id_hashes: list[str
     """End these sessions of the hub (signing out, or in again); how many were live."""
     cur = await conn.execute(
         "UPDATE sessions SET revoked_at = now() WHERE hub_id = %s AND id_hash = ANY(%s) AND revoked_at IS NULL",
-        (hub_id, id_hashes))
+        (hub_id, id_hashes),
+    )
     return cur.rowcount
 
 
@@ -54,14 +57,18 @@ async def live(conn: psycopg.AsyncConnection, id_hashes: list[str]) -> set[str]:
     """Which of these sessions (any hub) are still live: what a browser's cookie keeps."""
     if not id_hashes:
         return set()
-    rows = await (await conn.execute(
-        "SELECT id_hash FROM sessions WHERE id_hash = ANY(%s) AND revoked_at IS NULL AND expires_at > now()",
-        (id_hashes,))).fetchall()
+    rows = await (
+        await conn.execute(
+            "SELECT id_hash FROM sessions WHERE id_hash = ANY(%s) AND revoked_at IS NULL AND expires_at > now()",
+            (id_hashes,),
+        )
+    ).fetchall()
     return {r["id_hash"] for r in rows}
 
 
 async def owns(conn: psycopg.AsyncConnection, hub_id: int, token_hash: str | None, id_hashes: list[str]) -> bool:
     """Whether the owner token or one of the sessions owns the hub (hub_owned(), 70_owner.sql)."""
-    row = await (await conn.execute("SELECT hub_owned(%s, %s, %s) AS owned",
-                                    (hub_id, token_hash, id_hashes))).fetchone()
+    row = await (
+        await conn.execute("SELECT hub_owned(%s, %s, %s) AS owned", (hub_id, token_hash, id_hashes))
+    ).fetchone()
     return bool(row["owned"])

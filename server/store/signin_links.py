@@ -26,11 +26,14 @@ RETURNING id
 """
 
 
-async def request(conn: psycopg.AsyncConnection, *, doc_id: str, email: str, secret_hash: str, seconds: int,
-                  subject: str, body: str) -> bool:
+async def request(
+    conn: psycopg.AsyncConnection, *, doc_id: str, email: str, secret_hash: str, seconds: int, subject: str, body: str
+) -> bool:
     """Keep a link and queue its mail if `email` may read the doc; whether it did."""
-    cur = await conn.execute(REQUEST, {"doc": doc_id, "email": email, "hash": secret_hash, "seconds": seconds,
-                                       "subject": subject, "body": body})
+    cur = await conn.execute(
+        REQUEST,
+        {"doc": doc_id, "email": email, "hash": secret_hash, "seconds": seconds, "subject": subject, "body": body},
+    )
     return await cur.fetchone() is not None
 
 
@@ -72,7 +75,11 @@ async def reader_email(conn: psycopg.AsyncConnection, doc_id: str, session_hashe
 async def people_only(conn: psycopg.AsyncConnection, doc_id: str) -> bool | None:
     """Whether a live doc that only its listed people read is in a hub (where a reader can
     sign in); None when the doc is no such doc."""
-    row = await (await conn.execute(
-        "SELECT hub_id IS NOT NULL AS in_hub FROM docs d WHERE id = %s AND deleted_at IS NULL"
-        " AND doc_visibility(d) = 'people'", (doc_id,))).fetchone()
+    row = await (
+        await conn.execute(
+            "SELECT hub_id IS NOT NULL AS in_hub FROM docs d WHERE id = %s AND deleted_at IS NULL"
+            " AND doc_visibility(d) = 'people'",
+            (doc_id,),
+        )
+    ).fetchone()
     return row["in_hub"] if row else None

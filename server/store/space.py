@@ -61,15 +61,14 @@ async def reset_if_model_changed(conn: psycopg.AsyncConnection, model: str) -> b
         for table in _INDEXED_TABLES:
             await conn.execute(sql.SQL(DROP_INDEX).format(index=_index(table)))
         await conn.execute("UPDATE chunks SET embedding = NULL WHERE embedding IS NOT NULL")
-        await conn.execute(
-            "UPDATE docs SET embedding = NULL, embedded_hash = NULL, embedded_chunk_hashes = '{}'"
-        )
+        await conn.execute("UPDATE docs SET embedding = NULL, embedded_hash = NULL, embedded_chunk_hashes = '{}'")
         await conn.execute("UPDATE bundles SET embedding = NULL, embedded_hash = NULL")
         await conn.execute("DELETE FROM doc_edges")  # measured in the old space
         await conn.execute("DELETE FROM doc_reach")
         await conn.execute(
-            "INSERT INTO embedding_space_history (model, dim, replaced_by)"
-            " SELECT model, dim, %s FROM embedding_space", (model,))
+            "INSERT INTO embedding_space_history (model, dim, replaced_by) SELECT model, dim, %s FROM embedding_space",
+            (model,),
+        )
         await conn.execute("DELETE FROM embedding_space")
     return True
 
@@ -133,6 +132,9 @@ async def build_indexes(url: str) -> bool:
                 log.warning("dropping the invalid index %s_embedding_hnsw left by an interrupted build", table)
                 await conn.execute(sql.SQL(DROP_INVALID).format(index=_index(table)))
             log.info("building the HNSW index on %s (%s-d), concurrently with traffic", table, space[1])
-            await conn.execute(sql.SQL(CREATE_INDEX).format(
-                index=_index(table), table=sql.Identifier(table), dim=sql.Literal(int(space[1]))))
+            await conn.execute(
+                sql.SQL(CREATE_INDEX).format(
+                    index=_index(table), table=sql.Identifier(table), dim=sql.Literal(int(space[1]))
+                )
+            )
     return True  # closing the session released the advisory lock

@@ -25,32 +25,39 @@ RETURNING id, slug, (SELECT max(id) FROM curation_marks WHERE hub_id = hubs.id) 
 """
 
 
-async def claim_owed(conn: psycopg.AsyncConnection, *, worker: int, limit: int, debounce: float) -> list[dict[str, Any]]:
+async def claim_owed(
+    conn: psycopg.AsyncConnection, *, worker: int, limit: int, debounce: float
+) -> list[dict[str, Any]]:
     return await (await conn.execute(CLAIM, {"worker": worker, "limit": limit, "debounce": debounce})).fetchall()
 
 
 async def release(conn: psycopg.AsyncConnection, hub_ids: list[int], retry_seconds: float) -> None:
-    await conn.execute("UPDATE hubs SET suggest_claimed_until = now() + make_interval(secs => %s) WHERE id = ANY(%s)",
-                       (retry_seconds, hub_ids))
+    await conn.execute(
+        "UPDATE hubs SET suggest_claimed_until = now() + make_interval(secs => %s) WHERE id = ANY(%s)",
+        (retry_seconds, hub_ids),
+    )
 
 
 async def known(conn: psycopg.AsyncConnection, hub_id: int) -> dict[str, dict[str, Any]]:
     """Stored suggestions by signature (any status), so a group keeps its id and name."""
-    rows = await (await conn.execute(
-        "SELECT id, signature, title, description, status, mode FROM bundle_suggestions WHERE hub_id = %s",
-        (hub_id,))).fetchall()
+    rows = await (
+        await conn.execute(
+            "SELECT id, signature, title, description, status, mode FROM bundle_suggestions WHERE hub_id = %s",
+            (hub_id,),
+        )
+    ).fetchall()
     return {r["signature"]: r for r in rows}
 
 
-async def replace_open(conn: psycopg.AsyncConnection, hub_id: int, mark: int,
-                       groups: list[dict[str, Any]]) -> None:
+async def replace_open(conn: psycopg.AsyncConnection, hub_id: int, mark: int, groups: list[dict[str, Any]]) -> None:
     """Make the hub's open suggestions exactly `groups` (each: id, signature, title,
     description, doc_ids, mode); accepted and dismissed ones are kept as history."""
     async with conn.transaction():
         signatures = [g["signature"] for g in groups]
         await conn.execute(
             "DELETE FROM bundle_suggestions WHERE hub_id = %s AND status = 'open' AND NOT (signature = ANY(%s))",
-            (hub_id, signatures))
+            (hub_id, signatures),
+        )
         async with conn.cursor() as cur:
             await cur.executemany(
                 """INSERT INTO bundle_suggestions (id, hub_id, signature, title, description, doc_ids, mode)
@@ -58,11 +65,14 @@ async def replace_open(conn: psycopg.AsyncConnection, hub_id: int, mark: int,
                    ON CONFLICT (hub_id, signature) DO UPDATE SET doc_ids = EXCLUDED.doc_ids,
                        updated_at = CASE WHEN bundle_suggestions.doc_ids = EXCLUDED.doc_ids
                                          THEN bundle_suggestions.updated_at ELSE now() END""",
-                [{**g, "hub": hub_id} for g in groups])
+                [{**g, "hub": hub_id} for g in groups],
+            )
         # Marks made while this ran are past `mark`: the hub stays owed for them.
         await conn.execute(
             """UPDATE hubs SET suggested_mark = %s, suggest_claimed_until = NULL, suggest_claimed_by = NULL
-               WHERE id = %s""", (mark, hub_id))
+               WHERE id = %s""",
+            (mark, hub_id),
+        )
         await conn.execute("DELETE FROM curation_marks WHERE hub_id = %s AND id <= %s", (hub_id, mark))
 
 
@@ -85,28 +95,38 @@ async def open_for_hub(conn: psycopg.AsyncConnection, hub_id: int) -> list[dict[
 
 
 async def lock_open(conn: psycopg.AsyncConnection, hub_id: int, suggestion_id: str) -> dict[str, Any] | None:
-    return await (await conn.execute(
-        """SELECT id, title, description, doc_ids, status, bundle_id FROM bundle_suggestions
-           WHERE id = %s AND hub_id = %s FOR UPDATE""", (suggestion_id, hub_id))).fetchone()
+    return await (
+        await conn.execute(
+            """SELECT id, title, description, doc_ids, status, bundle_id FROM bundle_suggestions
+           WHERE id = %s AND hub_id = %s FOR UPDATE""",
+            (suggestion_id, hub_id),
+        )
+    ).fetchone()
 
 
 async def public_members(conn: psycopg.AsyncConnection, hub_id: int, doc_ids: list[str]) -> list[str]:
     """The suggested docs that are still live, public and in the hub, in the suggested order."""
-    rows = await (await conn.execute(
-        """SELECT m.id FROM unnest(%s::text[]) WITH ORDINALITY AS m(id, n) JOIN docs d ON d.id = m.id
-           WHERE doc_is_public(d) AND d.hub_id = %s ORDER BY m.n""", (doc_ids, hub_id))).fetchall()
+    rows = await (
+        await conn.execute(
+            """SELECT m.id FROM unnest(%s::text[]) WITH ORDINALITY AS m(id, n) JOIN docs d ON d.id = m.id
+           WHERE doc_is_public(d) AND d.hub_id = %s ORDER BY m.n""",
+            (doc_ids, hub_id),
+        )
+    ).fetchall()
     return [r["id"] for r in rows]
 
 
 async def mark_accepted(conn: psycopg.AsyncConnection, suggestion_id: str, bundle_id: str) -> None:
     await conn.execute(
         "UPDATE bundle_suggestions SET status = 'accepted', bundle_id = %s, updated_at = now() WHERE id = %s",
-        (bundle_id, suggestion_id))
+        (bundle_id, suggestion_id),
+    )
 
 
 async def mark_dismissed(conn: psycopg.AsyncConnection, suggestion_id: str) -> None:
     await conn.execute(
-        "UPDATE bundle_suggestions SET status = 'dismissed', updated_at = now() WHERE id = %s", (suggestion_id,))
+        "UPDATE bundle_suggestions SET status = 'dismissed', updated_at = now() WHERE id = %s", (suggestion_id,)
+    )
 
 
 OWED_COUNT = """

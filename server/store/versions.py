@@ -38,8 +38,11 @@ async def get_version(conn: psycopg.AsyncConnection, doc_id: str, version: int) 
 
 async def last_live_version(conn: psycopg.AsyncConnection, doc_id: str) -> int | None:
     """The newest earlier version that was not a deleted state: what undeleting brings back."""
-    row = await (await conn.execute(
-        "SELECT max(version) AS version FROM doc_versions WHERE doc_id = %s AND NOT deleted", (doc_id,))).fetchone()
+    row = await (
+        await conn.execute(
+            "SELECT max(version) AS version FROM doc_versions WHERE doc_id = %s AND NOT deleted", (doc_id,)
+        )
+    ).fetchone()
     return row["version"]
 
 

@@ -28,9 +28,14 @@ CACHE = "public, max-age=31536000, immutable"
 def stylesheet() -> str:
     light = HtmlFormatter(style="default").get_style_defs(".hl")
     dark = HtmlFormatter(style="monokai").get_style_defs(".hl")
-    return ((STATIC / "site.css").read_text(encoding="utf-8")
-            + "\n/* code: Pygments 'default' */\n" + light
-            + "\n@media (prefers-color-scheme: dark) {\n" + dark + "\n}\n")
+    return (
+        (STATIC / "site.css").read_text(encoding="utf-8")
+        + "\n/* code: Pygments 'default' */\n"
+        + light
+        + "\n@media (prefers-color-scheme: dark) {\n"
+        + dark
+        + "\n}\n"
+    )
 
 
 @lru_cache(maxsize=32)
@@ -44,8 +49,11 @@ def asset_url(name: str) -> str:
     return f"/static/{name}?v={_version(name)}"
 
 
-@operation("The stylesheet (its URL carries a content hash: cached for a year)", tag="assets",
-           responses={200: {"description": "CSS", "content": {"text/css": {"schema": TEXT}}}})
+@operation(
+    "The stylesheet (its URL carries a content hash: cached for a year)",
+    tag="assets",
+    responses={200: {"description": "CSS", "content": {"text/css": {"schema": TEXT}}}},
+)
 async def stylesheet_route(request: Request) -> Response:
     return Response(stylesheet(), media_type="text/css; charset=utf-8", headers={"Cache-Control": CACHE})
 

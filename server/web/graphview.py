@@ -27,8 +27,11 @@ def clusters(node_ids: list[str], edges: list[tuple[str, str, float]]) -> dict[s
     graph = nx.Graph()
     graph.add_nodes_from(node_ids)
     graph.add_weighted_edges_from(edges)
-    found = nx.community.louvain_communities(graph, weight="weight", seed=SEED) if graph.number_of_edges() else \
-        [{n} for n in node_ids]
+    found = (
+        nx.community.louvain_communities(graph, weight="weight", seed=SEED)
+        if graph.number_of_edges()
+        else [{n} for n in node_ids]
+    )
     ordered = sorted(found, key=lambda c: (-len(c), min(c)))
     return {node: number for number, members in enumerate(ordered) for node in members}
 
@@ -85,16 +88,23 @@ def picture(graph: dict[str, Any]) -> Picture:
         degree[e["target"]] += 1
     chosen = sorted(graph["nodes"], key=lambda n: (-degree[n["id"]], n["id"]))[:MAX_DRAWN]
     keep = {n["id"] for n in chosen}
-    edges = tuple(sorted((e["source"], e["target"], e["weight"]) for e in graph["edges"]
-                         if e["source"] in keep and e["target"] in keep))
+    edges = tuple(
+        sorted(
+            (e["source"], e["target"], e["weight"])
+            for e in graph["edges"]
+            if e["source"] in keep and e["target"] in keep
+        )
+    )
     pos = _layout(tuple(sorted(keep)), edges)
     xs, ys = [p[0] for p in pos.values()], [p[1] for p in pos.values()]
     span_x, span_y = (max(xs) - min(xs)) or 1.0, (max(ys) - min(ys)) or 1.0
 
     def place(node: str) -> tuple[float, float]:
         x, y = pos[node]
-        return (round(MARGIN + (x - min(xs)) / span_x * (WIDTH - 2 * MARGIN), 1),
-                round(MARGIN + (y - min(ys)) / span_y * (HEIGHT - 2 * MARGIN), 1))
+        return (
+            round(MARGIN + (x - min(xs)) / span_x * (WIDTH - 2 * MARGIN), 1),
+            round(MARGIN + (y - min(ys)) / span_y * (HEIGHT - 2 * MARGIN), 1),
+        )
 
     cluster_of = {n["id"]: n["cluster"] for n in chosen}
     sizes: dict[int, int] = {}
@@ -118,4 +128,3 @@ def picture(graph: dict[str, Any]) -> Picture:
         radius = max(math.hypot(d.x - cx, d.y - cy) + d.r for d in members) + 10
         hulls.append((round(cx, 1), round(cy, 1), round(radius, 1), members[0].colour))
     return Picture(tuple(nodes), lines, tuple(hulls), len(graph["nodes"]))
-

@@ -20,19 +20,21 @@ from starlette.requests import Request
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .csrf import COOKIE, FIELD, HEADER, SAFE_METHODS, STATE_KEY, cookie_nonce, is_api, needs_check
 from ..errors import ApiError, error_response
+from .csrf import COOKIE, FIELD, HEADER, SAFE_METHODS, STATE_KEY, cookie_nonce, is_api, needs_check
 
-CSP = "; ".join([
-    "default-src 'self'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "img-src 'self' data: https:",
-    "object-src 'none'",
-    "base-uri 'none'",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-])
+CSP = "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self' data: https:",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    ]
+)
 
 SECURITY_HEADERS = {
     "content-security-policy": CSP,
@@ -99,8 +101,7 @@ class CsrfMiddleware:
 
         await self.app(scope, receive, send_with_cookie)
 
-    async def _check(self, scope: Scope, receive: Receive, send: Send, headers: Headers,
-                     api: bool) -> Receive | None:
+    async def _check(self, scope: Scope, receive: Receive, send: Send, headers: Headers, api: bool) -> Receive | None:
         """The receive to hand on (the body replayed, when it was read for the form field),
         or None when the request was refused."""
         state = scope["app"].state.mw
@@ -116,9 +117,11 @@ class CsrfMiddleware:
 
         if state.csrf.valid(token, cookie_nonce(headers)):
             return replay
-        why = ("this form has expired or did not come from this site: reload the page and try again"
-               if not api else
-               "a request carrying this site's session cookie needs the page's CSRF token in the X-CSRF-Token header")
+        why = (
+            "this form has expired or did not come from this site: reload the page and try again"
+            if not api
+            else "a request carrying this site's session cookie needs the page's CSRF token in the X-CSRF-Token header"
+        )
         await _refuse(scope, receive, send, 403, "csrf_failed", why)
         return None
 

@@ -60,6 +60,15 @@ def error_page(request: Request, status: int, code: str, message: str) -> Respon
         message = f"Nothing lives at {request.url.path}."
     if form == "markdown":
         return markdown_response(f"# {headline}\n\n{message}\n\nMemory.Wiki home: {base_url(request)}/\n", status)
-    return templates.TemplateResponse(request, "error.html", {
-        "status": status, "code": code, "headline": headline, "message": message,
-    }, status_code=status, headers={"Vary": "Accept"})
+    return templates.TemplateResponse(
+        request,
+        "error.html",
+        {
+            "status": status,
+            "code": code,
+            "headline": headline,
+            "message": message,
+        },
+        status_code=status,
+        headers={"Vary": "Accept"},
+    )

@@ -19,8 +19,9 @@ cookie without X-CSRF-Token: server/web/csrf.py). Errors are the one shape of se
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from starlette.routing import BaseRoute, Route
 
@@ -31,15 +32,17 @@ OPENAPI_VERSION = "3.1.0"
 ERROR_SCHEMA = {
     "type": "object",
     "required": ["error"],
-    "properties": {"error": {
-        "type": "object",
-        "required": ["code", "message"],
-        "properties": {
-            "code": {"type": "string", "description": "stable: clients branch on it, never on the message"},
-            "message": {"type": "string", "description": "for people"},
-        },
-        "additionalProperties": True,
-    }},
+    "properties": {
+        "error": {
+            "type": "object",
+            "required": ["code", "message"],
+            "properties": {
+                "code": {"type": "string", "description": "stable: clients branch on it, never on the message"},
+                "message": {"type": "string", "description": "for people"},
+            },
+            "additionalProperties": True,
+        }
+    },
 }
 ERROR = {"$ref": "#/components/schemas/Error"}
 
@@ -63,8 +66,11 @@ TEXT = {"type": "string"}
 CREDENTIAL_PARAMS = frozenset({"x-edit-token", "x-doc-password", "x-doc-access", "access"})
 NULLABLE_TEXT = {"type": ["string", "null"]}
 # An embedding space, as /healthz and recall name it.
-SPACE = {"type": ["object", "null"], "required": ["model", "dim"],
-         "properties": {"model": {"type": "string"}, "dim": {"type": "integer"}}}
+SPACE = {
+    "type": ["object", "null"],
+    "required": ["model", "dim"],
+    "properties": {"model": {"type": "string"}, "dim": {"type": "integer"}},
+}
 
 
 def obj(required: Iterable[str] = (), /, **properties: dict) -> dict:
@@ -83,8 +89,7 @@ def json_response(schema: dict, description: str) -> dict:
 
 def page_response(description: str) -> dict:
     """A page: HTML for a browser, markdown for an AI fetcher (Accept: text/markdown)."""
-    return {"description": description, "content": {"text/html": {"schema": TEXT},
-                                                    "text/markdown": {"schema": TEXT}}}
+    return {"description": description, "content": {"text/html": {"schema": TEXT}, "text/markdown": {"schema": TEXT}}}
 
 
 def markdown_page(description: str) -> dict:
@@ -120,6 +125,7 @@ def operation(summary: str, *, responses: dict[int, dict], **details: Any) -> Ca
     def attach(endpoint: Callable) -> Callable:
         endpoint.openapi = op
         return endpoint
+
     return attach
 
 
@@ -128,9 +134,14 @@ def _methods(route: Route) -> list[str]:
 
 
 def undocumented(routes: Iterable[BaseRoute]) -> list[str]:
-    """"METHOD /path" of every route whose endpoint carries no @operation."""
-    return [f"{method} {route.path}" for route in routes if isinstance(route, Route)
-            for method in _methods(route) if not isinstance(getattr(route.endpoint, "openapi", None), Operation)]
+    """ "METHOD /path" of every route whose endpoint carries no @operation."""
+    return [
+        f"{method} {route.path}"
+        for route in routes
+        if isinstance(route, Route)
+        for method in _methods(route)
+        if not isinstance(getattr(route.endpoint, "openapi", None), Operation)
+    ]
 
 
 def _error_response(status: int, page: bool) -> dict:
@@ -139,18 +150,21 @@ def _error_response(status: int, page: bool) -> dict:
         content.update({"text/html": {"schema": TEXT}, "text/markdown": {"schema": TEXT}})
     response = {"description": _ERROR_TEXT.get(status, "Error"), "content": content}
     if status in (429, 503):
-        response["headers"] = {"Retry-After": {"description": "seconds to wait before retrying",
-                                               "schema": {"type": "integer"}}}
+        response["headers"] = {
+            "Retry-After": {"description": "seconds to wait before retrying", "schema": {"type": "integer"}}
+        }
     return response
 
 
 def _parameters(route: Route, op: Operation) -> list[dict]:
-    params = [{"name": name, "in": "path", "required": True, "schema": op.path.get(name, TEXT)}
-              for name in re.findall(r"{(\w+)(?::\w+)?}", route.path)]
-    params += [{"name": name, "in": "query", "required": False, "schema": schema}
-               for name, schema in op.query.items()]
-    params += [{"name": name, "in": "header", "required": False, "schema": schema}
-               for name, schema in op.headers.items()]
+    params = [
+        {"name": name, "in": "path", "required": True, "schema": op.path.get(name, TEXT)}
+        for name in re.findall(r"{(\w+)(?::\w+)?}", route.path)
+    ]
+    params += [{"name": name, "in": "query", "required": False, "schema": schema} for name, schema in op.query.items()]
+    params += [
+        {"name": name, "in": "header", "required": False, "schema": schema} for name, schema in op.headers.items()
+    ]
     return params
 
 
@@ -176,8 +190,7 @@ def _operation(route: Route, method: str, op: Operation, used_ids: set[str]) -> 
     responses = {str(status): response for status, response in op.responses.items()}
     for status in sorted(_error_statuses(route, method, op)):
         responses.setdefault(str(status), _error_response(status, op.page))
-    spec: dict[str, Any] = {"operationId": op_id, "summary": op.summary, "tags": [op.tag],
-                            "responses": responses}
+    spec: dict[str, Any] = {"operationId": op_id, "summary": op.summary, "tags": [op.tag], "responses": responses}
     if op.description:
         spec["description"] = op.description
     params = _parameters(route, op)
@@ -208,13 +221,20 @@ def build_spec(routes: Iterable[BaseRoute], *, version: str = "") -> dict[str, A
             paths.setdefault(path, {})[method.lower()] = _operation(route, method, op, used_ids)
     return {
         "openapi": OPENAPI_VERSION,
-        "info": {"title": "Memory.Wiki", "version": version or "0",
-                 "description": "Markdown pages at permanent URLs, hubs, bundles and hybrid recall."},
+        "info": {
+            "title": "Memory.Wiki",
+            "version": version or "0",
+            "description": "Markdown pages at permanent URLs, hubs, bundles and hybrid recall.",
+        },
         "paths": paths,
         "components": {
             "schemas": {"Error": ERROR_SCHEMA},
-            "securitySchemes": {"bearer": {
-                "type": "http", "scheme": "bearer",
-                "description": "a hub's owner token (mwo_...), a doc's edit token (mwe_...) or access token"}},
+            "securitySchemes": {
+                "bearer": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "a hub's owner token (mwo_...), a doc's edit token (mwe_...) or access token",
+                }
+            },
         },
     }

@@ -30,7 +30,9 @@ def credentials(request: Request, password: str | None = None) -> Credentials:
         edit_token=request.headers.get("x-edit-token", "").strip() or None,
         password=password or request.headers.get("x-doc-password") or None,
         access_token=request.headers.get("x-doc-access") or request.query_params.get("access") or None,
-        sessions=session_ids(request), client=client_key(request))
+        sessions=session_ids(request),
+        client=client_key(request),
+    )
 
 
 def doc_id_param(request: Request) -> str:

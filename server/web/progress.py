@@ -13,7 +13,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import Any, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
@@ -42,7 +43,7 @@ async def progress_response(work: Callable[[Report], Awaitable[dict[str, Any]]])
     async def run() -> None:
         try:
             await queue.put({"result": await work(queue.put)})
-        except Exception as exc:  # noqa: BLE001 - reported to the client, and logged when a bug
+        except Exception as exc:
             await queue.put(exc)
 
     task = asyncio.create_task(run())

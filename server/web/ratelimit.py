@@ -66,7 +66,9 @@ class RateLimits:
         retry_after = max(1, math.ceil(reset - time.time()))
         return RateLimited(
             f"too many {WHAT[kind]}{'' if kind == 'link_address' else ' from this client'} (limit {item.amount} per {item.multiples} "
-            f"{item.GRANULARITY.name}); try again in {retry_after} s", retry_after)
+            f"{item.GRANULARITY.name}); try again in {retry_after} s",
+            retry_after,
+        )
 
     def check(self, client: str, kind: str) -> None:
         """Before an attempt: 429 when this client has no budget left (counts nothing)."""

@@ -14,15 +14,13 @@ from markdown_it import MarkdownIt
 from markupsafe import Markup
 from mdit_py_plugins.anchors import anchors_plugin
 from mdit_py_plugins.anchors.index import slugify as anchor_slugify
+from memorywiki.formats.mdutil import inline_text, shift_headings, split_title
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
-from memorywiki.formats.mdutil import inline_text, shift_headings, split_title
-
 from ..store.recall import MARK_END, MARK_START
-
 
 # Ids the page's own parts use; a heading that slugs to one of them gets a suffix instead.
 RESERVED_IDS = frozenset({"main", "toc", "content", "search", "results"})
@@ -58,8 +56,7 @@ def _new_md(anchors: bool) -> MarkdownIt:
     # html=False escapes raw HTML (scripts included); markdown-it's validateLink already
     # refuses javascript:, vbscript:, file: and non-image data: URLs. The commonmark preset
     # caps how deep blocks nest, so a pathologically deep list renders flat instead of hanging.
-    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False,
-                                   "highlight": _highlight})
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False, "highlight": _highlight})
     md.enable("table").enable("strikethrough")
     if anchors:
         md.use(anchors_plugin, min_level=TOC_LEVELS[0], max_level=TOC_LEVELS[-1], slug_func=_slug)
@@ -190,9 +187,11 @@ def front_matter(fields: dict[str, Any]) -> str:
 def doc_markdown(doc: dict[str, Any], url: str, extra: dict[str, Any] | None = None, appendix: str = "") -> str:
     """Front matter (plus `extra` fields), the body, then `appendix` (the curation block)."""
     fields = {
-        "title": doc["title"], "url": url,
+        "title": doc["title"],
+        "url": url,
         "updated": doc["updated_at"].isoformat(),
-        "hub": doc.get("hub_slug"), "source": doc.get("source"),
+        "hub": doc.get("hub_slug"),
+        "source": doc.get("source"),
     }
     meta = doc.get("meta") or {}
     for key in ("tool", "session_id", "cwd", "git_branch", "file_name", "url"):

@@ -4,15 +4,32 @@ from __future__ import annotations
 
 from .openapi import NULLABLE_TEXT, TEXT, obj
 
-DOC = obj(["id", "url", "title", "markdown", "hub", "source", "meta", "version", "created_at", "updated_at"],
-          id=TEXT, url=TEXT, title=TEXT, markdown=TEXT, hub=NULLABLE_TEXT, source=NULLABLE_TEXT,
-          meta={"type": "object"}, version={"type": "integer"}, created_at=TEXT, updated_at=TEXT,
-          is_draft={"type": "boolean"}, has_password={"type": "boolean"},
-          allowed_emails={"type": "array", "items": TEXT}, indexed={"type": "boolean"})
+DOC = obj(
+    ["id", "url", "title", "markdown", "hub", "source", "meta", "version", "created_at", "updated_at"],
+    id=TEXT,
+    url=TEXT,
+    title=TEXT,
+    markdown=TEXT,
+    hub=NULLABLE_TEXT,
+    source=NULLABLE_TEXT,
+    meta={"type": "object"},
+    version={"type": "integer"},
+    created_at=TEXT,
+    updated_at=TEXT,
+    is_draft={"type": "boolean"},
+    has_password={"type": "boolean"},
+    allowed_emails={"type": "array", "items": TEXT},
+    indexed={"type": "boolean"},
+)
 READ_HEADERS = {"X-Doc-Password": TEXT, "X-Doc-Access": TEXT, "X-Edit-Token": TEXT}
 # The dates a hub's owner may give the pages and bundles an import brings (docs/export.md)
 IMPORT_DATES = {
-    name: {"type": ["string", "null"], "format": "date-time", "maxLength": 100,
-           "description": f"ISO 8601; with 'external_id', by the hub's owner only: the {what} on the server "
-                          "it came from (default: now)"}
-    for name, what in (("created_at", "time it was made"), ("updated_at", "time it last changed"))}
+    name: {
+        "type": ["string", "null"],
+        "format": "date-time",
+        "maxLength": 100,
+        "description": f"ISO 8601; with 'external_id', by the hub's owner only: the {what} on the server "
+        "it came from (default: now)",
+    }
+    for name, what in (("created_at", "time it was made"), ("updated_at", "time it last changed"))
+}

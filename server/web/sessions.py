@@ -54,5 +54,12 @@ def set_session_cookie(request: Request, response: Response, session_ids: tuple[
     if not session_ids:
         response.delete_cookie(COOKIE, path="/", secure=secure, httponly=True, samesite="lax")
         return
-    response.set_cookie(COOKIE, request.app.state.mw.sessions.dump(session_ids), max_age=max_age, path="/",
-                        secure=secure, httponly=True, samesite="lax")
+    response.set_cookie(
+        COOKIE,
+        request.app.state.mw.sessions.dump(session_ids),
+        max_age=max_age,
+        path="/",
+        secure=secure,
+        httponly=True,
+        samesite="lax",
+    )

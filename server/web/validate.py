@@ -7,11 +7,10 @@ import re
 from collections.abc import Collection
 from typing import Any
 
-from starlette.requests import Request
-
 from memorywiki.formats import FormatError
 from memorywiki.formats.hubfolder import parse_dates
 from memorywiki.formats.storable import first_unstorable
+from starlette.requests import Request
 
 from ..errors import ApiError, BadRequest, TooLarge
 from .state import app_state
@@ -53,12 +52,15 @@ def reject_unknown(data: dict[str, Any], accepted: Collection[str]) -> None:
         return
     names = ", ".join(f"'{key}'" for key in unknown)
     plural = "s" if len(unknown) > 1 else ""
-    raise BadRequest("unknown_field", f"unknown field{plural} {names}; accepted fields: {', '.join(accepted)}",
-                     unknown=unknown, accepted=list(accepted))
+    raise BadRequest(
+        "unknown_field",
+        f"unknown field{plural} {names}; accepted fields: {', '.join(accepted)}",
+        unknown=unknown,
+        accepted=list(accepted),
+    )
 
 
-async def read_json(request: Request, limit: int | None = None, *,
-                    fields: Collection[str]) -> dict[str, Any]:
+async def read_json(request: Request, limit: int | None = None, *, fields: Collection[str]) -> dict[str, Any]:
     """The body as a JSON object holding only `fields` (each route declares its own once)."""
     return _json_object(await read_body(request, limit), fields)
 
@@ -90,8 +92,15 @@ def reject_unstorable(value: Any, where: str = "") -> None:
         raise ApiError(400, "invalid_field", f"'{bad.where}' must not contain {bad.what}")
 
 
-def get_str(data: dict, key: str, *, required: bool = False, max_len: int | None = None,
-            allow_empty: bool = True, default: Any = None) -> Any:
+def get_str(
+    data: dict,
+    key: str,
+    *,
+    required: bool = False,
+    max_len: int | None = None,
+    allow_empty: bool = True,
+    default: Any = None,
+) -> Any:
     """A text field of a body `read_json` returned (which has refused NUL and lone surrogates)."""
     value = data.get(key, _MISSING)
     if value is _MISSING or value is None:

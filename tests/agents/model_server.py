@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import threading
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
-from tests.threaded_server import ThreadedServer
 from tests.agents.wire import WIRES, Reply, Turn
+from tests.threaded_server import ThreadedServer
 
 Model = Callable[[Turn], Reply]
 
@@ -53,8 +53,9 @@ class ModelServer(ThreadedServer):
         self.unknown: list[str] = []  # "METHOD /path" of requests nobody handles
         self.errors: list[str] = []  # tracebacks of the scripted model (a test bug, or a finding)
         self._lock = threading.Lock()
-        routes = [Route(path, self._handler(wire), methods=["POST"])
-                  for wire, paths in _PATHS.items() for path in paths]
+        routes = [
+            Route(path, self._handler(wire), methods=["POST"]) for wire, paths in _PATHS.items() for path in paths
+        ]
         routes.append(Route("/{rest:path}", self._unknown, methods=["GET", "POST", "PUT", "DELETE", "HEAD"]))
         self.app = Starlette(routes=routes)
 
@@ -69,25 +70,33 @@ class ModelServer(ThreadedServer):
             try:
                 body = await request.json()
             except ValueError:
-                return JSONResponse({"error": {"type": "invalid_request_error", "message": "not JSON"}},
-                                    status_code=400)
+                return JSONResponse(
+                    {"error": {"type": "invalid_request_error", "message": "not JSON"}}, status_code=400
+                )
             turn = parse(body)
             try:
                 reply = self.model(turn)
-            except Exception:  # noqa: BLE001 - reported to the test, and to the tool as an API error
+            except Exception:
                 tb = traceback.format_exc()
                 with self._lock:
                     self.errors.append(tb)
                     self.exchanges.append(Exchange(turn, None, request.url.path, dict(request.headers)))
-                return JSONResponse({"error": {"type": "invalid_request_error",
-                                               "message": "scripted model failed: " + tb.splitlines()[-1]}},
-                                    status_code=400)
+                return JSONResponse(
+                    {
+                        "error": {
+                            "type": "invalid_request_error",
+                            "message": "scripted model failed: " + tb.splitlines()[-1],
+                        }
+                    },
+                    status_code=400,
+                )
             with self._lock:
                 self.exchanges.append(Exchange(turn, reply, request.url.path, dict(request.headers)))
             if not turn.stream:
                 return JSONResponse(as_json(reply, turn))
-            return StreamingResponse(events(reply, turn), media_type="text/event-stream",
-                                     headers={"cache-control": "no-cache"})
+            return StreamingResponse(
+                events(reply, turn), media_type="text/event-stream", headers={"cache-control": "no-cache"}
+            )
 
         return handle
 
@@ -95,4 +104,3 @@ class ModelServer(ThreadedServer):
         with self._lock:
             self.unknown.append(f"{request.method} {request.url.path}")
         return JSONResponse({"error": {"type": "not_found_error", "message": "unknown path"}}, status_code=404)
-

@@ -30,8 +30,7 @@ _DOC_URL_RE = re.compile(r"https?://[^\s'\"<>)\]]+")
 MCP_RECALL = "mcp__memorywiki__recall"
 _MCP_ASK_RE = re.compile(r"recall from my memory wiki:\s*(.+)", re.IGNORECASE | re.DOTALL)
 # Messages a tool adds to the chat on its own (Aider's file lists and command output).
-_TOOL_CHATTER = ("Here are", "I am not sharing", "I switched to a new code base", "Output from ",
-                 "I ran this command:")
+_TOOL_CHATTER = ("Here are", "I am not sharing", "I switched to a new code base", "Output from ", "I ran this command:")
 ACTIONS = ("capture", "recall", "pull", "update", "list", "hub", "bundle")
 
 
@@ -88,7 +87,7 @@ class SkillModel:
         end = i + 1
         while i >= 0 and msgs[i].role == "user":
             i -= 1
-        group = [m for m in msgs[i + 1:end] if clean(m.text)]
+        group = [m for m in msgs[i + 1 : end] if clean(m.text)]
         return group, msgs[end:]
 
     @staticmethod
@@ -128,8 +127,9 @@ class SkillModel:
         """Run `command` with the tool's shell tool; with no tools (Aider), suggest it in a
         ```bash block, which the tool offers to run."""
         if "Bash" in turn.tools:
-            return Reply(call=Call("Bash", {"command": command, "description": "Run memorywiki"},
-                                   new_call_id(turn.wire)))
+            return Reply(
+                call=Call("Bash", {"command": command, "description": "Run memorywiki"}, new_call_id(turn.wire))
+            )
         if "exec_command" in turn.tools:
             return Reply(call=Call("exec_command", {"cmd": command}, new_call_id(turn.wire)))
         if "shell" in turn.tools:
@@ -191,7 +191,7 @@ class SkillModel:
             return Reply(text="Usage: capture <title> | recall <question> | ...")
         if action == "capture":
             transcript = argument.startswith("--transcript")
-            title = skill_title(argument[len("--transcript"):] if transcript else argument)
+            title = skill_title(argument[len("--transcript") :] if transcript else argument)
             step.argument = title
             if transcript:
                 template = self._fence(self._section(skill, "capture --transcript <title>"))
@@ -221,7 +221,7 @@ class SkillModel:
         elif step.action == "recall":
             start = output.find("{")
             try:
-                data = json.loads(output[start: output.rfind("}") + 1])
+                data = json.loads(output[start : output.rfind("}") + 1])
             except ValueError:
                 self.problems.append(f"recall printed no JSON: {output[-500:]}")
                 step.answer = "memorywiki recall failed:\n" + output[-500:]
@@ -259,8 +259,11 @@ class SkillModel:
         if MCP_RECALL in turn.tools:
             step.command = f"{MCP_RECALL}({question!r})"
             return Reply(call=Call(MCP_RECALL, {"question": question}, new_call_id(turn.wire)))
-        if "ToolSearch" in turn.tools and MCP_RECALL in turn.all_text() and not any(
-                c.name == "ToolSearch" for m in after for c in m.calls):
+        if (
+            "ToolSearch" in turn.tools
+            and MCP_RECALL in turn.all_text()
+            and not any(c.name == "ToolSearch" for m in after for c in m.calls)
+        ):
             return Reply(call=Call("ToolSearch", {"query": f"select:{MCP_RECALL}"}, new_call_id(turn.wire)))
         self.problems.append(f"no {MCP_RECALL} tool was offered (tools: {turn.tools})")
         step.answer = "No memorywiki MCP tool is available."

@@ -54,8 +54,7 @@ def in_ci() -> bool:
 
 def _version(exe: str) -> str:
     try:
-        out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=60,
-                             stdin=subprocess.DEVNULL)
+        out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.SubprocessError) as exc:
         return f"<failed: {exc}>"
     return (out.stdout or out.stderr).strip()

@@ -16,8 +16,9 @@ import itertools
 import json
 import re
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 _ids = itertools.count(1)
 
@@ -161,9 +162,13 @@ def _anthropic_blocks(reply: Reply) -> list[dict]:
 
 def anthropic_json(reply: Reply, turn: Turn) -> dict:
     return {
-        "id": _new_id("msg"), "type": "message", "role": "assistant", "model": turn.model,
+        "id": _new_id("msg"),
+        "type": "message",
+        "role": "assistant",
+        "model": turn.model,
         "content": _anthropic_blocks(reply),
-        "stop_reason": "tool_use" if reply.call else "end_turn", "stop_sequence": None,
+        "stop_reason": "tool_use" if reply.call else "end_turn",
+        "stop_sequence": None,
         "usage": {"input_tokens": 10, "output_tokens": 10},
     }
 
@@ -174,20 +179,36 @@ def anthropic_events(reply: Reply, turn: Turn) -> Iterator[str]:
     yield _sse("message_start", {"type": "message_start", "message": start})
     for index, block in enumerate(message["content"]):
         if block["type"] == "text":
-            yield _sse("content_block_start", {"type": "content_block_start", "index": index,
-                                               "content_block": {"type": "text", "text": ""}})
-            yield _sse("content_block_delta", {"type": "content_block_delta", "index": index,
-                                               "delta": {"type": "text_delta", "text": block["text"]}})
+            yield _sse(
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
+            )
+            yield _sse(
+                "content_block_delta",
+                {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": block["text"]}},
+            )
         else:
-            yield _sse("content_block_start", {"type": "content_block_start", "index": index,
-                                               "content_block": dict(block, input={})})
-            yield _sse("content_block_delta", {"type": "content_block_delta", "index": index,
-                                               "delta": {"type": "input_json_delta",
-                                                         "partial_json": json.dumps(block["input"])}})
+            yield _sse(
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": dict(block, input={})},
+            )
+            yield _sse(
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])},
+                },
+            )
         yield _sse("content_block_stop", {"type": "content_block_stop", "index": index})
-    yield _sse("message_delta", {"type": "message_delta",
-                                 "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-                                 "usage": {"output_tokens": 10}})
+    yield _sse(
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+            "usage": {"output_tokens": 10},
+        },
+    )
     yield _sse("message_stop", {"type": "message_stop"})
 
 
@@ -212,8 +233,12 @@ def parse_responses(body: dict) -> Turn:
             call = Call(item.get("name", ""), _json_args(item.get("arguments")), item.get("call_id", ""))
             messages.append(Msg("assistant", calls=[call]))
         elif kind == "custom_tool_call":
-            messages.append(Msg("assistant", calls=[Call(item.get("name", ""), {"input": item.get("input")},
-                                                         item.get("call_id", ""))]))
+            messages.append(
+                Msg(
+                    "assistant",
+                    calls=[Call(item.get("name", ""), {"input": item.get("input")}, item.get("call_id", ""))],
+                )
+            )
         elif kind in ("function_call_output", "custom_tool_call_output"):
             output = item.get("output")
             text = output if isinstance(output, str) else _text_of(output) or json.dumps(output)
@@ -235,50 +260,96 @@ def parse_responses(body: dict) -> Turn:
 def _responses_items(reply: Reply) -> list[dict]:
     items: list[dict] = []
     if reply.text:
-        items.append({"type": "message", "id": _new_id("msg"), "role": "assistant", "status": "completed",
-                      "content": [{"type": "output_text", "text": reply.text, "annotations": []}]})
+        items.append(
+            {
+                "type": "message",
+                "id": _new_id("msg"),
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": reply.text, "annotations": []}],
+            }
+        )
     if reply.call:
-        items.append({"type": "function_call", "id": _new_id("fc"), "status": "completed",
-                      "name": reply.call.name, "arguments": json.dumps(reply.call.args),
-                      "call_id": reply.call.id})
+        items.append(
+            {
+                "type": "function_call",
+                "id": _new_id("fc"),
+                "status": "completed",
+                "name": reply.call.name,
+                "arguments": json.dumps(reply.call.args),
+                "call_id": reply.call.id,
+            }
+        )
     return items
 
 
 def responses_json(reply: Reply, turn: Turn) -> dict:
     return {
-        "id": _new_id("resp"), "object": "response", "created_at": int(time.time()), "status": "completed",
-        "model": turn.model, "output": _responses_items(reply),
-        "usage": {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 10,
-                  "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 20},
+        "id": _new_id("resp"),
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": "completed",
+        "model": turn.model,
+        "output": _responses_items(reply),
+        "usage": {
+            "input_tokens": 10,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 10,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 20,
+        },
     }
 
 
 def responses_events(reply: Reply, turn: Turn) -> Iterator[str]:
     response = responses_json(reply, turn)
     seq = itertools.count()
-    yield _sse("response.created", {"type": "response.created", "sequence_number": next(seq),
-                                    "response": dict(response, status="in_progress", output=[])})
+    yield _sse(
+        "response.created",
+        {
+            "type": "response.created",
+            "sequence_number": next(seq),
+            "response": dict(response, status="in_progress", output=[]),
+        },
+    )
     for index, item in enumerate(response["output"]):
         empty = dict(item, status="in_progress")
         if item["type"] == "message":
             empty["content"] = []
         else:
             empty["arguments"] = ""
-        yield _sse("response.output_item.added", {"type": "response.output_item.added", "sequence_number": next(seq),
-                                                  "output_index": index, "item": empty})
+        yield _sse(
+            "response.output_item.added",
+            {"type": "response.output_item.added", "sequence_number": next(seq), "output_index": index, "item": empty},
+        )
         if item["type"] == "message":
-            yield _sse("response.output_text.delta", {"type": "response.output_text.delta",
-                                                      "sequence_number": next(seq), "item_id": item["id"],
-                                                      "output_index": index, "content_index": 0,
-                                                      "delta": item["content"][0]["text"]})
+            yield _sse(
+                "response.output_text.delta",
+                {
+                    "type": "response.output_text.delta",
+                    "sequence_number": next(seq),
+                    "item_id": item["id"],
+                    "output_index": index,
+                    "content_index": 0,
+                    "delta": item["content"][0]["text"],
+                },
+            )
         else:
-            yield _sse("response.function_call_arguments.delta", {
-                "type": "response.function_call_arguments.delta", "sequence_number": next(seq),
-                "item_id": item["id"], "output_index": index, "delta": item["arguments"]})
-        yield _sse("response.output_item.done", {"type": "response.output_item.done", "sequence_number": next(seq),
-                                                 "output_index": index, "item": item})
-    yield _sse("response.completed", {"type": "response.completed", "sequence_number": next(seq),
-                                      "response": response})
+            yield _sse(
+                "response.function_call_arguments.delta",
+                {
+                    "type": "response.function_call_arguments.delta",
+                    "sequence_number": next(seq),
+                    "item_id": item["id"],
+                    "output_index": index,
+                    "delta": item["arguments"],
+                },
+            )
+        yield _sse(
+            "response.output_item.done",
+            {"type": "response.output_item.done", "sequence_number": next(seq), "output_index": index, "item": item},
+        )
+    yield _sse("response.completed", {"type": "response.completed", "sequence_number": next(seq), "response": response})
 
 
 # --- Chat Completions (Aider through litellm) ---------------------------------------------
@@ -296,8 +367,14 @@ def parse_chat(body: dict) -> Turn:
         if role == "tool":
             messages.append(Msg("tool", text, call_id=m.get("tool_call_id", "")))
             continue
-        calls = [Call(c.get("function", {}).get("name", ""), _json_args(c.get("function", {}).get("arguments")),
-                      c.get("id", "")) for c in m.get("tool_calls") or []]
+        calls = [
+            Call(
+                c.get("function", {}).get("name", ""),
+                _json_args(c.get("function", {}).get("arguments")),
+                c.get("id", ""),
+            )
+            for c in m.get("tool_calls") or []
+        ]
         messages.append(Msg(role, text, calls))
     return Turn(
         wire="chat",
@@ -313,8 +390,14 @@ def parse_chat(body: dict) -> Turn:
 def _chat_tool_calls(reply: Reply) -> list[dict]:
     if not reply.call:
         return []
-    return [{"index": 0, "id": reply.call.id, "type": "function",
-             "function": {"name": reply.call.name, "arguments": json.dumps(reply.call.args)}}]
+    return [
+        {
+            "index": 0,
+            "id": reply.call.id,
+            "type": "function",
+            "function": {"name": reply.call.name, "arguments": json.dumps(reply.call.args)},
+        }
+    ]
 
 
 def chat_json(reply: Reply, turn: Turn) -> dict:
@@ -322,15 +405,22 @@ def chat_json(reply: Reply, turn: Turn) -> dict:
     if reply.call:
         message["tool_calls"] = [{k: v for k, v in c.items() if k != "index"} for c in _chat_tool_calls(reply)]
     return {
-        "id": _new_id("chatcmpl"), "object": "chat.completion", "created": int(time.time()), "model": turn.model,
+        "id": _new_id("chatcmpl"),
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": turn.model,
         "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if reply.call else "stop"}],
         "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
     }
 
 
 def chat_events(reply: Reply, turn: Turn) -> Iterator[str]:
-    base = {"id": _new_id("chatcmpl"), "object": "chat.completion.chunk", "created": int(time.time()),
-            "model": turn.model}
+    base = {
+        "id": _new_id("chatcmpl"),
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": turn.model,
+    }
 
     def chunk(delta: dict, finish: str | None = None, **extra: Any) -> str:
         return _sse(None, dict(base, choices=[{"index": 0, "delta": delta, "finish_reason": finish}], **extra))
@@ -341,8 +431,11 @@ def chat_events(reply: Reply, turn: Turn) -> Iterator[str]:
         yield chunk({"content": piece})
     if reply.call:
         yield chunk({"tool_calls": _chat_tool_calls(reply)})
-    yield chunk({}, "tool_calls" if reply.call else "stop",
-                usage={"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20})
+    yield chunk(
+        {},
+        "tool_calls" if reply.call else "stop",
+        usage={"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
+    )
     yield _sse(None, "[DONE]")
 
 

@@ -25,8 +25,10 @@ from tests.agents.skill_model import SkillModel
 VENV_BIN = Path(sys.executable).parent  # where this checkout's `memorywiki` is installed
 CLI = shlex.quote(str(VENV_BIN / "memorywiki"))  # how the installed skill runs it
 # A home's profile as Debian's skeleton writes it: it knows ~/bin and ~/.local/bin, not a venv.
-PROFILE = ('if [ -d "$HOME/bin" ] ; then PATH="$HOME/bin:$PATH"; fi\n'
-           'if [ -d "$HOME/.local/bin" ] ; then PATH="$HOME/.local/bin:$PATH"; fi\n')
+PROFILE = (
+    'if [ -d "$HOME/bin" ] ; then PATH="$HOME/bin:$PATH"; fi\n'
+    'if [ -d "$HOME/.local/bin" ] ; then PATH="$HOME/.local/bin:$PATH"; fi\n'
+)
 
 
 @dataclass
@@ -38,13 +40,25 @@ class Workspace:
     live: Any  # the live_server fixture (its app, for waiting on the indexer)
     env: dict[str, str] = field(default_factory=dict)
 
-    def run(self, argv: list[str], *, stdin: str | None = None, env: dict[str, str] | None = None,
-            timeout: float = 120, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    def run(
+        self,
+        argv: list[str],
+        *,
+        stdin: str | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float = 120,
+        cwd: Path | None = None,
+    ) -> subprocess.CompletedProcess:
         """Run a command as the user would, in the project dir; stdin is closed unless given."""
         return subprocess.run(
-            argv, cwd=cwd or self.project, env={**self.env, **(env or {})}, text=True,
-            input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL,
-            capture_output=True, timeout=timeout,
+            argv,
+            cwd=cwd or self.project,
+            env={**self.env, **(env or {})},
+            text=True,
+            input=stdin,
+            stdin=None if stdin is not None else subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout,
         )
 
     def memorywiki(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
@@ -67,7 +81,6 @@ class Workspace:
 
         cfg = tomllib.loads((self.home / ".config" / "memorywiki" / "config.toml").read_text())
         return cfg["hubs"][self.hub]["owner_token"]
-
 
     def wait_indexed(self, *doc_ids: str) -> None:
         """Recall finds a page only once the background worker has indexed it."""
@@ -113,8 +126,14 @@ def make_workspace(tmp_path: Path, live, hub: str = "agents") -> Workspace:
 
 def git_init(directory: Path, branch: str = "main") -> None:
     """A git repo with one commit on `branch`, as a real project has."""
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.org", "HOME": str(directory), "PATH": os.environ.get("PATH", "")}
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.org",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.org",
+        "HOME": str(directory),
+        "PATH": os.environ.get("PATH", ""),
+    }
     for argv in (["git", "init", "-q", "-b", branch], ["git", "commit", "-q", "--allow-empty", "-m", "start"]):
         subprocess.run(argv, cwd=directory, env=env, check=True, capture_output=True)
 
@@ -142,6 +161,8 @@ def assert_model_clean(server: ModelServer) -> None:
 
 # An answer with everything a shell would expand or a heredoc could break on, so a capture
 # shows the skill's quoting kept it verbatim.
-ANSWER = ("Build the HNSW index after the bulk load: `SET maintenance_work_mem = '1GB'`, keep "
-          "$PGDATA and $(hostname) as typed, a backslash \\n stays, and \"double quotes\" too.")
+ANSWER = (
+    "Build the HNSW index after the bulk load: `SET maintenance_work_mem = '1GB'`, keep "
+    '$PGDATA and $(hostname) as typed, a backslash \\n stays, and "double quotes" too.'
+)
 QUESTION = "Why did the HNSW index build deadlock?"

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Annotated, Any, Callable
+from collections.abc import Callable
+from typing import Annotated, Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
-
 from memorywiki.client import ApiError, MemoryWikiError
+from pydantic import Field
 
 from ..context import MemoryWiki
 
@@ -54,7 +54,7 @@ def bind(handler: Callable[..., CallToolResult], mw: MemoryWiki, annotations: To
             if writes:
                 mw.require_write_token(kwargs.get("ctx"))
             return handler(mw, **kwargs)
-        except Exception as exc:  # noqa: BLE001 - the model gets the message, the server lives on
+        except Exception as exc:
             raise tool_error(exc) from None
 
     del tool.__wrapped__  # the SDK reads the signature below, not the handler's

@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Annotated
 
 from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import Field
-
 from memorywiki.client import operations as ops
+from pydantic import Field
 
 from ..context import MemoryWiki
 from .common import HubArg, result
@@ -19,7 +18,9 @@ ANNOTATIONS = ToolAnnotations(title=TITLE, read_only_hint=True, open_world_hint=
 def digest(
     mw: MemoryWiki,
     hub: HubArg = None,
-    compact: Annotated[bool, Field(description="true: the form that fits 2,000 tokens (page ids, short glosses).")] = True,
+    compact: Annotated[
+        bool, Field(description="true: the form that fits 2,000 tokens (page ids, short glosses).")
+    ] = True,
 ) -> CallToolResult:
     """Get the hub's concept digest: every concept the user's pages discuss, its kind, what it
     is, and which pages discuss it (with URLs).

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from mcp.types import CallToolResult, ToolAnnotations
-
 from memorywiki.client import operations as ops
 
 from ..context import MemoryWiki
@@ -23,5 +22,7 @@ def hub_url(mw: MemoryWiki, hub: HubArg = None) -> CallToolResult:
     """
     with mw.wiki() as wiki:
         urls = ops.hub_urls(wiki, hub)
-    return result(f"Hub URL: {urls.url}\nMarkdown index: {urls.raw_url}\n"
-                  f"({urls.docs} page(s), {urls.bundles} bundle(s))", asdict(urls))
+    return result(
+        f"Hub URL: {urls.url}\nMarkdown index: {urls.raw_url}\n({urls.docs} page(s), {urls.bundles} bundle(s))",
+        asdict(urls),
+    )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from mcp.types import CallToolResult, ToolAnnotations
-
 from memorywiki.client import operations as ops
 
 from ..context import MemoryWiki

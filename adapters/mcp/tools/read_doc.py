@@ -6,9 +6,8 @@ import json
 from typing import Annotated, Any
 
 from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import Field
-
 from memorywiki.client import operations as ops
+from pydantic import Field
 
 from ..context import MemoryWiki
 from .common import result
@@ -20,9 +19,16 @@ FIELDS = ("id", "title", "url", "hub", "version", "updated_at", "source", "markd
 
 def read_doc(
     mw: MemoryWiki,
-    doc: Annotated[str, Field(min_length=1, description=(
-        "The doc id (e.g. from recall's doc_id) or its full URL (doc_url; a ?access= token in "
-        "a shared URL is used)."))],
+    doc: Annotated[
+        str,
+        Field(
+            min_length=1,
+            description=(
+                "The doc id (e.g. from recall's doc_id) or its full URL (doc_url; a ?access= token in "
+                "a shared URL is used)."
+            ),
+        ),
+    ],
 ) -> CallToolResult:
     """Fetch one Memory.Wiki page as markdown.
 
@@ -37,8 +43,17 @@ def read_doc(
 
 def doc_text(doc: dict[str, Any]) -> str:
     fields = {
-        "id": doc.get("id"), "title": doc.get("title"), "url": doc.get("url"), "hub": doc.get("hub"),
-        "version": doc.get("version"), "updated": doc.get("updated_at"), "source": doc.get("source"),
+        "id": doc.get("id"),
+        "title": doc.get("title"),
+        "url": doc.get("url"),
+        "hub": doc.get("hub"),
+        "version": doc.get("version"),
+        "updated": doc.get("updated_at"),
+        "source": doc.get("source"),
     }
-    head = ["---"] + [f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in fields.items() if v is not None] + ["---", ""]
+    head = (
+        ["---"]
+        + [f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in fields.items() if v is not None]
+        + ["---", ""]
+    )
     return "\n".join(head) + "\n" + (doc.get("markdown") or "")

@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import Field
-
 from memorywiki.client import operations as ops
+from pydantic import Field
 
 from ..context import MemoryWiki
 from .common import HubArg, result
@@ -19,22 +18,44 @@ MAX_DOC_CHARS = 4000  # a whole doc at doc level is cut here; read_doc gives the
 
 def recall(
     mw: MemoryWiki,
-    question: Annotated[str, Field(min_length=1, max_length=4000,
-                                   description="The question, in natural language (not keywords joined by AND).")],
+    question: Annotated[
+        str,
+        Field(
+            min_length=1, max_length=4000, description="The question, in natural language (not keywords joined by AND)."
+        ),
+    ],
     k: Annotated[int, Field(ge=1, le=50, description="How many results to return (1-50).")] = 5,
-    level: Annotated[Literal["chunk", "doc", "bundle"], Field(
-        description="'chunk' (default): the few paragraphs that answer, each with a breadcrumb; "
-                    "'doc': whole pages; 'bundle': curated reading lists.")] = "chunk",
-    hybrid: Annotated[bool, Field(
-        description="Fuse vector and full-text (BM25) search, each weighed by how clearly it singles out "
-                    "its best candidates; best for names, error messages and code identifiers. "
-                    "Chunk and doc levels.")] = True,
-    fusion: Annotated[Literal["zscore", "rrf"] | None, Field(
-        description="How hybrid fuses the two searches: 'zscore' (the server's default) or 'rrf' "
-                    "(Reciprocal Rank Fusion; each result then carries rrf_score).")] = None,
-    max_tokens: Annotated[int | None, Field(
-        ge=1, le=10_000_000, description="A token budget for the results: whole results in rank order while "
-                                         "their tokens fit (each result says its tokens).")] = None,
+    level: Annotated[
+        Literal["chunk", "doc", "bundle"],
+        Field(
+            description="'chunk' (default): the few paragraphs that answer, each with a breadcrumb; "
+            "'doc': whole pages; 'bundle': curated reading lists."
+        ),
+    ] = "chunk",
+    hybrid: Annotated[
+        bool,
+        Field(
+            description="Fuse vector and full-text (BM25) search, each weighed by how clearly it singles out "
+            "its best candidates; best for names, error messages and code identifiers. "
+            "Chunk and doc levels."
+        ),
+    ] = True,
+    fusion: Annotated[
+        Literal["zscore", "rrf"] | None,
+        Field(
+            description="How hybrid fuses the two searches: 'zscore' (the server's default) or 'rrf' "
+            "(Reciprocal Rank Fusion; each result then carries rrf_score)."
+        ),
+    ] = None,
+    max_tokens: Annotated[
+        int | None,
+        Field(
+            ge=1,
+            le=10_000_000,
+            description="A token budget for the results: whole results in rank order while "
+            "their tokens fit (each result says its tokens).",
+        ),
+    ] = None,
     hub: HubArg = None,
 ) -> CallToolResult:
     """Search the user's own saved knowledge (their Memory.Wiki hub) and return the passages that answer a question.
@@ -48,8 +69,9 @@ def recall(
     doc_url of every passage you rely on. An empty result means the hub does not hold it.
     """
     with mw.wiki() as wiki:
-        data = ops.recall(wiki, question, hub=hub, k=k, level=level, hybrid=hybrid, fusion=fusion,
-                          max_tokens=max_tokens)
+        data = ops.recall(
+            wiki, question, hub=hub, k=k, level=level, hybrid=hybrid, fusion=fusion, max_tokens=max_tokens
+        )
     return result(format_recall(data, level), data)
 
 
@@ -68,7 +90,10 @@ def format_recall(data: dict[str, Any], level: str) -> str:
     if data.get("vector_note"):
         head += f" Vectors were not used: {data['vector_note']}."
     if not results:
-        return head + "\nNothing matched. The hub may not hold this yet (or is still indexing); say so rather than guessing."
+        return (
+            head
+            + "\nNothing matched. The hub may not hold this yet (or is still indexing); say so rather than guessing."
+        )
     lines = [head, "Cite the doc_url of each passage you use.", ""]
     for i, r in enumerate(results, 1):
         if level == "bundle":

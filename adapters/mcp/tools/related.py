@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Annotated
 
 from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import Field
-
 from memorywiki.client import doc_id_from
 from memorywiki.client import operations as ops
+from pydantic import Field
 
 from ..context import MemoryWiki
 from .common import result
@@ -33,8 +32,11 @@ def related(
     results = data.get("results") or []
     lines = [f"{len(results)} page(s) related to {doc_id_from(doc)}:"]
     for r in results:
-        why = (f"shares {', '.join(r['shared_concepts'])}" if r.get("shared_concepts")
-               else f"similarity {r.get('similarity')}")
+        why = (
+            f"shares {', '.join(r['shared_concepts'])}"
+            if r.get("shared_concepts")
+            else f"similarity {r.get('similarity')}"
+        )
         lines.append(f"- {r.get('title')} — {r.get('url')} ({why})")
     if not results:
         lines.append("(none: no other public page of the hub is close)")

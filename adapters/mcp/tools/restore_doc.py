@@ -6,16 +6,16 @@ from typing import Annotated
 
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import Field
-
 from memorywiki.client import operations as ops
+from pydantic import Field
 
 from ..context import MemoryWiki
 from .common import result
 
 TITLE = "Restore a version of a Memory.Wiki page"
-ANNOTATIONS = ToolAnnotations(title=TITLE, read_only_hint=False, destructive_hint=False, idempotent_hint=True,
-                              open_world_hint=False)
+ANNOTATIONS = ToolAnnotations(
+    title=TITLE, read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
 
 
 def restore_doc(
@@ -33,8 +33,13 @@ def restore_doc(
     with mw.wiki() as wiki:
         restored = ops.restore(wiki, doc, version)
     data = restored.data
-    out = {"id": data.get("id") or restored.doc_id, "url": data.get("url"), "version": data.get("version"),
-           "restored_from": version, "changed": data.get("changed")}
+    out = {
+        "id": data.get("id") or restored.doc_id,
+        "url": data.get("url"),
+        "version": data.get("version"),
+        "restored_from": version,
+        "changed": data.get("changed"),
+    }
     if not data.get("changed"):
         return result(f"Version {version} already is the page's text: {out['url']} (nothing changed)", out)
     return result(f"Restored version {version} as version {out['version']}: {out['url']}", out)

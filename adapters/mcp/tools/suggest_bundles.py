@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Annotated
 
 from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import Field
-
 from memorywiki.client import operations as ops
+from pydantic import Field
 
 from ..context import MemoryWiki
 from .common import HubArg, result
@@ -18,9 +17,16 @@ ANNOTATIONS = ToolAnnotations(title=TITLE, read_only_hint=True, open_world_hint=
 
 def suggest_bundles(
     mw: MemoryWiki,
-    intent: Annotated[str | None, Field(max_length=500, description=(
-        "A topic: returns the hub's pages on it in a reading order, each with why it belongs. "
-        "Omit to get the groups of related pages the hub itself suggests."))] = None,
+    intent: Annotated[
+        str | None,
+        Field(
+            max_length=500,
+            description=(
+                "A topic: returns the hub's pages on it in a reading order, each with why it belongs. "
+                "Omit to get the groups of related pages the hub itself suggests."
+            ),
+        ),
+    ] = None,
     k: Annotated[int, Field(ge=2, le=20, description="With intent: how many pages.")] = 8,
     hub: HubArg = None,
 ) -> CallToolResult:
@@ -35,8 +41,10 @@ def suggest_bundles(
         if intent and intent.strip():
             data = ops.pages_on_topic(wiki, intent, k=k, hub=slug)
             lines = [f'Pages on "{intent.strip()}" in reading order:']
-            lines += [f"{i}. {d.get('title')} — {d.get('url')} (id: {d.get('id')})\n   {d.get('why')}"
-                      for i, d in enumerate(data.get("docs") or [], 1)]
+            lines += [
+                f"{i}. {d.get('title')} — {d.get('url')} (id: {d.get('id')})\n   {d.get('why')}"
+                for i, d in enumerate(data.get("docs") or [], 1)
+            ]
         else:
             data = ops.suggestions(wiki, slug)
             lines = [f'Suggested bundles in hub "{slug}":']

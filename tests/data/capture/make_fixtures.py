@@ -1,6 +1,6 @@
 """Regenerate the small binary fixtures in this folder (not run by the tests).
 
-    pip install reportlab python-docx python-pptx && python make_fixtures.py
+pip install reportlab python-docx python-pptx && python make_fixtures.py
 """
 
 from pathlib import Path
