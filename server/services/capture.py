@@ -20,7 +20,7 @@ from memorywiki.formats import Captured, FormatError, count_conversations, iter_
 from ..capture import capture_url, convert_file
 from ..store import docs as doc_store
 from ..tokens import hash_token, new_token
-from .access import Access, Credentials
+from .access import ANONYMOUS, Access, Credentials
 from .context import Context
 from .docs import MAX_TITLE, already_captured, page_content
 from .urls import Urls
@@ -57,10 +57,10 @@ async def save(
     )
 
     async def store(conn):
-        hub, via = await access.hub_writer(conn, options.hub) if options.hub else (None, "anonymous")
+        writer = await access.hub_writer(conn, options.hub) if options.hub else ANONYMOUS
         return await doc_store.save_doc(
             conn,
-            hub_id=hub["id"] if hub else None,
+            hub_id=writer.hub["id"] if writer.hub else None,
             external_id=captured.external_id,
             title=title,
             markdown=markdown,
@@ -70,7 +70,8 @@ async def save(
             password_hash=None,
             allowed_emails=[],
             edit_token_hash=hash_token(edit_token),
-            via=via,
+            edit_token_member=writer.member_id,
+            via=writer.via,
             dedupe=options.dedupe,
         )
 
