@@ -354,6 +354,24 @@ def test_drafts_open_to_their_editors_only(client, world):
     assert client.get(f"/api/docs/{doc_id}", headers={"X-Doc-Password": "hunter2"}).status_code == 404
 
 
+def test_reindexing_answers_a_page_the_caller_may_not_read_as_an_unknown_one(client, world):
+    """POST /api/embed/{id} tells a private page from an unknown id to nobody who may not read it."""
+    unknown = client.post("/api/embed/zzzzzzzzzz")
+    assert unknown.status_code == 404
+    for kind in ("draft", "password", "email", "deleted"):
+        doc_id = world["docs"][kind]["id"]
+        r = client.post(f"/api/embed/{doc_id}")
+        assert (r.status_code, r.json()) == (404, unknown.json()), kind
+        stranger = client.post(f"/api/embed/{doc_id}", headers={"Authorization": "Bearer mwe_someone_elses"})
+        assert (stranger.status_code, stranger.json()) == (404, unknown.json()), kind
+    draft = world["docs"]["draft"]
+    assert client.post(f"/api/embed/{draft['id']}", headers=world["owner"]).status_code == 200
+    assert client.post(f"/api/embed/{draft['id']}", headers={"X-Edit-Token": draft["edit_token"]}).status_code == 200
+    locked = world["docs"]["password"]["id"]
+    assert client.post(f"/api/embed/{locked}", headers={"X-Doc-Password": "hunter2"}).status_code == 200
+    assert client.post(f"/api/embed/{world['docs']['public']['id']}").status_code == 200
+
+
 @pytest.mark.parametrize(
     "change,undo",
     [

@@ -244,6 +244,47 @@ def test_link_requests_are_rate_limited_per_address_and_per_client(make_client, 
     assert len(inbox.to(ANN)) == 1
 
 
+def test_a_stranger_cannot_lock_a_listed_reader_out_of_her_links(settings, smtp_server):
+    """Over real HTTP behind a trusted proxy (loopback, which forwards each client's address):
+    a stranger's requests for ann's link spend the stranger's budget, never ann's, and however
+    many there are, ann gets one mail while its link is unused."""
+    from dataclasses import replace
+
+    import httpx
+
+    from tests.conftest import serving
+
+    tight = replace(settings, smtp_url=smtp_server.url, rate_link_address="3/hour", rate_link_client="100/hour")
+    with serving(tight) as live, httpx.Client(base_url=live.url, timeout=30) as http:
+        world = make_world(http)
+        stranger, ann = {"X-Forwarded-For": "203.0.113.66"}, {"X-Forwarded-For": "198.51.100.7"}
+        codes = [
+            http.post(f"/api/docs/{world['ann']}/access/request", json={"email": ANN}, headers=stranger).status_code
+            for _ in range(8)
+        ]
+        assert codes == [202, 202, 202, 429, 429, 429, 429, 429]
+        mine = http.post(f"/api/docs/{world['ann']}/access/request", json={"email": ANN}, headers=ann)
+        assert mine.status_code == 202, mine.text
+        mail = smtp_server.wait_for(ANN)
+        http.get("/healthz")
+        assert len(smtp_server.to(ANN)) == 1  # one mail for nine requests: its link still works
+        doc_id, secret = re.search(r"/(\w+)/signin#(mwl_[\w-]+)", mail[0].get_content()).groups()
+        page = http.get(f"/{doc_id}/signin", headers={"Accept": "text/html", **ann}).text
+        token = re.search(r'name="csrf-token" content="([^"]+)"', page).group(1)
+        signed = http.post(
+            f"/api/docs/{doc_id}/access/session", json={"link": secret}, headers={"X-CSRF-Token": token, **ann}
+        )
+        assert signed.status_code == 200 and "The Ann only text." in http.get(f"/{world['ann']}.md").text
+        # used, it is gone: her next request mails a new one, from her own budget
+        again = http.post(
+            f"/api/docs/{world['ann']}/access/request",
+            json={"email": ANN},
+            headers={"X-CSRF-Token": token, **ann},  # her browser holds a session now
+        )
+        assert again.status_code == 202
+        smtp_server.wait_for(ANN, 2)
+
+
 def test_without_smtp_the_visitor_is_told_to_ask_the_owner(client):
     world = make_world(client)
     page = client.get(f"/{world['ann']}", headers={"Accept": "text/html"})
