@@ -110,8 +110,7 @@ class Settings:
     public_url: str | None = setting(
         None,
         "MEMORYWIKI_PUBLIC_URL",
-        "the URL every link is built from (pages, answers, mails); its host is trusted too; "
-        "unset: the request's host, once it is a trusted one",
+        "the URL links are built from (pages, answers, mails); unset: the request's (trusted) host",
         parse=_public_url,
         expects="an http:// or https:// URL",
     )
@@ -119,8 +118,7 @@ class Settings:
     trusted_hosts: tuple[str, ...] = setting(
         ("localhost", "127.0.0.1", "::1"),
         "MEMORYWIKI_TRUSTED_HOSTS",
-        "host names this server answers to, comma-separated (*.example.com for subdomains, * for any); "
-        "a request naming another Host gets 400",
+        "host names answered, comma-separated (*.example.com: subdomains); any other Host gets 400",
         parse=_hosts,
         expects="host names separated by commas, without scheme or port",
         shown_default="localhost,127.0.0.1,::1",
@@ -128,8 +126,7 @@ class Settings:
     forwarded_allow_ips: str = setting(
         "127.0.0.1",
         "MEMORYWIKI_FORWARDED_ALLOW_IPS",
-        "proxies (addresses or networks, comma-separated; * for any) whose X-Forwarded-For and "
-        "X-Forwarded-Proto are believed; from anyone else they are ignored",
+        "proxies (addresses or networks, comma-separated) whose X-Forwarded-For/-Proto are believed",
     )
     # one variable, two fields: indexing in this server or in `memorywiki worker` processes, and
     # in a child process of the server (None, for auto: when the embedder runs locally)
@@ -391,7 +388,7 @@ class Settings:
     rate_link_address: str = setting(
         "5/hour",
         "MEMORYWIKI_RATE_LINK_ADDRESS",
-        "sign-in link requests per address from one client (another client's never spend it)",
+        "sign-in link requests per address from one client",
         parse=_rate,
         expects=RATE,
     )
