@@ -16,7 +16,6 @@ from dataclasses import replace
 import httpx
 import pytest
 from memorywiki.server.config import Settings, SettingsError
-from memorywiki.server.web.hosts import host_name, is_trusted, serve_note
 
 from tests.conftest import serving
 
@@ -135,6 +134,8 @@ def test_the_test_clients_and_loopback_names_still_work(settings, client):
 
 
 def test_trusted_hosts_are_a_setting_with_wildcards():
+    from memorywiki.server.web.hosts import host_name, is_trusted, serve_note
+
     assert Settings.from_env({}).trusted_hosts == ("localhost", "127.0.0.1", "::1")
     s = Settings.from_env({"MEMORYWIKI_TRUSTED_HOSTS": "Wiki.Example.com, *.example.org, [::1]"})
     assert s.trusted_hosts == ("wiki.example.com", "*.example.org", "::1")
