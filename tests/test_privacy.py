@@ -91,18 +91,30 @@ def assert_no_leak(text, world, where):
 OWNER_VIEWS = {"hub json", "hub html", "hub search"}
 
 
-def public_reads(client, world, *, signed_in: bool = False, as_reader: bool = False, question: str = ALL_WORDS):
+def public_reads(
+    client,
+    world,
+    *,
+    signed_in: bool = False,
+    as_reader: bool = False,
+    question: str = ALL_WORDS,
+    headers: dict | None = None,
+):
     """(label, response text) of every public read there is. `signed_in`: read with the
     owner's session cookie the client holds, leaving out the owner's own views of the hub;
-    `as_reader`: with a reader's session cookie, every read included (all stay public)."""
+    `as_reader`: with a reader's session cookie, every read included (all stay public);
+    `headers`: a credential sent with every read (a member's token: all stay public)."""
     bundle = world["bundle"]
     reads = []
+    sent = headers or {}
     if not (signed_in or as_reader):  # an anonymous reader: no cookie left from an earlier read
         client.cookies.clear()
     for level in ("chunk", "doc", "bundle"):
         for hybrid in (False, True):
             r = client.post(
-                "/api/hub/priv/recall", json={"question": question, "level": level, "hybrid": hybrid, "k": 50}
+                "/api/hub/priv/recall",
+                json={"question": question, "level": level, "hybrid": hybrid, "k": 50},
+                headers=sent,
             )
             assert r.status_code == 200, r.text
             reads.append((f"recall {level} hybrid={hybrid}", r.text))
@@ -130,7 +142,7 @@ def public_reads(client, world, *, signed_in: bool = False, as_reader: bool = Fa
     ]:
         if signed_in and label in OWNER_VIEWS:
             continue
-        r = client.get(url, headers=headers)
+        r = client.get(url, headers={**headers, **sent})
         # the public doc itself is 404 while a test has made it private
         assert r.status_code == 200 or (
             r.status_code in (401, 404) and label.startswith(("doc page", "cross-refs doc"))
@@ -173,7 +185,9 @@ def sign_in_as_owner(client, world) -> None:
 
 def test_a_thousand_public_reads_with_the_owner_signed_in_find_nothing_private(client, world):
     """The owner signed in sees every page in the owner's view of the hub, and nothing else
-    widens: every other read, with the owner's cookie or without it, is public-only."""
+    widens: every other read, with the owner's cookie, a member's token or nothing, is
+    public-only (a reader signed in: the test after the next)."""
+    member = client.post("/api/hub/priv/members", json={"name": "bob"}, headers=world["owner"]).json()["token"]
     sign_in_as_owner(client, world)
     owned = client.get("/api/hub/priv").json()
     assert owned["view"] == "owner" and {d["visibility"] for d in owned["docs"]} == {
@@ -185,14 +199,17 @@ def test_a_thousand_public_reads_with_the_owner_signed_in_find_nothing_private(c
     session = client.cookies["mw_session"]
     words = [*SECRETS.values(), PUBLIC_WORD, "habitat", "diet", "facts", "notes"]
     reads = round_ = 0
+    roles = ("a stranger", "the owner signed in", "a member")
     while reads < 1000:
         round_ += 1
-        signed_in = round_ % 2 == 0
+        role = roles[round_ % len(roles)]
+        signed_in = role == "the owner signed in"
         if signed_in:
             client.cookies.set("mw_session", session)
+        headers = {"Authorization": f"Bearer {member}"} if role == "a member" else None
         question = " ".join(words[(round_ + i) % len(words)] for i in range(3))
-        for label, text in public_reads(client, world, signed_in=signed_in, question=question):
-            assert_no_leak(text, world, f"{label} ({'the owner signed in' if signed_in else 'a stranger'})")
+        for label, text in public_reads(client, world, signed_in=signed_in, question=question, headers=headers):
+            assert_no_leak(text, world, f"{label} ({role})")
             reads += 1
     client.cookies.set("mw_session", session)  # and the session was live all along
     assert client.get("/api/hub/priv").json()["view"] == "owner"
