@@ -2,7 +2,16 @@
 data (or a small dataclass around it) out, failures as the client's error tree
 (:mod:`memorywiki.client.errors`). Each surface keeps only its own formatting."""
 
-from .bundles import CreatedBundle, accept_suggestion, create_bundle, dismiss_suggestion, pages_on_topic, suggestions
+from .bundles import (
+    CreatedBundle,
+    DeletedBundle,
+    accept_suggestion,
+    create_bundle,
+    delete_bundle,
+    dismiss_suggestion,
+    pages_on_topic,
+    suggestions,
+)
 from .capture import (
     BINARY_KINDS,
     EXISTS,
@@ -58,6 +67,7 @@ __all__ = [
     "CreatedBundle",
     "CreatedHub",
     "Deleted",
+    "DeletedBundle",
     "ExportedHub",
     "FolderImport",
     "HubUrls",
@@ -74,6 +84,7 @@ __all__ = [
     "capture_url",
     "create_bundle",
     "create_hub",
+    "delete_bundle",
     "delete_doc",
     "digest",
     "digest_markdown",
