@@ -58,6 +58,7 @@ from .hubs import (
 )
 from .imports import import_export, wait_indexed
 from .recall import Level, recall
+from .sharing import Shared, share
 from .wiki import Wiki
 
 __all__ = [
@@ -73,6 +74,7 @@ __all__ = [
     "HubUrls",
     "Level",
     "Restored",
+    "Shared",
     "Updated",
     "Wiki",
     "accept_suggestion",
@@ -109,6 +111,7 @@ __all__ = [
     "remove_member",
     "restore",
     "set_hub",
+    "share",
     "suggestions",
     "trash",
     "undelete",
