@@ -272,6 +272,7 @@ async def hub_page(request: Request) -> Response:
             "q": question,
             "twin_url": f"/hub/{hub['slug']}.md",
             "owner": hub["view"] == "owner",
+            "mail": app_state(request).mail is not None,
         },
         headers=headers,
     )
