@@ -52,7 +52,18 @@ HUB = obj(
     },
     bundles={
         "type": "array",
-        "items": obj(["id", "title", "description", "url"], id=TEXT, title=TEXT, description=NULLABLE_TEXT, url=TEXT),
+        "items": obj(
+            ["id", "title", "description", "url"],
+            id=TEXT,
+            title=TEXT,
+            description=NULLABLE_TEXT,
+            url=TEXT,
+            public={
+                "type": "boolean",
+                "description": "the owner's view only: false while the bundle holds no public page "
+                "(then strangers see none of it)",
+            },
+        ),
     },
     trash={"type": "integer", "description": "the owner's view only: pages in the trash"},
     **_PAGING,
@@ -261,6 +272,7 @@ async def hub_page(request: Request) -> Response:
             "q": question,
             "twin_url": f"/hub/{hub['slug']}.md",
             "owner": hub["view"] == "owner",
+            "mail": app_state(request).mail is not None,
         },
         headers=headers,
     )

@@ -87,7 +87,10 @@ def _doc_entry(urls: Urls, d: dict[str, Any]) -> dict[str, Any]:
 
 
 def _bundle_entry(urls: Urls, b: dict[str, Any]) -> dict[str, Any]:
-    return {"id": b["id"], "title": b["title"], "description": b["description"], "url": urls.bundle(b["id"])}
+    entry = {"id": b["id"], "title": b["title"], "description": b["description"], "url": urls.bundle(b["id"])}
+    if "public" in b:  # the owner's view: a bundle with no public page is hidden from everyone else
+        entry["public"] = b["public"]
+    return entry
 
 
 def _pages(total: int, per_page: int | None) -> int:

@@ -226,6 +226,7 @@ async def history(ctx: Context, credentials: Credentials, doc_id: str, a: int | 
     if not looks_like_id(doc_id):
         raise not_found("doc")
     async with _readable_doc(ctx, credentials, doc_id) as (conn, doc):
+        reader = await _reader_only(conn, Access(ctx.limits, credentials), doc)
         versions = _page_versions(doc, await version_store.list_versions(conn, doc_id))
         numbers = [v["version"] for v in versions]
         a = a if a is not None else numbers[1] if len(numbers) > 1 else doc["version"]
@@ -239,4 +240,14 @@ async def history(ctx: Context, credentials: Credentials, doc_id: str, a: int | 
             "unknown_version", f"this page has no version {missing[0]}; its versions: " + ", ".join(map(str, numbers))
         )
     lines, cut = diff_lines(f"# {old['title']}\n\n{old['markdown']}", f"# {new['title']}\n\n{new['markdown']}")
-    return {"doc": doc, "versions": versions, "a": a, "b": b, "diff": lines, "cut": cut}
+    return {"doc": doc, "versions": versions, "a": a, "b": b, "diff": lines, "cut": cut, "reader": reader}
+
+
+async def _reader_only(conn, access: Access, doc: dict[str, Any]) -> str | None:
+    """The address of the reader this browser signed in as, when that is what opened the doc
+    and nothing it holds may edit it (the page then offers no restore or edit); else None."""
+    if not access.credentials.sessions or not doc.get("allowed_emails"):
+        return None
+    if await access.can_edit(conn, doc):
+        return None
+    return await access.reader_email(conn, doc)

@@ -152,7 +152,7 @@ WHERE d.hub_id = %(hub)s AND hub_owned(%(hub)s, %(token)s, %(sessions)s)
 """
 
 OWNER_BUNDLES = """
-SELECT b.id, b.title, b.description, b.updated_at
+SELECT b.id, b.title, b.description, b.updated_at, bundle_is_public(b) AS public
 FROM bundles b
 WHERE b.hub_id = %(hub)s AND b.deleted_at IS NULL AND hub_owned(%(hub)s, %(token)s, %(sessions)s)
 ORDER BY b.updated_at DESC

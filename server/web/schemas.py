@@ -4,6 +4,19 @@ from __future__ import annotations
 
 from .openapi import NULLABLE_TEXT, TEXT, obj
 
+# What a save says about the people a page is shared with (services/sharing.py, sharing_note)
+SHARING = obj(
+    ["allowed_emails", "mail", "mailed", "not_mailed", "message"],
+    allowed_emails={"type": "array", "items": TEXT},
+    mail={"type": "boolean", "description": "false: this server sends no mail (MEMORYWIKI_SMTP_URL is not set)"},
+    mailed={
+        "type": "array",
+        "items": TEXT,
+        "description": "addresses newly shared with: a one-time sign-in link is on its way to each",
+    },
+    not_mailed={"type": "array", "items": TEXT, "description": "addresses newly shared with that got no mail"},
+    message=TEXT,
+)
 DOC = obj(
     ["id", "url", "title", "markdown", "hub", "source", "meta", "version", "created_at", "updated_at"],
     id=TEXT,
@@ -20,6 +33,7 @@ DOC = obj(
     has_password={"type": "boolean"},
     allowed_emails={"type": "array", "items": TEXT},
     indexed={"type": "boolean"},
+    sharing={**SHARING, "description": "after an edit that shares the page or changes who it is shared with"},
 )
 READ_HEADERS = {"X-Doc-Password": TEXT, "X-Doc-Access": TEXT, "X-Edit-Token": TEXT}
 # The dates a hub's owner may give the pages and bundles an import brings (docs/export.md)
