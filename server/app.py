@@ -23,6 +23,7 @@ from .indexing.rechunker import Rechunker
 from .indexing.worker import Worker, WorkerProcess
 from .mail.outbox import Outbox
 from .mail.smtp import SmtpSender
+from .redaction import DETECTOR
 from .routes import (
     bundles,
     capture,
@@ -78,6 +79,8 @@ def create_app(
             raise
         task = curation_task = rechunk_task = warm_up = mail_task = None
         state = rechunker = None
+        # the secret detector compiles its rules once (seconds the first time): not in a first write
+        detector_ready = asyncio.create_task(asyncio.to_thread(DETECTOR.load))
         try:
             secret = settings.secret_key
             if not secret:
@@ -159,6 +162,8 @@ def create_app(
                         await asyncio.wait_for(running, 10)
             if warm_up is not None:
                 await warm_up
+            with contextlib.suppress(Exception):  # a write that needs it raises for itself
+                await detector_ready
             if state is not None and state.reranker is not None:
                 await state.reranker.close()
             if hasattr(embedder, "close"):  # the ONNX embedder's child process

@@ -1,0 +1,140 @@
+"""Redact a text: `<private>` spans dropped, each secret replaced by a marker naming its kind."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from .detector import DETECTOR, Detector
+from .views import all_views
+
+PRIVATE = re.compile(r"<private>.*?</private>", re.IGNORECASE | re.DOTALL)
+MIN_REPEAT = 8  # a found secret this long is redacted wherever else it appears, found or not
+
+
+def marker(kind: str) -> str:
+    return f"[redacted: {kind}]"
+
+
+@dataclass
+class Redaction:
+    """What one write had redacted: secrets by kind, and `<private>` spans dropped."""
+
+    kinds: Counter[str] = field(default_factory=Counter)
+    private: int = 0
+
+    @property
+    def secrets(self) -> int:
+        return sum(self.kinds.values())
+
+    def add(self, other: Redaction) -> None:
+        self.kinds.update(other.kinds)
+        self.private += other.private
+
+    def as_json(self) -> dict[str, Any]:
+        return {"secrets": self.secrets, "kinds": dict(sorted(self.kinds.items())), "private": self.private}
+
+
+def drop_private(text: str) -> tuple[str, int]:
+    """The text without its `<private>…</private>` spans, and how many there were. An opening
+    tag with no closing one is left as written: there is no telling where it was meant to end."""
+    count = 0
+
+    def drop(_m: re.Match[str]) -> str:
+        nonlocal count
+        count += 1
+        return ""
+
+    return (PRIVATE.sub(drop, text), count) if "<" in text else (text, 0)
+
+
+def _spans(text: str, detector: Detector) -> list[tuple[int, int, str]]:
+    """(start, end, kind) of every secret in the text and in each of its other readings."""
+    spans: list[tuple[int, int, str]] = []
+    values: dict[str, str] = {}
+    for finding in detector.find(text):
+        spans += _secret_spans(text, finding.start, finding.end, finding.secret, finding.encoded, finding.kind)
+        values.setdefault(finding.secret, finding.kind)
+    for view in all_views(text):
+        for finding in detector.find(view.text):
+            for start, end, kind in _secret_spans(
+                view.text, finding.start, finding.end, finding.secret, finding.encoded, finding.kind
+            ):
+                o_start, o_end = view.to_original(start, end)
+                if o_end > o_start:
+                    spans.append((o_start, o_end, kind))
+            values.setdefault(finding.secret, finding.kind)
+    # a value once found is a secret wherever it appears (an echo of it, a second paste)
+    for value, kind in values.items():
+        if len(value) >= MIN_REPEAT:
+            at = text.find(value)
+            while at >= 0:
+                spans.append((at, at + len(value), kind))
+                at = text.find(value, at + len(value))
+    return spans
+
+
+def _secret_spans(text: str, start: int, end: int, secret: str, encoded: bool, kind: str) -> list[tuple[int, int, str]]:
+    """The part of a finding to redact: the credential itself where the rule's match holds
+    more (a URL's password, not the URL), else the whole match (a base64 blob, a key block)."""
+    if not encoded and secret and len(secret) < end - start:
+        at = text.find(secret, start, end)
+        if at >= 0:
+            return [(at, at + len(secret), kind)]
+    return [(start, end, kind)]
+
+
+def _merge(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Overlapping spans as one, named by the longest of them (of two rules that found the
+    same span, the one with the more telling name: `sendgrid-api-token` over `sendgrid`)."""
+    merged: list[tuple[int, int, str, tuple[int, int]]] = []
+    for start, end, kind in sorted(spans):
+        rank = (end - start, len(kind))
+        if merged and start < merged[-1][1]:
+            m_start, m_end, m_kind, m_rank = merged[-1]
+            best = (kind, rank) if rank > m_rank else (m_kind, m_rank)
+            merged[-1] = (m_start, max(m_end, end), *best)
+        else:
+            merged.append((start, end, kind, rank))
+    return [(s, e, k) for s, e, k, _ in merged]
+
+
+def redact_secrets(text: str, detector: Detector = DETECTOR) -> tuple[str, Counter[str]]:
+    """The text with every secret found replaced by its marker, and the count of each kind."""
+    kinds: Counter[str] = Counter()
+    spans = _merge(_spans(text, detector))
+    if not spans:
+        return text, kinds
+    out: list[str] = []
+    pos = 0
+    for start, end, kind in spans:
+        out += [text[pos:start], marker(kind)]
+        kinds[kind] += 1
+        pos = end
+    out.append(text[pos:])
+    return "".join(out), kinds
+
+
+def redact_text(text: str, detector: Detector = DETECTOR, *, secrets: bool = True) -> tuple[str, Redaction]:
+    """The text with `<private>` spans dropped and (unless `secrets` is False) every secret
+    replaced by its marker."""
+    report = Redaction()
+    text, report.private = drop_private(text)
+    if secrets:
+        text, report.kinds = redact_secrets(text, detector)
+    return text, report
+
+
+def redact_value(value: Any, report: Redaction, detector: Detector = DETECTOR, *, secrets: bool = True) -> Any:
+    """A JSON value (a page's meta) with every string in it redacted; keys are left alone."""
+    if isinstance(value, str):
+        text, found = redact_text(value, detector, secrets=secrets)
+        report.add(found)
+        return text
+    if isinstance(value, list):
+        return [redact_value(v, report, detector, secrets=secrets) for v in value]
+    if isinstance(value, dict):
+        return {k: redact_value(v, report, detector, secrets=secrets) for k, v in value.items()}
+    return value
