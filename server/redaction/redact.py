@@ -8,10 +8,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .detector import DETECTOR, Detector
-from .views import all_views
+from .views import TOKEN, all_views
 
 PRIVATE = re.compile(r"<private>.*?</private>", re.IGNORECASE | re.DOTALL)
 MIN_REPEAT = 8  # a found secret this long is redacted wherever else it appears, found or not
+_TOKEN_CHAR = re.compile(f"[{TOKEN}]")
+_WORD_CHAR = re.compile("[A-Za-z0-9]")  # what a token's first piece is not preceded by (`KEY=`, `/` are fine)
 
 
 def marker(kind: str) -> str:
@@ -57,15 +59,19 @@ def _spans(text: str, detector: Detector) -> list[tuple[int, int, str]]:
     for finding in detector.find(text):
         spans += _secret_spans(text, finding.start, finding.end, finding.secret, finding.encoded, finding.kind)
         values.setdefault(finding.secret, finding.kind)
+    raw = list(spans)
     for view in all_views(text):
         for finding in detector.find(view.text):
+            kept = False
             for start, end, kind in _secret_spans(
                 view.text, finding.start, finding.end, finding.secret, finding.encoded, finding.kind
             ):
                 o_start, o_end = view.to_original(start, end)
-                if o_end > o_start:
+                if o_end > o_start and _whole(text, o_start, o_end, kind, raw):
                     spans.append((o_start, o_end, kind))
-            values.setdefault(finding.secret, finding.kind)
+                    kept = True
+            if kept:
+                values.setdefault(finding.secret, finding.kind)
     # a value once found is a secret wherever it appears (an echo of it, a second paste)
     for value, kind in values.items():
         if len(value) >= MIN_REPEAT:
@@ -74,6 +80,19 @@ def _spans(text: str, detector: Detector) -> list[tuple[int, int, str]]:
                 spans.append((at, at + len(value), kind))
                 at = text.find(value, at + len(value))
     return spans
+
+
+def _whole(text: str, start: int, end: int, kind: str, raw: list[tuple[int, int, str]]) -> bool:
+    """Whether a match that a joined reading ran across a line break is a secret split there.
+    A split secret is a whole token where it ends, and the lines it joins hold no other
+    secret; a match that ran on into the next line's word (a webhook URL glued to
+    `TELEGRAM_BOT_TOKEN`, a JWT glued to the `-----BEGIN` of a key below it) is neither,
+    and the line it came from has its own finding already."""
+    if "\n" not in text[start:end]:
+        return True
+    if (start > 0 and _WORD_CHAR.match(text, start - 1)) or _TOKEN_CHAR.match(text, end):
+        return False
+    return not any(s < end and start < e and k != kind for s, e, k in raw)
 
 
 def _secret_spans(text: str, start: int, end: int, secret: str, encoded: bool, kind: str) -> list[tuple[int, int, str]]:

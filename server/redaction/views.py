@@ -1,7 +1,7 @@
 """Other readings of a text, each with a map back to the text's own offsets.
 
 A detector reads one string; a secret may reach it wrapped across lines, escaped inside a JSON
-string or percent-encoded in a URL. Each view rewrites those spots only (everything else is
+string or by a markdown converter, or percent-encoded in a URL. Each view rewrites those spots only (everything else is
 the text itself), so a match in a view maps back to the characters it came from and those
 are what get redacted. Base64 is the detector's own business (it decodes blobs itself).
 """
@@ -24,9 +24,13 @@ TOKEN = r"A-Za-z0-9+/=_\-.~"
 _SPLIT = re.compile(
     rf"(?<=[{TOKEN}]{{8}})(?:[\"'][ \t]*\+?|\\)?[ \t]*(?:\r?\n|\\r?\\n)[ \t]*(?:\+[ \t]*)?[\"']?(?=[{TOKEN}])"
 )
-_JSON_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|([\"\\/bfnrt]))")
-_JSON_SIMPLE = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
-_PERCENT = re.compile(r"%([0-7][0-9a-fA-F])")  # ASCII only: what a key is made of
+# JSON's string escapes, and markdown's backslash before any ASCII punctuation (a converter
+# writes `sk\_live\_...` for `sk_live_...`, which no rule would match).
+_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|([bfnrt])|([!-/:-@\[-`{-~]))")
+_JSON_LETTERS = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+# ASCII only (what a key is made of); and a query string's `&` as a line break, so each
+# `name=value` stands alone as in a config file, the way keyword rules expect to meet them.
+_PERCENT = re.compile(r"%([0-7][0-9a-fA-F])|&")
 
 
 @dataclass(frozen=True)
@@ -118,25 +122,31 @@ def joined(text: str) -> list[View]:
     return [v for v in views if v is not None]
 
 
-def _json_char(m: re.Match[str]) -> str | None:
+def _unescaped(m: re.Match[str]) -> str | None:
     if m.group(1) is not None:
         char = chr(int(m.group(1), 16))
         return None if 0xD800 <= ord(char) <= 0xDFFF else char
-    return _JSON_SIMPLE[m.group(2)]
+    if m.group(2) is not None:
+        return _JSON_LETTERS[m.group(2)]
+    return m.group(3)
 
 
-def json_unescaped(text: str) -> View | None:
-    """JSON string escapes read as the characters they stand for (`\\/`, `\\n`, `\\u003d`)."""
-    return rewrite("json", text, _JSON_ESCAPE, _json_char) if "\\" in text else None
+def unescaped(text: str) -> View | None:
+    """Escapes read as the characters they stand for: JSON's (`\\/`, `\\n`, `\\u003d`) and
+    markdown's (`\\_`, `\\*`)."""
+    return rewrite("unescaped", text, _ESCAPE, _unescaped) if "\\" in text else None
 
 
 def url_decoded(text: str) -> View | None:
-    """Percent-encoded ASCII read as itself (a key in a query string: `%2F`, `%3D`, `%2B`)."""
-    return rewrite("url", text, _PERCENT, lambda m: chr(int(m.group(1), 16))) if "%" in text else None
+    """Query strings read as their parameters: percent-encoded ASCII as itself (`%2F`, `%2B`),
+    one `name=value` a line."""
+    if "%" not in text and "&" not in text:
+        return None
+    return rewrite("url", text, _PERCENT, lambda m: "\n" if m.group(1) is None else chr(int(m.group(1), 16)))
 
 
 def all_views(text: str) -> list[View]:
     """Every reading of `text` other than itself that differs from it."""
     views: list[View] = list(joined(text))
-    views += [v for v in (json_unescaped(text), url_decoded(text)) if v is not None]
+    views += [v for v in (unescaped(text), url_decoded(text)) if v is not None]
     return views
