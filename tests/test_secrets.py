@@ -79,7 +79,7 @@ def expected_kinds() -> dict[str, int]:
         "slack-webhook": "slack-webhook-url",
         "telegram-bot-token": "telegram-bot-api-token",
         "stripe-secret-key": "stripe-access-token",
-        "sendgrid-api-key": "sendgrid",
+        "sendgrid-api-key": "sendgrid-api-token",
         "twilio-api-key": "twilio-api-key",
         "npm-token": "npmjsaccesstoken",
         "jwt": "jwt",

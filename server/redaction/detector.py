@@ -1,9 +1,12 @@
-"""The secret detector: Kingfisher's scanner (MongoDB) with its bundled rule catalog.
+"""The secret detector: Kingfisher's scanner (MongoDB) and two rule catalogs.
 
-The catalog is Betterleaks' rules (the successor of gitleaks' rule set, by its author) and
-Google's Veles detectors, about 490 formats, matched by Vectorscan: a 5 MB page takes
-milliseconds. Why this one and not detect-secrets or a vendored gitleaks.toml: docs/secrets.md.
-Scanning is offline; Kingfisher's validation and revocation (which call providers) are never used.
+The package's bundled catalog is Betterleaks' rules (the successor of gitleaks' rule set, by
+its author) and Google's Veles detectors, about 490; rules/kingfisher.yml adds Kingfisher's own
+rule set, about 740 more, and rules/standalone.yml the bundled rules that also run without the
+companions the catalog pairs them with (both vendored as data, scripts/update-secret-rules.py). Vectorscan matches
+them all at once: a 5 MB page takes milliseconds. Why this detector and not detect-secrets or a
+vendored gitleaks.toml: docs/secrets.md. Scanning is offline; Kingfisher's validation and
+revocation (which call providers) are never used.
 
 Each finding is a span of the text and the rule that found it. A rule's id names the kind
 of secret (`betterleaks.github-pat` -> `github-pat`). Some rules are components that the
@@ -18,18 +21,26 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+import regex
 
 _PREFIX = re.compile(r"^(?:betterleaks\.|kingfisher\.|custom\.|veles\.)?(?:secrets/)?")
 _SUFFIX = re.compile(r"\.\d+$")
+# Kingfisher's own rules, and bundled rules that also run without their companions
+# (scripts/update-secret-rules.py writes both)
+RULES = (Path(__file__).parent / "rules" / "kingfisher.yml", Path(__file__).parent / "rules" / "standalone.yml")
 # The components that only identify (whose id says so): not secrets.
 _IDENTIFIER = re.compile(r"(?:[-_](?:id|url|host|name|domain|address|username|repository)|public-key)(?:\.\d+)?$")
 
 
-def kind_of(rule_id: str) -> str:
-    """The marker's name for a rule: its id without the catalog's namespace or variant number."""
-    name = _SUFFIX.sub("", _PREFIX.sub("", rule_id))
-    return re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-") or "secret"
+def kind_of(rule_id: str, name: str = "") -> str:
+    """The marker's name for a rule: its id without the catalog's namespace or variant number
+    (`betterleaks.github-pat` -> `github-pat`); a Kingfisher rule's id is a number
+    (`kingfisher.aws.2`), so its name says it (`aws-secret-access-key`)."""
+    base = name if rule_id.startswith("kingfisher.") and name else _SUFFIX.sub("", _PREFIX.sub("", rule_id))
+    return re.sub(r"[^a-z0-9-]+", "-", base.lower()).strip("-")[:60].rstrip("-") or "secret"
 
 
 @dataclass(frozen=True)
@@ -42,13 +53,18 @@ class Finding:
 
 
 class Detector:
-    """Loaded once per process (compiling the catalog takes a few seconds the first time;
-    Kingfisher keeps the compiled database in the user's cache directory after that)."""
+    """Loaded once per process (compiling the catalogs takes about 13 s of CPU the first time on
+    a machine; Kingfisher keeps the compiled database in the user's cache directory, and
+    loading it from there takes half a second)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._scanner: Any = None
         self._secret_rules: frozenset[str] = frozenset()
+        self._kinds: dict[str, str] = {}
+        self.preferred: frozenset[str] = frozenset()  # kinds of the package's own catalog
+        self._patterns: dict[str, str] = {}  # Kingfisher's own rules: their patterns, to find the capture
+        self._compiled: dict[str, Any] = {}
 
     def load(self) -> None:
         if self._scanner is not None:
@@ -58,10 +74,15 @@ class Detector:
                 return
             from kingfisher_sdk import DetectionScanner, Rules
 
-            rules = Rules(confidence="low")
-            self._secret_rules = frozenset(
-                r["id"] for r in rules.metadata() if r["visible"] or not _IDENTIFIER.search(r["id"])
-            )
+            rules = Rules(list(RULES), confidence="low")
+            catalog = rules.metadata()
+            self._secret_rules = frozenset(r["id"] for r in catalog if r["visible"] or not _IDENTIFIER.search(r["id"]))
+            self._kinds = {r["id"]: kind_of(r["id"], r["name"]) for r in catalog}
+            # of two rules that find the same span, the bundled catalog's names the kind
+            self.preferred = frozenset(k for i, k in self._kinds.items() if not i.startswith("kingfisher."))
+            self._patterns = {
+                r["id"]: rules.detail(r["id"])["pattern"] for r in catalog if r["id"].startswith("kingfisher.")
+            }
             # Two layers of base64; no inline "ignore" comments: a page cannot opt its own text out.
             self._scanner = DetectionScanner(rules, inline_ignores=False, base64_max_depth=2)
 
@@ -80,17 +101,35 @@ class Detector:
         if not raw:
             return []
         to_char = _char_offsets(text, data, sorted({o for f in raw for o in _offsets(f)}))
-        found = [
-            Finding(
-                start=to_char[f.location["start_offset"]],
-                end=to_char[f.location["end_offset"]],
-                kind=kind_of(f.rule_id),
-                secret=f.secret,
-                encoded=bool(f.is_base64_encoded),
-            )
-            for f in raw
-        ]
+        found = []
+        for f in raw:
+            start, end = to_char[f.location["start_offset"]], to_char[f.location["end_offset"]]
+            kind = self._kinds.get(f.rule_id) or kind_of(f.rule_id)
+            if f.is_base64_encoded:
+                found.append(Finding(start, end, kind, f.secret, True))
+            else:
+                start, end = self._captured(f.rule_id, text, start, end)
+                found.append(Finding(start, end, kind, text[start:end], False))
         return sorted(found, key=lambda f: (f.start, -f.end))
+
+    def _captured(self, rule_id: str, text: str, start: int, end: int) -> tuple[int, int]:
+        """The credential inside a Kingfisher rule's match: the scanner reports such a rule's
+        whole match (`AWS_SECRET_ACCESS_KEY=...`, a database URL with its host), the rule's
+        capture group is the secret itself (the longest, where alternatives capture apart)."""
+        pattern = self._patterns.get(rule_id)
+        if pattern is None:
+            return start, end
+        compiled = self._compiled.get(rule_id)
+        if compiled is None:
+            try:
+                compiled = regex.compile(pattern)
+            except regex.error:  # syntax only Rust reads: the whole match goes
+                compiled = False
+            self._compiled[rule_id] = compiled
+        match = compiled.match(text, start, end) if compiled else None
+        spans = [match.span(i) for i in range(1, (match.re.groups if match else 0) + 1) if match.start(i) >= 0]
+        spans = [(a, b) for a, b in spans if b > a]
+        return max(spans, key=lambda ab: ab[1] - ab[0]) if spans else (start, end)
 
 
 def _offsets(f: Any) -> tuple[int, int]:

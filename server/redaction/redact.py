@@ -16,8 +16,11 @@ _TOKEN_CHAR = re.compile(f"[{TOKEN}]")
 _WORD_CHAR = re.compile("[A-Za-z0-9]")  # what a token's first piece is not preceded by (`KEY=`, `/` are fine)
 
 
+MARKER_START = "[redacted: "
+
+
 def marker(kind: str) -> str:
-    return f"[redacted: {kind}]"
+    return f"{MARKER_START}{kind}]"
 
 
 @dataclass
@@ -105,12 +108,36 @@ def _secret_spans(text: str, start: int, end: int, secret: str, encoded: bool, k
     return [(start, end, kind)]
 
 
-def _merge(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+def _settled(text: str, spans: list[tuple[int, int, str]], preferred: frozenset[str]) -> list[tuple[int, int, str]]:
+    """Of the spans that say the same thing more or less precisely, the precise one:
+
+    - a span of Kingfisher's own rules (a whole database URL) that holds a span of the bundled
+      catalog (its password) gives way to it;
+    - a secret joined across lines that runs on into the first word of the line after its
+      end (`ghp_...` + `next` when the next line starts "next line") gives way to the same
+      match that ends with its line, when a reading found that one.
+    """
+    out = []
+    for start, end, kind in spans:
+        if MARKER_START in text[start:end]:  # a URL whose password is a marker already
+            continue
+        if kind not in preferred and any(
+            k in preferred and start <= s and e <= end and (s, e) != (start, end) for s, e, k in spans
+        ):
+            continue
+        if "\n" in text[start:end] and end < len(text) and text[end] != "\n":
+            if any(k == kind and s == start and e < end and text[e : e + 1] == "\n" for s, e, k in spans):
+                continue
+        out.append((start, end, kind))
+    return out
+
+
+def _merge(spans: list[tuple[int, int, str]], preferred: frozenset[str] = frozenset()) -> list[tuple[int, int, str]]:
     """Overlapping spans as one, named by the longest of them (of two rules that found the
-    same span, the one with the more telling name: `sendgrid-api-token` over `sendgrid`)."""
-    merged: list[tuple[int, int, str, tuple[int, int]]] = []
+    same span, the bundled catalog's, then the one with the more telling name)."""
+    merged: list[tuple[int, int, str, tuple[int, bool, int]]] = []
     for start, end, kind in sorted(spans):
-        rank = (end - start, len(kind))
+        rank = (end - start, kind in preferred, len(kind))
         if merged and start < merged[-1][1]:
             m_start, m_end, m_kind, m_rank = merged[-1]
             best = (kind, rank) if rank > m_rank else (m_kind, m_rank)
@@ -123,7 +150,7 @@ def _merge(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
 def redact_secrets(text: str, detector: Detector = DETECTOR) -> tuple[str, Counter[str]]:
     """The text with every secret found replaced by its marker, and the count of each kind."""
     kinds: Counter[str] = Counter()
-    spans = _merge(_spans(text, detector))
+    spans = _merge(_settled(text, _spans(text, detector), detector.preferred), detector.preferred)
     if not spans:
         return text, kinds
     out: list[str] = []
