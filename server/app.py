@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from pathlib import Path
@@ -79,8 +80,9 @@ def create_app(
             raise
         task = curation_task = rechunk_task = warm_up = mail_task = None
         state = rechunker = None
-        # the secret detector compiles its rules once (seconds the first time): not in a first write
-        detector_ready = asyncio.create_task(asyncio.to_thread(DETECTOR.load))
+        # The secret detector compiles its rules once (seconds the first time on a machine): not in
+        # a first write. A daemon thread, so a server stopped meanwhile does not wait for it.
+        threading.Thread(target=DETECTOR.load_quietly, name="secret-detector", daemon=True).start()
         try:
             secret = settings.secret_key
             if not secret:
@@ -162,8 +164,6 @@ def create_app(
                         await asyncio.wait_for(running, 10)
             if warm_up is not None:
                 await warm_up
-            with contextlib.suppress(Exception):  # a write that needs it raises for itself
-                await detector_ready
             if state is not None and state.reranker is not None:
                 await state.reranker.close()
             if hasattr(embedder, "close"):  # the ONNX embedder's child process

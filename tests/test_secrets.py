@@ -349,10 +349,12 @@ def test_a_five_megabyte_page_is_redacted_whole(http):
     block = SESSION + "\n\n"
     body = (block * (4_900_000 // len(block) + 1))[:4_900_000]
     markdown = f"{github} at the start\n\n{body}\n\nand at the end {github}\n"
-    r = http.post("/api/docs", json={"hub": "big", "title": "Long session", "markdown": markdown}, headers=owner)
+    r = http.post(
+        "/api/docs", json={"hub": "big", "title": "Long session", "markdown": markdown}, headers=owner, timeout=600
+    )
     assert r.status_code == 201, r.text[:300]
     assert r.json()["redacted"] == {"secrets": 2, "kinds": {"github-pat": 2}, "private": 0, "scanned": True}
-    stored = http.get(f"/api/docs/{r.json()['id']}", headers=owner).json()["markdown"]
+    stored = http.get(f"/api/docs/{r.json()['id']}", headers=owner, timeout=600).json()["markdown"]
     assert github not in stored and len(stored) == len(markdown) - 2 * (len(github) - len("[redacted: github-pat]"))
 
 

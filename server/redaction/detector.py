@@ -18,6 +18,7 @@ are redacted like any other.
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from typing import Any
 
 import regex
 
+log = logging.getLogger("memorywiki.server")
 _PREFIX = re.compile(r"^(?:betterleaks\.|kingfisher\.|custom\.|veles\.)?(?:secrets/)?")
 _SUFFIX = re.compile(r"\.\d+$")
 # Kingfisher's own rules, and bundled rules that also run without their companions
@@ -76,8 +78,10 @@ class Detector:
 
             rules = Rules(list(RULES), confidence="low")
             catalog = rules.metadata()
-            self._secret_rules = frozenset(r["id"] for r in catalog if r["visible"] or not _IDENTIFIER.search(r["id"]))
             self._kinds = {r["id"]: kind_of(r["id"], r["name"]) for r in catalog}
+            self._secret_rules = frozenset(
+                r["id"] for r in catalog if r["visible"] or not _IDENTIFIER.search(self._kinds[r["id"]])
+            )
             # of two rules that find the same span, the bundled catalog's names the kind
             self.preferred = frozenset(k for i, k in self._kinds.items() if not i.startswith("kingfisher."))
             self._patterns = {
@@ -85,6 +89,13 @@ class Detector:
             }
             # Two layers of base64; no inline "ignore" comments: a page cannot opt its own text out.
             self._scanner = DetectionScanner(rules, inline_ignores=False, base64_max_depth=2)
+
+    def load_quietly(self) -> None:
+        """`load`, for a warm-up: a failure here is raised again by the write that needs it."""
+        try:
+            self.load()
+        except Exception as exc:
+            log.warning("the secret detector did not load: %s", exc)
 
     @property
     def rule_count(self) -> int:
