@@ -13,7 +13,7 @@ from ..store import docs as doc_store
 from ..store import graph as graph_store
 from ..store import hubs as hub_store
 from ..tokens import acceptable_password_hash, hash_password, hash_token, looks_like_id, new_token, verify_password
-from . import sharing
+from . import redaction, sharing
 from .access import Access, Credentials
 from .context import Context
 from .urls import Urls
@@ -120,20 +120,25 @@ async def create(ctx: Context, credentials: Credentials, urls: Urls, new: NewDoc
     password_hash = _carried_hash(new) or (hash_password(new.password) if new.password else None)
     access = Access(ctx.limits, credentials)
     edit_token = new_token("mwe")
+    prepared = await redaction.prepare(
+        redaction.Page(title=new.title, markdown=new.markdown, source=new.source, meta=new.meta)
+    )
 
     async def save(conn):
         hub, via = await access.hub_writer(conn, new.hub) if new.hub else (None, "anonymous")
         if new.dates and via != "owner":
             raise Forbidden("forbidden", "only the hub's owner may date an imported page")
         privacy = await _named_privacy(conn, hub, new, password_hash)
+        chosen = await redaction.choose(conn, prepared, hub["id"] if hub else None)
+        page = chosen.page
         doc, status = await doc_store.save_doc(
             conn,
             hub_id=hub["id"] if hub else None,
             external_id=new.external_id,
-            title=new.title,
-            markdown=new.markdown,
-            source=new.source,
-            meta=new.meta,
+            title=page.title if page.title is not None else new.title,
+            markdown=page.markdown if page.markdown is not None else new.markdown,
+            source=page.source,
+            meta=page.meta if page.meta is not None else new.meta,
             is_draft=new.is_draft,
             password_hash=password_hash,
             allowed_emails=new.allowed_emails,
@@ -145,11 +150,11 @@ async def create(ctx: Context, credentials: Credentials, urls: Urls, new: NewDoc
         )
         # an import brings a page as it was, its people told already: it mails nobody
         invited = await sharing.invite(ctx, credentials, conn, urls, doc["id"], mail=new.external_id is None)
-        return doc, status, invited
+        return doc, status, invited, chosen.report
 
-    doc, status, invited = await ctx.db.write(save)
+    doc, status, invited, redacted = await ctx.db.write(save)
     ctx.wake_worker()
-    body = saved_json(urls, doc, status, edit_token)
+    body = {**saved_json(urls, doc, status, edit_token), "redacted": redacted}
     if new.external_id is None:  # an import's answer stays as it was: it told nobody
         _tell(ctx, body, doc, invited, named="allowed_emails" in new.named)
     return body
@@ -284,6 +289,14 @@ async def edit(
     columns = {k: v for k, v in changes.items() if k not in ("password", MOVE)}
     if "password" in changes:
         columns["password_hash"] = hash_password(changes["password"]) if changes["password"] else None
+    prepared = await redaction.prepare(
+        redaction.Page(
+            title=changes.get("title"),
+            markdown=changes.get("markdown"),
+            source=changes.get("source"),
+            meta=changes.get("meta"),
+        )
+    )
 
     async def apply(conn):
         doc, via = await _lock_for_edit(conn, access, doc_id)
@@ -292,16 +305,18 @@ async def edit(
             slug = changes[MOVE]
             wanted["hub_id"] = (await access.hub_writer(conn, slug))[0]["id"] if slug else None
         check_version(doc, expected)
+        chosen = await redaction.choose(conn, prepared, wanted.get("hub_id", doc["hub_id"]))
+        wanted = redaction.merged(chosen.page, wanted)
         _apply_title_rule(doc, wanted)
         updated = await doc_store.update_doc(conn, doc, wanted, via=via)
         if updated["hub_id"] != doc["hub_id"]:  # its neighbours are in the new hub now
             await graph_store.refresh_doc_edges(conn, doc_id, ctx.settings.edge_rule)
         invited = await sharing.invite(ctx, credentials, conn, urls, doc_id)
-        return updated, await hub_store.hub_slug(conn, updated["hub_id"]), invited
+        return updated, await hub_store.hub_slug(conn, updated["hub_id"]), invited, chosen.report
 
-    updated, slug, invited = await ctx.db.write(apply)
+    updated, slug, invited, redacted = await ctx.db.write(apply)
     ctx.wake_worker()
-    body = doc_json(urls, updated, slug, owner_view=True)
+    body = {**doc_json(urls, updated, slug, owner_view=True), "redacted": redacted}
     _tell(ctx, body, updated, invited, named="allowed_emails" in changes)
     return body
 

@@ -76,10 +76,12 @@
     event.preventDefault();
     var button = settings.querySelector("button[type=submit]");
     var body = { description: settings.elements.namedItem("description").value,
-                 listed: settings.elements.namedItem("listed").checked };
+                 listed: settings.elements.namedItem("listed").checked,
+                 redact_secrets: settings.elements.namedItem("redact_secrets").checked };
     act(button, "PATCH", hubPath, body, "Saving the settings", function (data) {
       button.disabled = false;
-      say("Saved: the hub is " + (data.listed ? "listed" : "unlisted") + ".");
+      say("Saved: the hub is " + (data.listed ? "listed" : "unlisted") + "; secrets are " +
+          (data.redact_secrets ? "redacted from its pages." : "kept in its pages as written."));
     });
   });
 

@@ -17,6 +17,14 @@ SHARING = obj(
     not_mailed={"type": "array", "items": TEXT, "description": "addresses newly shared with that got no mail"},
     message=TEXT,
 )
+# What a write had redacted before it was stored (docs/secrets.md): never the values.
+REDACTED = obj(
+    ["secrets", "kinds", "private", "scanned"],
+    secrets={"type": "integer", "description": "how many secrets were replaced by `[redacted: <kind>]`"},
+    kinds={"type": "object", "additionalProperties": {"type": "integer"}, "description": "how many of each kind"},
+    private={"type": "integer", "description": "how many `<private>…</private>` spans were dropped"},
+    scanned={"type": "boolean", "description": "false: the hub's owner turned redaction of secrets off"},
+)
 DOC = obj(
     ["id", "url", "title", "markdown", "hub", "source", "meta", "version", "created_at", "updated_at"],
     id=TEXT,
@@ -34,6 +42,7 @@ DOC = obj(
     allowed_emails={"type": "array", "items": TEXT},
     indexed={"type": "boolean"},
     sharing={**SHARING, "description": "after an edit that shares the page or changes who it is shared with"},
+    redacted={**REDACTED, "description": "an edit's answer: what it had redacted"},
 )
 READ_HEADERS = {"X-Doc-Password": TEXT, "X-Doc-Access": TEXT, "X-Edit-Token": TEXT}
 # The dates a hub's owner may give the pages and bundles an import brings (docs/export.md)
