@@ -205,6 +205,7 @@ OPERATIONS = (
     op("lookup", HUB, "look up importer ids", "POST /api/hub/{slug}/lookup", yes=OWNER),
     op("bundle_create", HUB, "create a bundle", "POST /api/bundles", yes=OWNER),
     op("bundle_edit", HUB, "edit a bundle", "PATCH /api/bundles/{bundle_id}", yes=OWNER),
+    op("bundle_delete", HUB, "delete a bundle", "DELETE /api/bundles/{bundle_id}", yes=OWNER),
     op("bundle_editor", HUB, "open a bundle in the editor", "GET /b/{bundle_id}/edit", yes=OWNER),
     op("bundle_new", HUB, "open the editor for a new bundle", "GET /hub/{slug}/bundles/new", yes=OWNER),
     op(

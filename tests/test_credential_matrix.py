@@ -33,6 +33,7 @@ from starlette.routing import Mount
 
 from tests import credential_matrix as matrix
 from tests.conftest import fresh_database, serving
+from tests.polling import wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "data" / "fixtures"
@@ -96,7 +97,7 @@ class World:
             "signed_out": self.signed_out_browser(),
             "removed_reader": self.reader_browser(BEA),
         }
-        self.used_link = self.mailed_link(self.people_page([ANN]), ANN)
+        self.used_link = self.invited_link(self.people_page([ANN]), ANN)
         assert self.follow(self.client(), self.used_link).status_code == 200
 
     # ---- plumbing
@@ -204,13 +205,17 @@ class World:
         browser.cookies.set("mw_session", cookie)  # the cookie copied before the sign-out, replayed
         return browser
 
-    def mailed_link(self, doc_id: str, email: str) -> tuple[str, str]:
-        before = len(self.smtp.to(email))
-        r = self.anon.post(f"/api/docs/{doc_id}/access/request", json={"email": email})
-        assert r.status_code == 202
-        found = LINK.search(self.smtp.wait_for(email, before + 1)[-1].get_content())
-        assert found and found.group(1) == doc_id
-        return doc_id, found.group(2)
+    def invited_link(self, doc_id: str, email: str) -> tuple[str, str]:
+        """The sign-in link a page shared with `email` mailed it when it was shared."""
+
+        def found() -> str | None:
+            for mail in self.smtp.to(email):
+                hit = LINK.search(mail.get_content())
+                if hit and hit.group(1) == doc_id:
+                    return hit.group(2)
+            return None
+
+        return doc_id, wait_until(found, f"the sign-in link mailed to {email} for {doc_id}")
 
     def follow(self, client: httpx.Client, link: tuple[str, str]) -> httpx.Response:
         doc_id, secret = link
@@ -221,7 +226,7 @@ class World:
     def reader_browser(self, email: str) -> httpx.Client:
         """A browser signed in as a reader of the hub, from a link mailed to `email`."""
         browser = self.client()
-        assert self.follow(browser, self.mailed_link(self.people_page([email]), email)).status_code == 200
+        assert self.follow(browser, self.invited_link(self.people_page([email]), email)).status_code == 200
         return browser
 
     def fresh_browser(self, cred: str) -> httpx.Client:
@@ -596,6 +601,14 @@ def bundle_edit(w: World, cred: str) -> Outcome:
     return Outcome(r, w.row("SELECT description FROM bundles WHERE id = %s", w.bundle)["description"] == description)
 
 
+@runs("bundle_delete")
+def bundle_delete(w: World, cred: str) -> Outcome:
+    bundle = w.post_ok("/api/bundles", json={"hub": "h", "title": f"Gone {word()}", "doc_ids": [w.public.id]})["id"]
+    sent = w.send(cred)
+    r = sent.client.delete(f"/api/bundles/{bundle}", headers=sent.headers)
+    return Outcome(r, w.row("SELECT deleted_at FROM bundles WHERE id = %s", bundle)["deleted_at"] is not None)
+
+
 @runs("bundle_editor")
 def bundle_editor(w: World, cred: str) -> Outcome:
     sent = w.send(cred)
@@ -687,7 +700,7 @@ def ask_link_form(w: World, cred: str) -> Outcome:
 
 @runs("reader_link")
 def reader_link(w: World, cred: str) -> Outcome:
-    link = w.mailed_link(w.people_page([ANN]), ANN)
+    link = w.invited_link(w.people_page([ANN]), ANN)
     sent = w.send(cred, fresh=True)
     r = sent.client.post(f"/api/docs/{link[0]}/access/session", json={"link": link[1]}, headers=sent.headers)
     return Outcome(r, r.status_code == 200 and r.json()["kind"] == "reader")
@@ -785,7 +798,10 @@ def world(pg_server, template_db, embedding_server, smtp_server_session):
             curation=False,  # no curator rewriting the suggestions the cells decide on
             smtp_url=smtp_server_session.url,
             fetch_allow_loopback=True,  # capture_url captures a page of this very server
-            **{f"rate_{k}": FAST for k in ("password", "token_failures", "embed", "link_address", "link_client")},
+            **{
+                f"rate_{k}": FAST
+                for k in ("password", "token_failures", "embed", "link_address", "link_client", "invite")
+            },
         )
         with serving(settings) as live:
             yield World(live, smtp_server_session, url)
