@@ -10,8 +10,9 @@ and both are counted against the same rate limits. The mail leaves through the o
 Nobody else can lock a listed reader out of her links: the budgets count per client, and per
 address from that client, so a stranger's requests spend the stranger's budget, never hers.
 What keeps many clients from flooding one address instead is the link itself: within a link's
-lifetime after one was mailed to an address for a page, while it is unused, asking again mails
-nothing new (the one in her inbox still works).
+lifetime after one was asked for and mailed to an address for a page, while it is unused,
+asking again mails nothing new (the one in her inbox still works). An invitation mailed when
+the page was shared holds nothing back.
 """
 
 from __future__ import annotations
