@@ -127,11 +127,11 @@ def test_model_enrichment_is_stored_and_rendered_in_the_shape(model_client, chat
     relations = text.split("## Concept relations (within this doc's concepts)\n\n", 1)[1].split("\n\n")[0]
     assert relations == "- **HNSW index** is stored in **PostgreSQL**\n- **BM25** complements **HNSW index**"
     assert (
-        f"## Bundles containing this document\n\n- [Search stack](http://testserver/b/{bundle_id})\n"
+        f"## Bundles containing this document\n\n- [Search stack](http://testserver/b/{bundle_id}.md)\n"
         "  > How recall works.\n"
     ) in text
     assert text.rstrip().endswith(
-        "_Hub canonical:_ http://testserver/hub/cur\n\n_Concept digest:_ http://testserver/raw/hub/cur?digest=1"
+        "_Hub:_ http://testserver/hub/cur.md\n\n_Concept digest:_ http://testserver/raw/hub/cur?digest=1"
     )
     # the markdown twin an AI fetcher gets is the same document
     assert client.get(f"/{doc_id}", headers={"Accept": "text/markdown"}).text == text
@@ -188,7 +188,7 @@ def test_truncated_output_keeps_what_validated_and_marks_the_rest_missing(model_
     assert e["missing"] == ["takeaways", "insights", "open_questions", "concepts", "relations"]
     text = client.get(f"/raw/{doc_id}").text
     assert front_matter(text)["enrichment_missing"] == e["missing"]
-    assert sections(text) == SHAPE, "every section is still there"
+    assert sections(text) == SHAPE[:-1], "every section the model owed says it is missing (no bundle: none)"
     takeaways = text.split("## Key takeaways\n\n", 1)[1].split("\n\n")[0]
     assert takeaways.startswith("_Missing:")
     assert "cut off at the token limit" in chat_server.requests[1]["messages"][-1]["content"]
@@ -318,13 +318,16 @@ def test_extractive_mode_without_a_model(make_client):
     text = client.get(f"/raw/{doc_id}").text
     fields = front_matter(text)
     assert fields["enrichment"] == "extractive" and "enrichment_model" not in fields
-    assert sections(text) == SHAPE
+    # no section that holds nothing: no relations in extractive mode, no empty bundle list
+    shown = sections(text)
+    assert shown == [s for s in SHAPE if s in shown] and {"Themes", "Concepts in this document"} <= set(shown)
+    assert not any(s.startswith(("Concept relations", "Bundles")) for s in shown)
     summary = text.split("## Summary\n\n", 1)[1].split("\n\n")[0]
     flat = " ".join(DOC.split())
     for sentence in re.split(r"(?<=\.) ", summary):
         assert sentence in flat, f"an extractive summary only quotes the doc: {sentence!r}"
     assert "- How large can the HNSW index grow before memory runs out?" in text
-    assert "_None inferred: extractive mode does not invent relations" in text
+    assert "_None" not in text and "Not in any bundle" not in text
     assert "- **HNSW index**" in text
     assert client.get("/healthz").json()["curation"]["model_calls"] == 0
 

@@ -9,6 +9,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ..curation.markdown import markdown_twin
 from ..services import curation, hubs
 from ..services.hubs import MAX_DESCRIPTION
 from ..web.negotiate import markdown_response, wants_markdown
@@ -131,7 +132,8 @@ async def update_hub(request: Request) -> Response:
 
 
 def hub_markdown(hub: dict[str, Any]) -> str:
-    """The hub as one markdown index an AI reads end to end: every public page, newest first."""
+    """The hub as one markdown index an AI reads end to end: every public page, newest first,
+    each linked to its markdown twin."""
     head = front_matter(
         {
             "title": hub["slug"],
@@ -149,12 +151,15 @@ def hub_markdown(hub: dict[str, Any]) -> str:
     if hub["bundles"]:
         lines += ["## Bundles", ""]
         lines += [
-            f"- [{b['title']}]({b['url']})" + (f" — {b['description']}" if b["description"] else "")
+            f"- [{b['title']}]({markdown_twin(b['url'])})" + (f" — {b['description']}" if b["description"] else "")
             for b in hub["bundles"]
         ]
         lines.append("")
     lines += ["## Pages", ""]
-    lines += [f"- [{d['title']}]({d['url']})" + (f" — {d['summary']}" if d["summary"] else "") for d in hub["docs"]]
+    lines += [
+        f"- [{d['title']}]({markdown_twin(d['url'])})" + (f" — {d['summary']}" if d["summary"] else "")
+        for d in hub["docs"]
+    ]
     return head + "\n".join(lines).rstrip() + "\n"
 
 
