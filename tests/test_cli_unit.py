@@ -322,7 +322,7 @@ def test_server_not_running(args, clean_env):
     url = f"http://127.0.0.1:{closed_port()}"
     result = runner.invoke(app, ["--url", url, *args])
     assert result.exit_code == 1
-    assert result.stderr == f"error: {not_running_message(url)}\n"
+    assert result.stderr == f"error: {not_running_message(url, origin='from --server')}\n"
     assert "start it with `memorywiki serve`" in result.stderr
     assert "Traceback" not in result.output
 
