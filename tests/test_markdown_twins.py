@@ -36,7 +36,7 @@ def test_a_short_pages_twin_is_its_text_and_what_curation_found(make_client):
     assert "_Hub:_ http://testserver/hub/small.md" in block, "the hub link is its markdown twin"
     # the same on the page for people
     html = client.get(f"/{doc_id}").text
-    for empty in ("None found in the text", "None inferred", "Not in any bundle yet", "<li class=\"meta\">None."):
+    for empty in ("None found in the text", "None inferred", "Not in any bundle yet", '<li class="meta">None.'):
         assert empty not in html
 
 
