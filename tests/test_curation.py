@@ -337,13 +337,14 @@ def test_extractive_mode_without_a_model(make_client):
 ANIMALS = {
     "otter": "Otters hold hands while sleeping. The sea otter uses rocks as tools to open shellfish.",
     "beaver": "Beavers build dams from branches and mud. The beaver dam creates ponds for wetland habitats.",
-    "heron": "Herons wade in shallow wetland water. The grey heron hunts fish with its sharp beak.",
+    "heron": "Herons wade in wetland habitats. The grey heron hunts fish with its sharp beak.",
 }
 SECRET = "The quokkazyx project codename stays internal. The quokkazyx budget is private."
 
 
 def test_private_docs_never_reach_digest_related_or_suggestions(make_client):
-    client = make_client(suggest_debounce=0)
+    # every page within reach of every other (no floor on related): only privacy keeps one out
+    client = make_client(suggest_debounce=0, graph_max_distance=2.0)
     owner = new_hub(client)
     ids = {
         name: capture(client, owner, f"Notes on the {name}", f"# {name}\n\n{body}\n\n{body}")

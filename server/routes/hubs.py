@@ -255,7 +255,7 @@ async def hub_page(request: Request) -> Response:
         question=question,
     )
     if hub["found"] is not None:
-        for result in hub["found"]["results"]:
+        for result in [*hub["found"]["results"], *hub["found"]["more"]]:
             result["snippet"] = highlighted(result["snippet"])
     headers = {**PRIVATE, "Vary": "Accept, Cookie"} if hub["view"] == "owner" or hub["session"] else {"Vary": "Accept"}
     return templates.TemplateResponse(

@@ -56,6 +56,9 @@
         location.assign("/hub/" + encodeURIComponent(slug));
       });
     } else if (b.dataset.delete) {
+      // one click must not take a page off the hub: ask first (the trash brings it back)
+      var title = (b.closest("li") || b).querySelector(".title");
+      if (!window.confirm("Delete “" + (title ? title.textContent.trim() : "this page") + "”? It goes to the trash.")) return;
       act(b, "DELETE", "/api/docs/" + b.dataset.delete, undefined, "Deleting", reload);
     } else if (b.dataset.undelete) {
       act(b, "POST", "/api/docs/" + b.dataset.undelete + "/undelete", {}, "Bringing it back", reload);
