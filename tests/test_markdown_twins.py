@@ -34,6 +34,14 @@ def test_a_short_pages_twin_is_its_text_and_what_curation_found(make_client):
     assert "Bundles containing this document" not in headings, "the page is in no bundle"
     assert "Key takeaways" not in headings or "\n## Key takeaways\n\n- " in block
     assert "_Hub:_ http://testserver/hub/small.md" in block, "the hub link is its markdown twin"
+    # extractive lines are the page's own words, and the page is right above: no summary of a
+    # short page, no concept gloss quoting its sentences again
+    assert "Summary" not in headings
+    sentences = [
+        s for line in saved.splitlines() if not line.startswith("#") for s in re.split(r"(?<=[.?!])\s+", line) if s
+    ]
+    assert sentences and not [s for s in sentences if s.strip() in block], "no sentence of the page said twice"
+    assert len(twin) < 2 * len(saved) + 500, (len(saved), len(twin))
     # the same on the page for people
     html = client.get(f"/{doc_id}").text
     for empty in ("None found in the text", "None inferred", "Not in any bundle yet", '<li class="meta">None.'):

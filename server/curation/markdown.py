@@ -46,9 +46,31 @@ def enrichment_fields(enrichment: dict[str, Any] | None, bundles: list[dict[str,
     return fields
 
 
-def _section_body(name: str, enrichment: dict[str, Any]) -> str:
-    """The section's markdown; "" when it holds nothing (the section is then left out)."""
+# Sections an extractive enrichment fills with the page's own sentences.
+QUOTING = ("summary", "takeaways", "insights", "open_questions")
+
+
+def _says_the_page_again(enrichment: dict[str, Any], body_chars: int | None) -> bool:
+    """An extractive enrichment whose quoted sentences run to half the page's text: on a short
+    page they are most of the page, which the reader has just read."""
+    if enrichment["mode"] != "extractive" or body_chars is None:
+        return False
     data = enrichment["data"]
+    quoted = sum(
+        len(data.get(name) or "") if name == "summary" else sum(map(len, data.get(name) or [])) for name in QUOTING
+    )
+    return 2 * quoted >= body_chars
+
+
+def _section_body(name: str, enrichment: dict[str, Any], quote: bool = True) -> str:
+    """The section's markdown; "" when it holds nothing (the section is then left out).
+
+    In extractive mode every line is the page's own words, and the page is right above: a
+    concept's gloss (the first sentence naming it) is left out, and so are the quoting sections
+    unless `quote`."""
+    data, extractive = enrichment["data"], enrichment["mode"] == "extractive"
+    if extractive and not quote and name in QUOTING:
+        return ""
     if name in (enrichment.get("missing") or []) or name not in data:
         return MISSING
     value = data[name]
@@ -58,7 +80,7 @@ def _section_body(name: str, enrichment: dict[str, Any]) -> str:
         lines = []
         for c in value:
             lines.append(f"- **{_one_line(c['name'])}** _({c['kind']})_")
-            gloss = _one_line(c.get("gloss", ""))
+            gloss = "" if extractive else _one_line(c.get("gloss", ""))
             if c.get("aliases"):
                 gloss = f"{gloss} (also: {', '.join(_one_line(a) for a in c['aliases'])})".strip()
             if gloss:
@@ -72,19 +94,25 @@ def _section_body(name: str, enrichment: dict[str, Any]) -> str:
 
 
 def enrichment_markdown(
-    enrichment: dict[str, Any] | None, bundles: list[dict[str, Any]], hub_url: str | None, digest_url: str | None
+    enrichment: dict[str, Any] | None,
+    bundles: list[dict[str, Any]],
+    hub_url: str | None,
+    digest_url: str | None,
+    body_chars: int | None = None,
 ) -> str:
     """The block appended after a doc's body on /raw/{id} and the .md twin.
 
     `enrichment`: {"mode", "model", "data", "missing"} or None while it is owed; `bundles`:
-    the public bundles holding the doc ({"title", "url", "description"}). A section with
-    nothing in it is left out: an AI reading the page should not read scaffolding. Links go
-    to markdown twins.
+    the public bundles holding the doc ({"title", "url", "description"}); `body_chars`: the
+    length of the page's text. A section with nothing in it, or nothing the page does not
+    already say, is left out: an AI reading the page should not read scaffolding. Links go to
+    markdown twins.
     """
     parts = []
     if enrichment is not None:
+        quote = not _says_the_page_again(enrichment, body_chars)
         for name, heading in SECTIONS:
-            body = _section_body(name, enrichment)
+            body = _section_body(name, enrichment, quote)
             if body:
                 parts.append(f"## {heading}\n\n{body}")
     bundle_lines = []

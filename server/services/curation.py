@@ -64,7 +64,9 @@ async def doc_view(ctx: Context, urls: Urls, doc: dict[str, Any]) -> dict[str, A
         "hub_url": hub_url,
         "digest_url": digest_url,
         "fields": enrichment_fields(enrichment, bundle_list),
-        "markdown": enrichment_markdown(enrichment, bundle_list, hub_url, digest_url),
+        "markdown": enrichment_markdown(
+            enrichment, bundle_list, hub_url, digest_url, body_chars=len(doc.get("markdown") or "")
+        ),
     }
 
 
