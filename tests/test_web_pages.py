@@ -79,6 +79,7 @@ def test_home_lists_only_the_hubs_their_owners_listed(client, hub):
         "url": "http://testserver/hub/garden",
         "listed": True,
         "description": "Notes from the garden",
+        "redact_secrets": True,
     }
     home = client.get("/", headers=HTML).text
     assert 'href="/hub/garden"' in home and "Notes from the garden" in home and "1 page" in home
