@@ -37,13 +37,17 @@ do not edit it by hand.
   once by `POST /api/hubs`) or a doc's edit token (`mwe_...`, returned once when a doc is
   created); the server keeps only their sha256 hashes. `X-Edit-Token` carries an edit token beside an owner token (moving a
   doc into a hub); `X-Doc-Password` and `X-Doc-Access` (or `?access=`) open a protected doc.
+  What each credential may do with each operation: [credentials.md](credentials.md). Every
+  answer to a request that carries one is `Cache-Control: private, no-store`.
 - **Errors** are JSON `{"error": {"code", "message"}}`; clients branch on `code`, never on the
   message. A field an endpoint does not know is refused by name (`unknown_field`, with
   `unknown` and `accepted` lists). Pages answer an error as a page (HTML, or markdown for an AI).
 - **Every operation** can answer 503 while the database is unreachable (with `Retry-After`);
   one that checks a credential can answer 429 once a client spent its budget of refused
   credentials; every one that may change something answers 403 `csrf_failed` for a browser
-  request that carries the session cookie (`mw_session`) but no `X-CSRF-Token`.
+  request that carries the session cookie (`mw_session`) but no `X-CSRF-Token` (and no token of
+  its own, which then authorizes alone). A request whose `Host` is not one the server trusts
+  gets 400 `untrusted_host` before any operation.
 - **Content negotiation.** Pages are HTML for a browser and markdown for `Accept: text/markdown`,
   a `.md` suffix or `/raw/...`.
 """

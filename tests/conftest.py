@@ -143,9 +143,12 @@ def client(make_client):
 
 
 @contextmanager
-def serving(settings, **uvicorn_options):
+def serving(settings, *, public_url: bool = True, **uvicorn_options):
     """A real uvicorn server for these settings on 127.0.0.1 and a free port, until the block ends
-    (`uvicorn_options`: e.g. the log configuration)."""
+    (`uvicorn_options`: e.g. the log configuration). `public_url`: the server's own URL becomes
+    MEMORYWIKI_PUBLIC_URL; False leaves the settings' as it is (None: links follow the Host).
+    uvicorn reads no forwarded headers: the app does, from the proxies its settings trust, as
+    under `memorywiki serve`."""
     import socket
     import threading
     from dataclasses import replace
@@ -161,8 +164,9 @@ def serving(settings, **uvicorn_options):
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     url = f"http://127.0.0.1:{port}"
-    app = create_app(replace(settings, public_url=url))
-    server = uvicorn.Server(uvicorn.Config(app, lifespan="on", **{"log_level": "warning", **uvicorn_options}))
+    app = create_app(replace(settings, public_url=url) if public_url else settings)
+    options = {"log_level": "warning", "proxy_headers": False, **uvicorn_options}
+    server = uvicorn.Server(uvicorn.Config(app, lifespan="on", **options))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
 

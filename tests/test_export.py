@@ -85,7 +85,7 @@ def test_the_owner_downloads_every_page_bundle_and_the_index(client, hub):
     assert r.status_code == 200
     assert r.headers["content-type"] == "application/zip"
     assert r.headers["content-disposition"].startswith('attachment; filename="notes-')
-    assert r.headers["cache-control"] == "no-store"
+    assert r.headers["cache-control"] == "private, no-store"
     files = unzip(r.content)
     assert sorted(files) == [
         "notes/bundles/Start here.md",

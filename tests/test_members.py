@@ -36,7 +36,10 @@ def test_a_member_writes_with_their_own_token_and_is_named_in_every_version(clie
     assert edit.status_code == 200, edit.text
     assert client.post(f"/api/docs/{doc_id}/restore", json={"version": 1}, headers=bob).status_code == 200
     assert client.delete(f"/api/docs/{doc_id}", headers=bob).status_code == 200
-    assert client.post(f"/api/docs/{doc_id}/undelete", json={}, headers=bob).status_code == 200
+    # what was deleted is the owner's: its versions, and bringing it back
+    assert client.get(f"/api/docs/{doc_id}/versions", headers=bob).status_code == 404
+    assert client.post(f"/api/docs/{doc_id}/undelete", json={}, headers=bob).status_code == 403
+    assert client.post(f"/api/docs/{doc_id}/undelete", json={}, headers=hub).status_code == 200
 
     versions = client.get(f"/api/docs/{doc_id}/versions", headers=bob).json()["versions"]
     assert [(v["action"], v["via"]) for v in reversed(versions)] == [
@@ -45,11 +48,11 @@ def test_a_member_writes_with_their_own_token_and_is_named_in_every_version(clie
         ("edit", "member:bob"),
         ("restore", "member:bob"),
         ("delete", "member:bob"),
-        ("restore", "member:bob"),
+        ("restore", "owner"),
     ]
-    page = client.get(f"/{doc_id}/history", headers={"Accept": "text/html"})
+    page = client.get(f"/{doc_id}/history", headers={"Accept": "text/html", **hub})
     assert page.status_code == 200 and "member bob" in page.text and "the hub&#39;s owner" in page.text
-    twin = client.get(f"/{doc_id}/history.md").text
+    twin = client.get(f"/{doc_id}/history.md", headers=hub).text
     assert "| member bob |" in twin and "| the hub's owner |" in twin
 
 
@@ -135,3 +138,89 @@ def test_the_cli_adds_lists_and_removes_members_and_history_names_them(live_serv
     monkeypatch.setenv("MEMORYWIKI_CONFIG", str(tmp_path / "bob.toml"))
     assert run("capture", "--title", "Again", "-", input="More.\n", ok=False).exit_code != 0
     assert run("hub", "member", "--help").exit_code == 0
+
+
+def test_a_member_cannot_take_a_page_out_of_the_hub(client, hub):
+    """Moving a page out of its hub, or into another, is the owner's: a member writes pages,
+    they do not carry them off (not with the member token, not with the page's edit token,
+    not beside the owner token of a hub of their own)."""
+    bob = {"Authorization": f"Bearer {add(client, hub)['token']}"}
+    mine = client.post("/api/hubs", json={"slug": "bobs"}).json()["owner_token"]  # a hub bob owns
+    page = client.post(
+        "/api/docs", json={"hub": "team", "title": "Plan", "markdown": "The team's plan."}, headers=hub
+    ).json()
+    made = client.post(
+        "/api/docs", json={"hub": "team", "title": "Bob's", "markdown": "Bob wrote this."}, headers=bob
+    ).json()
+    tries = [
+        (page["id"], {"hub": None}, bob),
+        (page["id"], {"hub": "bobs"}, {"Authorization": f"Bearer {mine}", "X-Edit-Token": bob["Authorization"][7:]}),
+        (page["id"], {"hub": None}, {"X-Edit-Token": page["edit_token"]}),
+        (page["id"], {"hub": "bobs"}, {"Authorization": f"Bearer {mine}", "X-Edit-Token": page["edit_token"]}),
+        (made["id"], {"hub": None}, {"X-Edit-Token": made["edit_token"]}),
+        (made["id"], {"hub": "bobs"}, {"Authorization": f"Bearer {mine}", "X-Edit-Token": made["edit_token"]}),
+    ]
+    for doc_id, move, headers in tries:
+        r = client.patch(f"/api/docs/{doc_id}", json=move, headers=headers)
+        assert r.status_code == 403 and "owner of the hub" in r.json()["error"]["message"], r.text
+    for doc_id in (page["id"], made["id"]):
+        doc = client.get(f"/api/docs/{doc_id}", headers=hub)
+        assert doc.status_code == 200 and doc.json()["hub"] == "team" and doc.json()["version"] == 1
+    listed = {d["id"] for d in client.get("/api/hub/team", headers=hub).json()["docs"]}
+    assert {page["id"], made["id"]} <= listed
+    # naming the hub it is already in is no move; the owner may move it, out or away
+    assert (
+        client.patch(f"/api/docs/{made['id']}", json={"hub": "team", "title": "Bob's plan"}, headers=bob).status_code
+        == 200
+    )
+    out = client.patch(f"/api/docs/{page['id']}", json={"hub": None}, headers=hub)
+    assert out.status_code == 200 and out.json()["hub"] is None
+    away = client.patch(
+        f"/api/docs/{made['id']}",
+        json={"hub": "bobs"},
+        headers={"Authorization": f"Bearer {mine}", "X-Edit-Token": hub["Authorization"][7:]},
+    )
+    assert away.status_code == 200 and away.json()["hub"] == "bobs"
+
+
+def test_a_removed_members_edit_tokens_end_with_them(client, hub):
+    """The edit token a page answers with when a member creates it was theirs as a member:
+    removed, it reads, edits and moves nothing, even after the name is given again."""
+    bob = {"Authorization": f"Bearer {add(client, hub)['token']}"}
+    made = client.post(
+        "/api/docs", json={"hub": "team", "title": "Bob's", "markdown": "Bob's secret plan."}, headers=bob
+    ).json()
+    token = {"X-Edit-Token": made["edit_token"]}
+    assert client.get(f"/api/docs/{made['id']}", headers=token).status_code == 200  # while bob is a member
+    assert client.patch(f"/api/docs/{made['id']}", json={"is_draft": True}, headers=hub).status_code == 200
+    assert client.delete("/api/hub/team/members/bob", headers=hub).status_code == 200
+    for r in (
+        client.get(f"/api/docs/{made['id']}", headers=token),
+        client.get(f"/raw/{made['id']}", headers=token),
+        client.get(f"/api/docs/{made['id']}/versions", headers=token),
+    ):
+        assert r.status_code == 404 and "secret plan" not in r.text
+    assert client.patch(f"/api/docs/{made['id']}", json={"markdown": "defaced"}, headers=token).status_code == 403
+    assert client.patch(f"/api/docs/{made['id']}", json={"hub": None}, headers=token).status_code == 403
+    assert client.delete(f"/api/docs/{made['id']}", headers=token).status_code == 403
+    add(client, hub)  # bob again: a new membership, and the old token stays dead
+    assert client.get(f"/api/docs/{made['id']}", headers=token).status_code == 404
+    doc = client.get(f"/api/docs/{made['id']}", headers=hub).json()
+    assert (doc["markdown"], doc["hub"], doc["is_draft"]) == ("Bob's secret plan.", "team", True)
+    # an edit token the owner's own save handed out is no member's: it keeps working
+    own = client.post("/api/docs", json={"hub": "team", "title": "T", "markdown": "x"}, headers=hub).json()
+    assert client.get(f"/api/docs/{own['id']}", headers={"X-Edit-Token": own["edit_token"]}).status_code == 200
+
+
+def test_a_member_cannot_bring_back_what_the_owner_deleted(client, hub):
+    bob = {"Authorization": f"Bearer {add(client, hub)['token']}"}
+    page = client.post("/api/docs", json={"hub": "team", "title": "Old", "markdown": "Withdrawn text."}, headers=hub)
+    doc_id = page.json()["id"]
+    assert client.delete(f"/api/docs/{doc_id}", headers=hub).status_code == 200
+    assert client.post(f"/api/docs/{doc_id}/undelete", json={}, headers=bob).status_code == 403
+    assert client.post(f"/api/docs/{doc_id}/restore", json={"version": 1}, headers=bob).status_code == 403
+    for url in (f"/api/docs/{doc_id}/versions", f"/api/docs/{doc_id}/versions/1"):
+        r = client.get(url, headers=bob)
+        assert r.status_code == 404 and "Withdrawn" not in r.text
+    assert client.get(f"/{doc_id}.md").status_code == 404  # still deleted for everyone
+    assert client.post(f"/api/docs/{doc_id}/undelete", json={}, headers=hub).status_code == 200

@@ -286,7 +286,8 @@ def test_upgraded_data_dir_answers_recall(new_db):
     url = new_db()
     legacy_migrate(url)
     seed(url)
-    with TestClient(create_app(Settings(database_url=url, embedder="none"))) as client:
+    # TestClient's Host is "testserver": the public URL makes it a trusted one
+    with TestClient(create_app(Settings(database_url=url, embedder="none", public_url="http://testserver"))) as client:
         response = client.post("/api/hub/alpha/recall", json={"question": "how do we deploy?", "k": 5})
         assert response.status_code == 200, response.text
         body = response.json()

@@ -58,6 +58,7 @@ def signed_in(tab, hub: dict) -> Tab:
     """A browser signed in to the hub through its sign-in link, on the hub's page."""
     t = tab()
     t.page.goto(f"/hub/{hub['slug']}/signin#{hub['token']}")
+    t.page.get_by_role("button", name=f"Sign in to {hub['slug']}").click()  # a link asks first
     t.page.wait_for_url(f"**/hub/{hub['slug']}")
     t.page.locator("[data-mw-owner]").wait_for()
     return t
@@ -92,8 +93,15 @@ def test_claim_a_hub_then_sign_in_elsewhere_with_the_link_or_the_token_and_sign_
     cookie = next(c for c in first.context.cookies() if c["name"] == "mw_session")
     assert cookie["httpOnly"] and cookie["sameSite"] == "Lax" and token not in cookie["value"]
 
-    by_link = tab()  # another browser, with the link
+    by_link = tab()  # another browser, with the link: it asks before it signs in (login CSRF)
     by_link.page.goto(link)
+    ask = by_link.page.locator("[data-mw=confirm]")
+    ask.wait_for()
+    assert "as its owner" in ask.inner_text() and "my-notes" in ask.inner_text()
+    by_link.page.wait_for_timeout(300)  # time enough for a script that would sign in by itself
+    assert not [c for c in by_link.context.cookies() if c["name"] == "mw_session"]
+    assert "#" not in by_link.page.url  # the token left the address bar before anything else
+    by_link.page.get_by_role("button", name="Sign in to my-notes").click()
     by_link.page.wait_for_url(f"{live_server.url}/hub/my-notes")  # the fragment left the address bar
     by_link.page.locator("[data-mw-owner]").wait_for()
 
@@ -106,6 +114,7 @@ def test_claim_a_hub_then_sign_in_elsewhere_with_the_link_or_the_token_and_sign_
 
     wrong = tab()  # a mistyped link signs nobody in, and says so
     wrong.page.goto(f"/hub/my-notes/signin#{token[:-3]}xyz")
+    wrong.page.get_by_role("button", name="Sign in to my-notes").click()
     message = wrong.page.locator("[data-mw=signin-error]")
     message.wait_for()
     assert "does not open hub 'my-notes'" in message.inner_text()

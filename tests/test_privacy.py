@@ -98,20 +98,25 @@ def public_reads(
     signed_in: bool = False,
     as_reader: bool = False,
     question: str = ALL_WORDS,
+    headers: dict | None = None,
     bundle_gone: bool = False,
 ):
     """(label, response text) of every public read there is. `signed_in`: read with the
     owner's session cookie the client holds, leaving out the owner's own views of the hub;
     `as_reader`: with a reader's session cookie, every read included (all stay public);
+    `headers`: a credential sent with every read (a member's token: all stay public);
     `bundle_gone`: the bundle holds no public page now, so its own URLs answer 404."""
     bundle = world["bundle"]
     reads = []
+    sent = headers or {}
     if not (signed_in or as_reader):  # an anonymous reader: no cookie left from an earlier read
         client.cookies.clear()
     for level in ("chunk", "doc", "bundle"):
         for hybrid in (False, True):
             r = client.post(
-                "/api/hub/priv/recall", json={"question": question, "level": level, "hybrid": hybrid, "k": 50}
+                "/api/hub/priv/recall",
+                json={"question": question, "level": level, "hybrid": hybrid, "k": 50},
+                headers=sent,
             )
             assert r.status_code == 200, r.text
             reads.append((f"recall {level} hybrid={hybrid}", r.text))
@@ -139,7 +144,7 @@ def public_reads(
     ]:
         if signed_in and label in OWNER_VIEWS:
             continue
-        r = client.get(url, headers=headers)
+        r = client.get(url, headers={**headers, **sent})
         # the public doc itself is 404 while a test has made it private, and so is the bundle
         # whose only public page it is
         gone = ("doc page", "cross-refs doc", "bundle") if bundle_gone else ("doc page", "cross-refs doc")
@@ -182,7 +187,9 @@ def sign_in_as_owner(client, world) -> None:
 
 def test_a_thousand_public_reads_with_the_owner_signed_in_find_nothing_private(client, world):
     """The owner signed in sees every page in the owner's view of the hub, and nothing else
-    widens: every other read, with the owner's cookie or without it, is public-only."""
+    widens: every other read, with the owner's cookie, a member's token or nothing, is
+    public-only (a reader signed in: the test after the next)."""
+    member = client.post("/api/hub/priv/members", json={"name": "bob"}, headers=world["owner"]).json()["token"]
     sign_in_as_owner(client, world)
     owned = client.get("/api/hub/priv").json()
     assert owned["view"] == "owner" and {d["visibility"] for d in owned["docs"]} == {
@@ -194,14 +201,17 @@ def test_a_thousand_public_reads_with_the_owner_signed_in_find_nothing_private(c
     session = client.cookies["mw_session"]
     words = [*SECRETS.values(), PUBLIC_WORD, "habitat", "diet", "facts", "notes"]
     reads = round_ = 0
+    roles = ("a stranger", "the owner signed in", "a member")
     while reads < 1000:
         round_ += 1
-        signed_in = round_ % 2 == 0
+        role = roles[round_ % len(roles)]
+        signed_in = role == "the owner signed in"
         if signed_in:
             client.cookies.set("mw_session", session)
+        headers = {"Authorization": f"Bearer {member}"} if role == "a member" else None
         question = " ".join(words[(round_ + i) % len(words)] for i in range(3))
-        for label, text in public_reads(client, world, signed_in=signed_in, question=question):
-            assert_no_leak(text, world, f"{label} ({'the owner signed in' if signed_in else 'a stranger'})")
+        for label, text in public_reads(client, world, signed_in=signed_in, question=question, headers=headers):
+            assert_no_leak(text, world, f"{label} ({role})")
             reads += 1
     client.cookies.set("mw_session", session)  # and the session was live all along
     assert client.get("/api/hub/priv").json()["view"] == "owner"
@@ -361,6 +371,24 @@ def test_drafts_open_to_their_editors_only(client, world):
         client.get(f"/api/docs/{doc_id}", headers={"Authorization": f"Bearer {other['edit_token']}"}).status_code == 404
     )
     assert client.get(f"/api/docs/{doc_id}", headers={"X-Doc-Password": "hunter2"}).status_code == 404
+
+
+def test_reindexing_answers_a_page_the_caller_may_not_read_as_an_unknown_one(client, world):
+    """POST /api/embed/{id} tells a private page from an unknown id to nobody who may not read it."""
+    unknown = client.post("/api/embed/zzzzzzzzzz")
+    assert unknown.status_code == 404
+    for kind in ("draft", "password", "email", "deleted"):
+        doc_id = world["docs"][kind]["id"]
+        r = client.post(f"/api/embed/{doc_id}")
+        assert (r.status_code, r.json()) == (404, unknown.json()), kind
+        stranger = client.post(f"/api/embed/{doc_id}", headers={"Authorization": "Bearer mwe_someone_elses"})
+        assert (stranger.status_code, stranger.json()) == (404, unknown.json()), kind
+    draft = world["docs"]["draft"]
+    assert client.post(f"/api/embed/{draft['id']}", headers=world["owner"]).status_code == 200
+    assert client.post(f"/api/embed/{draft['id']}", headers={"X-Edit-Token": draft["edit_token"]}).status_code == 200
+    locked = world["docs"]["password"]["id"]
+    assert client.post(f"/api/embed/{locked}", headers={"X-Doc-Password": "hunter2"}).status_code == 200
+    assert client.post(f"/api/embed/{world['docs']['public']['id']}").status_code == 200
 
 
 @pytest.mark.parametrize(

@@ -207,6 +207,77 @@ def test_an_api_write_is_checked_when_it_carries_the_session_cookie(client, worl
     assert client.post("/api/docs", json={"title": "Anon", "markdown": "x"}).status_code == 201
 
 
+def owner_signed_in(client, world) -> str:
+    """Sign the client in as the owner of hub main, as the sign-in page does; the page's CSRF token."""
+    page = client.get("/hub/main/signin", headers={"Accept": "text/html"})
+    csrf = re.search(r'name="csrf-token" content="([^"]+)"', page.text).group(1)
+    token = world["owner"]["Authorization"][7:]
+    signed = client.post("/api/hub/main/session", json={"token": token}, headers={"X-CSRF-Token": csrf})
+    assert signed.status_code == 200, signed.text
+    return csrf
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"Authorization": "Basic dXNlcjpwYXNzd29yZA=="},  # what a browser adds by itself behind HTTP basic auth
+        {"X-Edit-Token": "mwe_junk"},
+        {"Authorization": "Bearer mwo_junk"},
+        {"X-Doc-Password": PASSWORD},
+        {"X-Doc-Access": "mwa_junk"},
+        {"Authorization": "Basic dXNlcjpwYXNzd29yZA==", "X-Edit-Token": "mwe_junk", "X-Doc-Password": "x"},
+    ],
+    ids=["basic", "junk-edit-token", "junk-bearer", "password", "access", "all-at-once"],
+)
+def test_a_session_cookie_never_authorizes_without_the_csrf_token(client, world, extra):
+    """Whatever else comes with it, the session cookie grants nothing to a request without the
+    page's CSRF token: it is refused (403 csrf_failed, or the 401/403 of its own junk token),
+    and nothing changes."""
+    csrf = owner_signed_in(client, world)
+    assert client.get("/api/hub/main").json()["view"] == "owner"  # reads by cookie need no token
+    before = client.get("/api/hub/main", headers=world["owner"]).json()
+    attempts = [
+        client.post("/api/docs", json={"hub": "main", "title": "Forged", "markdown": "x"}, headers=extra),
+        client.post("/api/hub/main/members", json={"name": "eve"}, headers=extra),
+        client.patch("/api/hub/main", json={"description": "forged"}, headers=extra),
+        client.patch(f"/api/docs/{world['locked']}", json={"markdown": "defaced"}, headers=extra),
+        client.delete(f"/api/docs/{world['locked']}", headers=extra),
+    ]
+    for r in attempts:
+        assert r.status_code in (401, 403), r.text
+        assert r.json()["error"]["code"] in ("csrf_failed", "unauthorized", "forbidden"), r.text
+    assert client.get("/api/hub/main", headers=world["owner"]).json() == before
+    assert client.get("/api/hub/main/members", headers=world["owner"]).json()["members"] == []
+    doc = client.get(f"/api/docs/{world['locked']}", headers=world["edit"]).json()
+    assert (doc["markdown"], doc["version"]) == ("The plan is **bold**.", 1)
+    # with the page's token the cookie authorizes (a wrong bearer token beside it is refused as itself)
+    r = client.post(
+        "/api/docs",
+        json={"hub": "main", "title": "Mine", "markdown": "x"},
+        headers={**extra, "X-CSRF-Token": csrf},
+    )
+    assert r.status_code == (403 if "Bearer" in extra.get("Authorization", "") else 201), r.text
+
+
+def test_a_token_that_authorizes_by_itself_needs_no_csrf_token_and_the_cookie_adds_nothing(client, world):
+    owner_signed_in(client, world)
+    # the owner's bearer token: allowed, cookie or not
+    r = client.post("/api/docs", json={"hub": "main", "title": "By token", "markdown": "x"}, headers=world["owner"])
+    assert r.status_code == 201
+    # the page's own edit token: allowed, and saved as the edit token's, not the owner's cookie
+    edit = {"X-Edit-Token": world["edit"]["Authorization"][7:]}
+    assert (
+        client.patch(f"/api/docs/{world['locked']}", json={"markdown": "By edit token."}, headers=edit).status_code
+        == 200
+    )
+    versions = client.get(f"/api/docs/{world['locked']}/versions", headers=world["owner"]).json()["versions"]
+    assert versions[0]["via"] == "edit_token"
+    # what only the owner may do, with an edit token and the cookie but no CSRF token: refused
+    r = client.patch(f"/api/docs/{world['locked']}", json={"hub": None}, headers=edit)
+    assert r.status_code == 403
+    assert client.get(f"/api/docs/{world['locked']}", headers=world["owner"]).json()["hub"] == "main"
+
+
 def test_a_refused_post_changes_nothing(client, world):
     client.get(f"/{world['locked']}", headers={"Accept": "text/html"})  # the browser has the nonce
     client.cookies.set(SESSION, "a-signed-session")

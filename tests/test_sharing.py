@@ -247,7 +247,55 @@ def test_link_requests_are_rate_limited_per_address_and_per_client(make_client, 
     # 6 per client, every request counted (listed or not, refused or not): the 6th passes, then none
     codes = [ask(client, world["ann"], f"x{i}@example.com").status_code for i in range(3)]
     assert codes == [202, 429, 429]
-    assert len(inbox.wait_for(ANN, 3)) == 3
+    # and while the first link mailed to ann is unused and unexpired, asking again mails nothing new
+    inbox.wait_for(ANN)
+    client.get("/healthz")
+    assert len(inbox.to(ANN)) == 1
+
+
+def test_a_stranger_cannot_lock_a_listed_reader_out_of_her_links(settings, smtp_server):
+    """Over real HTTP behind a trusted proxy (loopback, which forwards each client's address):
+    a stranger's requests for ann's link spend the stranger's budget, never ann's, and however
+    many there are, ann gets one mail while its link is unused."""
+    from dataclasses import replace
+
+    import httpx
+
+    from tests.conftest import serving
+
+    tight = replace(settings, smtp_url=smtp_server.url, rate_link_address="3/hour", rate_link_client="100/hour")
+    with serving(tight) as live, httpx.Client(base_url=live.url, timeout=30) as http:
+        world = make_world(http)
+        stranger, ann = {"X-Forwarded-For": "203.0.113.66"}, {"X-Forwarded-For": "198.51.100.7"}
+        codes = [
+            http.post(f"/api/docs/{world['ann']}/access/request", json={"email": ANN}, headers=stranger).status_code
+            for _ in range(8)
+        ]
+        assert codes == [202, 202, 202, 429, 429, 429, 429, 429]
+        mine = http.post(f"/api/docs/{world['ann']}/access/request", json={"email": ANN}, headers=ann)
+        assert mine.status_code == 202, mine.text
+
+        def asked() -> list:  # the links asked for, not the invitations sharing the pages mailed
+            return [m for m in smtp_server.to(ANN) if m["Subject"].startswith("Your sign-in link")]
+
+        mail = wait_until(asked, "the link asked for")
+        http.get("/healthz")
+        assert len(asked()) == 1  # one mail for nine requests: its link still works
+        doc_id, secret = re.search(r"/(\w+)/signin#(mwl_[\w-]+)", mail[0].get_content()).groups()
+        page = http.get(f"/{doc_id}/signin", headers={"Accept": "text/html", **ann}).text
+        token = re.search(r'name="csrf-token" content="([^"]+)"', page).group(1)
+        signed = http.post(
+            f"/api/docs/{doc_id}/access/session", json={"link": secret}, headers={"X-CSRF-Token": token, **ann}
+        )
+        assert signed.status_code == 200 and "The Ann only text." in http.get(f"/{world['ann']}.md").text
+        # used, it is gone: her next request mails a new one, from her own budget
+        again = http.post(
+            f"/api/docs/{world['ann']}/access/request",
+            json={"email": ANN},
+            headers={"X-CSRF-Token": token, **ann},  # her browser holds a session now
+        )
+        assert again.status_code == 202
+        wait_until(lambda: len(asked()) == 2, "a second link asked for")
 
 
 def test_without_smtp_the_visitor_is_told_to_ask_the_owner(client):
@@ -273,12 +321,12 @@ def test_a_refused_mail_is_retried_then_given_up_and_healthz_shows_it_without_ad
     # the four sign-in links mailed when the pages were shared, and this one
     assert wait_until(lambda: client.get("/healthz").json()["mail"]["sent"] == 5, "the mail to be sent")
 
-    inbox.refuse("550 5.1.1 <ann@example.com>: no such user")  # refused for good: given up at once
-    ask(client, world["ann"], ANN)
+    inbox.refuse("550 5.1.1 <bob@example.com>: no such user")  # refused for good: given up at once
+    ask(client, world["bob"], BOB)
     health = wait_until(lambda: (h := client.get("/healthz").json()["mail"])["failed"] and h, "a given-up mail")
     assert health["pending"] == 0 and health["last_error"].startswith("SMTPRecipientsRefused 550")
     text = str(health)
-    assert "ann@" not in text and "mwl_" not in text
+    assert "ann@" not in text and "bob@" not in text and "mwl_" not in text
 
 
 def test_an_smtp_server_that_is_down_is_retried_and_shown(make_client, settings):

@@ -79,6 +79,7 @@ def test_a_listed_person_signs_in_with_the_mailed_link_reads_and_signs_out(tab, 
 def test_the_owner_copies_an_access_link_and_manages_members(tab, live_server, shared):
     owner = tab()
     owner.page.goto(f"/hub/circle/signin#{shared['token']}")
+    owner.page.get_by_role("button", name="Sign in to circle").click()  # a sign-in link asks first
     owner.page.locator("[data-mw-owner]").wait_for()
     owner.page.get_by_text("People and their access links").click()
     owner.page.locator(f"[data-access-link='{ANN}']").click()

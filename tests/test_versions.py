@@ -325,3 +325,66 @@ def test_an_if_match_that_is_no_number_is_a_400_not_a_crash(client, world):
         headers={**world["edit"], "If-Match": "²".encode("latin-1")},
     )
     assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_header"
+
+
+def test_a_drafts_versions_stay_private_after_it_is_published(client, world):
+    """Publishing shows the page as it is now; what was written while it was a draft (or
+    shared with a password) stays with its editors, on every surface that reads history."""
+    owner = world["owner"]
+    made = client.post(
+        "/api/docs",
+        json={"hub": "main", "title": "Plan", "markdown": "First thoughts: acquire rival.", "is_draft": True},
+        headers=owner,
+    ).json()
+    doc_id, edit = made["id"], {"X-Edit-Token": made["edit_token"]}
+    client.patch(f"/api/docs/{doc_id}", json={"markdown": "Second thoughts: acquire rival quietly."}, headers=owner)
+    client.patch(f"/api/docs/{doc_id}", json={"password": "hunter2", "is_draft": False}, headers=owner)
+    client.patch(f"/api/docs/{doc_id}", json={"markdown": "Password era: rival talks."}, headers=owner)
+    published = client.patch(
+        f"/api/docs/{doc_id}", json={"password": "", "markdown": "We build our own."}, headers=owner
+    )
+    assert published.status_code == 200 and published.json()["version"] == 5
+    client.patch(f"/api/docs/{doc_id}", json={"markdown": "We build our own, in public."}, headers=owner)
+
+    # a stranger sees the public versions only (5: published, 6: current), everywhere
+    listed = versions(client, doc_id)["versions"]
+    assert [v["version"] for v in listed] == [6, 5]
+    for number in (1, 2, 3, 4):
+        r = client.get(f"/api/docs/{doc_id}/versions/{number}")
+        assert r.status_code == 404 and r.json()["error"]["code"] == "unknown_version"
+    assert client.get(f"/api/docs/{doc_id}/versions/5").json()["markdown"] == "We build our own."
+    history = client.get(f"/{doc_id}/history", headers={"Accept": "text/html"}).text
+    twin = client.get(f"/{doc_id}/history.md").text
+    for text in (history, twin, str(listed)):
+        assert "rival" not in text
+    assert client.get(f"/{doc_id}/history.md", params={"a": 1, "b": 6}).status_code == 400
+    # someone with the page's password later reads no draft either (the page is public now)
+    assert "rival" not in str(versions(client, doc_id, {"X-Doc-Password": "hunter2"}))
+    # its editors see every version
+    for headers in (owner, edit):
+        assert [v["version"] for v in versions(client, doc_id, headers)["versions"]] == [6, 5, 4, 3, 2, 1]
+        assert "acquire rival" in client.get(f"/api/docs/{doc_id}/versions/1", headers=headers).text
+    assert "rival" in client.get(f"/{doc_id}/history.md", params={"a": 1, "b": 6}, headers=owner).text
+    # and restoring a draft-era version is the editors' choice to publish it
+    assert client.post(f"/api/docs/{doc_id}/restore", json={"version": 2}, headers=owner).status_code == 200
+    assert "acquire rival quietly" in client.get(f"/{doc_id}.md").text
+
+
+def test_a_people_page_reader_sees_the_versions_shared_as_it_is_now_not_its_drafts(client, world):
+    owner = world["owner"]
+    made = client.post(
+        "/api/docs",
+        json={"hub": "main", "title": "Memo", "markdown": "Draft: salaries.", "is_draft": True},
+        headers=owner,
+    ).json()
+    doc_id = made["id"]
+    client.patch(f"/api/docs/{doc_id}", json={"markdown": "Memo for ann."}, headers=owner)  # still a draft
+    client.patch(f"/api/docs/{doc_id}", json={"is_draft": False, "allowed_emails": ["ann@example.com"]}, headers=owner)
+    client.patch(f"/api/docs/{doc_id}", json={"markdown": "For ann: the plan."}, headers=owner)
+    token = client.post(f"/api/docs/{doc_id}/access", json={"email": "ann@example.com"}, headers=owner).json()
+    ann = {"X-Doc-Access": token["access_token"]}
+    listed = versions(client, doc_id, ann)["versions"]
+    assert [v["version"] for v in listed] == [4, 3]  # 3: shared with people, as now; 1 and 2: drafts
+    for number in (1, 2):
+        assert client.get(f"/api/docs/{doc_id}/versions/{number}", headers=ann).status_code == 404
+    assert "salaries" not in client.get(f"/{doc_id}/history.md", headers=ann).text

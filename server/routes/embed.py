@@ -8,6 +8,7 @@ from starlette.routing import Route
 
 from ..services import indexing
 from ..web.openapi import json_response, operation
+from ..web.params import credentials
 from ..web.ratelimit import client_key
 from ..web.state import app_state
 
@@ -15,14 +16,15 @@ REPORT = {"type": "object", "description": '{"embedded": {...counts}} or {"skipp
 
 
 @operation(
-    "Index one doc now (idempotent: an unchanged doc costs no embedding call)",
+    "Index one doc now (idempotent: an unchanged doc costs no embedding call; a doc you may not read is 404)",
+    auth=True,
     errors=(404, 409),
     limited=True,
     responses={200: json_response(REPORT, "What was embedded")},
 )
 async def embed_doc(request: Request) -> Response:
     return JSONResponse(
-        await indexing.reindex_doc(app_state(request), client_key(request), request.path_params["doc_id"])
+        await indexing.reindex_doc(app_state(request), credentials(request), request.path_params["doc_id"])
     )
 
 

@@ -3,7 +3,13 @@ a reader's), passwords and access tokens.
 
 What a credential proved is named the way versions record it (`via`): "owner", "edit_token",
 or "member:<name>" for a co-author's token. A member writes pages into the hub but never
-manages it (members, settings, sign-in as owner): those stay `hub_owner`'s.
+manages it (members, settings, sign-in as owner): those stay `hub_owner`'s. Nor does a member
+or an edit token decide where a page lives: moving a page out of its hub, or into another,
+needs the owner of the hub it is in (`require_move`); what was deleted (its versions, bringing
+it back) is the owner's alone (`owns_deleted`, `require_restore`). A page's edit token handed
+out through a member ends with the membership (store/docs.py, `edit_token_live`).
+
+The whole grant of every credential is one table: docs/credentials.md.
 
 Every check of a token or password goes through the client's rate limit (server/web/ratelimit.py):
 refused tokens and wrong passwords are counted, and a client that spent its budget gets 429
@@ -13,7 +19,7 @@ before anything is checked.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import psycopg
 
@@ -61,6 +67,18 @@ class Credentials:
 
 
 NO_CREDENTIALS = Credentials()
+
+
+class Writer(NamedTuple):
+    """Who may write pages into a hub: the hub, the `via` its saves record, and the membership
+    (hub_members.id) when a member writes, so the edit tokens it hands out end with it."""
+
+    hub: dict[str, Any] | None
+    via: str
+    member_id: int | None
+
+
+ANONYMOUS = Writer(None, "anonymous", None)  # a page saved into no hub, with no credential
 
 
 def session_ended(slug: str, why: str | None) -> Unauthorized:
@@ -114,7 +132,7 @@ class Access:
             raise Forbidden("forbidden", f"that token does not own hub '{slug}'")
         return hub
 
-    async def hub_writer(self, conn: psycopg.AsyncConnection, slug: str) -> tuple[dict[str, Any], str]:
+    async def hub_writer(self, conn: psycopg.AsyncConnection, slug: str) -> Writer:
         """The hub and who may write pages into it: the owner ("owner", by token or session) or
         one of its members ("member:<name>", by the member's token); 401/403 otherwise."""
         token = self.credentials.bearer
@@ -122,10 +140,10 @@ class Access:
             hub = await hubs.find_hub(conn, slug)
             if hub is not None:
                 self._check("token")
-                name = await member_store.member_name(conn, hub["id"], hash_token(token))
-                if name is not None:
-                    return hub, MEMBER + name
-        return await self.hub_owner(conn, slug), "owner"
+                member = await member_store.member(conn, hub["id"], hash_token(token))
+                if member is not None:
+                    return Writer(hub, MEMBER + member["name"], member["id"])
+        return Writer(await self.hub_owner(conn, slug), "owner", None)
 
     async def owns(self, conn: psycopg.AsyncConnection, hub: dict[str, Any]) -> bool:
         """Whether the bearer token or the browser's session owns the hub, refusing nothing: a
@@ -171,7 +189,7 @@ class Access:
                 if name is not None:
                     found = MEMBER + name
                     continue
-            if hashed == doc["edit_token_hash"]:
+            if hashed == doc["edit_token_hash"] and doc.get("edit_token_live", True):
                 found = "edit_token"
         if doc["hub_id"] is not None and self.credentials.sessions:
             if await session_store.owns(conn, doc["hub_id"], None, self.credentials.session_hashes):
@@ -198,20 +216,38 @@ class Access:
         )
 
     async def require_restore(self, conn: psycopg.AsyncConnection, doc: dict[str, Any]) -> str:
-        """Who may restore a version. A live doc: whoever may edit it. A deleted doc: its owner
-        or a member of its hub, or for a doc in no hub its edit token (the only credential such
-        a doc has). An edit token of a hub doc cannot bring back what was deleted: the hub
+        """Who may restore a version. A live doc: whoever may edit it. A deleted doc: its hub's
+        owner, or for a doc in no hub its edit token (the only credential such a doc has). A
+        member or an edit token of a hub doc cannot bring back what was deleted: the owner
         decides (a token may have been deleted with the doc because it leaked)."""
         via = await self.require_edit(conn, doc)
-        if doc["deleted_at"] is not None and doc["hub_id"] is not None and via == "edit_token":
-            raise Forbidden("forbidden", "only the hub's owner or a member can restore a deleted doc")
+        if doc["deleted_at"] is not None and doc["hub_id"] is not None and via != "owner":
+            raise Forbidden("forbidden", "only the hub's owner can restore a deleted doc")
         return via
 
     async def owns_deleted(self, conn: psycopg.AsyncConnection, doc: dict[str, Any]) -> bool:
-        """A deleted doc is its hub's only (the owner's token or session, a member's token), or
-        for a doc in no hub its edit token's."""
+        """A deleted doc is its hub owner's only (the owner's token or session), or for a doc
+        in no hub its edit token's."""
         via = await self.edit_credential(conn, doc)
-        return via == "owner" or is_member(via) or (via is not None and doc["hub_id"] is None)
+        return via == "owner" or (via is not None and doc["hub_id"] is None)
+
+    async def require_move(
+        self, conn: psycopg.AsyncConnection, doc: dict[str, Any], via: str, slug: str | None
+    ) -> int | None:
+        """The hub id a doc may move to (`slug`; None: out of any hub), for the credential `via`
+        that may edit it. Out of a hub, or into another, needs the owner of the hub it is in: a
+        member or an edit token writes pages, it does not take them away. A doc in no hub goes
+        into a hub with its edit token and the right to write into that hub."""
+        target = await hubs.find_hub(conn, slug) if slug else None
+        if (doc["hub_id"] is None and not slug) or (target is not None and target["id"] == doc["hub_id"]):
+            return doc["hub_id"]  # it stays where it is: no move
+        if doc["hub_id"] is not None and via != "owner":
+            where = f"into hub '{slug}'" if slug else "out of its hub"
+            raise Forbidden("forbidden", f"only the owner of the hub this doc is in can move it {where}")
+        if not slug:
+            return None
+        hub = (await self.hub_writer(conn, slug)).hub
+        return hub["id"] if hub else None
 
     async def sign_in(self, conn: psycopg.AsyncConnection, hub: dict[str, Any], token: str) -> str:
         """The kind of session a sign-in token opens for the hub: "owner" for its owner token;

@@ -21,7 +21,7 @@ from ..capture import capture_url, convert_file
 from ..store import docs as doc_store
 from ..tokens import hash_token, new_token
 from . import redaction
-from .access import Access, Credentials
+from .access import ANONYMOUS, Access, Credentials
 from .context import Context
 from .docs import MAX_TITLE, already_captured, page_content
 from .urls import Urls
@@ -61,12 +61,12 @@ async def save(
     )
 
     async def store(conn):
-        hub, via = await access.hub_writer(conn, options.hub) if options.hub else (None, "anonymous")
-        chosen = await redaction.choose(conn, prepared, hub["id"] if hub else None)
+        writer = await access.hub_writer(conn, options.hub) if options.hub else ANONYMOUS
+        chosen = await redaction.choose(conn, prepared, writer.hub["id"] if writer.hub else None)
         page = chosen.page
         row, status = await doc_store.save_doc(
             conn,
-            hub_id=hub["id"] if hub else None,
+            hub_id=writer.hub["id"] if writer.hub else None,
             external_id=captured.external_id,
             title=page.title if page.title is not None else title,
             markdown=page.markdown if page.markdown is not None else markdown,
@@ -76,7 +76,8 @@ async def save(
             password_hash=None,
             allowed_emails=[],
             edit_token_hash=hash_token(edit_token),
-            via=via,
+            edit_token_member=writer.member_id,
+            via=writer.via,
             dedupe=options.dedupe,
         )
         return row, status, chosen.report

@@ -14,7 +14,7 @@ from ..store import graph as graph_store
 from ..store import hubs as hub_store
 from ..tokens import acceptable_password_hash, hash_password, hash_token, looks_like_id, new_token, verify_password
 from . import redaction, sharing
-from .access import Access, Credentials
+from .access import ANONYMOUS, Access, Credentials
 from .context import Context
 from .urls import Urls
 
@@ -125,7 +125,8 @@ async def create(ctx: Context, credentials: Credentials, urls: Urls, new: NewDoc
     )
 
     async def save(conn):
-        hub, via = await access.hub_writer(conn, new.hub) if new.hub else (None, "anonymous")
+        writer = await access.hub_writer(conn, new.hub) if new.hub else ANONYMOUS
+        hub, via = writer.hub, writer.via
         if new.dates and via != "owner":
             raise Forbidden("forbidden", "only the hub's owner may date an imported page")
         privacy = await _named_privacy(conn, hub, new, password_hash)
@@ -143,6 +144,7 @@ async def create(ctx: Context, credentials: Credentials, urls: Urls, new: NewDoc
             password_hash=password_hash,
             allowed_emails=new.allowed_emails,
             edit_token_hash=hash_token(edit_token),
+            edit_token_member=writer.member_id,
             via=via,
             dedupe=new.dedupe,
             privacy=privacy,
@@ -302,8 +304,7 @@ async def edit(
         doc, via = await _lock_for_edit(conn, access, doc_id)
         wanted = dict(columns)  # a retried run starts again from the request's own changes
         if MOVE in changes:
-            slug = changes[MOVE]
-            wanted["hub_id"] = (await access.hub_writer(conn, slug))[0]["id"] if slug else None
+            wanted["hub_id"] = await access.require_move(conn, doc, via, changes[MOVE])
         check_version(doc, expected)
         chosen = await redaction.choose(conn, prepared, wanted.get("hub_id", doc["hub_id"]))
         wanted = redaction.merged(chosen.page, wanted)

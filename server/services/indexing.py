@@ -8,6 +8,8 @@ from ..embedding.base import Embedder, EmbedderError
 from ..errors import Conflict, Unavailable, not_found
 from ..indexing.indexer import index_bundle, index_docs
 from ..tokens import looks_like_id
+from . import docs
+from .access import Credentials
 from .context import Context
 
 
@@ -19,11 +21,13 @@ def _embedder(ctx: Context) -> Embedder:
     return ctx.embedder
 
 
-async def reindex_doc(ctx: Context, client: str, doc_id: str) -> dict[str, Any]:
-    """What was embedded for the doc (an unchanged doc costs no embedding call)."""
-    ctx.limits.spend(client, "embed")
+async def reindex_doc(ctx: Context, credentials: Credentials, doc_id: str) -> dict[str, Any]:
+    """What was embedded for the doc (an unchanged doc costs no embedding call). A doc these
+    credentials may not read answers exactly as an unknown id does."""
+    ctx.limits.spend(credentials.client, "embed")
     if not looks_like_id(doc_id):
         raise not_found("doc")
+    await docs.readable(ctx, credentials, doc_id)  # 404 for a doc the caller may not see
     try:
         reports = await index_docs(ctx.db, _embedder(ctx), [doc_id], ctx.settings.edge_rule)
     except EmbedderError as exc:

@@ -4,8 +4,15 @@ by address, and the server mails one only if the page is shared with that addres
 
 The answer never tells a listed address from an unlisted one: the same status and body, the
 same work (one statement that inserts the link and its mail, or nothing: store/signin_links.py),
-and both are counted against the same rate limits, per client and per address. The mail
-leaves through the outbox (server/mail/outbox.py), so the request never waits on SMTP.
+and both are counted against the same rate limits. The mail leaves through the outbox
+(server/mail/outbox.py), so the request never waits on SMTP.
+
+Nobody else can lock a listed reader out of her links: the budgets count per client, and per
+address from that client, so a stranger's requests spend the stranger's budget, never hers.
+What keeps many clients from flooding one address instead is the link itself: within a link's
+lifetime after one was asked for and mailed to an address for a page, while it is unused,
+asking again mails nothing new (the one in her inbox still works). An invitation mailed when
+the page was shared holds nothing back.
 """
 
 from __future__ import annotations
@@ -58,8 +65,8 @@ def _answer(ctx: Context) -> dict[str, Any]:
         "requested": True,
         "mail": True,
         "expires_in_minutes": minutes,
-        "message": f"if this page is shared with that address, a sign-in link is on its way to it; "
-        f"it works once, within {minutes} minutes",
+        "message": f"if this page is shared with that address, a sign-in link is on its way to it "
+        f"(or was, less than {minutes} minutes ago: that one still works); it works once, within {minutes} minutes",
     }
 
 
@@ -78,7 +85,7 @@ async def request_link(ctx: Context, credentials: Credentials, urls: Urls, doc_i
         raise not_found("doc")
     address = mail_address(email)
     ctx.limits.spend(credentials.client, "link_client")
-    ctx.limits.spend(address.lower(), "link_address")
+    ctx.limits.spend(f"{credentials.client} {address.lower()}", "link_address")
     if ctx.mail is None:
         return _answer(ctx)
     minutes = ctx.settings.signin_link_minutes

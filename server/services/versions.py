@@ -1,9 +1,12 @@
 """Version history: list a doc's versions, read one, restore one, diff two.
 
-Versions are read by exactly the people who can read the doc: without credentials the
-reads run on the public pool, where row-level security decides for the doc and its versions
-alike; with credentials they are checked on the owner pool, as for the doc itself. A deleted
-doc's versions are readable, and restorable, by its owner only (Access.require_restore).
+Versions are read by the people who can read the doc, and each keeps the privacy it was
+written under: without credentials the reads run on the public pool, where row-level security
+shows the versions that were public, of a doc that is public; with credentials they are
+checked on the owner pool, as for the doc itself, and someone who reads the doc but may not
+edit it (a password, an access link, a reader) sees the versions that were public or shared
+as the doc is now, never a draft's. Its editors see every version. A deleted doc's versions
+are readable, and restorable, by its hub's owner only (Access.require_restore).
 A restore is a new version made from an old one's title, markdown and meta (privacy
 settings and the hub stay as they are now), re-indexed like any edit.
 """
@@ -37,24 +40,44 @@ def unknown_version(doc_id: str, number: int) -> NotFound:
     )
 
 
-async def _may_read(conn, access: Access, doc: dict[str, Any]) -> bool:
-    if doc["deleted_at"] is None:
-        return await access.can_read_private(conn, doc)
-    return await access.owns_deleted(conn, doc)
+PUBLIC_ONLY = ["public"]
+
+
+def visibility(doc: dict[str, Any]) -> str:
+    """Who may read the doc now, in one word: doc_visibility() of functions/70_owner.sql."""
+    if doc["is_draft"]:
+        return "draft"
+    if doc["password_hash"] is not None:
+        return "password"
+    return "people" if doc["allowed_emails"] else "public"
+
+
+async def _versions_visible(conn, access: Access, doc: dict[str, Any]) -> list[str] | bool | None:
+    """Which versions of the doc these credentials see (None: all of them), or False when they
+    may not read it at all."""
+    if doc["deleted_at"] is not None:
+        return None if await access.owns_deleted(conn, doc) else False
+    if not await access.can_read_private(conn, doc):
+        return False
+    if await access.can_edit(conn, doc):
+        return None
+    return sorted({"public", visibility(doc)})
 
 
 @contextlib.asynccontextmanager
 async def _readable_doc(
     ctx: Context, credentials: Credentials, doc_id: str
-) -> AsyncIterator[tuple[Any, dict[str, Any]]]:
-    """(connection, doc) for a doc these credentials may read; its versions are read on that
-    connection, so the public pool's row-level security covers them too."""
+) -> AsyncIterator[tuple[Any, dict[str, Any], list[str] | None]]:
+    """(connection, doc, the versions' visibilities these credentials see) for a doc they may
+    read; its versions are read on that connection, so the public pool's row-level security
+    covers them too."""
     access = Access(ctx.limits, credentials)
     if credentials.given:
         async with ctx.db.owner.connection() as conn:
             doc = await doc_store.find_any_doc(conn, doc_id)
-            if doc is not None and await _may_read(conn, access, doc):
-                yield conn, doc
+            visible = await _versions_visible(conn, access, doc) if doc is not None else False
+            if visible is not False:
+                yield conn, doc, visible
                 return
     async with ctx.db.public.connection() as conn:
         doc = await doc_store.public_doc(conn, doc_id)
@@ -62,7 +85,7 @@ async def _readable_doc(
             if credentials.given:
                 access.refused()
             raise not_found("doc")
-        yield conn, {**doc, "deleted_at": None}
+        yield conn, {**doc, "deleted_at": None}, PUBLIC_ONLY
 
 
 def _entry(row: dict[str, Any], *, current: bool) -> dict[str, Any]:
@@ -90,8 +113,8 @@ def _current_entry(doc: dict[str, Any]) -> dict[str, Any]:
 
 async def list_versions(ctx: Context, credentials: Credentials, urls: Urls, doc_id: str) -> dict[str, Any]:
     """A readable doc's versions, newest first, the current one marked."""
-    async with _readable_doc(ctx, credentials, doc_id) as (conn, doc):
-        rows = await version_store.list_versions(conn, doc_id)
+    async with _readable_doc(ctx, credentials, doc_id) as (conn, doc, visible):
+        rows = await version_store.list_versions(conn, doc_id, visible)
     versions = [_entry(_current_entry(doc), current=True)]
     versions += [_entry(row, current=False) for row in rows if row["version"] != doc["version"]]
     return {
@@ -105,9 +128,9 @@ async def list_versions(ctx: Context, credentials: Credentials, urls: Urls, doc_
 
 async def get_version(ctx: Context, credentials: Credentials, doc_id: str, number: int) -> dict[str, Any]:
     """One version of a readable doc, with its markdown."""
-    async with _readable_doc(ctx, credentials, doc_id) as (conn, doc):
+    async with _readable_doc(ctx, credentials, doc_id) as (conn, doc, visible):
         current = number == doc["version"]
-        row = _current_entry(doc) if current else await version_store.get_version(conn, doc_id, number)
+        row = _current_entry(doc) if current else await version_store.get_version(conn, doc_id, number, visible)
     if row is None:
         raise unknown_version(doc_id, number)
     return {
@@ -225,10 +248,10 @@ def diff_lines(old: str, new: str) -> tuple[list[tuple[str, str]], bool]:
     return out, False
 
 
-async def _text(conn, doc: dict[str, Any], number: int) -> dict[str, Any] | None:
+async def _text(conn, doc: dict[str, Any], number: int, visible: list[str] | None) -> dict[str, Any] | None:
     if number == doc["version"]:
         return {"title": doc["title"], "markdown": doc["markdown"]}
-    return await version_store.get_version(conn, doc["id"], number)
+    return await version_store.get_version(conn, doc["id"], number, visible)
 
 
 async def history(ctx: Context, credentials: Credentials, doc_id: str, a: int | None, b: int | None) -> dict[str, Any]:
@@ -238,13 +261,13 @@ async def history(ctx: Context, credentials: Credentials, doc_id: str, a: int | 
     what it may read, as for the doc itself."""
     if not looks_like_id(doc_id):
         raise not_found("doc")
-    async with _readable_doc(ctx, credentials, doc_id) as (conn, doc):
+    async with _readable_doc(ctx, credentials, doc_id) as (conn, doc, visible):
         reader = await _reader_only(conn, Access(ctx.limits, credentials), doc)
-        versions = _page_versions(doc, await version_store.list_versions(conn, doc_id))
+        versions = _page_versions(doc, await version_store.list_versions(conn, doc_id, visible))
         numbers = [v["version"] for v in versions]
         a = a if a is not None else numbers[1] if len(numbers) > 1 else doc["version"]
         b = b if b is not None else doc["version"]
-        old, new = await _text(conn, doc, a), await _text(conn, doc, b)
+        old, new = await _text(conn, doc, a, visible), await _text(conn, doc, b, visible)
         if "hub_slug" not in doc:
             doc = {**doc, "hub_slug": await hub_store.hub_slug(conn, doc["hub_id"])}
     missing = [n for n, text in ((a, old), (b, new)) if text is None]

@@ -1,6 +1,8 @@
 // Memory.Wiki: claiming a hub and signing in to one. The owner token travels only in a JSON
 // body to the session endpoint; a sign-in link carries it after "#", which the browser never
 // sends to a server, and this script takes it out of the address bar before anything else.
+// Opening a link asks before it signs in: a link someone else sent would otherwise sign this
+// browser in to their hub, where what it writes next would land (login CSRF).
 (function () {
   "use strict";
   var CSRF = (document.querySelector('meta[name="csrf-token"]') || {}).content;
@@ -20,7 +22,8 @@
     return err.message || ("HTTP " + res.r.status);
   }
   function show(name, text) { var el = $(name); el.hidden = false; el.textContent = text; }
-  function signinLink(slug, token) { return location.origin + "/hub/" + slug + "/signin#" + token; }
+  // built from the hub's URL as the server names it (its public URL), not this page's address
+  function signinLink(hubUrl, token) { return hubUrl + "/signin#" + token; }
 
   // ---------------------------------------------------------------- claiming
   var claim = document.querySelector("[data-mw-claim]");
@@ -39,7 +42,7 @@
         }
         var hub = res.data, token = hub.owner_token;
         $("owner-token").value = token;
-        $("signin-link").value = signinLink(hub.slug, token);
+        $("signin-link").value = signinLink(hub.url, token);
         $("open-hub").href = "/hub/" + hub.slug;
         claim.hidden = true;
         $("claimed").hidden = false;
@@ -97,6 +100,18 @@
   if (location.hash.length > 1) {
     var fromLink = tokenOf(location.hash);
     history.replaceState(null, "", location.pathname + location.search);  // the token leaves the address bar
-    attempt(fromLink);
+    var ask = $("confirm");
+    form.hidden = true;
+    ask.hidden = false;
+    ask.querySelector("[data-mw-confirm]").addEventListener("click", function () {
+      ask.hidden = true;
+      form.hidden = false;
+      attempt(fromLink);
+    });
+    ask.querySelector("[data-mw-cancel]").addEventListener("click", function () {
+      fromLink = "";
+      ask.hidden = true;
+      form.hidden = false;
+    });
   }
 })();

@@ -20,18 +20,23 @@ from ..tokens import new_id, source_hash
 from .chunks import sync_chunks
 from .links import sync_links
 
+# edit_token_live: whether the doc's edit token still opens it. One minted through a member
+# (edit_token_member, migrations/0120_member_edit_tokens.sql) ends with the membership.
 DOC_COLUMNS = sql.SQL("""id, hub_id, title, markdown, source, meta, external_id, is_draft, deleted_at,
     password_hash, allowed_emails, edit_token_hash, source_hash, embedded_hash, version,
-    created_at, updated_at, saved_via, saved_action, restored_from""")
+    created_at, updated_at, saved_via, saved_action, restored_from, edit_token_member,
+    (edit_token_member IS NULL OR EXISTS (SELECT 1 FROM hub_members m
+                                          WHERE m.id = edit_token_member AND m.revoked_at IS NULL))
+        AS edit_token_live""")
 
 VIAS = ("owner", "edit_token", "anonymous")
 ACTIONS = ("create", "edit", "import", "restore", "delete")
 
 INSERT_DOC = sql.SQL("""
 INSERT INTO docs (id, hub_id, title, markdown, source, meta, external_id, is_draft,
-                  password_hash, allowed_emails, edit_token_hash, source_hash, saved_via, saved_action,
-                  created_at, updated_at)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,
+                  password_hash, allowed_emails, edit_token_hash, edit_token_member, source_hash, saved_via,
+                  saved_action, created_at, updated_at)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,
         coalesce(%s::timestamptz, %s::timestamptz, now()), coalesce(%s::timestamptz, now()))
 ON CONFLICT (id) DO NOTHING
 RETURNING {columns}""").format(columns=DOC_COLUMNS)
@@ -75,9 +80,11 @@ async def insert_doc(
     via: str,
     action: str = "create",
     dates: dict[str, Any] | None = None,
+    edit_token_member: int | None = None,
 ) -> dict[str, Any]:
     """Insert a doc and its chunks in the caller's transaction; `dates` ("created_at",
-    "updated_at") an import carries, else now (a lone updated_at dates its making too)."""
+    "updated_at") an import carries, else now (a lone updated_at dates its making too);
+    `edit_token_member`: the membership the edit token is handed out through, if any."""
     made, changed = (dates or {}).get("created_at"), (dates or {}).get("updated_at")
     for _ in range(5):
         doc_id = new_id()
@@ -96,6 +103,7 @@ async def insert_doc(
                     password_hash,
                     allowed_emails,
                     edit_token_hash,
+                    edit_token_member,
                     source_hash(title, markdown),
                     via,
                     action,
@@ -262,6 +270,7 @@ async def upsert_external(
     via: str = "owner",
     privacy: dict[str, Any] | None = None,
     dates: dict[str, Any] | None = None,
+    edit_token_member: int | None = None,
 ) -> tuple[dict[str, Any], str]:
     """Create or update the doc an importer knows by `external_id`.
 
@@ -293,6 +302,7 @@ async def upsert_external(
             via=via,
             action="import",
             dates=dates,
+            edit_token_member=edit_token_member,
         )
         return row, "created"
     if existing["deleted_at"] is not None:
@@ -341,6 +351,7 @@ async def save_doc(
     dedupe: bool = False,
     privacy: dict[str, Any] | None = None,
     dates: dict[str, Any] | None = None,
+    edit_token_member: int | None = None,
 ) -> tuple[dict[str, Any], str]:
     """Insert a doc, or upsert it when it carries an importer's external id in a hub
     (`privacy`: the privacy columns the upsert names, `dates` an import's dates, see
@@ -363,6 +374,7 @@ async def save_doc(
             via=via,
             privacy=privacy,
             dates=dates,
+            edit_token_member=edit_token_member,
         )
     if hub_id is not None and dedupe:
         existing = await find_same_content(conn, hub_id, title, markdown)
@@ -381,6 +393,7 @@ async def save_doc(
         allowed_emails=allowed_emails,
         edit_token_hash=edit_token_hash,
         via=via,
+        edit_token_member=edit_token_member,
     )
     return row, "created"
 

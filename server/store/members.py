@@ -38,12 +38,17 @@ async def revoke(conn: psycopg.AsyncConnection, hub_id: int, name: str) -> bool:
     return cur.rowcount > 0
 
 
-async def member_name(conn: psycopg.AsyncConnection, hub_id: int, token_hash: str) -> str | None:
-    """The live member of the hub holding this token, or None."""
-    row = await (
+async def member(conn: psycopg.AsyncConnection, hub_id: int, token_hash: str) -> dict[str, Any] | None:
+    """The live member of the hub holding this token ({"id", "name"}), or None."""
+    return await (
         await conn.execute(
-            "SELECT name FROM hub_members WHERE hub_id = %s AND token_hash = %s AND revoked_at IS NULL",
+            "SELECT id, name FROM hub_members WHERE hub_id = %s AND token_hash = %s AND revoked_at IS NULL",
             (hub_id, token_hash),
         )
     ).fetchone()
+
+
+async def member_name(conn: psycopg.AsyncConnection, hub_id: int, token_hash: str) -> str | None:
+    """The name of the live member of the hub holding this token, or None."""
+    row = await member(conn, hub_id, token_hash)
     return row["name"] if row else None

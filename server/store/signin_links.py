@@ -8,16 +8,24 @@ from typing import Any
 import psycopg
 
 # One statement whether or not the address is on the page's list: it finds the page, and
-# inserts the link and its mail only for a listed address of a page only people may read.
-# Listed or not, the caller does the same work and gets back the same kind of answer.
+# inserts the link and its mail only for a listed address of a page only people may read, that
+# was mailed no link it asked for on this page still unused within a link's lifetime (that one
+# is in her inbox and works: no number of requests, from however many clients, mails an address
+# more often than once per lifetime; an invitation holds nothing back,
+# migrations/0122_asked_signin_links.sql). Listed or not, the caller does the same work and
+# gets back the same kind of answer.
 REQUEST = """
 WITH page AS (
     SELECT d.id, d.hub_id FROM docs d
     WHERE d.id = %(doc)s AND d.hub_id IS NOT NULL AND d.deleted_at IS NULL AND doc_visibility(d) = 'people'
       AND lower(%(email)s) IN (SELECT lower(e) FROM unnest(d.allowed_emails) AS e)
+      AND NOT EXISTS (SELECT 1 FROM signin_links l
+                      WHERE l.doc_id = d.id AND lower(l.email) = lower(%(email)s) AND l.asked
+                        AND l.used_at IS NULL AND l.expires_at > now()
+                        AND l.created_at > now() - make_interval(secs => %(seconds)s))
 ), link AS (
-    INSERT INTO signin_links (secret_hash, hub_id, doc_id, email, expires_at)
-    SELECT %(hash)s, hub_id, id, %(email)s, now() + make_interval(secs => %(seconds)s) FROM page
+    INSERT INTO signin_links (secret_hash, hub_id, doc_id, email, expires_at, asked)
+    SELECT %(hash)s, hub_id, id, %(email)s, now() + make_interval(secs => %(seconds)s), true FROM page
     RETURNING email
 )
 INSERT INTO mail_outbox (recipient, subject, body)

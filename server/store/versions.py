@@ -1,7 +1,10 @@
 """SQL for version history: a doc's earlier versions, kept by the docs_keep_version trigger.
 
-The current version lives in docs; doc_versions holds every earlier one. Run on the public
-pool, row-level security leaves only the versions of docs the public may read (0020_doc_versions.sql).
+The current version lives in docs; doc_versions holds every earlier one, with the visibility
+the doc had while it was current. Run on the public pool, row-level security leaves only the
+versions that were public, of docs the public may read (0121_private_versions.sql). On the
+owner pool `visible` names the visibilities a caller may see (None: every version, for the
+doc's editors).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ LIST_VERSIONS = """
 SELECT version, saved_at, octet_length(markdown) AS size, title, saved_via, saved_action, restored_from,
        deleted
 FROM doc_versions
-WHERE doc_id = %s
+WHERE doc_id = %(doc)s AND (%(visible)s::text[] IS NULL OR visibility = ANY(%(visible)s::text[]))
 ORDER BY version DESC
 """
 
@@ -22,18 +25,23 @@ GET_VERSION = """
 SELECT version, saved_at, octet_length(markdown) AS size, title, markdown, meta, source,
        saved_via, saved_action, restored_from, deleted
 FROM doc_versions
-WHERE doc_id = %s AND version = %s
+WHERE doc_id = %(doc)s AND version = %(version)s
+  AND (%(visible)s::text[] IS NULL OR visibility = ANY(%(visible)s::text[]))
 """
 
 
-async def list_versions(conn: psycopg.AsyncConnection, doc_id: str) -> list[dict[str, Any]]:
+async def list_versions(
+    conn: psycopg.AsyncConnection, doc_id: str, visible: list[str] | None = None
+) -> list[dict[str, Any]]:
     """The doc's earlier versions, newest first (without their text)."""
-    return await (await conn.execute(LIST_VERSIONS, (doc_id,))).fetchall()
+    return await (await conn.execute(LIST_VERSIONS, {"doc": doc_id, "visible": visible})).fetchall()
 
 
-async def get_version(conn: psycopg.AsyncConnection, doc_id: str, version: int) -> dict[str, Any] | None:
-    """One earlier version with its text, or None."""
-    return await (await conn.execute(GET_VERSION, (doc_id, version))).fetchone()
+async def get_version(
+    conn: psycopg.AsyncConnection, doc_id: str, version: int, visible: list[str] | None = None
+) -> dict[str, Any] | None:
+    """One earlier version with its text, or None (also for one `visible` leaves out)."""
+    return await (await conn.execute(GET_VERSION, {"doc": doc_id, "version": version, "visible": visible})).fetchone()
 
 
 async def last_live_version(conn: psycopg.AsyncConnection, doc_id: str) -> int | None:

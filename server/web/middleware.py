@@ -21,7 +21,19 @@ from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import ApiError, error_response
-from .csrf import COOKIE, FIELD, HEADER, SAFE_METHODS, STATE_KEY, cookie_nonce, is_api, needs_check
+from .csrf import (
+    CHECK,
+    COOKIE,
+    COOKIE_REFUSED,
+    FIELD,
+    HEADER,
+    IGNORE_COOKIE,
+    SAFE_METHODS,
+    STATE_KEY,
+    cookie_nonce,
+    decide,
+    is_api,
+)
 
 CSP = "; ".join(
     [
@@ -83,13 +95,17 @@ class CsrfMiddleware:
             return
         headers = Headers(scope=scope)
         route = _route(scope) if scope["method"] not in SAFE_METHODS else None
-        if route is not None and needs_check(scope["method"], route, headers):
+        decision = decide(scope["method"], route, headers) if route is not None else None
+        request_state = scope.setdefault("state", {})  # where csrf_token() leaves a new nonce
+        if decision == CHECK:
             receive = await self._check(scope, receive, send, headers, is_api(route))
             if receive is None:
                 return
+        elif decision == IGNORE_COOKIE:
+            if not scope["app"].state.mw.csrf.valid(headers.get(HEADER), cookie_nonce(headers)):
+                request_state[COOKIE_REFUSED] = True  # its own token must authorize it
         had = cookie_nonce(headers)
         secure = scope.get("scheme") == "https"
-        request_state = scope.setdefault("state", {})  # where csrf_token() leaves a new nonce
 
         async def send_with_cookie(message: Message) -> None:
             if message["type"] == "http.response.start":

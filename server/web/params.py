@@ -9,6 +9,7 @@ from starlette.requests import Request
 from ..errors import ApiError, not_found
 from ..services.access import Credentials
 from ..tokens import looks_like_id
+from .csrf import bearer_of
 from .ratelimit import client_key
 from .sessions import session_ids
 
@@ -16,11 +17,7 @@ DIGITS = re.compile(r"[0-9]+")
 
 
 def bearer_token(request: Request) -> str | None:
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() == "bearer" and token.strip():
-        return token.strip()
-    return None
+    return bearer_of(request.headers)
 
 
 def credentials(request: Request, password: str | None = None) -> Credentials:

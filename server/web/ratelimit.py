@@ -1,6 +1,6 @@
 """Per-client rate limits: wrong passwords, refused tokens, POST /api/embed/*, and sign-in link
-requests (per client and per address asked for, so one address cannot be flooded with mail
-from many clients).
+requests (per client, and per address asked for from that client: a stranger's requests never
+spend a reader's own budget; server/services/sharing.py).
 
 Budgets come from Settings ("10/minute" in the `limits` notation) and are counted per client
 address (behind a proxy, uvicorn's --proxy-headers makes that the forwarded address) in a
@@ -67,7 +67,7 @@ class RateLimits:
         reset, _ = self._limiter.get_window_stats(item, kind, key)
         retry_after = max(1, math.ceil(reset - time.time()))
         return RateLimited(
-            f"too many {WHAT[kind]}{'' if kind == 'link_address' else ' from this client'} (limit {item.amount} per {item.multiples} "
+            f"too many {WHAT[kind]} from this client (limit {item.amount} per {item.multiples} "
             f"{item.GRANULARITY.name}); try again in {retry_after} s",
             retry_after,
         )

@@ -17,6 +17,8 @@ from itsdangerous import BadSignature, URLSafeSerializer
 from starlette.requests import Request
 from starlette.responses import Response
 
+from .csrf import COOKIE_REFUSED
+
 COOKIE = "mw_session"
 MAX_SESSIONS = 8  # hubs a browser stays signed in to at once; the oldest sign-in leaves the cookie first
 _ID = re.compile(r"[A-Za-z0-9_-]{32,64}")
@@ -44,7 +46,10 @@ class SessionCookies:
 
 
 def session_ids(request: Request) -> tuple[str, ...]:
-    """The session ids of the request's cookie (none for a missing, altered or foreign one)."""
+    """The session ids of the request's cookie (none for a missing, altered or foreign one, and
+    none when the CSRF check found that the cookie must not authorize this request)."""
+    if request.scope.get("state", {}).get(COOKIE_REFUSED):
+        return ()
     return request.app.state.mw.sessions.load(request.cookies.get(COOKIE))
 
 
