@@ -255,7 +255,7 @@ def test_raw_view_has_front_matter_then_body(client):
     assert meta["updated"]
     body, _, curation = body.partition("\n---\n\n")  # the body, then the curation block
     assert body.strip() == "# Heading\n\nBody text."
-    assert "## Bundles containing this document" in curation
+    assert "## Bundles containing this document" not in curation  # in no bundle: no empty section
     bare = client.get(f"/raw/{doc['id']}?curation=0").text
     assert bare.split("\n---\n", 1)[1].strip() == "# Heading\n\nBody text.", "?curation=0: the doc as saved"
 
