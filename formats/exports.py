@@ -210,7 +210,7 @@ def count_conversations(path, *, limits: ZipLimits = EXPORT_LIMITS) -> int | Non
 def _count(backend, path, limits: ZipLimits) -> int:
     total = 0
     with _conversation_streams(Path(path), _CHATGPT_ENTRY, limits) as streams:
-        for name, open_fn in streams:
+        for _name, open_fn in streams:
             f = open_fn()
             try:
                 depth = 0

@@ -75,7 +75,7 @@ def code_ranges(text: str) -> list[tuple[int, int]]:
             blocks.append((starts[first], starts[last] if last < len(starts) else len(text)))
     ranges = []
     pos = 0
-    for block_start, block_end in blocks + [(len(text), len(text))]:
+    for block_start, block_end in [*blocks, (len(text), len(text))]:
         ranges += _inline_code(text, pos, block_start)
         if block_end > block_start:
             ranges.append((block_start, block_end))

@@ -76,7 +76,7 @@ def parse_cues(text: str) -> list[Cue]:
     blocks = re.split(r"\n\s*\n", text)
     cues: list[Cue] = []
     for block in blocks:
-        lines = [ln for ln in block.split("\n")]
+        lines = list(block.split("\n"))
         for i, line in enumerate(lines):
             m = _TIMING_RE.match(line)
             if m:

@@ -148,7 +148,7 @@ def _operation(method: str, path: str, op: dict[str, Any]) -> list[str]:
         schema = response.get("content", {}).get("application/json", {}).get("schema")
         rows = field_rows(schema) if not status.startswith(("4", "5")) else []
         if rows:
-            out += [f"{status} body:", ""] + _fields_table(rows, with_required=False) + [""]
+            out += [f"{status} body:", "", *_fields_table(rows, with_required=False), ""]
     return out
 
 

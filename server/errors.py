@@ -29,10 +29,9 @@ class ApiError(Exception):
     """An error a client can act on. `extra` keys join the error body (e.g. "accepted");
     `headers` join the response (e.g. Retry-After)."""
 
-    headers: dict[str, str] = {}
-
     def __init__(self, status: int, code: str, message: str, **extra: Any):
         super().__init__(message)
+        self.headers: dict[str, str] = {}
         self.status = status
         self.code = code
         self.message = message

@@ -107,9 +107,9 @@ def test_no_import_cycles_in_the_server():
         state[node] = 1
         for dep in sorted(graph[node]):
             if state.get(dep) == 1:
-                cycles.append(" -> ".join(stack[stack.index(dep) :] + [dep]))
+                cycles.append(" -> ".join([*stack[stack.index(dep) :], dep]))
             elif dep not in state:
-                visit(dep, stack + [dep])
+                visit(dep, [*stack, dep])
         state[node] = 2
 
     for node in sorted(graph):
@@ -176,7 +176,7 @@ def test_services_never_see_http():
     ours = modules("server")
     assert any(name.startswith("memorywiki.server.services.") for name in ours)
     bad = []
-    for name, path, target, line in _imports_of("services"):
+    for _name, path, target, line in _imports_of("services"):
         where = f"{path.relative_to(ROOT)}:{line}"
         if _within(target, "starlette"):
             bad.append(f"{where} imports {target}")

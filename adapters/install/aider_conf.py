@@ -120,7 +120,7 @@ def _edit_read(text: str, entry: str, add: bool) -> str:
     if add:
         if entry in items:
             return text
-        new_items = items + [entry]
+        new_items = [*items, entry]
     else:
         if entry not in items:
             return text
@@ -157,7 +157,7 @@ def install_aider_conf(
         if not force:
             return Action("conflict", conf, f"{exc}; add `read: {entry}` by hand or use --force", applied=False)
         data = _yaml_load(text) if _safe_parses(text) else {}
-        data["read"] = _as_list(data.get("read")) + [entry]
+        data["read"] = [*_as_list(data.get("read")), entry]
         new_text = _yaml_dump(data)
     except Exception as exc:
         return Action("conflict", conf, f"cannot parse ({exc.__class__.__name__}); left alone", applied=False)

@@ -212,7 +212,7 @@ async def _fetch(
         follow_redirects=False, timeout=httpx.Timeout(timeout), trust_env=False, limits=limits
     ) as client:
         for _hop in range(MAX_REDIRECTS + 1):
-            scheme, host, port = _check_url(current)
+            _scheme, host, port = _check_url(current)
             addrs = await resolve_checked(current, host, port, allow_loopback)
             resp_info = await _get_pinned(client, current, host, port, addrs, accept, extra, max_bytes)
             status, location, mime, charset, body = resp_info

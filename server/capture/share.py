@@ -30,7 +30,7 @@ def share_kind(url: str) -> str | None:
         return None
     host = (parts.hostname or "").lower()
     path = parts.path or "/"
-    if host in CHATGPT_HOSTS and (path.startswith("/share/") or path.startswith("/s/")):
+    if host in CHATGPT_HOSTS and path.startswith(("/share/", "/s/")):
         return "chatgpt"
     if host in CLAUDE_HOSTS and path.startswith("/share/"):
         return "claude"
@@ -188,7 +188,7 @@ def parse_claude_share(html_or_json: str, url: str) -> Captured:
     format) or a page that embeds it -> Captured."""
     text = html_or_json.lstrip("\ufeff").strip()
     snap = None
-    if text.startswith("{") or text.startswith("["):
+    if text.startswith(("{", "[")):
         try:
             snap = _dig(json.loads(text))
         except json.JSONDecodeError:

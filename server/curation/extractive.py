@@ -342,7 +342,7 @@ def extract(
 
     summary_sentences: list[tuple[int, str]] = []
     words = 0
-    for score, position, sentence in ranked:
+    for _score, position, sentence in ranked:
         if any(_overlap(sentence, s) > 0.6 for _, s in summary_sentences):
             continue
         n = len(sentence.split())

@@ -41,16 +41,16 @@ def make_local_embedder(settings: Settings, *, in_process: bool = False) -> Loca
     backend = settings.local_backend
     if backend == "auto":
         backend = "onnx" if onnx_available() else "torch"
-    common = dict(
-        model_dir=settings.local_model_dir,
-        bulk_batch=settings.local_batch,
-        data_dir=settings.data_dir,
-        threads=settings.local_threads,
-        floor_questions=settings.local_floor_questions,
-        floor_ms=settings.local_floor_ms,
-        floor_batch=settings.local_floor_batch,
-        question_board=settings.question_board,
-    )
+    common = {
+        "model_dir": settings.local_model_dir,
+        "bulk_batch": settings.local_batch,
+        "data_dir": settings.data_dir,
+        "threads": settings.local_threads,
+        "floor_questions": settings.local_floor_questions,
+        "floor_ms": settings.local_floor_ms,
+        "floor_batch": settings.local_floor_batch,
+        "question_board": settings.question_board,
+    }
     if backend == "onnx":
         if not in_process:
             return OnnxChildEmbedder(settings)

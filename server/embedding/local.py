@@ -143,7 +143,7 @@ class LocalEmbedder:
         start = 0
         while start < len(order):
             part = order[start : start + self.gate.bulk_turn(self.bulk_batch)]
-            for i, vector in zip(part, self._encode([texts[i] for i in part])):
+            for i, vector in zip(part, self._encode([texts[i] for i in part]), strict=True):
                 vectors[i] = vector
             start += len(part)
         return vectors
@@ -174,7 +174,7 @@ class LocalEmbedder:
                 while stop < len(run) and len(texts[run[stop]]) <= shortest * SIMILAR_LENGTH + 16:
                     stop += 1
                 part = run[start:stop]
-                for i, vector in zip(part, self._encode([texts[i] for i in part], question=True)):
+                for i, vector in zip(part, self._encode([texts[i] for i in part], question=True), strict=True):
                     vectors[i] = vector
                 start = stop
 

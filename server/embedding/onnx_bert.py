@@ -153,7 +153,7 @@ def build(model_dir: Path) -> onnx.ModelProto:  # noqa: F821 (onnx is imported l
     for i in range(cfg["layers"]):
         base = f"encoder.layer.{i}"
 
-        def split(name: str, perm: list[int]) -> str:
+        def split(name: str, perm: list[int], x: str = x, base: str = base) -> str:
             return op("Transpose", [op("Reshape", [dense(x, f"{base}.attention.self.{name}"), heads_shape])], perm=perm)
 
         q = split("query", [0, 2, 1, 3])  # [B, h, S, d]

@@ -79,7 +79,7 @@ class QuestionLane:
                     continue
                 self.passes += 1
                 self.embedded += len(batch)
-                for question, vector in zip(batch, vectors):
+                for question, vector in zip(batch, vectors, strict=True):
                     self._remember(question, vector)
                     future = self._waiting.pop(question)
                     if not future.done():

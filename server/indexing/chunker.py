@@ -9,6 +9,7 @@ exactly what the author wrote, and an unchanged section keeps an unchanged hash.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -183,7 +184,7 @@ def _split(lines: list[str], section: _Section, end: int, size: ChunkSize) -> li
                 )
         run_start, run_len = None, 0
 
-    for block, a, b in zip(section.blocks, bounds, bounds[1:]):
+    for block, (a, b) in zip(section.blocks, itertools.pairwise(bounds), strict=True):
         unit_len = sum(len(line) + 1 for line in lines[a:b])  # >= its trimmed length
         if len(_trim(lines[a:b])) > budget:
             close_run(a)
@@ -211,7 +212,7 @@ def _split_block(lines: list[str], block: _Block, budget: int, overlap: int) -> 
         if room >= budget // 2:
             return [f"{prefix}\n{p}" for p in _pack_lines(own[2:], room, overlap)]
     if block.kind in ("bullet_list_open", "ordered_list_open") and len(block.items) > 1:
-        items = [_trim(lines[a:b]) for a, b in zip(block.items, [*block.items[1:], block.stop])]
+        items = [_trim(lines[a:b]) for a, b in zip(block.items, [*block.items[1:], block.stop], strict=True)]
         return _pack(items, budget, overlap, "\n")
     return _split_text(_trim(own), budget, overlap)
 
@@ -358,7 +359,7 @@ def _runs(text: str, level: int):
         yield from (m.span() for m in _WORD.finditer(text))
         return
     bounds = [0, *(m.end() for m in _CUTS[level].finditer(text)), len(text)]
-    for a, b in zip(bounds, bounds[1:]):
+    for a, b in itertools.pairwise(bounds):
         run = text[a:b]
         a, b = a + len(run) - len(run.lstrip()), a + len(run.rstrip())
         if b > a:

@@ -52,7 +52,7 @@ class DocPlan:
     @property
     def inputs(self) -> list[str]:
         texts = [chunk_text(c["heading_path"], c["markdown"]) for c in self.missing]
-        return texts + [self.doc_input] if self.doc_input is not None else texts
+        return [*texts, self.doc_input] if self.doc_input is not None else texts
 
     def report(self) -> dict[str, Any]:
         pruned = Counter(self.previous_hashes) - Counter(self.current_hashes)
@@ -162,17 +162,17 @@ async def _embed_and_store(
                     await ensure_space(conn, embedder.name, len(vectors[0]))
                 chunks = [
                     (item.plan.missing[item.index], vector)
-                    for item, vector in zip(call, vectors)
+                    for item, vector in zip(call, vectors, strict=True)
                     if item.index < len(item.plan.missing)
                 ]
 
-                async def store() -> None:
+                async def store(chunks: list[tuple[Any, list[float]]] = chunks) -> None:
                     async with conn.transaction():
                         await indexing.store_chunk_vectors(conn, [c for c, _ in chunks], [v for _, v in chunks])
 
                 await _retrying(store)
                 done = []
-                for item, vector in zip(call, vectors):
+                for item, vector in zip(call, vectors, strict=True):
                     item.plan.vectors[item.index] = vector
                     left[id(item.plan)] -= 1
                     if left[id(item.plan)] == 0:

@@ -23,11 +23,11 @@ from ..web.validate import DATE_FIELDS, get_dates, get_str, get_str_list, read_j
 CREATE_FIELDS = ("hub", "title", "description", "doc_ids", "external_id", *DATE_FIELDS)
 PATCH_FIELDS = ("title", "description", "doc_ids")
 
-_BUNDLE_FIELDS = dict(
-    title={"type": "string", "maxLength": 500},
-    description={"type": ["string", "null"], "maxLength": 5000},
-    doc_ids={"type": ["array", "null"], "items": TEXT, "description": "docs of the hub, in reading order"},
-)
+_BUNDLE_FIELDS = {
+    "title": {"type": "string", "maxLength": 500},
+    "description": {"type": ["string", "null"], "maxLength": 5000},
+    "doc_ids": {"type": ["array", "null"], "items": TEXT, "description": "docs of the hub, in reading order"},
+}
 BUNDLE_REF = obj(["id", "url"], id=TEXT, url=TEXT)
 SAVED_BUNDLE = obj(["id", "url", "status"], id=TEXT, url=TEXT, status={"enum": ["created", "updated", "unchanged"]})
 

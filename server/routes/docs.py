@@ -26,16 +26,16 @@ ACCESS_FIELDS = ("email",)
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 # ---- the contract (server/web/openapi.py): request and response schemas of these routes
-_DOC_FIELDS = dict(
-    title={"type": "string", "maxLength": MAX_TITLE, "description": "optional when markdown opens with `# Title`"},
-    markdown={"type": "string", "description": "the page; a leading `# Title` line becomes the title"},
-    hub={"type": ["string", "null"], "description": "the hub's slug (needs its owner token)", "examples": ["notes"]},
-    source={"type": ["string", "null"], "maxLength": MAX_SOURCE},
-    meta={"type": ["object", "null"]},
-    is_draft={"type": ["boolean", "null"]},
-    password={"type": ["string", "null"], "description": "only readers who give it see the doc; empty clears it"},
-    allowed_emails={"type": ["array", "null"], "items": {"type": "string"}, "maxItems": 500},
-)
+_DOC_FIELDS = {
+    "title": {"type": "string", "maxLength": MAX_TITLE, "description": "optional when markdown opens with `# Title`"},
+    "markdown": {"type": "string", "description": "the page; a leading `# Title` line becomes the title"},
+    "hub": {"type": ["string", "null"], "description": "the hub's slug (needs its owner token)", "examples": ["notes"]},
+    "source": {"type": ["string", "null"], "maxLength": MAX_SOURCE},
+    "meta": {"type": ["object", "null"]},
+    "is_draft": {"type": ["boolean", "null"]},
+    "password": {"type": ["string", "null"], "description": "only readers who give it see the doc; empty clears it"},
+    "allowed_emails": {"type": ["array", "null"], "items": {"type": "string"}, "maxItems": 500},
+}
 CREATE_BODY = body_schema(
     ["markdown"],
     **_DOC_FIELDS,

@@ -26,12 +26,12 @@ VISIBILITY = {
     "enum": ["public", "draft", "password", "people"],
     "description": "who may read it: anyone, its editors, readers with its password, the listed emails",
 }
-_PAGING = dict(
-    total_docs={"type": "integer"},
-    pages={"type": "integer"},
-    per_page={"type": "integer"},
-    next={**NULLABLE_TEXT, "description": "the URL of the next page of docs, or null"},
-)
+_PAGING = {
+    "total_docs": {"type": "integer"},
+    "pages": {"type": "integer"},
+    "per_page": {"type": "integer"},
+    "next": {**NULLABLE_TEXT, "description": "the URL of the next page of docs, or null"},
+}
 HUB = obj(
     ["slug", "url", "docs", "bundles", "view"],
     slug=TEXT,

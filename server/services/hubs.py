@@ -225,7 +225,7 @@ async def search(ctx: Context, urls: Urls, slug: str, question: str) -> dict[str
     async with ctx.db.public.connection() as conn:
         snippets = await recall_store.headlines(conn, question, [plain_text(r["markdown"]) for r in found["results"]])
     results = []
-    for r, snippet in zip(found["results"], snippets):
+    for r, snippet in zip(found["results"], snippets, strict=True):
         crumbs = [part.strip() for part in r["heading_path"].split(" > ")]
         results.append({"title": r["title"], "url": r["doc_url"], "sections": crumbs[1:], "snippet": snippet})
     return {"results": results, "mode": found["mode"], "vector_note": found.get("vector_note")}

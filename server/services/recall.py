@@ -116,7 +116,7 @@ async def _rerank(
     except RerankError as exc:
         log.warning("rerank failed, answering in fused order: %s", exc)
         return results[:k], "the reranker is unreachable: results in fused order"
-    for result, score in zip(results, scores):
+    for result, score in zip(results, scores, strict=True):
         result["rerank_score"] = _round(score)
     order = sorted(range(len(results)), key=lambda i: -scores[i])  # stable: ties keep the fused order
     return [results[i] for i in order[:k]], ""
@@ -251,7 +251,7 @@ async def answer(ctx: Context, urls: Urls, q: Question, phases: Phases | None = 
         raise
     dim = space[1] if qvec is not None else None
 
-    query = dict(hub_id=hub["id"], question=question, k=n, qvec=qvec, dim=dim)
+    query = {"hub_id": hub["id"], "question": question, "k": n, "qvec": qvec, "dim": dim}
     # an embedder that cannot read the question's script ranks chance: full text alone ranks
     blind = (
         qvec is not None

@@ -123,7 +123,7 @@ class Database:
         # check: a connection is tested as it leaves the pool, so after PostgreSQL restarts a
         # request gets a fresh connection instead of a dead one. timeout: how long a request
         # waits for a connection (then 503 with Retry-After, server/errors.py).
-        common = dict(min_size=min_size, max_size=max_size, open=False, timeout=timeout)
+        common = {"min_size": min_size, "max_size": max_size, "open": False, "timeout": timeout}
         self.owner = AsyncConnectionPool(
             url,
             configure=functools.partial(_configure_owner, nice=backend_nice),

@@ -106,7 +106,7 @@ async def store_chunk_vectors(
     async with conn.cursor() as cur:
         await cur.executemany(
             "UPDATE chunks SET embedding = %s WHERE id = %s AND hash = %s",
-            [(vec, c["id"], c["hash"]) for c, vec in zip(chunks, vectors)],
+            [(vec, c["id"], c["hash"]) for c, vec in zip(chunks, vectors, strict=True)],
         )
 
 

@@ -155,7 +155,7 @@ async def _recorded(conn: psycopg.AsyncConnection, files: list[Migration]) -> di
             if name in known:
                 await conn.execute("UPDATE schema_migrations SET checksum = %s WHERE name = %s", (known[name], name))
         rows = await (await conn.execute("SELECT name, checksum FROM schema_migrations")).fetchall()
-    return {name: value for name, value in rows}
+    return dict(rows)
 
 
 async def apply_functions(

@@ -430,10 +430,12 @@ async def headlines(conn: psycopg.AsyncConnection, question: str, texts: list[st
         )
     ).fetchall()
     out = []
-    for text, r in zip(cleaned, rows):
+    for text, r in zip(cleaned, rows, strict=True):
         if r["snippet"] is not None:
             out.append(r["snippet"])
             continue
         words = highlight.marked_spans(r["marked"], len(text), MARK_START, MARK_END) if r["marked"] is not None else []
-        out.append(highlight.snippet(text, words + list(zip(r["starts"], r["ends"])), MARK_START, MARK_END))
+        out.append(
+            highlight.snippet(text, words + list(zip(r["starts"], r["ends"], strict=True)), MARK_START, MARK_END)
+        )
     return out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import re
 from dataclasses import dataclass
@@ -81,7 +82,7 @@ def render_page(markdown: str) -> Rendered:
     env: dict[str, Any] = {}
     tokens = md.parse(markdown, env)
     toc = []
-    for opening, inline in zip(tokens, tokens[1:]):
+    for opening, inline in itertools.pairwise(tokens):
         if opening.type == "heading_open" and opening.attrGet("id"):
             text = inline_text(inline.children or []).strip()
             toc.append((int(opening.tag[1]), str(opening.attrGet("id")), text))
@@ -136,7 +137,7 @@ def summary(markdown: str, limit: int = SUMMARY_CHARS) -> str:
     tokens = _TEXT_BLOCKS.parse(markdown[: boundary.start()] if boundary else markdown, env)
     parts: list[str] = []
     size = 0
-    for prev, tok in zip(tokens, tokens[1:]):
+    for prev, tok in itertools.pairwise(tokens):
         if tok.type != "inline" or prev.type != "paragraph_open":
             continue
         source = tok.content

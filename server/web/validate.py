@@ -167,7 +167,7 @@ def get_dates(data: dict) -> dict[str, Any]:
         parsed = parse_dates(*raw.values(), names=DATE_FIELDS)
     except FormatError as exc:
         raise ApiError(400, "invalid_field", exc.message) from None
-    return {key: when for key, when in zip(DATE_FIELDS, parsed) if when is not None}
+    return {key: when for key, when in zip(DATE_FIELDS, parsed, strict=True) if when is not None}
 
 
 _DIGITS = re.compile(r"[0-9]+")
