@@ -19,7 +19,7 @@ _PUA_SPAN = re.compile("\ue200([^\ue200\ue201\ue202]*)((?:\ue202[^\ue200\ue201\u
 _PUA_ANY = re.compile("[\ue200-\ue2ff]")
 
 
-def _pua_replace(m: re.Match) -> str:
+def _pua_replace(m: re.Match[str]) -> str:
     kind = m.group(1).strip()
     args = [a for a in m.group(2).split("\ue202") if a]
     if kind == "entity" and args:
@@ -189,7 +189,7 @@ def day_label(when: datetime) -> str:
     return f"{when.day} {MONTHS[when.month - 1]} {when.year}"
 
 
-def render_turns(turns: Iterable[tuple]) -> str:
+def render_turns(turns: Iterable[tuple[str, str] | tuple[str, str, datetime | None]]) -> str:
     """``[(role, text)]`` or ``[(role, text, when)]`` -> markdown, one section per turn.
 
     Without times: ``## Role`` sections. With times (exports date every message): a ``## <day>``
@@ -200,7 +200,7 @@ def render_turns(turns: Iterable[tuple]) -> str:
     """
     items = [(t[0], t[1].strip(), t[2] if len(t) > 2 else None) for t in turns]
     dated = any(when is not None for _, _, when in items)
-    merged: list[list] = []  # [day, role, texts]
+    merged: list[tuple[str | None, str, list[str]]] = []  # (day, role, texts)
     day = None
     for role, text, when in items:
         if when is not None:
@@ -210,7 +210,7 @@ def render_turns(turns: Iterable[tuple]) -> str:
         if merged and merged[-1][0] == day and merged[-1][1] == role:
             merged[-1][2].append(text)
         else:
-            merged.append([day, role, [text]])
+            merged.append((day, role, [text]))
     parts = []
     shown = None
     for day, role, texts in merged:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from .storable import strip_unstorable
 
@@ -22,7 +23,7 @@ class Captured:
     title: str
     markdown: str
     source: str
-    meta: dict = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict[str, Any])
     external_id: str | None = None  # stable id for re-import dedupe, e.g. "chatgpt:<id>"
 
     def storable(self) -> Captured:

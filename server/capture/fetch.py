@@ -27,6 +27,7 @@ import asyncio
 import ipaddress
 import socket
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import httpx
@@ -192,7 +193,7 @@ async def fetch_url(
     max_bytes: int = Settings.fetch_max_bytes,
     timeout: float = Settings.fetch_timeout,
     accept: str = "text/html,application/xhtml+xml,application/json;q=0.9,application/pdf;q=0.8,*/*;q=0.5",
-    headers: dict | None = None,
+    headers: dict[str, Any] | None = None,
 ) -> FetchedPage:
     """GET ``url`` safely (see module doc). Raises ApiError on any refusal or failure."""
     try:
@@ -203,7 +204,7 @@ async def fetch_url(
 
 
 async def _fetch(
-    url: str, allow_loopback: bool, max_bytes: int, timeout: float, accept: str, extra: dict
+    url: str, allow_loopback: bool, max_bytes: int, timeout: float, accept: str, extra: dict[str, Any]
 ) -> FetchedPage:
     redirects: list[str] = []
     current = url

@@ -10,9 +10,10 @@ import io
 import json
 import os
 import sys
+from typing import Any
 
 
-def convert(converter, data: bytes, extension: str, name: str) -> dict:
+def convert(converter, data: bytes, extension: str, name: str) -> dict[str, Any]:
     from markitdown import StreamInfo
 
     try:

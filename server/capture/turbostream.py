@@ -116,7 +116,7 @@ class _Decoder:
             raise TurboStreamError(f"index {index} out of range")
         value = self.values[index]
         if isinstance(value, dict):
-            out: dict = {}
+            out: dict[str, Any] = {}
             self.memo[index] = out
             for k, v in value.items():
                 key = self._key(k)

@@ -62,7 +62,7 @@ def read_config(model_dir: Path) -> dict[str, Any]:
     }
 
 
-def _json(path: Path, default: dict) -> dict:
+def _json(path: Path, default: dict[str, Any]) -> dict[str, Any]:
     try:
         return json.loads(path.read_text())
     except OSError:

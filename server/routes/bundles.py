@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -93,7 +95,9 @@ async def patch_bundle(request: Request) -> Response:
     )
 
 
-def bundle_markdown(page_urls: Urls, bundle: dict, members: list[dict], analysis: dict | None = None) -> str:
+def bundle_markdown(
+    page_urls: Urls, bundle: dict[str, Any], members: list[dict[str, Any]], analysis: dict[str, Any] | None = None
+) -> str:
     head = front_matter(
         {
             "title": bundle["title"],

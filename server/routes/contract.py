@@ -30,7 +30,7 @@ def spec(request: Request) -> dict[str, Any]:
     return state.openapi
 
 
-def _fields(schema: dict | None) -> list[dict[str, Any]]:
+def _fields(schema: dict[str, Any] | None) -> list[dict[str, Any]]:
     if not schema:
         return []
     required = set(schema.get("required", ()))

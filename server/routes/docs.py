@@ -67,7 +67,7 @@ SAVED = obj(
 )
 
 
-def _emails(data: dict) -> list[str] | None:
+def _emails(data: dict[str, Any]) -> list[str] | None:
     emails = get_str_list(data, "allowed_emails", max_items=500)
     if emails is None:
         return None
@@ -78,7 +78,7 @@ def _emails(data: dict) -> list[str] | None:
     return cleaned
 
 
-def _password(data: dict) -> str | None:
+def _password(data: dict[str, Any]) -> str | None:
     """The password given (an empty string or null clears it)."""
     value = data.get("password")
     if value is None or value == "":

@@ -101,7 +101,9 @@ async def edit(
     return {"id": bundle_id, "url": urls.bundle(bundle_id)}
 
 
-async def read(ctx: Context, bundle_id: str, *, analysis: bool = False) -> tuple[dict, list[dict], dict | None]:
+async def read(
+    ctx: Context, bundle_id: str, *, analysis: bool = False
+) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any] | None]:
     """The bundle, its public members in reading order (read as the public role) and, when
     asked for, its analysis."""
     if not looks_like_id(bundle_id):

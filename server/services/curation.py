@@ -202,7 +202,9 @@ async def suggestions(ctx: Context, urls: Urls, slug: str) -> dict[str, Any]:
     return {"hub": hub["slug"], "suggestions": await open_suggestions(ctx, urls, hub["id"])}
 
 
-async def _owned_suggestion(conn, access: Access, slug: str, suggestion_id: str) -> tuple[dict, dict]:
+async def _owned_suggestion(
+    conn, access: Access, slug: str, suggestion_id: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
     hub = await access.hub_owner(conn, slug)
     suggestion = (
         await suggestion_store.lock_open(conn, hub["id"], suggestion_id) if looks_like_id(suggestion_id) else None

@@ -117,7 +117,9 @@ ORDER BY bd.position
 """
 
 
-async def public_bundle(conn: psycopg.AsyncConnection, bundle_id: str) -> tuple[dict | None, list[dict]]:
+async def public_bundle(
+    conn: psycopg.AsyncConnection, bundle_id: str
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
     """The bundle and its members in reading order. Run on the public pool, row-level
     security leaves out deleted bundles and private members."""
     bundle = await (await conn.execute(BUNDLE, (bundle_id,))).fetchone()
@@ -158,7 +160,7 @@ ORDER BY bd.position
 
 async def owner_bundle(
     conn: psycopg.AsyncConnection, bundle_id: str, token_hash: str | None, session_hashes: list[str]
-) -> tuple[dict | None, list[dict]]:
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
     """The bundle and all its live members in reading order, for its hub's owner only."""
     args = {"bundle": bundle_id, "token": token_hash, "sessions": session_hashes}
     bundle = await (await conn.execute(OWNER_BUNDLE, args)).fetchone()

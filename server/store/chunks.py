@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
+from typing import Any
 
 import psycopg
 from memorywiki.formats.model import CONVERSATION_SOURCES
@@ -67,7 +68,7 @@ async def sync_chunks(
     rows = await (
         await conn.execute("SELECT id, hash, ordinal, hub_id FROM chunks WHERE doc_id = %s ORDER BY ordinal", (doc_id,))
     ).fetchall()
-    by_hash: dict[str, list[dict]] = defaultdict(list)
+    by_hash: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         by_hash[row["hash"]].append(row)
 

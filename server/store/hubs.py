@@ -104,7 +104,7 @@ ORDER BY b.updated_at DESC
 
 async def hub_contents(
     conn: psycopg.AsyncConnection, hub_id: int, *, limit: int | None = None, offset: int = 0
-) -> tuple[list[dict], int, list[dict]]:
+) -> tuple[list[dict[str, Any]], int, list[dict[str, Any]]]:
     """One page of the hub's docs (newest first, with the head of their markdown; all of them
     when `limit` is None), how many docs it has, and its bundles. Run on the public pool,
     row-level security leaves only what the public may see."""
@@ -181,7 +181,7 @@ async def owner_contents(
     *,
     limit: int | None = None,
     offset: int = 0,
-) -> tuple[list[dict], int, int, list[dict]]:
+) -> tuple[list[dict[str, Any]], int, int, list[dict[str, Any]]]:
     """One page of the hub's live docs, drafts and private ones included, each with its
     visibility (all of them when `limit` is None); how many live docs and how many in the
     trash; and its bundles. Nothing at all unless the token or a session owns the hub."""

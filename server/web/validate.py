@@ -93,7 +93,7 @@ def reject_unstorable(value: Any, where: str = "") -> None:
 
 
 def get_str(
-    data: dict,
+    data: dict[str, Any],
     key: str,
     *,
     required: bool = False,
@@ -116,7 +116,7 @@ def get_str(
     return value
 
 
-def get_bool(data: dict, key: str, default: Any = None) -> Any:
+def get_bool(data: dict[str, Any], key: str, default: Any = None) -> Any:
     value = data.get(key, _MISSING)
     if value is _MISSING or value is None:
         return default
@@ -125,7 +125,7 @@ def get_bool(data: dict, key: str, default: Any = None) -> Any:
     return value
 
 
-def get_int(data: dict, key: str, *, default: int, low: int, high: int) -> int:
+def get_int(data: dict[str, Any], key: str, *, default: int, low: int, high: int) -> int:
     value = data.get(key, _MISSING)
     if value is _MISSING or value is None:
         return default
@@ -136,7 +136,7 @@ def get_int(data: dict, key: str, *, default: int, low: int, high: int) -> int:
     return value
 
 
-def get_str_list(data: dict, key: str, *, max_items: int = 1000, default: Any = None) -> Any:
+def get_str_list(data: dict[str, Any], key: str, *, max_items: int = 1000, default: Any = None) -> Any:
     value = data.get(key, _MISSING)
     if value is _MISSING or value is None:
         return default
@@ -147,7 +147,7 @@ def get_str_list(data: dict, key: str, *, max_items: int = 1000, default: Any = 
     return value
 
 
-def get_dict(data: dict, key: str, default: Any = None) -> Any:
+def get_dict(data: dict[str, Any], key: str, default: Any = None) -> Any:
     value = data.get(key, _MISSING)
     if value is _MISSING or value is None:
         return default
@@ -159,7 +159,7 @@ def get_dict(data: dict, key: str, default: Any = None) -> Any:
 DATE_FIELDS = ("created_at", "updated_at")
 
 
-def get_dates(data: dict) -> dict[str, Any]:
+def get_dates(data: dict[str, Any]) -> dict[str, Any]:
     """The dates an import names ({"created_at": datetime, ...}, only those given): ISO 8601,
     `created_at` not after `updated_at`; a 400 naming the field otherwise."""
     raw = {key: get_str(data, key, max_len=100) for key in DATE_FIELDS}
