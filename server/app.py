@@ -161,9 +161,9 @@ def create_app(
                 await warm_up
             if state is not None and state.reranker is not None:
                 await state.reranker.close()
-            if hasattr(embedder, "close"):  # the ONNX embedder's child process
+            if embedder is not None and hasattr(embedder, "close"):  # the ONNX embedder's child process
                 await asyncio.to_thread(embedder.close)
-            if hasattr(embedder, "aclose"):  # the OpenAI-compatible endpoint's client
+            if embedder is not None and hasattr(embedder, "aclose"):  # the OpenAI-compatible endpoint's client
                 await embedder.aclose()
             await db.close()
             if embedded is not None:

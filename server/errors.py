@@ -121,7 +121,7 @@ def unknown_hub(slug: str) -> ApiError:
 _HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "too_large", 400: "bad_request"}
 
 
-def as_api_error(exc: Exception) -> ApiError:
+def as_api_error(exc: BaseException) -> ApiError:
     """The error as the API reports it; the one mapping of converter and Starlette errors."""
     if isinstance(exc, ApiError):
         return exc

@@ -142,7 +142,7 @@ async def resolve_checked(url: str, host: str, port: int, allow_loopback: bool) 
         infos = []
         for family, _t, _p, _c, sockaddr in res:
             if family in (socket.AF_INET, socket.AF_INET6):
-                addr = sockaddr[0].split("%", 1)[0]
+                addr = str(sockaddr[0]).split("%", 1)[0]
                 if addr not in infos:
                     infos.append(addr)
         if not infos:
@@ -231,7 +231,16 @@ async def _fetch(
     raise Unprocessable("fetch_failed", f"Too many redirects (more than {MAX_REDIRECTS}) from {url}.")
 
 
-async def _get_pinned(client, url, host, port, addrs, accept, extra, max_bytes):
+async def _get_pinned(
+    client: httpx.AsyncClient,
+    url: str,
+    host: str,
+    port: int,
+    addrs: list[str],
+    accept: str,
+    extra: dict[str, Any],
+    max_bytes: int,
+) -> tuple[int, str | None, str, str | None, bytes]:
     parts = urlsplit(url)
     last_exc: Exception | None = None
     for addr in addrs:

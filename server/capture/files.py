@@ -156,7 +156,7 @@ def _pdf_check(data: bytes, name: str) -> dict[str, Any]:
     try:
         info = doc.info[0] if doc.info else {}
         raw = info.get("Title")
-        if hasattr(raw, "resolve"):
+        if raw is not None and hasattr(raw, "resolve"):
             raw = raw.resolve()
         if isinstance(raw, bytes):
             if raw.startswith((b"\xfe\xff", b"\xff\xfe")):

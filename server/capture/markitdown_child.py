@@ -10,10 +10,13 @@ import io
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from markitdown import MarkItDown
 
 
-def convert(converter, data: bytes, extension: str, name: str) -> dict[str, Any]:
+def convert(converter: MarkItDown, data: bytes, extension: str, name: str) -> dict[str, Any]:
     from markitdown import StreamInfo
 
     try:

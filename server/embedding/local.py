@@ -132,7 +132,8 @@ class LocalEmbedder:
             raise
         except Exception as exc:
             raise EmbedderError(f"local embedding failed: {exc}") from exc
-        return array.astype("float64").tolist()
+        vectors: list[list[float]] = array.astype("float64").tolist()
+        return vectors
 
     def encode_bulk(self, texts: list[str]) -> list[list[float]]:
         """Indexing's texts, in passes of at most `bulk_batch` that each wait their turn behind

@@ -21,10 +21,14 @@ import logging
 import math
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:  # imported where the graph is built: the server itself never loads onnx
+    import onnx
 
 GRAPH_VERSION = 1
 OPSET = 17  # LayerNormalization is a standard op from 17 on
@@ -64,9 +68,10 @@ def read_config(model_dir: Path) -> dict[str, Any]:
 
 def _json(path: Path, default: dict[str, Any]) -> dict[str, Any]:
     try:
-        return json.loads(path.read_text())
+        loaded: dict[str, Any] = json.loads(path.read_text())
     except OSError:
         return default
+    return loaded
 
 
 def fingerprint(model_dir: Path) -> str:
@@ -82,7 +87,7 @@ def fingerprint(model_dir: Path) -> str:
     return h.hexdigest()[:16]
 
 
-def build(model_dir: Path) -> onnx.ModelProto:  # noqa: F821 (onnx is imported lazily)
+def build(model_dir: Path) -> onnx.ModelProto:
     """The graph: token ids -> L2-normalised mean-pooled sentence embedding."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
@@ -96,8 +101,8 @@ def build(model_dir: Path) -> onnx.ModelProto:  # noqa: F821 (onnx is imported l
     prefix = "bert." if "bert.embeddings.word_embeddings.weight" in weights else ""
     hidden, heads = cfg["hidden"], cfg["heads"]
     head_dim = hidden // heads
-    nodes: list = []
-    inits: list = []
+    nodes: list[onnx.NodeProto] = []
+    inits: list[onnx.TensorProto] = []
     counter = iter(range(1_000_000))
 
     def w(name: str, transpose: bool = False) -> str:
@@ -108,12 +113,12 @@ def build(model_dir: Path) -> onnx.ModelProto:  # noqa: F821 (onnx is imported l
         inits.append(numpy_helper.from_array(np.ascontiguousarray(array.T if transpose else array), key))
         return key
 
-    def const(value, dtype=np.float32) -> str:
+    def const(value: float | list[int] | list[float], dtype: type[np.generic] = np.float32) -> str:
         name = f"const_{next(counter)}"
         inits.append(numpy_helper.from_array(np.asarray(value, dtype=dtype), name))
         return name
 
-    def op(kind: str, inputs: list[str], **attrs) -> str:
+    def op(kind: str, inputs: list[str], **attrs: Any) -> str:
         out = f"{kind.lower()}_{next(counter)}"
         nodes.append(helper.make_node(kind, inputs, [out], **attrs))
         return out
@@ -209,7 +214,7 @@ class _DropPreprocessingAdvice(logging.Filter):
 
 
 @contextlib.contextmanager
-def _without_preprocessing_advice():
+def _without_preprocessing_advice() -> Iterator[None]:
     """The quantizer's advice dropped from the log (every other record passes). It logs through
     logging.warning(), which configures the root logger (a stderr handler, for good) when it has
     no handler: a NullHandler stands in meanwhile so that never happens here."""

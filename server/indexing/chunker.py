@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -334,7 +335,7 @@ def _cut_words(text: str, room: int, level: int) -> list[str]:
         if n - start <= room:  # the text is stripped: its end is a word end
             pieces.append(text[start:])
             break
-        first = _WORD.match(text, start).end()
+        first = _word_end(text, start)
         if first - start > room:
             pieces += _cut(text[start:first], room, 0, level + 1)
             end = first
@@ -342,7 +343,7 @@ def _cut_words(text: str, room: int, level: int) -> list[str]:
             target = _target(n - start, room)
             window = text[start : start + int(target) + 1]
             if not window[-1].isspace():  # the word at the target does not fit under it: end before it
-                window = window[: len(window) - _WORD.match(window[::-1]).end()]
+                window = window[: len(window) - _word_end(window[::-1], 0)]
             end = max(start + len(window.rstrip()), first)
             following = _WORD.search(text, end)
             if following and not _closes(end - start, following.end() - start, room, target):
@@ -353,7 +354,13 @@ def _cut_words(text: str, room: int, level: int) -> list[str]:
     return pieces
 
 
-def _runs(text: str, level: int):
+def _word_end(text: str, pos: int) -> int:
+    """Where the word at `pos` ends (the text is stripped, so a word stands there)."""
+    word = _WORD.match(text, pos)
+    return word.end() if word else pos
+
+
+def _runs(text: str, level: int) -> Iterator[tuple[int, int]]:
     """(start, end) of the runs between the places _CUTS[level] finds, without their spaces."""
     if level == len(_CUTS) - 1:  # between spaces the runs are the words (a 5 MB line has a million)
         yield from (m.span() for m in _WORD.finditer(text))

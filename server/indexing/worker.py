@@ -186,7 +186,7 @@ def _run(
         finally:
             if watchdog is not None:
                 watchdog.cancel()
-            if hasattr(embedder, "aclose"):  # the OpenAI-compatible endpoint's client
+            if embedder is not None and hasattr(embedder, "aclose"):  # the OpenAI-compatible endpoint's client
                 await embedder.aclose()
             await db.close()
             if embedded is not None:
@@ -227,7 +227,7 @@ class WorkerProcess:
         # Python (and even with a chat model, reading a doc's chunk vectors and ranking them is
         # CPU): here it never holds the server's interpreter while a request waits
         self.settings = replace(settings, database_url=database_url)
-        self.popen: subprocess.Popen | None = None
+        self.popen: subprocess.Popen[bytes] | None = None
 
     @property
     def pid(self) -> int | None:

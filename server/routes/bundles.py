@@ -25,7 +25,7 @@ from ..web.validate import DATE_FIELDS, get_dates, get_str, get_str_list, read_j
 CREATE_FIELDS = ("hub", "title", "description", "doc_ids", "external_id", *DATE_FIELDS)
 PATCH_FIELDS = ("title", "description", "doc_ids")
 
-_BUNDLE_FIELDS = {
+_BUNDLE_FIELDS: dict[str, dict[str, Any]] = {
     "title": {"type": "string", "maxLength": 500},
     "description": {"type": ["string", "null"], "maxLength": 5000},
     "doc_ids": {"type": ["array", "null"], "items": TEXT, "description": "docs of the hub, in reading order"},
@@ -158,7 +158,7 @@ async def bundle_raw(request: Request) -> Response:
     return markdown_response(bundle_markdown(urls(request), bundle, members, analysis))
 
 
-async def _editor(request: Request, **where) -> Response:
+async def _editor(request: Request, **where: str) -> Response:
     view = await bundles.for_editor(app_state(request), credentials(request), urls(request), **where)
     return templates.TemplateResponse(
         request, "bundle_editor.html", view, headers={"Cache-Control": "private, no-store"}

@@ -26,7 +26,7 @@ ACCESS_FIELDS = ("email",)
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 # ---- the contract (server/web/openapi.py): request and response schemas of these routes
-_DOC_FIELDS = {
+_DOC_FIELDS: dict[str, dict[str, Any]] = {
     "title": {"type": "string", "maxLength": MAX_TITLE, "description": "optional when markdown opens with `# Title`"},
     "markdown": {"type": "string", "description": "the page; a leading `# Title` line becomes the title"},
     "hub": {"type": ["string", "null"], "description": "the hub's slug (needs its owner token)", "examples": ["notes"]},

@@ -8,6 +8,8 @@ without script; a private doc's text is fetched by the script with its token.
 
 from __future__ import annotations
 
+from typing import Any
+
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -48,7 +50,7 @@ async def render_preview(request: Request) -> Response:
     )
 
 
-def _editor(request: Request, **context) -> Response:
+def _editor(request: Request, **context: Any) -> Response:
     settings = app_state(request).settings
     return templates.TemplateResponse(
         request, "editor.html", {"autosave": settings.autosave_seconds, "max_chars": settings.max_body_bytes, **context}

@@ -26,7 +26,7 @@ VISIBILITY = {
     "enum": ["public", "draft", "password", "people"],
     "description": "who may read it: anyone, its editors, readers with its password, the listed emails",
 }
-_PAGING = {
+_PAGING: dict[str, dict[str, Any]] = {
     "total_docs": {"type": "integer"},
     "pages": {"type": "integer"},
     "per_page": {"type": "integer"},

@@ -6,6 +6,7 @@ from typing import Any
 
 from ..errors import ApiError, not_found
 from ..store import bundles as bundle_store
+from ..store.connection import Conn
 from ..tokens import looks_like_id, new_id
 from . import curation, hubs
 from .access import Access, Credentials
@@ -17,7 +18,7 @@ MAX_DESCRIPTION = 5000
 EDITOR_PAGES = 1000  # the hub's newest pages the editor offers to add (any other by its id or URL)
 
 
-async def _check_members(conn, hub_id: int, doc_ids: list[str]) -> list[str]:
+async def _check_members(conn: Conn, hub_id: int, doc_ids: list[str]) -> list[str]:
     if len(set(doc_ids)) != len(doc_ids):
         raise ApiError(400, "invalid_field", "'doc_ids' lists a doc twice")
     missing = await bundle_store.not_in_hub(conn, hub_id, doc_ids)
@@ -47,7 +48,7 @@ async def create(
         )
     access = Access(ctx.limits, credentials)
 
-    async def save(conn):
+    async def save(conn: Conn) -> tuple[str, str]:
         owned = await access.hub_owner(conn, hub)
         members = await _check_members(conn, owned["id"], doc_ids)
         existing = await bundle_store.find_by_external_id(conn, owned["id"], external_id) if external_id else None
@@ -69,7 +70,7 @@ async def create(
     return {"id": bundle_id, "url": urls.bundle(bundle_id), "status": status}
 
 
-async def _owned_bundle(conn, access: Access, bundle_id: str) -> dict[str, Any]:
+async def _owned_bundle(conn: Conn, access: Access, bundle_id: str) -> dict[str, Any]:
     if not looks_like_id(bundle_id):
         raise not_found("bundle")
     bundle = await bundle_store.lock_bundle(conn, bundle_id)
@@ -91,7 +92,7 @@ async def edit(
     the bundle alone is re-embedded."""
     access = Access(ctx.limits, credentials)
 
-    async def apply(conn):
+    async def apply(conn: Conn) -> None:
         bundle = await _owned_bundle(conn, access, bundle_id)
         members = await _check_members(conn, bundle["hub_id"], doc_ids) if doc_ids is not None else None
         await bundle_store.update_bundle(conn, bundle_id, changes, members)
@@ -122,7 +123,8 @@ async def for_editor(
     `slug`), all its live members in order, and every live page of the hub to choose from,
     each with its visibility. Anyone else gets 401 or 403, never a member's title."""
     access = Access(ctx.limits, credentials)
-    bundle, members = None, []
+    bundle: dict[str, Any] | None = None
+    members: list[dict[str, Any]] = []
     if bundle_id is not None:
         if not looks_like_id(bundle_id):
             raise not_found("bundle")
@@ -137,6 +139,8 @@ async def for_editor(
         if bundle is None:
             raise not_found("bundle")
         slug = bundle["hub_slug"]
+    elif slug is None:
+        raise not_found("hub")
     else:
         async with ctx.db.owner.connection() as conn:
             await access.hub_owner(conn, slug)

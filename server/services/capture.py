@@ -19,6 +19,7 @@ from memorywiki.formats import Captured, FormatError, count_conversations, iter_
 
 from ..capture import capture_url, convert_file
 from ..store import docs as doc_store
+from ..store.connection import Conn
 from ..tokens import hash_token, new_token
 from .access import Access, Credentials
 from .context import Context
@@ -56,7 +57,7 @@ async def save(
         default_title="Untitled",
     )
 
-    async def store(conn):
+    async def store(conn: Conn) -> tuple[dict[str, Any], str]:
         hub, via = await access.hub_writer(conn, options.hub) if options.hub else (None, "anonymous")
         return await doc_store.save_doc(
             conn,
@@ -155,7 +156,7 @@ async def import_export(
         with path.open("wb") as out:
             while chunk := await read(1 << 20):
                 out.write(chunk)
-        skipped: list = []
+        skipped: list[dict[str, Any]] = []
         conversations = EXPORTERS[kind](path, skipped=skipped)
         counts = {"created": 0, "updated": 0, "unchanged": 0, "deleted": 0}
         docs: list[dict[str, Any]] = []

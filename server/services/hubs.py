@@ -10,6 +10,7 @@ from typing import Any
 from ..errors import ApiError, Conflict, unknown_hub
 from ..store import hubs as hub_store
 from ..store import recall as recall_store
+from ..store.connection import Conn
 from ..tokens import hash_token, new_token
 from ..web.render import plain_text, summary
 from . import curation, recall, sessions
@@ -54,7 +55,7 @@ async def update(
     if description is not None:
         description = " ".join(description.split())
 
-    async def change(conn):
+    async def change(conn: Conn) -> dict[str, Any]:
         hub = await access.hub_owner(conn, slug)
         return await hub_store.update_hub(conn, hub["id"], listed=listed, description=description)
 

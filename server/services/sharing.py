@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import BadRequest, not_found
 from ..store import signin_links as link_store
+from ..store.connection import Conn
 from ..tokens import hash_token, looks_like_id, new_token
 from .access import Credentials
 from .context import Context
@@ -80,7 +81,7 @@ async def request_link(ctx: Context, credentials: Credentials, urls: Urls, doc_i
     minutes = ctx.settings.signin_link_minutes
     secret = new_token("mwl")
 
-    async def queue(conn) -> bool:
+    async def queue(conn: Conn) -> bool:
         return await link_store.request(
             conn,
             doc_id=doc_id,

@@ -19,6 +19,7 @@ from ..errors import BadRequest, Conflict, NotFound, not_found
 from ..store import docs as doc_store
 from ..store import hubs as hub_store
 from ..store import versions as version_store
+from ..store.connection import Conn
 from ..tokens import looks_like_id
 from .access import Access, Credentials
 from .context import Context
@@ -36,7 +37,7 @@ def unknown_version(doc_id: str, number: int) -> NotFound:
     )
 
 
-async def _may_read(conn, access: Access, doc: dict[str, Any]) -> bool:
+async def _may_read(conn: Conn, access: Access, doc: dict[str, Any]) -> bool:
     if doc["deleted_at"] is None:
         return await access.can_read_private(conn, doc)
     return await access.owns_deleted(conn, doc)
@@ -118,7 +119,7 @@ async def get_version(ctx: Context, credentials: Credentials, doc_id: str, numbe
     }
 
 
-async def _bring_back(conn, via: str, doc: dict[str, Any], number: int) -> tuple[dict[str, Any], str | None]:
+async def _bring_back(conn: Conn, via: str, doc: dict[str, Any], number: int) -> tuple[dict[str, Any], str | None]:
     """A new version of the locked doc with version `number`'s title, markdown and meta (live
     again if it was deleted), saved through the credential `via`; the doc as saved and its hub."""
     old = doc if number == doc["version"] else await version_store.get_version(conn, doc["id"], number)
@@ -143,7 +144,7 @@ async def restore(
     """A new version with that version's title, markdown and meta, if the doc is still at `expected`."""
     access = Access(ctx.limits, credentials)
 
-    async def restore_in(conn):
+    async def restore_in(conn: Conn) -> tuple[dict[str, Any], dict[str, Any], str | None]:
         doc = await doc_store.lock_any_doc(conn, doc_id)
         if doc is None:
             raise not_found("doc")
@@ -161,7 +162,7 @@ async def undelete(ctx: Context, credentials: Credentials, urls: Urls, doc_id: s
     (its owner only, as for any restore of a deleted doc)."""
     access = Access(ctx.limits, credentials)
 
-    async def undelete_in(conn):
+    async def undelete_in(conn: Conn) -> tuple[dict[str, Any], int, dict[str, Any], str | None]:
         doc = await doc_store.lock_any_doc(conn, doc_id)
         if doc is None:
             raise not_found("doc")
@@ -212,7 +213,7 @@ def diff_lines(old: str, new: str) -> tuple[list[tuple[str, str]], bool]:
     return out, False
 
 
-async def _text(conn, doc: dict[str, Any], number: int) -> dict[str, Any] | None:
+async def _text(conn: Conn, doc: dict[str, Any], number: int) -> dict[str, Any] | None:
     if number == doc["version"]:
         return {"title": doc["title"], "markdown": doc["markdown"]}
     return await version_store.get_version(conn, doc["id"], number)
@@ -238,5 +239,6 @@ async def history(ctx: Context, credentials: Credentials, doc_id: str, a: int | 
         raise BadRequest(
             "unknown_version", f"this page has no version {missing[0]}; its versions: " + ", ".join(map(str, numbers))
         )
+    assert old is not None and new is not None  # neither is missing (above)
     lines, cut = diff_lines(f"# {old['title']}\n\n{old['markdown']}", f"# {new['title']}\n\n{new['markdown']}")
     return {"doc": doc, "versions": versions, "a": a, "b": b, "diff": lines, "cut": cut}

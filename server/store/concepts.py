@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import psycopg
+from .connection import Conn, one_row
 
 # Newest docs first, so each concept lists its freshest pages first.
 HUB_MENTIONS = """
@@ -16,16 +16,16 @@ ORDER BY d.updated_at DESC, c.doc_id, c.position
 """
 
 
-async def hub_mentions(conn: psycopg.AsyncConnection, hub_id: int) -> list[dict[str, Any]]:
+async def hub_mentions(conn: Conn, hub_id: int) -> list[dict[str, Any]]:
     return await (await conn.execute(HUB_MENTIONS, (hub_id,))).fetchall()
 
 
-async def hub_doc_count(conn: psycopg.AsyncConnection, hub_id: int) -> int:
-    row = await (await conn.execute("SELECT count(*) AS n FROM docs WHERE hub_id = %s", (hub_id,))).fetchone()
+async def hub_doc_count(conn: Conn, hub_id: int) -> int:
+    row = await one_row(conn, "SELECT count(*) AS n FROM docs WHERE hub_id = %s", (hub_id,))
     return int(row["n"])
 
 
-async def doc_concepts(conn: psycopg.AsyncConnection, doc_id: str) -> list[dict[str, Any]]:
+async def doc_concepts(conn: Conn, doc_id: str) -> list[dict[str, Any]]:
     return await (
         await conn.execute(
             "SELECT key, name, kind, gloss, aliases FROM doc_concepts WHERE doc_id = %s ORDER BY position", (doc_id,)
@@ -33,7 +33,7 @@ async def doc_concepts(conn: psycopg.AsyncConnection, doc_id: str) -> list[dict[
     ).fetchall()
 
 
-async def doc_vector(conn: psycopg.AsyncConnection, doc_id: str) -> tuple[Any, int | None, int | None]:
+async def doc_vector(conn: Conn, doc_id: str) -> tuple[Any, int | None, int | None]:
     """(the doc's vector or None, its dimension, its hub)."""
     row = await (
         await conn.execute("SELECT embedding, vector_dims(embedding) AS dim, hub_id FROM docs WHERE id = %s", (doc_id,))
@@ -53,9 +53,7 @@ LIMIT %(k)s
 """
 
 
-async def nearest(
-    conn: psycopg.AsyncConnection, *, doc_id: str, hub_id: int, vector: Any, dim: int, k: int
-) -> list[dict[str, Any]]:
+async def nearest(conn: Conn, *, doc_id: str, hub_id: int, vector: Any, dim: int, k: int) -> list[dict[str, Any]]:
     return await (
         await conn.execute(NEAREST.format(dim=int(dim)), {"vec": vector, "hub": hub_id, "doc": doc_id, "k": k})
     ).fetchall()
@@ -72,15 +70,13 @@ LIMIT %(k)s
 """
 
 
-async def sharing_concepts(
-    conn: psycopg.AsyncConnection, *, doc_id: str, hub_id: int, keys: list[str], k: int
-) -> list[dict[str, Any]]:
+async def sharing_concepts(conn: Conn, *, doc_id: str, hub_id: int, keys: list[str], k: int) -> list[dict[str, Any]]:
     if not keys:
         return []
     return await (await conn.execute(SHARING, {"hub": hub_id, "doc": doc_id, "keys": keys, "k": k})).fetchall()
 
 
-async def hub_vectors(conn: psycopg.AsyncConnection, hub_id: int, limit: int = 100_000) -> list[dict[str, Any]]:
+async def hub_vectors(conn: Conn, hub_id: int, limit: int = 100_000) -> list[dict[str, Any]]:
     """The hub's newest `limit` public docs with their titles and vectors (None when not
     embedded)."""
     return await (
@@ -91,12 +87,12 @@ async def hub_vectors(conn: psycopg.AsyncConnection, hub_id: int, limit: int = 1
     ).fetchall()
 
 
-async def doc_titles(conn: psycopg.AsyncConnection, doc_ids: list[str]) -> dict[str, str]:
+async def doc_titles(conn: Conn, doc_ids: list[str]) -> dict[str, str]:
     rows = await (await conn.execute("SELECT id, title FROM docs WHERE id = ANY(%s)", (doc_ids,))).fetchall()
     return {r["id"]: r["title"] for r in rows}
 
 
-async def bundles_of_doc(conn: psycopg.AsyncConnection, doc_id: str) -> list[dict[str, Any]]:
+async def bundles_of_doc(conn: Conn, doc_id: str) -> list[dict[str, Any]]:
     return await (
         await conn.execute(
             """SELECT b.id, b.title, b.description FROM bundle_docs bd JOIN bundles b ON b.id = bd.bundle_id
@@ -106,7 +102,7 @@ async def bundles_of_doc(conn: psycopg.AsyncConnection, doc_id: str) -> list[dic
     ).fetchall()
 
 
-async def hub_bundle_members(conn: psycopg.AsyncConnection, hub_id: int) -> list[set[str]]:
+async def hub_bundle_members(conn: Conn, hub_id: int) -> list[set[str]]:
     rows = await (
         await conn.execute(
             """SELECT array_agg(bd.doc_id) AS ids FROM bundles b JOIN bundle_docs bd ON bd.bundle_id = b.id
@@ -117,7 +113,7 @@ async def hub_bundle_members(conn: psycopg.AsyncConnection, hub_id: int) -> list
     return [set(r["ids"]) for r in rows]
 
 
-async def enrichments_of(conn: psycopg.AsyncConnection, doc_ids: list[str]) -> dict[str, dict[str, Any]]:
+async def enrichments_of(conn: Conn, doc_ids: list[str]) -> dict[str, dict[str, Any]]:
     """Stored enrichments visible on this connection (the public pool: public docs only)."""
     rows = await (
         await conn.execute("SELECT doc_id, mode, data FROM enrichments WHERE doc_id = ANY(%s)", (doc_ids,))

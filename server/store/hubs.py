@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import psycopg
+from .connection import Conn, one_row
 
 
-async def create_hub(conn: psycopg.AsyncConnection, slug: str, owner_token_hash: str) -> int | None:
+async def create_hub(conn: Conn, slug: str, owner_token_hash: str) -> int | None:
     """The new hub's id, or None when the slug is taken."""
     row = await (
         await conn.execute(
@@ -18,7 +18,7 @@ async def create_hub(conn: psycopg.AsyncConnection, slug: str, owner_token_hash:
     return row["id"] if row else None
 
 
-async def find_hub(conn: psycopg.AsyncConnection, slug: str) -> dict[str, Any] | None:
+async def find_hub(conn: Conn, slug: str) -> dict[str, Any] | None:
     """{"id", "slug", "listed", "description"} of the hub, or None. Reads only public
     columns, so either pool works."""
     if "\x00" in slug:  # a URL may carry a NUL, a slug never does (PostgreSQL text cannot hold one)
@@ -28,17 +28,14 @@ async def find_hub(conn: psycopg.AsyncConnection, slug: str) -> dict[str, Any] |
     ).fetchone()
 
 
-async def update_hub(
-    conn: psycopg.AsyncConnection, hub_id: int, *, listed: bool | None, description: str | None
-) -> dict[str, Any]:
+async def update_hub(conn: Conn, hub_id: int, *, listed: bool | None, description: str | None) -> dict[str, Any]:
     """Set what the owner changed (None: unchanged); the hub as it is now."""
-    return await (
-        await conn.execute(
-            "UPDATE hubs SET listed = coalesce(%s, listed), description = coalesce(%s, description)"
-            " WHERE id = %s RETURNING id, slug, listed, description",
-            (listed, description, hub_id),
-        )
-    ).fetchone()
+    return await one_row(
+        conn,
+        "UPDATE hubs SET listed = coalesce(%s, listed), description = coalesce(%s, description)"
+        " WHERE id = %s RETURNING id, slug, listed, description",
+        (listed, description, hub_id),
+    )
 
 
 # The listed hubs with their public page counts (run on the public pool: the counts are of
@@ -53,7 +50,7 @@ ORDER BY h.slug
 """
 
 
-async def listed_hubs(conn: psycopg.AsyncConnection) -> list[dict[str, Any]]:
+async def listed_hubs(conn: Conn) -> list[dict[str, Any]]:
     return await (await conn.execute(LISTED)).fetchall()
 
 
@@ -64,19 +61,19 @@ HUB_FOR_RECALL = (
 )
 
 
-async def find_hub_for_recall(conn: psycopg.AsyncConnection, slug: str) -> dict[str, Any] | None:
+async def find_hub_for_recall(conn: Conn, slug: str) -> dict[str, Any] | None:
     """{"id", "slug", "model", "dim"} in one round trip (HUB_FOR_RECALL)."""
     return await (await conn.execute(HUB_FOR_RECALL, {"slug": slug})).fetchone()
 
 
-async def is_owner(conn: psycopg.AsyncConnection, hub_id: int, token_hash: str) -> bool:
+async def is_owner(conn: Conn, hub_id: int, token_hash: str) -> bool:
     row = await (
         await conn.execute("SELECT 1 FROM hubs WHERE id = %s AND owner_token_hash = %s", (hub_id, token_hash))
     ).fetchone()
     return row is not None
 
 
-async def hub_slug(conn: psycopg.AsyncConnection, hub_id: int | None) -> str | None:
+async def hub_slug(conn: Conn, hub_id: int | None) -> str | None:
     if hub_id is None:
         return None
     row = await (await conn.execute("SELECT slug FROM hubs WHERE id = %s", (hub_id,))).fetchone()
@@ -103,13 +100,13 @@ ORDER BY b.updated_at DESC
 
 
 async def hub_contents(
-    conn: psycopg.AsyncConnection, hub_id: int, *, limit: int | None = None, offset: int = 0
+    conn: Conn, hub_id: int, *, limit: int | None = None, offset: int = 0
 ) -> tuple[list[dict[str, Any]], int, list[dict[str, Any]]]:
     """One page of the hub's docs (newest first, with the head of their markdown; all of them
     when `limit` is None), how many docs it has, and its bundles. Run on the public pool,
     row-level security leaves only what the public may see."""
     docs = await (await conn.execute(HUB_DOCS, (hub_id, limit, offset))).fetchall()
-    total = (await (await conn.execute(HUB_DOC_COUNT, (hub_id,))).fetchone())["n"]
+    total = int((await one_row(conn, HUB_DOC_COUNT, (hub_id,)))["n"])
     bundles = await (await conn.execute(HUB_BUNDLES, (hub_id,))).fetchall()
     return docs, total, bundles
 
@@ -125,7 +122,7 @@ LIMIT %(limit)s
 
 
 async def hub_docs_batch(
-    conn: psycopg.AsyncConnection, hub_id: int, after: tuple[Any, str] | None, limit: int = 100
+    conn: Conn, hub_id: int, after: tuple[Any, str] | None, limit: int = 100
 ) -> list[dict[str, Any]]:
     """The next `limit` public docs after `after` ((created_at, id) of the last one read)."""
     after_at, after_id = after or ("-infinity", "")
@@ -174,7 +171,7 @@ def _proof(
 
 
 async def owner_contents(
-    conn: psycopg.AsyncConnection,
+    conn: Conn,
     hub_id: int,
     token_hash: str | None,
     session_hashes: list[str],
@@ -192,16 +189,14 @@ async def owner_contents(
     return docs, live, in_trash, bundles
 
 
-async def owner_counts(
-    conn: psycopg.AsyncConnection, hub_id: int, token_hash: str | None, session_hashes: list[str]
-) -> tuple[int, int]:
+async def owner_counts(conn: Conn, hub_id: int, token_hash: str | None, session_hashes: list[str]) -> tuple[int, int]:
     """How many live docs the hub has and how many are in its trash (0, 0 without the owner's proof)."""
-    counts = await (await conn.execute(OWNER_COUNTS, _proof(hub_id, token_hash, session_hashes))).fetchone()
+    counts = await one_row(conn, OWNER_COUNTS, _proof(hub_id, token_hash, session_hashes))
     return counts["live"], counts["trash"]
 
 
 async def trash(
-    conn: psycopg.AsyncConnection,
+    conn: Conn,
     hub_id: int,
     token_hash: str | None,
     session_hashes: list[str],

@@ -21,11 +21,11 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-import psycopg
 from pgvector import Vector
 from psycopg import sql
 
 from . import highlight
+from .connection import Conn
 from .hubs import HUB_FOR_RECALL
 
 # Candidates per ranker: 4 per result wanted, and never fewer than POOL_MIN, so the pool that
@@ -291,7 +291,7 @@ CROSS JOIN LATERAL (
 
 
 async def hub_and_fulltext(
-    conn: psycopg.AsyncConnection,
+    conn: Conn,
     *,
     slug: str,
     model: str,
@@ -347,32 +347,32 @@ def fused_query(
         "k1": k1,
         "b": b,
         # as a pgvector Vector (sent in binary), not a list of 384 floats each dumped as text
-        "qvec": Vector(qvec) if use_vec else None,
+        "qvec": Vector(qvec) if use_vec and qvec is not None else None,
         "n_fts": n if hybrid or not use_vec else 0,
         "vector_weight": float(vector_weight),
     }
-    if read_before:
+    if read_before and fts is not None:
         params["fts_ids"], params["fts_scores"] = fts
     return statement(level, int(dim or 1), read_before, fusion, hub=hub_id, k=k, n_vec=n if use_vec else 0), params
 
 
-async def _fused(conn: psycopg.AsyncConnection, level: str, **query: Any) -> list[dict[str, Any]]:
+async def _fused(conn: Conn, level: str, **query: Any) -> list[dict[str, Any]]:
     """Hybrid: both rankers' pools, fused. Otherwise vector alone, or full text when there is
     no query vector (a lone ranker's order is its own: the normalisation keeps it).
     `fts`: a hybrid's full-text pool read beforehand by hub_and_fulltext (same k and level)."""
     return await (await conn.execute(*fused_query(level, **query))).fetchall()
 
 
-async def recall_chunks(conn: psycopg.AsyncConnection, **query: Any) -> list[dict[str, Any]]:
+async def recall_chunks(conn: Conn, **query: Any) -> list[dict[str, Any]]:
     return await _fused(conn, "chunk", **query)
 
 
-async def recall_docs(conn: psycopg.AsyncConnection, **query: Any) -> list[dict[str, Any]]:
+async def recall_docs(conn: Conn, **query: Any) -> list[dict[str, Any]]:
     return await _fused(conn, "doc", **query)
 
 
 async def recall_bundles(
-    conn: psycopg.AsyncConnection, *, hub_id: int, question: str, k: int, qvec: list[float] | None, dim: int | None
+    conn: Conn, *, hub_id: int, question: str, k: int, qvec: list[float] | None, dim: int | None
 ) -> list[dict[str, Any]]:
     params = {"hub": hub_id, "question": question, "k": k, "qvec": Vector(qvec) if qvec is not None else None}
     if qvec is not None and dim is not None:
@@ -419,7 +419,7 @@ HEADLINE_OPTIONS = (
 MARK_ALL = f"StartSel={MARK_START}, StopSel={MARK_END}, HighlightAll=true"
 
 
-async def headlines(conn: psycopg.AsyncConnection, question: str, texts: list[str]) -> list[str]:
+async def headlines(conn: Conn, question: str, texts: list[str]) -> list[str]:
     """Each text cut to the parts that match the question, matches between the marks."""
     if not texts:
         return []

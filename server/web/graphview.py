@@ -24,7 +24,7 @@ LABELS = 30  # the best-connected nodes get a visible label; every node has a to
 def clusters(node_ids: list[str], edges: list[tuple[str, str, float]]) -> dict[str, int]:
     """Each node's cluster: Louvain communities numbered by size, largest first (0); a node
     with no neighbour is a cluster of its own."""
-    graph = nx.Graph()
+    graph: nx.Graph[str] = nx.Graph()
     graph.add_nodes_from(node_ids)
     graph.add_weighted_edges_from(edges)
     found = (
@@ -69,7 +69,7 @@ def _radius(size: int) -> float:
 
 @lru_cache(maxsize=16)
 def _layout(node_ids: tuple[str, ...], edges: tuple[tuple[str, str, float], ...]) -> dict[str, tuple[float, float]]:
-    graph = nx.Graph()
+    graph: nx.Graph[str] = nx.Graph()
     graph.add_nodes_from(node_ids)
     graph.add_weighted_edges_from(edges)
     if len(node_ids) == 1:

@@ -84,9 +84,10 @@ class CsrfMiddleware:
         headers = Headers(scope=scope)
         route = _route(scope) if scope["method"] not in SAFE_METHODS else None
         if route is not None and needs_check(scope["method"], route, headers):
-            receive = await self._check(scope, receive, send, headers, is_api(route))
-            if receive is None:
+            checked = await self._check(scope, receive, send, headers, is_api(route))
+            if checked is None:
                 return
+            receive = checked
         had = cookie_nonce(headers)
         secure = scope.get("scheme") == "https"
         request_state = scope.setdefault("state", {})  # where csrf_token() leaves a new nonce

@@ -21,13 +21,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from starlette.routing import BaseRoute, Route
 
 from .csrf import may_change
 
 OPENAPI_VERSION = "3.1.0"
+
+E = TypeVar("E", bound=Callable[..., Any])  # an endpoint
 
 ERROR_SCHEMA = {
     "type": "object",
@@ -118,12 +120,12 @@ class Operation:
     description: str = ""
 
 
-def operation(summary: str, *, responses: dict[int, dict[str, Any]], **details: Any) -> Callable:
+def operation(summary: str, *, responses: dict[int, dict[str, Any]], **details: Any) -> Callable[[E], E]:
     """Decorate an endpoint with its part of the contract (see Operation)."""
     op = Operation(summary=summary, responses=responses, **details)
 
-    def attach(endpoint: Callable) -> Callable:
-        endpoint.openapi = op
+    def attach(endpoint: E) -> E:
+        endpoint.openapi = op  # type: ignore[attr-defined]  # read back by build_spec
         return endpoint
 
     return attach

@@ -36,7 +36,7 @@ def credentials(request: Request, password: str | None = None) -> Credentials:
 
 
 def doc_id_param(request: Request) -> str:
-    doc_id = request.path_params["doc_id"]
+    doc_id = str(request.path_params["doc_id"])
     if not looks_like_id(doc_id):
         raise not_found("doc")
     return doc_id

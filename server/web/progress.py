@@ -25,7 +25,7 @@ log = logging.getLogger("memorywiki.server")
 
 NDJSON = "application/x-ndjson"
 Report = Callable[[dict[str, Any]], Awaitable[None]]
-_running: set[asyncio.Task] = set()  # the tasks the event loop would otherwise only hold weakly
+_running: set[asyncio.Task[None]] = set()  # the tasks the event loop would otherwise only hold weakly
 
 
 def wants_progress(request: Request) -> bool:

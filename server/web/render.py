@@ -103,7 +103,8 @@ async def render(markdown: str) -> Rendered:
 @lru_cache(maxsize=RENDER_CACHE)
 def markdown_to_html(markdown: str) -> str:
     """Safe HTML without heading ids (bundle members: many bodies on one page)."""
-    return _md(False).render(markdown)
+    html: str = _md(False).render(markdown)
+    return html
 
 
 def highlighted(snippet: str) -> Markup:

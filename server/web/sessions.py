@@ -45,7 +45,8 @@ class SessionCookies:
 
 def session_ids(request: Request) -> tuple[str, ...]:
     """The session ids of the request's cookie (none for a missing, altered or foreign one)."""
-    return request.app.state.mw.sessions.load(request.cookies.get(COOKIE))
+    ids: tuple[str, ...] = request.app.state.mw.sessions.load(request.cookies.get(COOKIE))
+    return ids
 
 
 def set_session_cookie(request: Request, response: Response, session_ids: tuple[str, ...], max_age: int) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Collection
-from typing import Any
+from typing import Any, overload
 
 from memorywiki.formats import FormatError
 from memorywiki.formats.hubfolder import parse_dates
@@ -125,7 +125,11 @@ def get_bool(data: dict[str, Any], key: str, default: Any = None) -> Any:
     return value
 
 
-def get_int(data: dict[str, Any], key: str, *, default: int, low: int, high: int) -> int:
+@overload
+def get_int(data: dict[str, Any], key: str, *, default: int, low: int, high: int) -> int: ...
+@overload
+def get_int(data: dict[str, Any], key: str, *, default: None, low: int, high: int) -> int | None: ...
+def get_int(data: dict[str, Any], key: str, *, default: int | None, low: int, high: int) -> int | None:
     value = data.get(key, _MISSING)
     if value is _MISSING or value is None:
         return default
@@ -156,7 +160,7 @@ def get_dict(data: dict[str, Any], key: str, default: Any = None) -> Any:
     return value
 
 
-DATE_FIELDS = ("created_at", "updated_at")
+DATE_FIELDS: tuple[str, str] = ("created_at", "updated_at")
 
 
 def get_dates(data: dict[str, Any]) -> dict[str, Any]:
@@ -164,7 +168,7 @@ def get_dates(data: dict[str, Any]) -> dict[str, Any]:
     `created_at` not after `updated_at`; a 400 naming the field otherwise."""
     raw = {key: get_str(data, key, max_len=100) for key in DATE_FIELDS}
     try:
-        parsed = parse_dates(*raw.values(), names=DATE_FIELDS)
+        parsed = parse_dates(raw["created_at"], raw["updated_at"], names=DATE_FIELDS)
     except FormatError as exc:
         raise ApiError(400, "invalid_field", exc.message) from None
     return {key: when for key, when in zip(DATE_FIELDS, parsed, strict=True) if when is not None}
@@ -173,6 +177,10 @@ def get_dates(data: dict[str, Any]) -> dict[str, Any]:
 _DIGITS = re.compile(r"[0-9]+")
 
 
+@overload
+def query_int(request: Any, key: str, *, default: int, low: int, high: int) -> int: ...
+@overload
+def query_int(request: Any, key: str, *, default: None, low: int, high: int) -> int | None: ...
 def query_int(request: Any, key: str, *, default: int | None, low: int, high: int) -> int | None:
     """An integer query parameter (`?page=2`), or a 400 that names it."""
     raw = request.query_params.get(key)
@@ -187,7 +195,7 @@ def query_int(request: Any, key: str, *, default: int | None, low: int, high: in
 
 def query_str(request: Any, key: str, *, default: str = "") -> str:
     """A text query parameter (`?q=`), or a 400 that names it: PostgreSQL text holds no NUL."""
-    value = request.query_params.get(key, default)
+    value = str(request.query_params.get(key, default))
     if "\x00" in value:
         raise ApiError(400, "invalid_query", f"'{key}' must not contain NUL characters")
     return value
