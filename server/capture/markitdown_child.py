@@ -6,6 +6,8 @@ stdin closes (the server went away). Imports nothing of memorywiki, so it starts
 markitdown loads, once.
 """
 
+from __future__ import annotations
+
 import io
 import json
 import os
