@@ -152,6 +152,10 @@ def _operation(method: str, path: str, op: dict[str, Any]) -> list[str]:
     return out
 
 
+def _by_status(code: dict[str, Any]) -> tuple[int, str]:
+    return code["status"], code["code"]
+
+
 def render(spec: dict[str, Any]) -> str:
     ops = _operations(spec)
     out = [f"# {spec['info']['title']} HTTP API", "", spec["info"]["description"], "", PREAMBLE]
@@ -162,6 +166,16 @@ def render(spec: dict[str, Any]) -> str:
                 errors.setdefault(status, response["description"])
     out += ["| error status | meaning |", "|---|---|"]
     out += [f"| {status} | {_cell(text)} |" for status, text in sorted(errors.items())]
+    out += [
+        "",
+        "## Error codes",
+        "",
+        "Every `code` an error can carry, with its status (clients branch on the code).",
+        "",
+    ]
+    out += ["| code | status | meaning |", "|---|---|---|"]
+    codes = spec["components"]["schemas"]["Error"]["x-error-codes"]
+    out += [f"| `{c['code']}` | {c['status']} | {_cell(c['meaning'])} |" for c in sorted(codes, key=_by_status)]
     out += ["", "## Contents", ""]
     tag = None
     for method, path, op in ops:

@@ -18,7 +18,6 @@ from .embedding.base import Embedder
 from .embedding.factory import make_embedder, runs_locally
 from .embedding.questions import QuestionLane
 from .embedding.rerank import make_reranker
-from .errors import EXCEPTION_HANDLERS
 from .indexing.rechunker import Rechunker
 from .indexing.worker import Worker, WorkerProcess
 from .mail.outbox import Outbox
@@ -51,6 +50,7 @@ from .store.secrets import server_secret
 from .store.space import reset_if_model_changed
 from .web import assets
 from .web.csrf import CsrfTokens
+from .web.errors import EXCEPTION_HANDLERS
 from .web.logs import redact_access_log
 from .web.middleware import CsrfMiddleware, SecurityHeadersMiddleware
 from .web.ratelimit import RateLimits

@@ -9,7 +9,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..errors import ApiError
+from ..errors import BadRequest
 from ..services import docs
 from ..services.docs import MAX_SOURCE, MAX_TITLE, NewDoc, page_content
 from ..web.openapi import NULLABLE_TEXT, TEXT, body_schema, json_response, obj, operation
@@ -74,7 +74,7 @@ def _emails(data: dict[str, Any]) -> list[str] | None:
     cleaned = sorted({e.strip().lower() for e in emails if e.strip()})
     bad = [e for e in cleaned if not EMAIL.match(e)]
     if bad:
-        raise ApiError(400, "invalid_field", f"not an email address: {bad[0]}")
+        raise BadRequest("invalid_field", f"not an email address: {bad[0]}")
     return cleaned
 
 
@@ -84,7 +84,7 @@ def _password(data: dict[str, Any]) -> str | None:
     if value is None or value == "":
         return None
     if not isinstance(value, str) or len(value) > 1000:
-        raise ApiError(400, "invalid_field", "'password' must be a string")
+        raise BadRequest("invalid_field", "'password' must be a string")
     return value
 
 

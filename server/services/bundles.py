@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import ApiError, not_found
+from ..errors import BadRequest, not_found
 from ..store import bundles as bundle_store
 from ..store.connection import Conn
 from ..tokens import looks_like_id, new_id
@@ -20,10 +20,10 @@ EDITOR_PAGES = 1000  # the hub's newest pages the editor offers to add (any othe
 
 async def _check_members(conn: Conn, hub_id: int, doc_ids: list[str]) -> list[str]:
     if len(set(doc_ids)) != len(doc_ids):
-        raise ApiError(400, "invalid_field", "'doc_ids' lists a doc twice")
+        raise BadRequest("invalid_field", "'doc_ids' lists a doc twice")
     missing = await bundle_store.not_in_hub(conn, hub_id, doc_ids)
     if missing:
-        raise ApiError(400, "unknown_doc", f"not a doc of this hub: {', '.join(sorted(missing))}")
+        raise BadRequest("unknown_doc", f"not a doc of this hub: {', '.join(sorted(missing))}")
     return doc_ids
 
 
@@ -43,8 +43,8 @@ async def create(
     `external_id`, the hub's live bundle known by it is set to this instead ("updated", or
     "unchanged" when it already was), dated by `dates` (created_at, updated_at) if given."""
     if dates and external_id is None:
-        raise ApiError(
-            400, "missing_field", "'created_at' and 'updated_at' need an 'external_id': they are for importing a bundle"
+        raise BadRequest(
+            "missing_field", "'created_at' and 'updated_at' need an 'external_id': they are for importing a bundle"
         )
     access = Access(ctx.limits, credentials)
 

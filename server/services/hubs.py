@@ -7,7 +7,7 @@ import re
 from collections.abc import AsyncIterator
 from typing import Any
 
-from ..errors import ApiError, Conflict, unknown_hub
+from ..errors import BadRequest, Conflict, unknown_hub
 from ..store import hubs as hub_store
 from ..store import recall as recall_store
 from ..store.connection import Conn
@@ -31,13 +31,12 @@ async def create(ctx: Context, urls: Urls, slug: str) -> dict[str, Any]:
     """A new hub; the answer holds its owner token, shown once."""
     slug = slug.strip().lower()
     if not SLUG.match(slug):
-        raise ApiError(
-            400,
+        raise BadRequest(
             "invalid_slug",
             "a hub slug is 1-63 lowercase letters, digits or dashes, not starting or ending with a dash",
         )
     if slug in RESERVED:
-        raise ApiError(400, "invalid_slug", f"'{slug}' is a word this server keeps for its own pages: choose another")
+        raise BadRequest("invalid_slug", f"'{slug}' is a word this server keeps for its own pages: choose another")
     token = new_token("mwo")
     async with ctx.db.owner.connection() as conn:
         hub_id = await hub_store.create_hub(conn, slug, hash_token(token))

@@ -20,8 +20,9 @@ from starlette.requests import Request
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..errors import ApiError, error_response
+from ..errors import ApiError
 from .csrf import COOKIE, FIELD, HEADER, SAFE_METHODS, STATE_KEY, cookie_nonce, is_api, needs_check
+from .errors import error_response
 
 CSP = "; ".join(
     [

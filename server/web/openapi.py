@@ -13,7 +13,7 @@ a credential (auth, a credential header or ?access) or is `limited` answers 429 
 budget spent, server/web/ratelimit.py); every unsafe one that may change something answers 403
 csrf_failed (a page post without its form's token, or an /api request carrying the session
 cookie without X-CSRF-Token: server/web/csrf.py). Errors are the one shape of server/errors.py:
-{"error": {"code", "message", ...}}.
+{"error": {"code", "message", ...}}, `code` one of the codes declared there.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 from starlette.routing import BaseRoute, Route
 
+from ..errors import CODES
 from .csrf import may_change
 
 OPENAPI_VERSION = "3.1.0"
@@ -39,12 +40,18 @@ ERROR_SCHEMA = {
             "type": "object",
             "required": ["code", "message"],
             "properties": {
-                "code": {"type": "string", "description": "stable: clients branch on it, never on the message"},
+                "code": {
+                    "type": "string",
+                    "enum": sorted(CODES),
+                    "description": "stable: clients branch on it, never on the message (x-error-codes says what each means)",
+                },
                 "message": {"type": "string", "description": "for people"},
             },
             "additionalProperties": True,
         }
     },
+    # every code with the status it comes with and what it means (server/errors.py CODES)
+    "x-error-codes": [{"code": c.code, "status": c.status, "meaning": c.meaning} for c in CODES.values()],
 }
 ERROR = {"$ref": "#/components/schemas/Error"}
 

@@ -19,7 +19,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from ..errors import as_api_error
+from .errors import as_api_error
 
 log = logging.getLogger("memorywiki.server")
 
