@@ -14,11 +14,12 @@ from typing import Annotated, Any
 import typer
 import typer.core
 from memorywiki.client import MemoryWikiError
+from memorywiki.client.version import package_version
 from typer.exceptions import Abort, Exit, TyperException
 
 from . import output
 from .commands import bundles, capture, config, curation, docs, export, hubs, imports, install, mcp, recall, server
-from .context import CONTEXT, ServerOpt, State, package_version
+from .context import CONTEXT, ServerOpt, State
 
 
 def _debug() -> bool:
