@@ -7,6 +7,10 @@ from typing import Any
 
 from .storable import strip_unstorable
 
+# A doc's id, as its page URL carries it (/{id}): the server makes them, links name them.
+ID_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"
+ID_LENGTH = 10
+
 # Sources whose markdown is a conversation rendered by `mdutil.render_turns`: the server chunks
 # such a doc as windows of turns (server/indexing/chunker.py, chunk_conversation). "chat" is for any
 # other client that sends a conversation in that layout.

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..indexing.crossrefs import doc_links
+from memorywiki.formats.doclinks import doc_links
+
 from .connection import Conn
 
 

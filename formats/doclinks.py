@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from markdown_it import MarkdownIt
 
-from ..tokens import ID_ALPHABET, ID_LENGTH
+from .model import ID_ALPHABET, ID_LENGTH
 
 _ID = f"[{ID_ALPHABET}]{{{ID_LENGTH}}}"
 _DOC_PATH = re.compile(rf"^/(?:raw/)?({_ID})(?:\.md)?/?$")
