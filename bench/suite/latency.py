@@ -296,7 +296,7 @@ class _Connection:
 
 
 def server_timing(head: bytes) -> dict[str, float]:
-    """An answer's Server-Timing header as {phase: ms} (server/web/timing.py)."""
+    """An answer's Server-Timing header as {phase: ms} (server/timing.py)."""
     found = re.search(rb"\r\nserver-timing: *([^\r]*)", head, re.IGNORECASE)
     phases = {}
     for entry in found.group(1).decode().split(",") if found else []:

@@ -95,6 +95,21 @@ def groups(graph: nx.Graph[str]) -> list[list[str]]:
     return sorted(found, key=lambda g: (-cohesion(g), g))
 
 
+def clusters(node_ids: list[str], edges: list[tuple[str, str, float]]) -> dict[str, int]:
+    """Each node's cluster: Louvain communities numbered by size, largest first (0); a node
+    with no neighbour is a cluster of its own."""
+    graph: nx.Graph[str] = nx.Graph()
+    graph.add_nodes_from(node_ids)
+    graph.add_weighted_edges_from(edges)
+    found = (
+        nx.community.louvain_communities(graph, weight="weight", seed=SEED)
+        if graph.number_of_edges()
+        else [{n} for n in node_ids]
+    )
+    ordered = sorted(found, key=lambda c: (-len(c), min(c)))
+    return {node: number for number, members in enumerate(ordered) for node in members}
+
+
 def not_yet_bundled(candidates: Iterable[list[str]], bundles: Iterable[set[str]]) -> list[list[str]]:
     """Drop groups an existing bundle already holds (all members, or all but one of a
     group whose other members it holds)."""

@@ -9,9 +9,9 @@ from starlette.routing import Route
 from ..errors import BadRequest
 from ..services import recall
 from ..services.recall import FUSIONS, LEVELS, MAX_QUESTION, MAX_TOKENS, Question, check_fusion, check_question
+from ..timing import Phases
 from ..web.openapi import SPACE, TEXT, body_schema, json_response, obj, operation
 from ..web.state import app_state
-from ..web.timing import Phases
 from ..web.urls import urls
 from ..web.validate import get_bool, get_int, get_str, read_json
 

@@ -7,12 +7,13 @@ import re
 from collections.abc import AsyncIterator
 from typing import Any
 
+from memorywiki.formats.mdutil import plain_text, summary
+
 from ..errors import BadRequest, Conflict, unknown_hub
 from ..store import hubs as hub_store
 from ..store import recall as recall_store
 from ..store.connection import Conn
 from ..tokens import hash_token, new_token
-from ..web.render import plain_text, summary
 from . import curation, recall, sessions
 from .access import NO_CREDENTIALS, Access, Credentials
 from .context import Context

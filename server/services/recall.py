@@ -15,7 +15,7 @@ from ..errors import ApiError, unknown_hub
 from ..store import recall
 from ..store.hubs import find_hub_for_recall
 from ..store.space import current_space, vector_backlog
-from ..web.timing import Phases
+from ..timing import Phases
 from .context import Context
 from .urls import Urls
 

@@ -21,21 +21,6 @@ MAX_DRAWN = 300  # nodes in the picture; the JSON always has them all
 LABELS = 30  # the best-connected nodes get a visible label; every node has a tooltip
 
 
-def clusters(node_ids: list[str], edges: list[tuple[str, str, float]]) -> dict[str, int]:
-    """Each node's cluster: Louvain communities numbered by size, largest first (0); a node
-    with no neighbour is a cluster of its own."""
-    graph: nx.Graph[str] = nx.Graph()
-    graph.add_nodes_from(node_ids)
-    graph.add_weighted_edges_from(edges)
-    found = (
-        nx.community.louvain_communities(graph, weight="weight", seed=SEED)
-        if graph.number_of_edges()
-        else [{n} for n in node_ids]
-    )
-    ordered = sorted(found, key=lambda c: (-len(c), min(c)))
-    return {node: number for number, members in enumerate(ordered) for node in members}
-
-
 @dataclass(frozen=True)
 class Drawn:
     """A node placed in the picture."""
