@@ -19,7 +19,7 @@ from .embedding.factory import make_embedder, runs_locally
 from .embedding.questions import QuestionLane
 from .embedding.rerank import make_reranker
 from .indexing.rechunker import Rechunker
-from .indexing.worker import Worker, WorkerProcess
+from .indexing.worker import Worker
 from .mail.outbox import Outbox
 from .mail.smtp import SmtpSender
 from .routes import (
@@ -56,6 +56,7 @@ from .web.middleware import CsrfMiddleware, SecurityHeadersMiddleware
 from .web.ratelimit import RateLimits
 from .web.sessions import SessionCookies
 from .web.state import AppState
+from .worker import WorkerProcess
 
 log = logging.getLogger("memorywiki.server")
 

@@ -430,7 +430,7 @@ def test_a_worker_refuses_with_one_line(new_db):
         conn.execute("UPDATE schema_migrations SET checksum = repeat('0', 64) WHERE name = '0005_triggers.sql'")
     env = {**os.environ, "DATABASE_URL": url, "MEMORYWIKI_EMBEDDER": "openai", "OPENAI_API_KEY": "x"}
     result = subprocess.run(
-        [sys.executable, "-c", "from memorywiki.server.indexing.worker import run_worker; run_worker()"],
+        [sys.executable, "-c", "from memorywiki.server.worker import run_worker; run_worker()"],
         env=env,
         capture_output=True,
         text=True,

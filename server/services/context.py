@@ -14,8 +14,9 @@ if TYPE_CHECKING:  # what the app starts beside its use cases; none of them impo
     from ..curation.worker import Curator
     from ..embedding.questions import QuestionLane
     from ..embedding.rerank import Reranker
-    from ..indexing.worker import Worker, WorkerProcess
+    from ..indexing.worker import Worker
     from ..mail.outbox import Outbox
+    from ..worker import WorkerProcess
 
 
 @dataclass(kw_only=True)
