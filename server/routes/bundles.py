@@ -8,7 +8,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..curation.markdown import analysis_markdown
 from ..services import bundles
 from ..services.bundles import MAX_DESCRIPTION, MAX_TITLE
 from ..services.urls import Urls
@@ -96,7 +95,7 @@ async def patch_bundle(request: Request) -> Response:
 
 
 def bundle_markdown(
-    page_urls: Urls, bundle: dict[str, Any], members: list[dict[str, Any]], analysis: dict[str, Any] | None = None
+    page_urls: Urls, bundle: dict[str, Any], members: list[dict[str, Any]], analysis: str | None = None
 ) -> str:
     head = front_matter(
         {
@@ -115,8 +114,8 @@ def bundle_markdown(
         + "\n".join(f"{i}. [{m['title']}]({page_urls.doc(m['doc_id'])})" for i, m in enumerate(members, 1))
         + "\n"
     )
-    if analysis:
-        parts.append(analysis_markdown(analysis))
+    if analysis is not None:
+        parts.append(analysis)
     for m in members:
         body = member_body(m).strip()
         parts.append(f"\n---\n\n## {' '.join(m['title'].split())}\n\n<{page_urls.doc(m['doc_id'])}>\n\n{body}\n")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..curation.markdown import analysis_markdown
 from ..errors import BadRequest, not_found
 from ..store import bundles as bundle_store
 from ..store.connection import Conn
@@ -104,16 +105,17 @@ async def edit(
 
 async def read(
     ctx: Context, bundle_id: str, *, analysis: bool = False
-) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any] | None]:
+) -> tuple[dict[str, Any], list[dict[str, Any]], str | None]:
     """The bundle, its public members in reading order (read as the public role) and, when
-    asked for, its analysis."""
+    asked for and there is one, its analysis as markdown."""
     if not looks_like_id(bundle_id):
         raise not_found("bundle")
     async with ctx.db.public.connection() as conn:
         bundle, members = await bundle_store.public_bundle(conn, bundle_id)
     if bundle is None:
         raise not_found("bundle")
-    return bundle, members, await curation.bundle_analysis(ctx, bundle["id"]) if analysis else None
+    found = await curation.bundle_analysis(ctx, bundle["id"]) if analysis else None
+    return bundle, members, analysis_markdown(found) if found else None
 
 
 async def for_editor(
