@@ -8,6 +8,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+from memorywiki.client.operations.types import redaction_line
 from rich.console import Console
 from rich.text import Text
 
@@ -31,6 +32,13 @@ def error(message: str) -> None:
 
 def note(message: str) -> None:
     sys.stderr.write(f"{message}\n")
+
+
+def note_redaction(redacted: dict[str, Any] | None) -> None:
+    """What the server took out of a write, on stderr (stdout stays the URL)."""
+    line = redaction_line(redacted)
+    if line:
+        note(line)
 
 
 def snippet(markdown: str | None, limit: int = 300) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from pathlib import Path
@@ -23,6 +24,7 @@ from .indexing.rechunker import Rechunker
 from .indexing.worker import Worker
 from .mail.outbox import Outbox
 from .mail.smtp import SmtpSender
+from .redaction import DETECTOR
 from .routes import (
     bundles,
     capture,
@@ -81,6 +83,9 @@ def create_app(
         except (MigrationError, PrivacyRoleMissing) as exc:
             log.error("the server will not start: %s", exc)  # the one line to read in the traceback below
             raise
+        # The secret detector compiles its rules once (seconds the first time on a machine): not in
+        # a first write. A daemon thread, so a server stopped meanwhile does not wait for it.
+        threading.Thread(target=DETECTOR.load_quietly, name="secret-detector", daemon=True).start()
         async with contextlib.AsyncExitStack() as stack:
             stack.push_async_callback(_close_store, db, embedded)
             stack.push_async_callback(_close_embedder, embedder)
