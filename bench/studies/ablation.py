@@ -281,7 +281,7 @@ def fuse_scores(lists: list[Ranked], norm: str) -> dict[int, float]:
         else:
             sd = s.std()
             z = (s - s.min()) / sd if sd > 0 else np.ones_like(s)
-        for (i, _), v in zip(lst, z, strict=True):
+        for (i, _), v in zip(lst, z, strict=False):
             out[i] += float(v)
     return out
 
@@ -466,7 +466,7 @@ def score(prep: Prepared, lists: list[list[int]], level: str = "chunk") -> dict[
     turn recall@5/@10 and mean tokens of the top 10; doc level: session recall@5/@10."""
     c = prep.coll
     out: dict[str, list[float]] = defaultdict(list)
-    for q, lst in zip(c.queries, lists, strict=True):
+    for q, lst in zip(c.queries, lists, strict=False):
         if level == "doc":
             docs = lst
         else:

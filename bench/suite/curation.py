@@ -174,13 +174,13 @@ async def _pass(opts: Options, pg: Postgres, name: str, docs: list[dict], env: d
             sample = next(
                 (
                     d
-                    for d, src in zip(saved, docs, strict=True)
+                    for d, src in zip(saved, docs, strict=False)
                     if src["external_id"].startswith("fixture:claude-share")
                 ),
                 saved[0],
             )
             result["sample"] = (await client.get(f"/raw/{sample['id']}")).text
-            locomo = next((d for d, src in zip(saved, docs, strict=True) if src["source"] == "locomo"), None)
+            locomo = next((d for d, src in zip(saved, docs, strict=False) if src["source"] == "locomo"), None)
             result["sample_locomo"] = (await client.get(f"/raw/{locomo['id']}")).text if locomo else ""
     pg.drop(f"bench_curation_{name}")
     return result

@@ -83,7 +83,7 @@ async def _client(
     rng = random.Random(1000 + n)
     mine: list[str] = []
     counter = 0
-    actions, weights = zip(*MIX, strict=True)
+    actions, weights = zip(*MIX, strict=False)
     while time.monotonic() < deadline:
         action = rng.choices(actions, weights)[0]
         if action == "edit" and not mine:
