@@ -67,3 +67,9 @@ def doc_links(markdown: str) -> set[tuple[str, str]]:
             if target:
                 found.add(target)
     return found
+
+
+def markdown_twin(url: str) -> str:
+    """The markdown address of a page, hub or bundle URL: an AI that follows a link from a
+    markdown surface sends no `Accept: text/markdown`, so it is given the `.md` twin."""
+    return url if url.endswith(".md") else f"{url}.md"

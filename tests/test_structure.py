@@ -59,6 +59,7 @@ def test_clients_never_import_the_server():
         "memorywiki.server.worker.run_worker",
         "memorywiki.server.config",
         "memorywiki.server.config.settings_listing",
+        "memorywiki.server.config.cli_debug",
     }
     bad = []
     for package in ("cli", "client", "adapters"):
@@ -168,6 +169,7 @@ def stale_references(text: str) -> list[str]:
         if name
         not in ("py", "sql", "md", "html", "toml", "sh", "js", "css", "json", "txt", "yml", "yaml", "csv", "zip")
         and not (ROOT / module).with_suffix(".py").is_file()
+        and not (ROOT / f"{module}.{name}").exists()  # a file of another kind: results.tsv
     ]
     for name in OUR_MODULE.findall(text):
         parts = name.split(".")[1:]

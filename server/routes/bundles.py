@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from memorywiki.formats.doclinks import markdown_twin
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -123,14 +124,17 @@ def bundle_markdown(
         parts.append(bundle["description"].strip() + "\n")
     parts.append(
         "Reading order:\n\n"
-        + "\n".join(f"{i}. [{m['title']}]({page_urls.doc(m['doc_id'])})" for i, m in enumerate(members, 1))
+        + "\n".join(
+            f"{i}. [{m['title']}]({markdown_twin(page_urls.doc(m['doc_id']))})" for i, m in enumerate(members, 1)
+        )
         + "\n"
     )
     if analysis is not None:
         parts.append(analysis)
     for m in members:
         body = member_body(m).strip()
-        parts.append(f"\n---\n\n## {' '.join(m['title'].split())}\n\n<{page_urls.doc(m['doc_id'])}>\n\n{body}\n")
+        url = markdown_twin(page_urls.doc(m["doc_id"]))
+        parts.append(f"\n---\n\n## {' '.join(m['title'].split())}\n\n<{url}>\n\n{body}\n")
     return "\n".join(parts)
 
 
