@@ -305,7 +305,7 @@ def transcript_to_markdown(
 # --- small helpers shared by readers --------------------------------------------------------
 
 
-def iter_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
+def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line_index, object) for each well-formed JSON object line; skip the rest.
     Reads line by line, so memory stays bounded by the longest line."""
     with open(path, encoding="utf-8", errors="replace") as fh:
@@ -320,7 +320,7 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
                 yield idx, obj
 
 
-def same_path(a: str | os.PathLike | None, b: str | os.PathLike | None) -> bool:
+def same_path(a: str | os.PathLike[str] | None, b: str | os.PathLike[str] | None) -> bool:
     if not a or not b:
         return False
     try:

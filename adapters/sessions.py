@@ -23,6 +23,9 @@ def capture_session(
     path = reader.find_session(session_id, cwd, home, env=env)
     if path is None:
         return None
+    transcript: Transcript
     if normalize_tool(tool) == "aider" and session_id:
-        return reader.read_session(path, session_id)  # aider's session id is a block timestamp
-    return reader.read_session(path)
+        transcript = reader.read_session(path, session_id)  # aider's session id is a block timestamp
+    else:
+        transcript = reader.read_session(path)
+    return transcript

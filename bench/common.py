@@ -191,7 +191,7 @@ def run_bm25s(corpus: list[dict], queries: dict[str, str], k1: float, b: float, 
     docs, scores = model.retrieve(qt, k=k, show_progress=False, n_threads=1)
     run = {}
     for i, qid in enumerate(qids):
-        run[qid] = {ids[int(d)]: float(s) for d, s in zip(docs[i], scores[i]) if s > 0}
+        run[qid] = {ids[int(d)]: float(s) for d, s in zip(docs[i], scores[i], strict=False) if s > 0}
     return run
 
 

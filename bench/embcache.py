@@ -62,7 +62,10 @@ class VectorCache:
         with conn:
             conn.executemany(
                 "INSERT OR REPLACE INTO vectors (key, vector) VALUES (?, ?)",
-                [(_key(name, t), np.asarray(v, dtype=np.float32).tobytes()) for t, v in zip(texts, vectors)],
+                [
+                    (_key(name, t), np.asarray(v, dtype=np.float32).tobytes())
+                    for t, v in zip(texts, vectors, strict=False)
+                ],
             )
 
 
@@ -83,7 +86,7 @@ class CachedEmbedder:
         if missing:
             fresh = await call([texts[i] for i in missing])
             self.cache.put_many(self.name, [texts[i] for i in missing], fresh)
-            for i, v in zip(missing, fresh):
+            for i, v in zip(missing, fresh, strict=False):
                 cached[i] = np.asarray(v, dtype=np.float32)
         return [v.astype(np.float64).tolist() for v in cached]
 

@@ -85,7 +85,7 @@ def serve(port: int) -> None:
 
 def worker() -> None:
     from memorywiki.server.embedding import factory
-    from memorywiki.server.indexing.worker import run_worker
+    from memorywiki.server.worker import run_worker
 
     run_worker(embedder_factory=counting(factory.make_embedder, "worker"))
 

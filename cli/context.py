@@ -3,23 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated
 
 import typer
 from memorywiki.client import Config
 from memorywiki.client.operations import Wiki
+from memorywiki.client.version import package_version
 
 from . import output
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
-
-
-def package_version() -> str:
-    try:
-        return version("memorywiki")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 @dataclass

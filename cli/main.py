@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 import typer.core
 from memorywiki.client import MemoryWikiError
+from memorywiki.client.version import package_version
 from typer.exceptions import Abort, Exit, TyperException
 
 from . import output
@@ -32,7 +33,7 @@ from .commands import (
     server,
     sharing,
 )
-from .context import CONTEXT, ServerOpt, State, package_version
+from .context import CONTEXT, ServerOpt, State
 
 
 def _debug() -> bool:
@@ -46,7 +47,8 @@ def _debug() -> bool:
 class _Group(typer.core.TyperGroup):
     """Root group: turns MemoryWikiError (and any unexpected exception) into ``error: ...``, exit 1."""
 
-    def invoke(self, ctx):  # type: ignore[override]
+    # ctx: click's Context, which typer vendors from 0.20 on (so its class depends on the release)
+    def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
         except (TyperException, Exit, Abort, SystemExit, KeyboardInterrupt, EOFError):

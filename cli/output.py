@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 from memorywiki.client.operations.types import redaction_line
@@ -72,7 +73,7 @@ def _url_line(c: Console, url: str | None) -> None:
         c.print(Text(str(url), style="cyan"), soft_wrap=True, crop=False)
 
 
-def render_hub(data: dict) -> None:
+def render_hub(data: Mapping[str, Any]) -> None:
     c = console()
     slug = data.get("slug", "")
     c.print(
@@ -106,7 +107,7 @@ def render_hub(data: dict) -> None:
             )
 
 
-def render_doc_lines(data: dict, *, visibility: bool = False) -> None:
+def render_doc_lines(data: Mapping[str, Any], *, visibility: bool = False) -> None:
     """id, title and url per doc (tab-separated); with ``visibility``, who may read it last."""
     out = sys.stdout
     for d in data.get("docs") or []:
@@ -115,7 +116,7 @@ def render_doc_lines(data: dict, *, visibility: bool = False) -> None:
         out.write(f"{d.get('id', '')}\t{title}\t{d.get('url') or ''}{extra}\n")
 
 
-def _scores(r: dict) -> str:
+def _scores(r: dict[str, Any]) -> str:
     parts = []
     score = r.get("score", r.get("rrf_score"))  # an older server sends only rrf_score
     if score is not None:
@@ -132,7 +133,7 @@ def _scores(r: dict) -> str:
     return " · ".join(parts)
 
 
-def recall_mode_line(data: dict) -> str | None:
+def recall_mode_line(data: Mapping[str, Any]) -> str | None:
     """Which search ran and, when vectors were not used, why (the server says it in words)."""
     mode = data.get("mode")
     note = data.get("vector_note")
@@ -146,7 +147,7 @@ def recall_mode_line(data: dict) -> str | None:
     return line + (f" ({note})" if note else "")
 
 
-def render_recall(data: dict, level: str) -> None:
+def render_recall(data: Mapping[str, Any], level: str) -> None:
     c = console()
     results = data.get("results") or []
     if not results:

@@ -95,7 +95,7 @@ class Client:
     def __enter__(self) -> Client:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def request(
@@ -161,24 +161,28 @@ class Client:
                 progress(written)
         return written
 
-    def json(self, method: str, path: str, **kwargs) -> Any:
+    def json(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        """The answer's JSON object (every operation of the contract answers one, or nothing)."""
         resp = self.request(method, path, **kwargs)
         if resp.status_code == 204 or not resp.content:
             return {}
         try:
-            return resp.json()
+            data = resp.json()
         except (ValueError, UnicodeDecodeError):
             raise MemoryWikiError(f"the server sent a non-JSON answer to {method} {path}") from None
+        if not isinstance(data, dict):
+            raise MemoryWikiError(f"the server sent a JSON answer that is not an object to {method} {path}")
+        return data
 
     # ---- the contract ------------------------------------------------------------------
 
-    def health(self) -> dict:
+    def health(self) -> dict[str, Any]:
         return self.json("GET", "/healthz")
 
-    def create_hub(self, slug: str) -> dict:
+    def create_hub(self, slug: str) -> dict[str, Any]:
         return self.json("POST", "/api/hubs", json={"slug": slug})
 
-    def _all_pages(self, path: str, token: str | None) -> dict:
+    def _all_pages(self, path: str, token: str | None) -> dict[str, Any]:
         """A paged listing with every page's docs: the server pages them, this follows `next`."""
         first = self.json("GET", path, token=token)
         docs = list(first.get("docs") or [])
@@ -190,45 +194,47 @@ class Client:
         first.pop("next", None)
         return first
 
-    def get_hub(self, slug: str, token: str | None = None) -> dict:
+    def get_hub(self, slug: str, token: str | None = None) -> dict[str, Any]:
         """The hub with all of its docs: the public ones, or with its owner token every live one."""
         return self._all_pages(f"/api/hub/{seg(slug)}", token)
 
-    def get_trash(self, slug: str, token: str | None) -> dict:
+    def get_trash(self, slug: str, token: str | None) -> dict[str, Any]:
         """The hub's deleted docs, newest deletion first (owner token)."""
         return self._all_pages(f"/api/hub/{seg(slug)}/trash", token)
 
-    def undelete(self, doc_id: str, token: str | None) -> dict:
+    def undelete(self, doc_id: str, token: str | None) -> dict[str, Any]:
         return self.json("POST", f"/api/docs/{seg(doc_id)}/undelete", json={}, token=token)
 
-    def set_hub(self, slug: str, body: dict, token: str | None) -> dict:
+    def set_hub(self, slug: str, body: dict[str, Any], token: str | None) -> dict[str, Any]:
         """List or unlist a hub on the home page and /llms.txt, or set its description."""
         return self.json("PATCH", f"/api/hub/{seg(slug)}", json=body, token=token)
 
-    def add_member(self, slug: str, name: str, token: str | None) -> dict:
+    def add_member(self, slug: str, name: str, token: str | None) -> dict[str, Any]:
         """A new member of the hub; the answer holds their token, shown once (owner token)."""
         return self.json("POST", f"/api/hub/{seg(slug)}/members", json={"name": name}, token=token)
 
-    def list_members(self, slug: str, token: str | None) -> dict:
+    def list_members(self, slug: str, token: str | None) -> dict[str, Any]:
         return self.json("GET", f"/api/hub/{seg(slug)}/members", token=token)
 
-    def remove_member(self, slug: str, name: str, token: str | None) -> dict:
+    def remove_member(self, slug: str, name: str, token: str | None) -> dict[str, Any]:
         return self.json("DELETE", f"/api/hub/{seg(slug)}/members/{seg(name)}", token=token)
 
     def raw_hub(self, slug: str, token: str | None = None) -> str:
         return self.request("GET", f"/raw/hub/{seg(slug)}", token=token, accept="text/markdown").text
 
-    def create_doc(self, body: dict, token: str | None) -> dict:
+    def create_doc(self, body: dict[str, Any], token: str | None) -> dict[str, Any]:
         return self.json("POST", "/api/docs", json=body, token=token)
 
-    def capture_url(self, body: dict, token: str | None) -> dict:
+    def capture_url(self, body: dict[str, Any], token: str | None) -> dict[str, Any]:
         return self.json("POST", "/api/capture", json=body, token=token)
 
-    def capture_file(self, filename: str, content: bytes, mime: str, fields: dict, token: str | None) -> dict:
+    def capture_file(
+        self, filename: str, content: bytes, mime: str, fields: dict[str, Any], token: str | None
+    ) -> dict[str, Any]:
         form = {k: str(v) for k, v in fields.items() if v is not None}
         return self.json("POST", "/api/capture/file", data=form, files={"file": (filename, content, mime)}, token=token)
 
-    def recall(self, slug: str, body: dict, token: str | None = None) -> dict:
+    def recall(self, slug: str, body: dict[str, Any], token: str | None = None) -> dict[str, Any]:
         return self.json("POST", f"/api/hub/{seg(slug)}/recall", json=body, token=token)
 
     def raw(self, doc_id: str, token: str | None = None, access: str | None = None, curation: bool = False) -> str:
@@ -239,41 +245,43 @@ class Client:
         resp = self.request("GET", path, token=token, accept="text/markdown", headers=headers)
         return resp.text
 
-    def get_doc(self, doc_id: str, token: str | None = None, access: str | None = None) -> dict:
+    def get_doc(self, doc_id: str, token: str | None = None, access: str | None = None) -> dict[str, Any]:
         headers = {"X-Doc-Access": access} if access else None
         return self.json("GET", f"/api/docs/{seg(doc_id)}", token=token, headers=headers)
 
-    def patch_doc(self, doc_id: str, body: dict, token: str | None, if_match: str | None = None) -> dict:
+    def patch_doc(
+        self, doc_id: str, body: dict[str, Any], token: str | None, if_match: str | None = None
+    ) -> dict[str, Any]:
         headers = {"If-Match": if_match} if if_match is not None else None
         return self.json("PATCH", f"/api/docs/{seg(doc_id)}", json=body, token=token, headers=headers)
 
-    def versions(self, doc_id: str, token: str | None = None, access: str | None = None) -> dict:
+    def versions(self, doc_id: str, token: str | None = None, access: str | None = None) -> dict[str, Any]:
         headers = {"X-Doc-Access": access} if access else None
         return self.json("GET", f"/api/docs/{seg(doc_id)}/versions", token=token, headers=headers)
 
-    def version(self, doc_id: str, number: int, token: str | None = None, access: str | None = None) -> dict:
+    def version(self, doc_id: str, number: int, token: str | None = None, access: str | None = None) -> dict[str, Any]:
         headers = {"X-Doc-Access": access} if access else None
         return self.json("GET", f"/api/docs/{seg(doc_id)}/versions/{number}", token=token, headers=headers)
 
-    def restore(self, doc_id: str, number: int, token: str | None, if_match: str | None = None) -> dict:
+    def restore(self, doc_id: str, number: int, token: str | None, if_match: str | None = None) -> dict[str, Any]:
         headers = {"If-Match": if_match} if if_match is not None else None
         return self.json(
             "POST", f"/api/docs/{seg(doc_id)}/restore", json={"version": number}, token=token, headers=headers
         )
 
-    def delete_doc(self, doc_id: str, token: str | None) -> dict:
+    def delete_doc(self, doc_id: str, token: str | None) -> dict[str, Any]:
         return self.json("DELETE", f"/api/docs/{seg(doc_id)}", token=token)
 
-    def embed(self, doc_id: str, token: str | None = None) -> dict:
+    def embed(self, doc_id: str, token: str | None = None) -> dict[str, Any]:
         return self.json("POST", f"/api/embed/{seg(doc_id)}", token=token)
 
-    def embed_bundle(self, bundle_id: str) -> dict:
+    def embed_bundle(self, bundle_id: str) -> dict[str, Any]:
         return self.json("POST", f"/api/embed/bundle/{seg(bundle_id)}")
 
-    def create_bundle(self, body: dict, token: str | None) -> dict:
+    def create_bundle(self, body: dict[str, Any], token: str | None) -> dict[str, Any]:
         return self.json("POST", "/api/bundles", json=body, token=token)
 
-    def delete_bundle(self, bundle_id: str, token: str | None) -> dict:
+    def delete_bundle(self, bundle_id: str, token: str | None) -> dict[str, Any]:
         return self.json("DELETE", f"/api/bundles/{seg(bundle_id)}", token=token)
 
     # ---- a hub as files ----------------------------------------------------------------
@@ -296,32 +304,34 @@ class Client:
             progress=progress,
         )
 
-    def lookup(self, slug: str, external_ids: list[str], token: str | None) -> dict:
+    def lookup(self, slug: str, external_ids: list[str], token: str | None) -> dict[str, Any]:
         """Which of these importer ids already name a page of the hub."""
         return self.json("POST", f"/api/hub/{seg(slug)}/lookup", json={"external_ids": external_ids}, token=token)
 
     # ---- curation ----------------------------------------------------------------------
 
-    def related(self, doc_id: str, k: int = 5, token: str | None = None) -> dict:
+    def related(self, doc_id: str, k: int = 5, token: str | None = None) -> dict[str, Any]:
         return self.json("GET", f"/api/docs/{seg(doc_id)}/related?k={int(k)}", token=token)
 
-    def digest(self, slug: str, token: str | None = None) -> dict:
+    def digest(self, slug: str, token: str | None = None) -> dict[str, Any]:
         return self.json("GET", f"/api/hub/{seg(slug)}/digest", token=token)
 
     def digest_markdown(self, slug: str, compact: bool = False, token: str | None = None) -> str:
         query = "?digest=1" + ("&compact=1" if compact else "")
         return self.request("GET", f"/raw/hub/{seg(slug)}{query}", token=token, accept="text/markdown").text
 
-    def suggestions(self, slug: str, token: str | None = None) -> dict:
+    def suggestions(self, slug: str, token: str | None = None) -> dict[str, Any]:
         return self.json("GET", f"/api/hub/{seg(slug)}/suggestions", token=token)
 
-    def accept_suggestion(self, slug: str, suggestion_id: str, body: dict, token: str | None) -> dict:
+    def accept_suggestion(
+        self, slug: str, suggestion_id: str, body: dict[str, Any], token: str | None
+    ) -> dict[str, Any]:
         return self.json(
             "POST", f"/api/hub/{seg(slug)}/suggestions/{seg(suggestion_id)}/accept", json=body, token=token
         )
 
-    def dismiss_suggestion(self, slug: str, suggestion_id: str, token: str | None) -> dict:
+    def dismiss_suggestion(self, slug: str, suggestion_id: str, token: str | None) -> dict[str, Any]:
         return self.json("POST", f"/api/hub/{seg(slug)}/suggestions/{seg(suggestion_id)}/dismiss", json={}, token=token)
 
-    def suggest_topic(self, slug: str, intent: str, k: int = 8, token: str | None = None) -> dict:
+    def suggest_topic(self, slug: str, intent: str, k: int = 8, token: str | None = None) -> dict[str, Any]:
         return self.json("POST", "/api/bundles/suggest", json={"hub": slug, "intent": intent, "k": k}, token=token)

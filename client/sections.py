@@ -124,7 +124,7 @@ def replace_section(markdown: str, name: str, new_text: str) -> str:
     else:
         heading_lines = section[: target.end - target.start]
         if heading_lines and not heading_lines[-1].endswith(("\n", "\r")):
-            heading_lines = heading_lines[:-1] + [heading_lines[-1] + eol]
+            heading_lines = [*heading_lines[:-1], heading_lines[-1] + eol]
         gap: list[str] = []
         for ln in body:
             if _is_blank(ln):

@@ -24,7 +24,7 @@ def iso_time(ts: Any) -> str | None:
     return None
 
 
-def active_path(conv: dict) -> list[dict]:
+def active_path(conv: dict[str, Any]) -> list[dict[str, Any]]:
     """Nodes of the branch the user saw last: ``current_node`` up to the root, reversed.
 
     Falls back to ``linear_conversation`` (share pages), then to following the last child
@@ -74,12 +74,13 @@ def _part_text(part: Any) -> str:
             return "*[image]*"
         if ctype == "audio_transcription":
             return part.get("text") or ""
-        if isinstance(part.get("text"), str):
-            return part["text"]
+        text = part.get("text")
+        if isinstance(text, str):
+            return text
     return ""
 
 
-def message_turn(msg: dict) -> tuple[str, str] | None:
+def message_turn(msg: Any) -> tuple[str, str] | None:
     """(role, markdown) for a message the user saw, or None for noise."""
     if not isinstance(msg, dict):
         return None
@@ -109,7 +110,7 @@ def message_turn(msg: dict) -> tuple[str, str] | None:
     parts = content.get("parts") or []
     texts = [t for t in (_part_text(p).strip() for p in parts) if t]
     text = strip_citations("\n\n".join(texts)).strip()
-    attachments = [a.get("name") for a in meta.get("attachments") or [] if isinstance(a, dict) and a.get("name")]
+    attachments = [str(a["name"]) for a in meta.get("attachments") or [] if isinstance(a, dict) and a.get("name")]
     if attachments and role == "user":
         text = (text + "\n\n" if text else "") + "*Attachments: " + ", ".join(attachments) + "*"
     if not text:
@@ -117,7 +118,7 @@ def message_turn(msg: dict) -> tuple[str, str] | None:
     return (_ROLE_NAMES[role], text)
 
 
-def message_time(msg: dict) -> _dt.datetime | None:
+def message_time(msg: Any) -> _dt.datetime | None:
     """When a message was written (UTC), if the conversation says."""
     ts = msg.get("create_time") if isinstance(msg, dict) else None
     if isinstance(ts, (int, float)) and ts > 0:
@@ -128,7 +129,7 @@ def message_time(msg: dict) -> _dt.datetime | None:
     return None
 
 
-def render_conversation(conv: dict) -> tuple[str, str, dict]:
+def render_conversation(conv: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
     """(title, markdown, meta) for a ChatGPT conversation dict."""
     turns = []
     for node in active_path(conv):
@@ -148,7 +149,7 @@ def render_conversation(conv: dict) -> tuple[str, str, dict]:
     return title, markdown, {k: v for k, v in meta.items() if v is not None}
 
 
-def _title_from_turns(turns: list[tuple]) -> str:
+def _title_from_turns(turns: list[tuple[str, str, _dt.datetime | None]]) -> str:
     for role, text, *_ in turns:
         if role == "User":
             line = text.strip().splitlines()[0] if text.strip() else ""

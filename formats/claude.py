@@ -15,7 +15,7 @@ _ARTIFACT_RE = re.compile(r"<antArtifact\b([^>]*)>(.*?)</antArtifact>", re.S)
 _ATTR_RE = re.compile(r'(\w+)\s*=\s*"([^"]*)"')
 
 
-def _artifact_to_md(m: re.Match) -> str:
+def _artifact_to_md(m: re.Match[str]) -> str:
     attrs = {k: _html.unescape(v) for k, v in _ATTR_RE.findall(m.group(1))}
     body = m.group(2).strip("\n")
     title = attrs.get("title") or attrs.get("identifier") or "Artifact"
@@ -52,7 +52,7 @@ def _block_text(block: Any) -> str:
     return ""
 
 
-def message_text(msg: dict) -> str:
+def message_text(msg: dict[str, Any]) -> str:
     content = msg.get("content")
     text = ""
     if isinstance(content, list) and content:
@@ -80,14 +80,14 @@ def message_text(msg: dict) -> str:
     return text
 
 
-def _only_tool_noise(content: list) -> bool:
+def _only_tool_noise(content: list[Any]) -> bool:
     return all(
         isinstance(b, dict) and b.get("type") in ("tool_result", "thinking", "redacted_thinking", "token_budget")
         for b in content
     )
 
 
-def ordered_messages(conv: dict) -> list[dict]:
+def ordered_messages(conv: dict[str, Any]) -> list[dict[str, Any]]:
     msgs = [m for m in conv.get("chat_messages") or [] if isinstance(m, dict)]
     leaf = conv.get("current_leaf_message_uuid")
     by_id = {m.get("uuid"): m for m in msgs if m.get("uuid")}
@@ -105,7 +105,7 @@ def ordered_messages(conv: dict) -> list[dict]:
     return msgs  # exports are already in order
 
 
-def message_time(msg: dict) -> datetime | None:
+def message_time(msg: dict[str, Any]) -> datetime | None:
     """When a message was written (UTC), from its ISO `created_at`, if it has one."""
     value = msg.get("created_at")
     if not isinstance(value, str) or not value:
@@ -117,10 +117,10 @@ def message_time(msg: dict) -> datetime | None:
     return when.astimezone(UTC) if when.tzinfo else when
 
 
-def render_conversation(conv: dict) -> tuple[str, str, dict]:
+def render_conversation(conv: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
     turns = []
     for msg in ordered_messages(conv):
-        role = _ROLE_NAMES.get(msg.get("sender") or msg.get("role"))
+        role = _ROLE_NAMES.get(str(msg.get("sender") or msg.get("role")))
         if not role:
             continue
         text = message_text(msg)

@@ -12,6 +12,7 @@ import zipfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, Protocol
 
 import ijson
 
@@ -24,13 +25,26 @@ _CHATGPT_ENTRY = re.compile(r"^(?:[^/]+/)?conversations(?:-(\d+))?\.json$", re.I
 _CLAUDE_ENTRY = re.compile(r"^(?:[^/]+/)?conversations\.json$", re.I)
 
 
-def _entry_key(name: str):
+class Stream(Protocol):
+    """A conversations file as bytes: a file, or an entry of a zip read within its limits."""
+
+    def read(self, n: int = -1, /) -> bytes: ...
+
+    def close(self) -> None: ...
+
+
+Opener = Callable[[], Stream]
+
+
+def _entry_key(name: str) -> tuple[int, str]:
     m = _CHATGPT_ENTRY.match(name)
     return (int(m.group(1)) if m and m.group(1) else -1, name)
 
 
 @contextmanager
-def _conversation_streams(path: Path, pattern: re.Pattern, limits: ZipLimits):
+def _conversation_streams(
+    path: Path, pattern: re.Pattern[str], limits: ZipLimits
+) -> Iterator[list[tuple[str, Opener]]]:
     """Yield a list of (name, opener) for the conversation files in ``path`` (zip or JSON)."""
     path = Path(path)
     if not path.exists():
@@ -53,8 +67,8 @@ def _conversation_streams(path: Path, pattern: re.Pattern, limits: ZipLimits):
                 raise FormatError("bad_archive", "No conversations.json found in this archive: is it a chat export?")
             check_entries(wanted, limits)
 
-            def opener(info):
-                def _open():
+            def opener(info: zipfile.ZipInfo) -> Opener:
+                def _open() -> Stream:
                     try:
                         raw = zf.open(info)
                     except (zipfile.BadZipFile, RuntimeError, NotImplementedError, OSError) as exc:
@@ -70,7 +84,7 @@ def _conversation_streams(path: Path, pattern: re.Pattern, limits: ZipLimits):
         yield [(path.name, lambda: open(path, "rb"))]
 
 
-def _iter_objects(name: str, open_fn: Callable) -> Iterator[dict]:
+def _iter_objects(name: str, open_fn: Opener) -> Iterator[dict[str, Any]]:
     """Stream conversation objects from one JSON file: an array of them, or one object.
 
     The C parser is fast but cannot decode a lone low surrogate (`"\\udc00"`, a broken emoji
@@ -89,7 +103,7 @@ def _iter_objects(name: str, open_fn: Callable) -> Iterator[dict]:
             yield obj
 
 
-def _iter_with(backend, name: str, open_fn: Callable) -> Iterator[dict]:
+def _iter_with(backend: Any, name: str, open_fn: Opener) -> Iterator[dict[str, Any]]:
     f = open_fn()
     try:
         first = b""
@@ -109,7 +123,7 @@ def _iter_with(backend, name: str, open_fn: Callable) -> Iterator[dict]:
         class _Rejoin:
             """Put the peeked character back in front of the stream."""
 
-            def __init__(self, head: bytes, rest):
+            def __init__(self, head: bytes, rest: Stream):
                 self.head, self.rest = head, rest
 
             def read(self, n: int = -1) -> bytes:
@@ -137,7 +151,7 @@ def _iter_with(backend, name: str, open_fn: Callable) -> Iterator[dict]:
 def iter_chatgpt_export(
     path: Path,
     *,
-    skipped: list | None = None,
+    skipped: list[dict[str, Any]] | None = None,
     limits: ZipLimits = EXPORT_LIMITS,
 ) -> Iterator[Captured]:
     """One Captured per conversation of a ChatGPT export (zip with ``conversations.json``
@@ -166,7 +180,7 @@ def iter_chatgpt_export(
 def iter_claude_export(
     path: Path,
     *,
-    skipped: list | None = None,
+    skipped: list[dict[str, Any]] | None = None,
     limits: ZipLimits = EXPORT_LIMITS,
 ) -> Iterator[Captured]:
     """One Captured per conversation of a claude.ai export (zip with ``conversations.json``
@@ -186,12 +200,12 @@ def iter_claude_export(
                 yield Captured(title, markdown, "claude-export", meta, f"claude:{uuid}" if uuid else None).storable()
 
 
-def _skip(skipped, cid, title, reason):
+def _skip(skipped: list[dict[str, Any]] | None, cid: Any, title: Any, reason: str) -> None:
     if skipped is not None:
         skipped.append({"id": cid, "title": title, "reason": reason})
 
 
-def count_conversations(path, *, limits: ZipLimits = EXPORT_LIMITS) -> int | None:
+def count_conversations(path: str | Path, *, limits: ZipLimits = EXPORT_LIMITS) -> int | None:
     """Number of conversations in an export (ChatGPT or Claude), for a progress bar.
 
     A streaming pass with the C parser's event API (no objects built): about a second per
@@ -207,10 +221,10 @@ def count_conversations(path, *, limits: ZipLimits = EXPORT_LIMITS) -> int | Non
         return None
 
 
-def _count(backend, path, limits: ZipLimits) -> int:
+def _count(backend: Any, path: str | Path, limits: ZipLimits) -> int:
     total = 0
     with _conversation_streams(Path(path), _CHATGPT_ENTRY, limits) as streams:
-        for name, open_fn in streams:
+        for _name, open_fn in streams:
             f = open_fn()
             try:
                 depth = 0
@@ -231,7 +245,7 @@ def _count(backend, path, limits: ZipLimits) -> int:
     return total
 
 
-def export_kind(path) -> str | None:
+def export_kind(path: str | Path) -> str | None:
     """ "chatgpt" / "claude" by peeking at the first conversation, or None."""
     try:
         with _conversation_streams(Path(path), _CHATGPT_ENTRY, EXPORT_LIMITS) as streams:

@@ -49,7 +49,9 @@ def visibility(is_draft: bool, password_hash: str | None, allowed_emails: list[s
 
 
 def _when(value: Any) -> str | None:
-    return value.isoformat() if hasattr(value, "isoformat") else value
+    if hasattr(value, "isoformat"):
+        return str(value.isoformat())
+    return None if value is None else str(value)
 
 
 def page_path(name: str) -> str:

@@ -43,7 +43,7 @@ def _line_starts(text: str) -> list[int]:
 def _inline_code(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """Code spans in text[start:end]: a run of n backticks up to the next run of exactly n,
     never across a blank line."""
-    spans = []
+    spans: list[tuple[int, int]] = []
     pos = start
     while True:
         opening = _BACKTICKS.search(text, pos, end)
@@ -75,7 +75,7 @@ def code_ranges(text: str) -> list[tuple[int, int]]:
             blocks.append((starts[first], starts[last] if last < len(starts) else len(text)))
     ranges = []
     pos = 0
-    for block_start, block_end in blocks + [(len(text), len(text))]:
+    for block_start, block_end in [*blocks, (len(text), len(text))]:
         ranges += _inline_code(text, pos, block_start)
         if block_end > block_start:
             ranges.append((block_start, block_end))
@@ -120,11 +120,11 @@ def rewrite_destinations(text: str, change: Callable[[str], str | None]) -> str:
 def destinations_in(part: str, change: Callable[[str], str | None]) -> str:
     """rewrite_destinations on a stretch of text already known to hold no code."""
 
-    def one(m: re.Match) -> str:
+    def one(m: re.Match[str]) -> str:
         new = change(m.group(2))
         return m.group() if new is None else m.group(1) + new
 
-    def autolink(m: re.Match) -> str:
+    def autolink(m: re.Match[str]) -> str:
         new = change(m.group(1))
         if new is None:
             return m.group()
@@ -167,7 +167,7 @@ def wiki_links_in(part: str, change: Callable[[WikiLink], str | None]) -> str:
     """Each `[[wiki link]]` and `![[embed]]` of a stretch of text known to hold no code
     (see outside_code) replaced by `change(link)`, or kept as written when it answers None."""
 
-    def one(m: re.Match) -> str:
+    def one(m: re.Match[str]) -> str:
         new = change(parse_wiki_link(m.group()))
         return m.group() if new is None else new
 

@@ -1,12 +1,16 @@
-"""Markdown helpers shared by the conversation renderers."""
+"""Markdown helpers shared by the server and the clients: headings, titles, conversation turns,
+and a page's text as a reader sees it (summaries, search snippets)."""
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import re
 from collections.abc import Iterable
 from datetime import datetime
+from functools import lru_cache
+from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -19,7 +23,7 @@ _PUA_SPAN = re.compile("\ue200([^\ue200\ue201\ue202]*)((?:\ue202[^\ue200\ue201\u
 _PUA_ANY = re.compile("[\ue200-\ue2ff]")
 
 
-def _pua_replace(m: re.Match) -> str:
+def _pua_replace(m: re.Match[str]) -> str:
     kind = m.group(1).strip()
     args = [a for a in m.group(2).split("\ue202") if a]
     if kind == "entity" and args:
@@ -189,7 +193,7 @@ def day_label(when: datetime) -> str:
     return f"{when.day} {MONTHS[when.month - 1]} {when.year}"
 
 
-def render_turns(turns: Iterable[tuple]) -> str:
+def render_turns(turns: Iterable[tuple[str, str] | tuple[str, str, datetime | None]]) -> str:
     """``[(role, text)]`` or ``[(role, text, when)]`` -> markdown, one section per turn.
 
     Without times: ``## Role`` sections. With times (exports date every message): a ``## <day>``
@@ -200,7 +204,7 @@ def render_turns(turns: Iterable[tuple]) -> str:
     """
     items = [(t[0], t[1].strip(), t[2] if len(t) > 2 else None) for t in turns]
     dated = any(when is not None for _, _, when in items)
-    merged: list[list] = []  # [day, role, texts]
+    merged: list[tuple[str | None, str, list[str]]] = []  # (day, role, texts)
     day = None
     for role, text, when in items:
         if when is not None:
@@ -210,7 +214,7 @@ def render_turns(turns: Iterable[tuple]) -> str:
         if merged and merged[-1][0] == day and merged[-1][1] == role:
             merged[-1][2].append(text)
         else:
-            merged.append([day, role, [text]])
+            merged.append((day, role, [text]))
     parts = []
     shown = None
     for day, role, texts in merged:
@@ -258,3 +262,72 @@ def tidy_blocks(md: str) -> str:
     text = "\n".join(x for x in out if x != "\x00close" or False)
     text = re.sub(r"\n{3,}", "\n\n", text)
     return text.strip() + "\n"
+
+
+# For text only, never rendered to HTML: with html on, raw tags are tokens of their own and
+# drop out of the text instead of showing as `<b>`. Blocks are parsed first, and only the
+# paragraphs a summary reads get their (costly) inline pass.
+_TEXT = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+_TEXT_BLOCKS = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"]).disable("inline")
+# What an unclosed or cut-off span leaves behind as literal text.
+_LEFTOVER_MARKUP = re.compile(r"\*\*+|__+|`+|~~+")
+# A reference link whose definition lies past the part read: keep its text.
+_UNRESOLVED_REF = re.compile(r"\[([^\[\]]*)\]\[[^\[\]]*\]")
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
+SUMMARY_CHARS = 160
+
+
+@lru_cache(maxsize=4096)  # a hub page summarises many docs on every request
+def summary(markdown: str, limit: int = SUMMARY_CHARS) -> str:
+    """One line for an index: the opening prose as a reader sees it (rendered, then its
+    text), cut on a word boundary with an ellipsis. Headings, code and tables are skipped.
+
+    Only the source a summary can need is parsed: up to the first block boundary past
+    3 x limit characters, and at most 4 x limit characters of any one paragraph.
+    """
+    boundary = _BLANK_LINE.search(markdown, 3 * limit)
+    env: dict[str, Any] = {}
+    tokens = _TEXT_BLOCKS.parse(markdown[: boundary.start()] if boundary else markdown, env)
+    parts: list[str] = []
+    size = 0
+    for prev, tok in itertools.pairwise(tokens):
+        if tok.type != "inline" or prev.type != "paragraph_open":
+            continue
+        source = tok.content
+        if len(source) > 4 * limit:  # cut between words, or hard when there is no space
+            space = source.rfind(" ", 0, 4 * limit)
+            source = source[: space if space > 0 else 4 * limit]
+        inline = _TEXT.parseInline(source, env)  # env holds the link reference definitions
+        children = inline[0].children if inline and inline[0].children else []
+        text = _UNRESOLVED_REF.sub(r"\1", _LEFTOVER_MARKUP.sub("", inline_text(children)))
+        text = " ".join(text.split())
+        if text:
+            parts.append(text)
+            size += len(text) + 1
+        if size > limit:
+            break
+    text = " ".join(parts)
+    if len(text) <= limit:
+        return text
+    cut = text[: limit + 1]
+    space = cut.rfind(" ")
+    cut = cut[:space] if space > limit // 2 else text[:limit]
+    return cut.rstrip(" ,;:.-–—(") + "…"
+
+
+@lru_cache(maxsize=1024)
+def plain_text(markdown: str, skip_headings: bool = True) -> str:
+    """The words a reader sees, markup gone (search snippets); code stays as its text."""
+    tokens = _TEXT.parse(markdown)
+    parts: list[str] = []
+    in_heading = False
+    for tok in tokens:
+        if tok.type == "heading_open":
+            in_heading = True
+        elif tok.type == "heading_close":
+            in_heading = False
+        elif tok.type == "inline" and not (in_heading and skip_headings):
+            parts.append(inline_text(tok.children or []))
+        elif tok.type in ("fence", "code_block"):
+            parts.append(tok.content)
+    return " ".join(" ".join(parts).split())

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from .storable import strip_unstorable
+
+# A doc's id, as its page URL carries it (/{id}): the server makes them, links name them.
+ID_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"
+ID_LENGTH = 10
 
 # Sources whose markdown is a conversation rendered by `mdutil.render_turns`: the server chunks
 # such a doc as windows of turns (server/indexing/chunker.py, chunk_conversation). "chat" is for any
@@ -22,7 +27,7 @@ class Captured:
     title: str
     markdown: str
     source: str
-    meta: dict = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict[str, Any])
     external_id: str | None = None  # stable id for re-import dedupe, e.g. "chatgpt:<id>"
 
     def storable(self) -> Captured:

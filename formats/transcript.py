@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from .model import FormatError
 
@@ -33,7 +34,7 @@ class Cue:
     speaker: str | None = None
 
 
-def _seconds(h, m, s, ms) -> float:
+def _seconds(h: str | None, m: str, s: str, ms: str | None) -> float:
     return int(h or 0) * 3600 + int(m) * 60 + int(s) + (int((ms or "0").ljust(3, "0")[:3]) / 1000)
 
 
@@ -76,7 +77,7 @@ def parse_cues(text: str) -> list[Cue]:
     blocks = re.split(r"\n\s*\n", text)
     cues: list[Cue] = []
     for block in blocks:
-        lines = [ln for ln in block.split("\n")]
+        lines = list(block.split("\n"))
         for i, line in enumerate(lines):
             m = _TIMING_RE.match(line)
             if m:
@@ -120,7 +121,7 @@ def cues_to_markdown(cues: list[Cue], section_minutes: int = 5) -> str:
     span = section_minutes * 60
     hours = max(c.end for c in cues) >= 3600
     # paragraphs: consecutive cues of the same speaker within one section
-    sections: dict[int, list[list]] = {}
+    sections: dict[int, list[tuple[float, str | None, list[str]]]] = {}
     last_speaker: object = object()
     last_section = -1
     for cue in cues:
@@ -130,7 +131,7 @@ def cues_to_markdown(cues: list[Cue], section_minutes: int = 5) -> str:
         if same and (cue.speaker is not None or len(" ".join(paras[-1][2])) < 600):
             paras[-1][2].append(cue.text.replace("\n", " "))
         else:
-            paras.append([cue.start, cue.speaker, [cue.text.replace("\n", " ")]])
+            paras.append((cue.start, cue.speaker, [cue.text.replace("\n", " ")]))
         last_speaker, last_section = cue.speaker, sec
     out = []
     for sec in sorted(sections):
@@ -143,7 +144,7 @@ def cues_to_markdown(cues: list[Cue], section_minutes: int = 5) -> str:
     return "\n\n".join(out) + "\n"
 
 
-def transcript_markdown(text: str, kind: str, section_minutes: int = 5) -> tuple[str, dict]:
+def transcript_markdown(text: str, kind: str, section_minutes: int = 5) -> tuple[str, dict[str, Any]]:
     """(markdown, meta) for a .vtt / .srt text. Raises FormatError when no cue is found."""
     stripped = text.lstrip("\ufeff").lstrip()
     if kind == "vtt" and not stripped.startswith("WEBVTT"):

@@ -177,8 +177,9 @@ def _page_text(root: Path, path: str, exported: bool, all_drafts: bool = False) 
     fields = parsed.fields
     privacy = hubfolder.page_privacy(fields, exported=exported, all_drafts=all_drafts)
     if exported:
-        meta = fields.get("meta") if isinstance(fields.get("meta"), dict) else {}
-        source = fields.get("source") if isinstance(fields.get("source"), str) else None
+        given_meta, given_source = fields.get("meta"), fields.get("source")
+        meta = given_meta if isinstance(given_meta, dict) else {}
+        source = given_source if isinstance(given_source, str) else None
         password = None
     else:
         meta = {k: v for k, v in fields.items() if k not in PRIVATE_FIELDS and k != "title"}
@@ -219,7 +220,8 @@ def scan(root: Path, progress: Callable[[int], None] = lambda done: None) -> Fol
         folder.notes += [Problem(path, note) for note in text.privacy.notes]
         if folder.exported:
             _check_dates(folder, path, fields)
-        created = fields.get("created") if folder.exported and isinstance(fields.get("created"), str) else ""
+        given_created = fields.get("created")
+        created = given_created if folder.exported and isinstance(given_created, str) else ""
         folder.pages.append(PageFile(path, key, text.title, _aliases(fields), created, _targets(text.markdown)))
     if folder.exported:
         # the order the pages were made in on their server, so file names come out the same
@@ -279,7 +281,8 @@ def read_bundle(folder: Folder, path: str, links: Links) -> BundleText:
             members.append(found[0])
 
     rewrite_destinations(parsed.body, lambda d: collect(d))
-    description = fields.get("description") if isinstance(fields.get("description"), str) else ""
+    given_description = fields.get("description")
+    description = given_description if isinstance(given_description, str) else ""
     return BundleText(
         path,
         hubfolder.import_key(fields, path, exported=True),
@@ -347,8 +350,8 @@ class Links:
         stem, ext = posixpath.splitext(joined)
         if ext and ext.lower() not in MARKDOWN:
             return None
-        found = self.by_path.get(_fold(stem))
-        return (self._nearest(found, here), fragment) if found else None
+        nearest = self._nearest(self.by_path.get(_fold(stem)) or [], here)
+        return (nearest, fragment) if nearest is not None else None
 
     def linked_first(self, pages: list[PageFile]) -> list[PageFile]:
         """The pages in an order that saves each after the pages it links to (a depth-first

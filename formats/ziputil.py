@@ -8,9 +8,12 @@ import zipfile
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from .model import FormatError
+
+if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer, WriteableBuffer
 
 
 @dataclass(frozen=True)
@@ -38,7 +41,7 @@ def unsafe_name(name: str) -> bool:
     return any(part == ".." for part in n.split("/"))
 
 
-def open_zip(src, limits: ZipLimits) -> zipfile.ZipFile:
+def open_zip(src: str | Path | IO[bytes] | bytes | bytearray, limits: ZipLimits) -> zipfile.ZipFile:
     """Open a zip (path, file object or bytes) and check its directory.
 
     Refuses: a corrupt archive, more than ``max_entries`` entries, any entry name that is
@@ -102,10 +105,11 @@ class LimitedReader(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, b) -> int:
-        data = self.read(len(b))
+    def readinto(self, b: WriteableBuffer) -> int:
+        view = memoryview(b).cast("B")
+        data = self.read(len(view))
         n = len(data)
-        b[:n] = data
+        view[:n] = data
         return n
 
     def read(self, size: int = -1) -> bytes:
@@ -171,9 +175,10 @@ class _Sink(io.RawIOBase):
     def writable(self) -> bool:
         return True
 
-    def write(self, b) -> int:
-        self.parts.append(bytes(b))
-        return len(b)
+    def write(self, b: ReadableBuffer) -> int:
+        data = bytes(b)
+        self.parts.append(data)
+        return len(data)
 
     def take(self) -> bytes:
         data, self.parts = b"".join(self.parts), []

@@ -152,8 +152,12 @@ def _operation(method: str, path: str, op: dict[str, Any]) -> list[str]:
         schema = response.get("content", {}).get("application/json", {}).get("schema")
         rows = field_rows(schema) if not status.startswith(("4", "5")) else []
         if rows:
-            out += [f"{status} body:", ""] + _fields_table(rows, with_required=False) + [""]
+            out += [f"{status} body:", "", *_fields_table(rows, with_required=False), ""]
     return out
+
+
+def _by_status(code: dict[str, Any]) -> tuple[int, str]:
+    return code["status"], code["code"]
 
 
 def render(spec: dict[str, Any]) -> str:
@@ -166,6 +170,16 @@ def render(spec: dict[str, Any]) -> str:
                 errors.setdefault(status, response["description"])
     out += ["| error status | meaning |", "|---|---|"]
     out += [f"| {status} | {_cell(text)} |" for status, text in sorted(errors.items())]
+    out += [
+        "",
+        "## Error codes",
+        "",
+        "Every `code` an error can carry, with its status (clients branch on the code).",
+        "",
+    ]
+    out += ["| code | status | meaning |", "|---|---|---|"]
+    codes = spec["components"]["schemas"]["Error"]["x-error-codes"]
+    out += [f"| `{c['code']}` | {c['status']} | {_cell(c['meaning'])} |" for c in sorted(codes, key=_by_status)]
     out += ["", "## Contents", ""]
     tag = None
     for method, path, op in ops:

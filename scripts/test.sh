@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Run the test suite: installs the package with its test extras into .venv (no torch:
-# tests embed through a local OpenAI-compatible server), then runs pytest.
-# Arguments go to pytest, e.g. `./scripts/test.sh -m "not slow"` or `./scripts/test.sh tests/test_recall.py`.
+# Run the static checks (scripts/check: ruff, ruff format, mypy --strict), then the test suite:
+# installs the package with its test extras into .venv (no torch: tests embed through a local
+# OpenAI-compatible server), then runs pytest.
+# Arguments go to pytest, e.g. `./scripts/test.sh tests/test_recall.py`, or `-m "not slow"`.
+# `./scripts/test.sh --fast`: the fast tier, the tests that need no PostgreSQL, server or browser
+# (tests/conftest.py says which): under a minute on 2 cores, to run while editing.
+# MEMORYWIKI_SKIP_CHECK=1 skips the static checks (while a test is being written, say).
 # Two pytest-xdist workers, a test file each at a time (each worker has its own PostgreSQL and
 # test servers): on 2 cores the suite took 375 s instead of 579 s in one process; `-n 0` after
 # the script's name runs it in one process.
@@ -10,5 +14,8 @@ cd "$(dirname "$0")/.."
 . scripts/install.sh
 mw_venv
 mw_install "dev,bench" "about 130 packages, ~1.1 GB on disk; a minute or two" \
-    "import memorywiki.server, pytest, pytest_asyncio, xdist, ranx"
+    "import memorywiki.server, pytest, pytest_asyncio, xdist, ranx, mypy"
+if [ "${MEMORYWIKI_SKIP_CHECK:-}" != 1 ]; then
+    scripts/check
+fi
 exec .venv/bin/python -m pytest -q -n 2 --dist loadfile "$@"

@@ -20,9 +20,9 @@ from .embedding.base import Embedder
 from .embedding.factory import make_embedder, runs_locally
 from .embedding.questions import QuestionLane
 from .embedding.rerank import make_reranker
-from .errors import EXCEPTION_HANDLERS
+from .indexing.loop import OwedWork
 from .indexing.rechunker import Rechunker
-from .indexing.worker import Worker, WorkerProcess
+from .indexing.worker import Worker
 from .mail.outbox import Outbox
 from .mail.smtp import SmtpSender
 from .redaction import DETECTOR
@@ -48,19 +48,22 @@ from .routes import (
     sharing,
     versions,
 )
-from .store.db import PrivacyRoleMissing, open_database
+from .store.db import Database, PrivacyRoleMissing, open_database
+from .store.embedded import EmbeddedPostgres
 from .store.migrate import MigrationError
 from .store.secrets import server_secret
 from .store.space import reset_if_model_changed
 from .web import assets
 from .web.caching import PrivateAnswersMiddleware
 from .web.csrf import CsrfTokens
+from .web.errors import EXCEPTION_HANDLERS
 from .web.hosts import TrustedHostMiddleware, serve_note
 from .web.logs import redact_access_log
 from .web.middleware import CsrfMiddleware, SecurityHeadersMiddleware
 from .web.ratelimit import RateLimits
 from .web.sessions import SessionCookies
 from .web.state import AppState
+from .worker import WorkerProcess
 
 log = logging.getLogger("memorywiki.server")
 
@@ -75,74 +78,28 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        """A stack of components: each one started registers how it stops, so whatever was
+        started is stopped, in reverse, also when a later one fails to start."""
         embedder = embedder_factory(settings)
         try:
             db, embedded = await open_database(settings)
         except (MigrationError, PrivacyRoleMissing) as exc:
             log.error("the server will not start: %s", exc)  # the one line to read in the traceback below
             raise
-        task = curation_task = rechunk_task = warm_up = mail_task = None
-        state = rechunker = None
         # The secret detector compiles its rules once (seconds the first time on a machine): not in
         # a first write. A daemon thread, so a server stopped meanwhile does not wait for it.
         threading.Thread(target=DETECTOR.load_quietly, name="secret-detector", daemon=True).start()
-        try:
-            secret = settings.secret_key
-            if not secret:
-                async with db.owner.connection() as conn:
-                    secret = await server_secret(conn, "csrf")
-            state = AppState(
-                settings=settings,
-                db=db,
-                embedder=embedder,
-                csrf=CsrfTokens(secret, settings.csrf_max_age),
-                sessions=SessionCookies(secret),
-                limits=RateLimits(settings),
-                reranker=make_reranker(settings),
-            )
-            if embedder is not None:
-                state.questions = QuestionLane(
-                    embedder, cache_size=settings.question_cache, max_batch=settings.question_batch
-                )
-                async with db.owner.connection() as conn:
-                    await reset_if_model_changed(conn, embedder.name)
-            if embedder is not None and settings.in_process_worker:
-                child = settings.worker_process
-                if child is None:
-                    child = runs_locally(embedder)
-                if child:
-                    # its passes yield to the questions our embedding child publishes
-                    board = embedder.question_board() if hasattr(embedder, "question_board") else None
-                    state.worker_process = WorkerProcess(replace(settings, question_board=board), db.url)
-                    state.worker_process.start()
-                else:
-                    state.worker = Worker.from_settings(settings, db, embedder)
-                    task = asyncio.create_task(state.worker.run())
-            if state.worker is None and state.worker_process is None:
-                # no indexing worker here (none without an embedder): docs another chunker made
-                # are still chunked again, which embeds nothing
-                rechunker = Rechunker(db, idle_seconds=0)
-                rechunk_task = asyncio.create_task(rechunker.run())
-            if runs_locally(embedder):  # so the first question does not wait for it
-                warm_up = asyncio.create_task(asyncio.to_thread(embedder.load_quietly))
-            # The curator (what /healthz reports) runs where this server's indexing runs: in its
-            # child process when there is one (enriching a 5 MB page extractively is seconds of
-            # pure Python, which in this process held up every request: bench/results/underload.md),
-            # else here, or in `memorywiki worker` processes (external).
-            state.curator = make_curator(settings, db, have_embedder=embedder is not None)
-            if state.curator is not None:
-                if state.worker_process is not None:
-                    state.curation_runs_in = "process"
-                else:
-                    await start_curator(state.curator)
-                    state.curator.yields_to = state.worker  # searchable first, enriched after
-                    if settings.in_process_worker:
-                        curation_task = asyncio.create_task(state.curator.run())
-                    state.curation_runs_in = "server" if settings.in_process_worker else "external"
-            sender = SmtpSender.from_settings(settings)
-            if sender is not None:  # sign-in mails go out in the background, never in a request
-                state.mail = Outbox(settings, db, sender)
-                mail_task = asyncio.create_task(state.mail.run())
+        async with contextlib.AsyncExitStack() as stack:
+            stack.push_async_callback(_close_store, db, embedded)
+            stack.push_async_callback(_close_embedder, embedder)
+            state = await _app_state(settings, db, embedder)
+            if state.reranker is not None:
+                stack.push_async_callback(state.reranker.close)
+            background = _Background()
+            stack.push_async_callback(background.stop)
+            await _start_indexing(state, background)
+            await _start_curation(state, background)
+            _start_mail(state, background)
             app.state.mw = state
             log.info(
                 "Memory.Wiki ready (embedder: %s, curation: %s)",
@@ -150,32 +107,6 @@ def create_app(
                 curation_mode(state.curator),
             )
             yield
-        finally:
-            if state is not None and state.worker is not None:
-                state.worker.stop()
-            if state is not None and state.curator is not None:
-                state.curator.stop()
-            if rechunker is not None:
-                rechunker.stop()
-            if state is not None and state.worker_process is not None:
-                await asyncio.to_thread(state.worker_process.stop)
-            if state is not None and state.mail is not None:
-                state.mail.stop()
-            for running in (task, curation_task, rechunk_task, mail_task):
-                if running is not None:
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await asyncio.wait_for(running, 10)
-            if warm_up is not None:
-                await warm_up
-            if state is not None and state.reranker is not None:
-                await state.reranker.close()
-            if hasattr(embedder, "close"):  # the ONNX embedder's child process
-                await asyncio.to_thread(embedder.close)
-            if hasattr(embedder, "aclose"):  # the OpenAI-compatible endpoint's client
-                await embedder.aclose()
-            await db.close()
-            if embedded is not None:
-                await asyncio.to_thread(embedded.stop)
 
     # pages.routes end with the catch-all /{doc_id}: they come last
     routes = [
@@ -229,3 +160,114 @@ def run_server(host: str = "127.0.0.1", port: int = 8000, data_dir: Path | None 
         log.warning(note)
     # the app reads forwarded headers itself, from the proxies its settings trust (server/web/hosts.py)
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info", proxy_headers=False)
+
+
+class _Background:
+    """The loops and tasks the server runs beside its requests. Stopping signals every loop,
+    stops the worker child, then waits for each task (10 s at most), as one step of the stack."""
+
+    def __init__(self) -> None:
+        self.loops: list[OwedWork | Outbox] = []
+        self.tasks: list[asyncio.Task[None]] = []
+        self.process: WorkerProcess | None = None
+        self.warm_up: asyncio.Task[None] | None = None
+
+    def run(self, loop: OwedWork | Outbox) -> None:
+        self.loops.append(loop)
+        self.tasks.append(asyncio.create_task(loop.run()))
+
+    async def stop(self) -> None:
+        for loop in self.loops:
+            loop.stop()
+        if self.process is not None:
+            await asyncio.to_thread(self.process.stop)
+        for running in self.tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait_for(running, 10)
+        if self.warm_up is not None:
+            await self.warm_up
+
+
+async def _app_state(settings: Settings, db: Database, embedder: Embedder | None) -> AppState:
+    secret = settings.secret_key
+    if not secret:
+        async with db.owner.connection() as conn:
+            secret = await server_secret(conn, "csrf")
+    state = AppState(
+        settings=settings,
+        db=db,
+        embedder=embedder,
+        csrf=CsrfTokens(secret, settings.csrf_max_age),
+        sessions=SessionCookies(secret),
+        limits=RateLimits(settings),
+        reranker=make_reranker(settings),
+    )
+    if embedder is not None:
+        state.questions = QuestionLane(embedder, cache_size=settings.question_cache, max_batch=settings.question_batch)
+        async with db.owner.connection() as conn:
+            await reset_if_model_changed(conn, embedder.name)
+    return state
+
+
+async def _start_indexing(state: AppState, background: _Background) -> None:
+    """The indexing worker: in a child process (the default with a local model), in this
+    process, or none here (MEMORYWIKI_WORKER=external, or no embedder)."""
+    settings, embedder = state.settings, state.embedder
+    if embedder is not None and settings.in_process_worker:
+        child = settings.worker_process
+        if child is None:
+            child = runs_locally(embedder)
+        if child:
+            # its passes yield to the questions our embedding child publishes
+            board = embedder.question_board() if hasattr(embedder, "question_board") else None
+            state.worker_process = WorkerProcess(replace(settings, question_board=board), state.db.url)
+            state.worker_process.start()
+            background.process = state.worker_process
+        else:
+            state.worker = Worker.from_settings(settings, state.db, embedder)
+            background.run(state.worker)
+    if state.worker is None and state.worker_process is None:
+        # no indexing worker here (none without an embedder): docs another chunker made
+        # are still chunked again, which embeds nothing
+        background.run(Rechunker(state.db, idle_seconds=0))
+    if runs_locally(embedder):  # so the first question does not wait for it
+        background.warm_up = asyncio.create_task(asyncio.to_thread(embedder.load_quietly))
+
+
+async def _start_curation(state: AppState, background: _Background) -> None:
+    """The curator (what /healthz reports) runs where this server's indexing runs: in its
+    child process when there is one (enriching a 5 MB page extractively is seconds of pure
+    Python, which in this process held up every request: bench/results/underload.md), else
+    here, or in `memorywiki worker` processes (external)."""
+    settings = state.settings
+    state.curator = make_curator(settings, state.db, have_embedder=state.embedder is not None)
+    if state.curator is None:
+        return
+    if state.worker_process is not None:
+        state.curation_runs_in = "process"
+        return
+    await start_curator(state.curator)
+    state.curator.yields_to = state.worker  # searchable first, enriched after
+    if settings.in_process_worker:
+        background.run(state.curator)
+    state.curation_runs_in = "server" if settings.in_process_worker else "external"
+
+
+def _start_mail(state: AppState, background: _Background) -> None:
+    sender = SmtpSender.from_settings(state.settings)
+    if sender is not None:  # sign-in mails go out in the background, never in a request
+        state.mail = Outbox(state.settings, state.db, sender)
+        background.run(state.mail)
+
+
+async def _close_embedder(embedder: Embedder | None) -> None:
+    if embedder is not None and hasattr(embedder, "close"):  # the ONNX embedder's child process
+        await asyncio.to_thread(embedder.close)
+    if embedder is not None and hasattr(embedder, "aclose"):  # the OpenAI-compatible endpoint's client
+        await embedder.aclose()
+
+
+async def _close_store(db: Database, embedded: EmbeddedPostgres | None) -> None:
+    await db.close()
+    if embedded is not None:
+        await asyncio.to_thread(embedded.stop)

@@ -442,7 +442,7 @@ class Settings:
         values.update({k: v for k, v in overrides.items() if v is not None})
         settings = cls(**values)
         try:
-            settings.chunk_size
+            _ = settings.chunk_size  # the property checks the sizes against each other
         except ValueError as exc:
             raise SettingsError(f"MEMORYWIKI_CHUNK_MAX_CHARS / MEMORYWIKI_CHUNK_OVERLAP_CHARS: {exc}") from None
         return settings

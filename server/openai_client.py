@@ -10,7 +10,7 @@ import asyncio
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import httpx
 
@@ -78,7 +78,8 @@ class OpenAIClient:
                 base_url=e.base_url,
                 timeout=e.timeout,
                 max_retries=e.max_retries,
-                http_client=_http_client(e.timeout),
+                # typed as httpx2's client from openai 2 on, which still takes an httpx one
+                http_client=cast(Any, _http_client(e.timeout)),
             )
             self._loop = loop
         return self._client

@@ -114,7 +114,7 @@ def setting(
     return field(default=default, repr=not secret, metadata={"setting": meta})
 
 
-def declared(cls: type) -> Iterator[tuple[dataclasses.Field, Setting]]:
+def declared(cls: type) -> Iterator[tuple[dataclasses.Field[Any], Setting]]:
     """(field, setting) for every field of `cls` read from the environment, in order."""
     for f in dataclasses.fields(cls):
         meta = f.metadata.get("setting")
@@ -132,13 +132,13 @@ def read_env(cls: type, env: Mapping[str, str]) -> dict[str, Any]:
     return values
 
 
-def default_text(f: dataclasses.Field, meta: Setting, *, here: bool = False) -> str:
+def default_text(f: dataclasses.Field[Any], meta: Setting, *, here: bool = False) -> str:
     """The default as one would write it in the environment ("" when there is none); `here`:
     a computed default (a path) as on this machine, not as the docs spell it."""
-    computed = f.default_factory is not dataclasses.MISSING
-    if meta.shown_default is not None and not (here and computed):
+    factory = f.default_factory  # dataclasses.MISSING (not callable) when the default is a value
+    if meta.shown_default is not None and not (here and callable(factory)):
         return meta.shown_default
-    value = f.default_factory() if computed else f.default
+    value = factory() if callable(factory) else f.default
     if isinstance(value, bool):
         return "on" if value else "off"
     return "" if value is None else str(value)

@@ -14,9 +14,7 @@ import secrets
 from argon2 import PasswordHasher, Type, extract_parameters
 from argon2.exceptions import InvalidHashError, VerificationError
 from memorywiki.formats.mdutil import page_hash
-
-ID_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"
-ID_LENGTH = 10
+from memorywiki.formats.model import ID_ALPHABET, ID_LENGTH
 
 _hasher = PasswordHasher()
 

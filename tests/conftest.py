@@ -28,9 +28,32 @@ def pytest_configure(config):
         config.option.loadscopereorder = False
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--fast",
+        action="store_true",
+        help="the fast tier: only the tests that need no PostgreSQL, server or browser and are not marked slow",
+    )
+
+
+# What a test of the fast tier never asks for, directly or through another fixture: PostgreSQL
+# (and so the app, a live server, the fixtures built on them) and Chromium. The list is short
+# because every heavy fixture stands on one of these.
+HEAVY_FIXTURES = frozenset({"pg_server", "chromium"})
+
+
+def in_fast_tier(item) -> bool:
+    return not item.get_closest_marker("slow") and HEAVY_FIXTURES.isdisjoint(getattr(item, "fixturenames", ()))
+
+
 def pytest_collection_modifyitems(config, items):
     """Files holding slow tests first (in their usual order, and their tests in theirs), so the
-    long ones start early and the workers finish together on short files."""
+    long ones start early and the workers finish together on short files. With --fast, only the
+    fast tier."""
+    if config.getoption("fast"):
+        dropped = [item for item in items if not in_fast_tier(item)]
+        items[:] = [item for item in items if in_fast_tier(item)]
+        config.hook.pytest_deselected(items=dropped)
     slow_files = {item.path for item in items if item.get_closest_marker("slow")}
     items.sort(key=lambda item: item.path not in slow_files)
 

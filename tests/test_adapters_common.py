@@ -57,7 +57,7 @@ def test_helpers():
 def test_render_all_tools(tool):
     files = render(tool)
     assert files
-    for rel, content in files.items():
+    for _rel, content in files.items():
         assert "{{" not in content and "}}" not in content
         if tool == "aider":
             # aider runs each line of a suggested shell block on its own: no heredocs there.

@@ -1,4 +1,4 @@
-"""Cursor state.vscdb reader (best effort; schema per docs/integrations.md §3.5)."""
+"""Cursor state.vscdb reader (best effort; the schema as adapters/cursor/reader.py describes it)."""
 
 from __future__ import annotations
 

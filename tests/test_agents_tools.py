@@ -25,7 +25,7 @@ def test_missing_tool_fails_in_ci(no_tools, monkeypatch):
 
 def test_missing_tool_skips_outside_ci(no_tools, monkeypatch):
     monkeypatch.delenv("CI", raising=False)
-    with pytest.raises(pytest.skip.Exception, match="run scripts/install-agent-tools.sh"):
+    with pytest.raises(pytest.skip.Exception, match=r"run scripts/install-agent-tools\.sh"):
         tools.require("aider")
 
 

@@ -179,7 +179,7 @@ CORPUS = [
 def load_corpus(conn, hub, prefix="d"):
     ids = {}
     for i, (title, bodies) in enumerate(CORPUS):
-        for cid, body in zip(add_doc(conn, f"{prefix}{i}", hub, title, bodies), bodies):
+        for cid, body in zip(add_doc(conn, f"{prefix}{i}", hub, title, bodies), bodies, strict=True):
             ids[cid] = (title, body)
     return ids
 
@@ -448,8 +448,8 @@ def test_a_term_the_question_repeats_weighs_more(database_url):
         [about_mats] = add_doc(conn, "a", hub, "Note", ["Notes on the mat by the door."])
         [about_cats] = add_doc(conn, "b", hub, "Note", ["Notes on the cat by the door."])
         add_doc(conn, "c", hub, "Other", ["Nothing relevant at all here."])
-        assert [c for c, _ in search(conn, hub, "cat or mat? the cat, I mean")][0] == about_cats
-        assert [c for c, _ in search(conn, hub, "mat or cat? the mat, I mean")][0] == about_mats
+        assert next(c for c, _ in search(conn, hub, "cat or mat? the cat, I mean")) == about_cats
+        assert next(c for c, _ in search(conn, hub, "mat or cat? the mat, I mean")) == about_mats
 
 
 def test_mcp_server_example(database_url):
@@ -589,7 +589,7 @@ def test_concurrent_saves_keep_counts_exact(database_url):
         rng = random.Random(n)
         try:
             with psycopg.connect(database_url) as c:
-                for i in range(25):
+                for _i in range(25):
                     hub = rng.choice(hubs)
                     doc = f"w{n}-{rng.randint(0, 6)}"
                     with c.transaction():

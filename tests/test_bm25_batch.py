@@ -123,7 +123,9 @@ def test_a_page_of_many_chunks_posts_what_the_formula_gives(client, settings):
             assert stored[cid][:3] == row[:3] and stored[cid][4] == row[4], cid  # len, terms, tfs, tf_map
             assert stored[cid][3] == row[3], cid  # impacts, as real
         assert sorted(postings(conn, hub)) == sorted(
-            (t, imp, cid, tf, row[0]) for cid, row in expected.items() for t, tf, imp in zip(row[1], row[2], row[3])
+            (t, imp, cid, tf, row[0])
+            for cid, row in expected.items()
+            for t, tf, imp in zip(row[1], row[2], row[3], strict=True)
         )
         df: dict[str, int] = {}
         for row in expected.values():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import unicodedata
 from pathlib import Path
 
@@ -376,7 +377,7 @@ def test_table_splits_between_rows_under_its_header_and_delimiter() -> None:
 def test_list_splits_between_items_and_a_huge_item_as_text() -> None:
     items = [f"- item {i} {'w' * 20}" for i in range(30)]
     huge = "- " + " ".join(f"word{i}" for i in range(200))
-    md = "## S\n\n" + "\n".join(items[:15] + [huge] + items[15:]) + "\n"
+    md = "## S\n\n" + "\n".join([*items[:15], huge, *items[15:]]) + "\n"
     chunks = chunk_markdown("T", md, ChunkSize(200))
     assert all(len(c.markdown) <= 200 for c in chunks)
     whole = [line for c in chunks for line in c.markdown.split("\n") if line.startswith("- item")]
@@ -505,7 +506,7 @@ def test_hashes_are_stable() -> None:
 def test_editing_one_section_changes_only_its_hash() -> None:
     before = [c.hash for c in chunk_markdown("T", DOC)]
     after = [c.hash for c in chunk_markdown("T", DOC.replace("beta", "beta, edited"))]
-    changed = [i for i, (x, y) in enumerate(zip(before, after)) if x != y]
+    changed = [i for i, (x, y) in enumerate(zip(before, after, strict=False)) if x != y]
     assert len(before) == len(after) == 4 and changed == [2]
 
 
@@ -522,7 +523,7 @@ def test_title_change_changes_every_hash() -> None:
 def test_renaming_a_parent_heading_changes_its_children() -> None:
     before = [c.hash for c in chunk_markdown("T", DOC)]
     after = [c.hash for c in chunk_markdown("T", DOC.replace("# A", "# A2"))]
-    changed = [i for i, (x, y) in enumerate(zip(before, after)) if x != y]
+    changed = [i for i, (x, y) in enumerate(zip(before, after, strict=False)) if x != y]
     assert changed == [1, 2]  # A itself and B, whose breadcrumb names A
 
 
@@ -563,7 +564,7 @@ def test_conversation_windows_overlap_by_one_turn_and_keep_source_text() -> None
     assert all(c.markdown in CHAT for c in chunks)  # cut from the source, never rewritten
     first_day = [turn_blocks(c.markdown) for c in chunks if c.heading_path.endswith("8 May 2023")]
     assert len(first_day) >= 2 and any(len(t) > 1 for t in first_day)
-    for previous, following in zip(first_day, first_day[1:]):
+    for previous, following in itertools.pairwise(first_day):
         assert following[0] == previous[-1]  # the next window opens with the previous one's last turn
     assert [c.ordinal for c in chunks] == list(range(len(chunks)))
 
@@ -573,7 +574,7 @@ def test_conversation_every_reply_sits_next_to_its_turn() -> None:
     turns = [t for day in CHAT.split("## ")[1:] for t in day.split("### ")[1:]]
     texts = [t.split("\n\n", 1)[1].strip() for t in turns]
     assert all(any(t in c.markdown for c in chunks) for t in texts)
-    for a, b in zip(texts[:5], texts[1:5]):  # consecutive turns of the first day
+    for a, b in itertools.pairwise(texts):  # consecutive turns of the first day
         assert any(a in c.markdown and b in c.markdown for c in chunks), (a, b)
 
 
@@ -661,7 +662,7 @@ def _block(draw) -> str:
 
 _DOCS = st.lists(_block(), min_size=1, max_size=12).flatmap(
     lambda blocks: st.lists(st.sampled_from(["\n", "\n\n", "\n\n\n"]), min_size=len(blocks), max_size=len(blocks)).map(
-        lambda gaps: "".join(b + g for b, g in zip(blocks, gaps))
+        lambda gaps: "".join(b + g for b, g in zip(blocks, gaps, strict=True))
     )
 )
 

@@ -72,7 +72,7 @@ def test_a_word_inside_a_longer_run_is_found(database_url, language):
     with connect(database_url) as conn:
         hub = add_hub(conn, "notes")
         chunks = add_notes(conn, hub, NOTES[language])
-        for note, chunk in zip(NOTES[language], chunks):
+        for note, chunk in zip(NOTES[language], chunks, strict=True):
             hits = search(conn, hub, note["question"])
             assert hits and hits[0][0] == chunk, note["question"]
 

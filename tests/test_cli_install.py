@@ -221,7 +221,7 @@ def test_help_lists_the_commands(dirs):
 @pytest.mark.parametrize("alias", sorted(ALIASES))
 def test_every_alias_works_for_install_list_and_uninstall(dirs, alias):
     """One registry: an alias that works for `capture --agent` works here too (e.g. `cc`)."""
-    _, project = dirs
+    _, _project = dirs
     tool = ALIASES[alias]
     r = run("install", alias)
     assert f"/memory.wiki for {tool} (project scope" in r.stdout

@@ -239,7 +239,7 @@ def test_replace_section_no_trailing_newline_and_crlf():
 
 def test_hash_inside_fence_is_not_a_section():
     doc = "# Real\n\n```\n# Fake\n```\n\n# Other\n\nx\n"
-    with pytest.raises(MemoryWikiError, match="no section 'Fake'.*'Real', 'Other'"):
+    with pytest.raises(MemoryWikiError, match=r"no section 'Fake'.*'Real', 'Other'"):
         replace_section(doc, "Fake", "y")
     out = replace_section(doc, "Real", "z\n")
     assert out == "# Real\n\nz\n\n# Other\n\nx\n"

@@ -23,7 +23,7 @@ def _hub_with_notes(env) -> list[str]:
     make_hub(env)
     ids = [
         doc_id(capture(env, f"{body}\n\n{body}\n", "--title", title))
-        for title, body in zip(("Vacuum tuning", "Index bloat", "HOT updates"), VACUUM)
+        for title, body in zip(("Vacuum tuning", "Index bloat", "HOT updates"), VACUUM, strict=True)
     ]
     ids.append(doc_id(capture(env, f"{BREAD}\n", "--title", "Sourdough")))
     wait_curated(env.url)
@@ -71,7 +71,7 @@ def test_cli_pull_gives_the_doc_as_saved(env):
 def test_mcp_related_digest_and_suggest_bundles(live_server, mcp_stdio):
     wiki = point_at(mcp_stdio, live_server.url.rstrip("/"))
     ids = []
-    for title, body in zip(("Vacuum tuning", "Index bloat", "HOT updates"), VACUUM):
+    for title, body in zip(("Vacuum tuning", "Index bloat", "HOT updates"), VACUUM, strict=True):
         r = mcp_stdio.call("capture", {"title": title, "markdown": f"{body}\n\n{body}\n"})
         ids.append(r.structured_content["id"])
     mcp_stdio.call("capture", {"title": "Sourdough", "markdown": BREAD})

@@ -110,7 +110,7 @@ def test_extractive_enrichment_of_a_real_capture_reads_well():
     assert 3 <= len(data["themes"]) <= 5 and "Chunking markdown" in data["themes"]
     assert data["relations"] == [], "extractive mode invents no relations"
     names = [c["name"] for c in data["concepts"]]
-    assert "Chunking markdown" in names and len(names) == len(set(n.lower() for n in names))
+    assert "Chunking markdown" in names and len(names) == len({n.lower() for n in names})
     assert all(c["kind"] in ("tag", "entity", "concept") and c["gloss"] for c in data["concepts"])
     assert not any("|" in c["name"] or "\n" in c["name"] for c in data["concepts"]), "no table cells"
     block = enrichment_markdown({"mode": "extractive", "model": None, "data": data, "missing": []}, [], None, None)
@@ -124,7 +124,7 @@ def test_extractive_without_vectors_and_with_them_both_answer():
     )
     chunks = [ChunkText(c.heading_path, c.markdown) for c in chunk_markdown("Cache notes", body)]
     plain = enrich_extractively("Cache notes", chunks).data["summary"]
-    for c, v in zip(chunks, ([1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.95, 0.05])):
+    for c, v in zip(chunks, ([1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.95, 0.05]), strict=True):
         c.vector = v
     central = enrich_extractively("Cache notes", chunks).data["summary"]
     assert plain and central

@@ -75,3 +75,34 @@ def test_relative_links_of_the_readme_and_docs_lead_to_files():
         if not re.match(r"[a-z]+:", link) and not (page.parent / link).exists()
     ]
     assert not broken, "\n".join(broken)
+
+
+def _layout_block() -> str:
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text.split("## Layout", 1)[1]
+    return section.split("```", 2)[1]
+
+
+def _names_in(block: str) -> set[str]:
+    """Every folder (`name/`) and module (`name.py`) the layout block names."""
+    return set(re.findall(r"(?<![\w.])([\w-]+/|[\w-]+\.py)(?![\w/])", block))
+
+
+def test_the_architecture_names_every_package_and_every_part_of_the_server():
+    """docs/architecture.md tells where things are: a package, a folder of server/ or of a
+    client package, or a module of server/ that it does not name fails here."""
+    named = _names_in(_layout_block())
+    wanted = {
+        f"{p.name}/"
+        for p in ROOT.iterdir()
+        if p.is_dir() and not p.name.startswith(".") and p.name not in ("build", "dist") and "egg-info" not in p.name
+    }
+    for package in ("server", "client", "cli", "adapters", "adapters/mcp"):
+        wanted |= {f"{p.name}/" for p in (ROOT / package).iterdir() if p.is_dir() and p.name != "__pycache__"}
+    wanted |= {p.name for p in (ROOT / "server").glob("*.py") if p.name != "__init__.py"}
+    missing = sorted(wanted - named)
+    assert not missing, f"docs/architecture.md's Layout does not name {missing}"
+
+
+def test_the_layout_check_reads_names():
+    assert _names_in("server/  app.py worker.py  routes/ a/b.py\n  mcp/\n") >= {"server/", "app.py", "routes/", "mcp/"}

@@ -49,6 +49,7 @@ def test_a_setting_that_is_no_size_says_what_it_takes(value):
         Settings.from_env({"MEMORYWIKI_PG_SHARED_BUFFERS": value})
 
 
+@pytest.mark.slow  # starts a PostgreSQL cluster of its own
 def test_a_new_data_dir_runs_with_its_size_at_once_and_stops_cleanly(tmp_path):
     """The server's own path (open_database with the settings): the first start restarts the
     cluster it just created with the size, and stopping the server stops that new postmaster."""
@@ -78,6 +79,7 @@ def _shared_buffers_as_shown(size: str) -> str:
     return f"{mb // 1024}GB" if mb % 1024 == 0 else size
 
 
+@pytest.mark.slow  # starts a PostgreSQL cluster of its own
 def test_a_cluster_another_process_uses_is_not_restarted_under_it(tmp_path):
     """A worker or a second server on the same data dir would lose its connections: the size
     is written for the cluster's next start instead."""
@@ -104,6 +106,7 @@ def test_a_cluster_another_process_uses_is_not_restarted_under_it(tmp_path):
         later.stop()
 
 
+@pytest.mark.slow  # starts a PostgreSQL cluster of its own
 @pytest.mark.skipif(
     Path("/proc/sys/vm/overcommit_memory").read_text().strip() != "0"
     if Path("/proc/sys/vm/overcommit_memory").exists()

@@ -41,7 +41,7 @@ def openai_embedder(**settings) -> Embedder:
 
 
 def cosine(a: list[float], b: list[float]) -> float:
-    return sum(x * y for x, y in zip(a, b))
+    return sum(x * y for x, y in zip(a, b, strict=True))
 
 
 async def test_vectors_count_dimension_and_norm(server):

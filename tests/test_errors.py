@@ -8,7 +8,8 @@ import zipfile
 import pytest
 from memorywiki.formats import FormatError
 from memorywiki.server import errors
-from memorywiki.server.errors import EXCEPTION_HANDLERS, ApiError
+from memorywiki.server.errors import ApiError
+from memorywiki.server.web.errors import EXCEPTION_HANDLERS
 from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.testclient import TestClient

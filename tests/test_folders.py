@@ -171,7 +171,7 @@ def test_a_hub_moved_to_a_fresh_server_exports_the_same_folder(server_a, server_
         ]
     )
 
-    _, owner_b = server_b.hub(slug)
+    _, _owner_b = server_b.hub(slug)
     moved = json.loads(server_b.run("import", "folder", str(first), "--json").stdout)
     assert moved["pages"] == {"created": 5, "updated": 0, "unchanged": 0, "deleted": 0}
     assert moved["bundles"]["created"] == 1 and moved["skipped"] == [] and moved["exported"] is True

@@ -13,6 +13,7 @@ crowd together; the same notes pulled towards their common mean stand for them.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -45,7 +46,7 @@ def minilm_endpoint():
 def planted(vectors: np.ndarray) -> dict[str, list[float]]:
     """What the server will ask the embedder for each note (its one section), and the vector."""
     out = {}
-    for note, vector in zip(NOTES, vectors):
+    for note, vector in zip(NOTES, vectors, strict=True):
         [chunk] = chunks_of(note["title"], note["markdown"], None)
         out[chunk_text(chunk.heading_path, chunk.markdown)] = [float(x) for x in vector]
     return out
@@ -181,7 +182,7 @@ def test_an_upgrade_measures_every_doc_again_from_its_vectors(minilm_settings, m
         conn.execute("DELETE FROM doc_reach")
         conn.execute("DELETE FROM doc_edges")
         ids = sorted(topic_of)
-        for a, b in zip(ids, ids[1:]):
+        for a, b in itertools.pairwise(ids):
             if topic_of[a] != topic_of[b]:
                 conn.execute(
                     "INSERT INTO doc_edges (source, target, hub_id, distance)"

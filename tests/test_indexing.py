@@ -40,12 +40,12 @@ def parse_vector(text):
 
 
 def close(a, b, tol=1e-4):
-    return len(a) == len(b) and all(math.isclose(x, y, abs_tol=tol) for x, y in zip(a, b))
+    return len(a) == len(b) and all(math.isclose(x, y, abs_tol=tol) for x, y in zip(a, b, strict=True))
 
 
 def assert_vectors_current(settings, doc_id):
     """Every vector stored for the doc is the embedding of the doc's current text."""
-    [(title, markdown, src, emb_hash, vec)] = db_rows(
+    [(_title, _markdown, src, emb_hash, vec)] = db_rows(
         settings,
         "SELECT title, markdown, source_hash, embedded_hash, embedding::text FROM docs WHERE id = %s",
         (doc_id,),
@@ -56,11 +56,11 @@ def assert_vectors_current(settings, doc_id):
     )
     assert chunks
     expected = [embed_text(chunk_text(heading_path, chunk_md)) for heading_path, chunk_md, _ in chunks]
-    for (heading_path, _, chunk_vec), want in zip(chunks, expected):
+    for (heading_path, _, chunk_vec), want in zip(chunks, expected, strict=True):
         assert chunk_vec is not None, heading_path
         assert close(parse_vector(chunk_vec), want)
     # the doc vector is the normalised mean of its chunk vectors
-    mean = [sum(column) / len(expected) for column in zip(*expected)]
+    mean = [sum(column) / len(expected) for column in zip(*expected, strict=True)]
     norm = math.sqrt(sum(x * x for x in mean))
     assert close(parse_vector(vec), [x / norm for x in mean])
 

@@ -206,7 +206,7 @@ async def test_an_unsupported_model_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # no torch fallback either
     folder = make_tiny_bert(tmp_path / "mpnet-like", model_type="mpnet")
     embedder = onnx_embedder(folder, tmp_path)
-    with pytest.raises(EmbedderError, match="cannot run .* on ONNX Runtime: .* is not a BERT model"):
+    with pytest.raises(EmbedderError, match=r"cannot run .* on ONNX Runtime: .* is not a BERT model"):
         await embedder.embed(["cats"])
 
 

@@ -17,6 +17,7 @@ import threading
 import time
 import types
 import uuid
+from importlib.metadata import version
 
 import httpx
 import mcp
@@ -156,6 +157,7 @@ def capture(mcp_stdio, title: str, markdown: str, **extra) -> dict:
 
 def test_initialize_names_the_server_and_tells_the_model_when_to_recall(mcp_stdio):
     assert mcp_stdio.init.server_info.name == "memorywiki"
+    assert mcp_stdio.init.server_info.version == version("memorywiki")  # pyproject.toml's, not a copy
     assert "recall" in (mcp_stdio.init.instructions or "")
 
 

@@ -173,7 +173,7 @@ def assert_kept(before: dict, after: dict) -> None:
     for part, rows in before.items():
         new = after[part]
         if isinstance(rows, list) and rows and isinstance(rows[0], tuple):
-            assert len(new) == len(rows) and [row[: len(old)] for row, old in zip(new, rows)] == rows, part
+            assert len(new) == len(rows) and [row[: len(old)] for row, old in zip(new, rows, strict=True)] == rows, part
         else:
             assert new == rows, part
 
@@ -334,7 +334,7 @@ def test_the_server_refuses_to_start_on_a_mismatch(new_db):
     run(migrate(url))
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("UPDATE schema_migrations SET checksum = repeat('0', 64) WHERE name = '0004_bm25_tables.sql'")
-    with pytest.raises(MigrationError, match="0004_bm25_tables.sql was edited"):
+    with pytest.raises(MigrationError, match=r"0004_bm25_tables\.sql was edited"):
         with TestClient(create_app(Settings(database_url=url, embedder="none"))):
             pass
 
@@ -344,7 +344,7 @@ def test_a_database_from_a_newer_version_is_refused(new_db):
     run(migrate(url))
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("INSERT INTO schema_migrations (name, checksum) VALUES ('0099_future.sql', 'x')")
-    with pytest.raises(MigrationError, match="0099_future.sql applied, which this version"):
+    with pytest.raises(MigrationError, match=r"0099_future\.sql applied, which this version"):
         run(migrate(url))
 
 
@@ -356,7 +356,7 @@ def test_a_partly_released_database_is_refused(new_db):
         )
         conn.execute((RELEASED_DIR / "0001_core.sql").read_text())
         conn.execute("INSERT INTO schema_migrations (name) VALUES ('0001_core.sql')")
-    with pytest.raises(MigrationError, match="has 0001_core.sql but not 0002_bm25.sql"):
+    with pytest.raises(MigrationError, match=r"has 0001_core\.sql but not 0002_bm25\.sql"):
         run(migrate(url))
 
 
@@ -392,7 +392,7 @@ def test_a_broken_function_file_is_named(new_db, store_copy):
     (store_copy / "functions" / "50_broken.sql").write_text(
         "CREATE OR REPLACE FUNCTION broken() RETURNS int LANGUAGE sql AS $$ SELECT nope FROM nowhere $$;"
     )
-    with pytest.raises(MigrationError, match="function file 50_broken.sql failed"):
+    with pytest.raises(MigrationError, match=r"function file 50_broken\.sql failed"):
         run(migrate(url, store_copy))
 
 
@@ -431,7 +431,7 @@ def test_a_worker_refuses_with_one_line(new_db):
         conn.execute("UPDATE schema_migrations SET checksum = repeat('0', 64) WHERE name = '0005_triggers.sql'")
     env = {**os.environ, "DATABASE_URL": url, "MEMORYWIKI_EMBEDDER": "openai", "OPENAI_API_KEY": "x"}
     result = subprocess.run(
-        [sys.executable, "-c", "from memorywiki.server.indexing.worker import run_worker; run_worker()"],
+        [sys.executable, "-c", "from memorywiki.server.worker import run_worker; run_worker()"],
         env=env,
         capture_output=True,
         text=True,

@@ -175,7 +175,7 @@ def test_postgres_stopped_and_started_under_a_running_server(tmp_path, embedding
                 ),
                 calls,
             )
-        for (_, path, _, _), r in zip(calls, answers):
+        for (_, path, _, _), r in zip(calls, answers, strict=False):
             assert r.status_code == 503, (path, r.status_code, r.text)
             assert r.headers["retry-after"] == "5"
             assert r.headers["content-type"] == "application/json"

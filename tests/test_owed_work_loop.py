@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import time
 
@@ -38,7 +39,7 @@ async def test_outages_back_off_doubling_and_a_wake_up_does_not_cut_the_wait(cap
         await asyncio.sleep(0.01)
     while len(loop.rounds) < 5:
         await asyncio.sleep(0.01)
-    gaps = [b - a for a, b in zip(loop.rounds, loop.rounds[1:])]
+    gaps = [b - a for a, b in itertools.pairwise(loop.rounds)]
     assert gaps[0] >= 0.09 and gaps[1] >= 0.19 and 0.24 <= gaps[2] < 0.39  # 0.1, 0.2, then the cap (not 0.4)
     assert loop.failures == 0 and loop.backoff() == 0.0  # the round that did work ended the outage
     loop.stop()

@@ -80,7 +80,7 @@ def test_wheel_build_is_quiet(build):
 def test_editable_build_is_quiet(source, tmp_path):
     """What scripts/test.sh and serve.sh run: the editable build lists the same packages."""
     copy, _ = source
-    code = "from setuptools import build_meta; print(build_meta.build_editable(%r))" % str(tmp_path)
+    code = f"from setuptools import build_meta; print(build_meta.build_editable({str(tmp_path)!r}))"
     result = subprocess.run([sys.executable, "-c", code], cwd=copy, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert "absent from the `packages` configuration" not in result.stdout + result.stderr
@@ -128,11 +128,11 @@ def test_wheel_imports_and_finds_its_files_outside_the_source_tree(wheel, tmp_pa
         "import memorywiki.server.app as app, memorywiki.cli.main, memorywiki.adapters.mcp;"
         "from memorywiki.server.store.migrate import function_files, migration_files;"
         "from memorywiki.server.web.templating import templates;"
-        "assert app.__file__.startswith(%r), app.__file__;"
+        f"assert app.__file__.startswith({str(target)!r}), app.__file__;"
         "assert [m.name for m in migration_files()][:3] == ['0001_core.sql', '0002_bm25.sql', '0003_core_tables.sql'];"
         "assert function_files()[0][0] == '10_privacy.sql';"
         "templates.get_template('doc.html');"
-        "print('ok')" % str(target)
+        "print('ok')"
     )
     result = subprocess.run(
         [sys.executable, "-S", "-c", code],

@@ -51,7 +51,7 @@ def world(client):
         "deleted": create(f"Deleted {SECRETS['deleted']}", SECRETS["deleted"], public["id"]),
     }
     # three private docs link to the public one: cross-references that must not show (links from
-    # a public doc to one made private later: tests/test_web_privacy.py)
+    # a public doc to one made private later: tests/test_web_graph.py)
     assert client.patch("/api/hub/priv", json={"listed": True}, headers=owner).status_code == 200
     r = client.post(
         "/api/bundles",

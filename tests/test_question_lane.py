@@ -62,7 +62,7 @@ async def test_questions_arriving_during_a_pass_share_the_next_one(server):
     vectors = await asyncio.gather(first, *others, duplicate)
     assert (server.calls, server.inputs) == (2, 8)  # two passes: 1 question, then the 7 together
     texts = ["first question"] + [f"question number {i}" for i in range(7)] + ["question number 3"]
-    for text, vector in zip(texts, vectors):
+    for text, vector in zip(texts, vectors, strict=True):
         assert vector == pytest.approx(embed_text(text), abs=1e-6)  # each got its own vector
     assert questions.stats()["forward_passes"] == 2
 

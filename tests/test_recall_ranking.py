@@ -106,9 +106,9 @@ def set_similarities(database_url: str, question: str, sims: dict[str, float]) -
     with psycopg.connect(database_url, autocommit=True) as conn:
         for doc_id, sim in sims.items():
             noise = [rng.gauss(0, 1) for _ in q]
-            dot = sum(a * b for a, b in zip(noise, q))
-            u = _unit([a - dot * b for a, b in zip(noise, q)])  # orthogonal to q
-            vec = [sim * a + (1 - sim * sim) ** 0.5 * b for a, b in zip(q, u)]
+            dot = sum(a * b for a, b in zip(noise, q, strict=True))
+            u = _unit([a - dot * b for a, b in zip(noise, q, strict=True)])  # orthogonal to q
+            vec = [sim * a + (1 - sim * sim) ** 0.5 * b for a, b in zip(q, u, strict=True)]
             conn.execute("UPDATE chunks SET embedding = %s::vector WHERE doc_id = %s", (str(vec), doc_id))
 
 
@@ -249,4 +249,4 @@ def test_hybrid_follows_the_ranker_that_singles_out_a_candidate(client, database
     assert first["score"] > second["score"]
     # and vector alone still answers with the vector's own order
     body = client.post("/api/hub/trips/recall", json={"question": question, "k": 3, "hybrid": False}).json()
-    assert [r["doc_id"] for r in body["results"]][0] == ids[0]
+    assert next(r["doc_id"] for r in body["results"]) == ids[0]

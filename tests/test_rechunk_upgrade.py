@@ -52,14 +52,14 @@ def seed_previous_release(url: str) -> dict[str, str]:
         }
         for doc_id, title, markdown, chunks, deleted in docs.values():
             vectors = [embed_text(chunk_text(path, md)) for path, md in chunks]
-            mean = [sum(col) / len(vectors) for col in zip(*vectors)]
+            mean = [sum(col) / len(vectors) for col in zip(*vectors, strict=True)]
             conn.execute(
                 "INSERT INTO docs (id, hub_id, title, markdown, edit_token_hash, source_hash, embedded_hash,"
                 " embedded_chunk_hashes, embedding, deleted_at)"
                 f" VALUES (%s, %s, %s, %s, 'e', %s, %s, %s, l2_normalize(%s::vector), {deleted or 'NULL'})",
                 (doc_id, hub, title, markdown, doc_id, doc_id, [sha(p, m) for p, m in chunks], str(mean)),
             )
-            for ordinal, ((path, md), vector) in enumerate(zip(chunks, vectors)):
+            for ordinal, ((path, md), vector) in enumerate(zip(chunks, vectors, strict=True)):
                 conn.execute(
                     "INSERT INTO chunks (doc_id, hub_id, ordinal, heading_path, markdown, hash, embedding, tsv)"
                     " VALUES (%s, %s, %s, %s, %s, %s, %s::vector, setweight(to_tsvector('english', %s), 'A')"

@@ -1,10 +1,14 @@
-"""A migration released under a tag is never edited: server/store/migrations/RELEASED.toml pins
-each released file's sha256, and, in a git checkout, every tag's files are pinned under it."""
+"""A released migration is never edited: server/store/migrations/RELEASED.toml names each
+release (its tag and commit) and pins the sha256 of every migration it shipped. The files are
+held to their pins wherever the tests run (a fresh clone, CI's copy of the files); in a clone
+that has a release's commit, the pins are checked against that commit's files as well."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import tomllib
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -12,16 +16,26 @@ from memorywiki.server.store.migrate import checksum, migration_files
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDER = ROOT / "server" / "store" / "migrations"
-RELEASED = tomllib.loads((FOLDER / "RELEASED.toml").read_text(encoding="utf-8"))
+RELEASES = tomllib.loads((FOLDER / "RELEASED.toml").read_text(encoding="utf-8"))["release"]
 
 
 def released_files() -> dict[str, tuple[str, str]]:
     """file name -> (the tag it was first released under, its sha256 then)."""
     pinned: dict[str, tuple[str, str]] = {}
-    for tag, files in RELEASED.items():
-        for name, digest in files.items():
-            pinned.setdefault(name, (tag, digest))
+    for release in RELEASES:
+        for name, digest in release["migrations"].items():
+            pinned.setdefault(name, (release["tag"], digest))
     return pinned
+
+
+def test_each_release_names_its_tag_its_commit_and_its_migrations():
+    assert RELEASES
+    for release in RELEASES:
+        assert re.fullmatch(r"v\d+\.\d+\.\d+", release["tag"]), release
+        assert re.fullmatch(r"[0-9a-f]{40}", release["commit"]), release["tag"]
+        assert release["migrations"] and all(name.endswith(".sql") for name in release["migrations"])
+    tags = [r["tag"] for r in RELEASES]
+    assert len(set(tags)) == len(tags)
 
 
 def test_every_released_migration_is_on_disk_as_released():
@@ -34,30 +48,54 @@ def test_every_released_migration_is_on_disk_as_released():
     assert not edited, "\n".join(edited) + "\nadd a new migration instead"
 
 
-def test_a_later_tag_never_pins_another_text_for_a_released_file():
+def test_a_later_release_never_pins_another_text_for_a_released_file():
     seen: dict[str, str] = {}
-    for tag, files in RELEASED.items():
-        for name, digest in files.items():
-            assert seen.setdefault(name, digest) == digest, f"{name} changed in {tag}"
+    for release in RELEASES:
+        for name, digest in release["migrations"].items():
+            assert seen.setdefault(name, digest) == digest, f"{name} changed in {release['tag']}"
 
 
-def _git(*args: str) -> str:
-    return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=True).stdout
+def test_a_migration_added_since_a_release_runs_after_all_of_its_files():
+    """A new file numbered among the released ones would run before files an existing data dir
+    applied long ago: a change after a release goes after the last released file."""
+    last = max(released_files())
+    unreleased = [m.name for m in migration_files() if m.name not in released_files()]
+    early = [name for name in unreleased if name < last]
+    assert not early, f"{early} sort before {last}, the last released migration: give them a later number"
 
 
-def _tags() -> list[str]:
+def test_the_version_is_the_latest_release_or_later():
+    """pyproject.toml declares the version (read back through the installed metadata)."""
+    latest = tuple(int(n) for n in RELEASES[-1]["tag"][1:].split("."))
+    current = tuple(int(n) for n in re.findall(r"\d+", version("memorywiki"))[:3])
+    assert current >= latest, f"memorywiki {version('memorywiki')} is older than the release {RELEASES[-1]['tag']}"
+
+
+def test_the_changelog_has_a_section_per_release():
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    for release in RELEASES:
+        assert re.search(rf"^## \[{re.escape(release['tag'][1:])}\]", changelog, re.M), release["tag"]
+
+
+def _git(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=False)
+
+
+def _has_commit(commit: str) -> bool:
     try:
-        return [t for t in _git("tag", "--list", "v*").split() if t]
-    except (OSError, subprocess.CalledProcessError):
-        return []
+        return _git("cat-file", "-e", f"{commit}^{{commit}}").returncode == 0
+    except OSError:  # no git on the machine
+        return False
 
 
-@pytest.mark.skipif(not _tags(), reason="not a git checkout with release tags (CI tests a copy of the files)")
-def test_every_tag_pins_the_migrations_it_released():
-    pinned = released_files()
-    for tag in _tags():
-        listing = _git("ls-tree", "--name-only", f"{tag}:server/store/migrations")
-        for name in (n for n in listing.split() if n.endswith(".sql")):
-            text = _git("show", f"{tag}:server/store/migrations/{name}")
-            assert name in pinned, f"{name} was released in {tag} but RELEASED.toml does not pin it"
-            assert pinned[name][1] == checksum(text), f"RELEASED.toml pins another text of {name} than {tag} has"
+@pytest.mark.parametrize("release", RELEASES, ids=[r["tag"] for r in RELEASES])
+def test_a_release_pins_exactly_the_migrations_of_its_commit(release):
+    if not _has_commit(release["commit"]):
+        pytest.skip(f"{release['commit'][:12]} is not in this clone (a copy of the files, or a shallow clone)")
+    listing = _git("ls-tree", "--name-only", f"{release['commit']}:server/store/migrations").stdout.split()
+    shipped = {
+        name: checksum(_git("show", f"{release['commit']}:server/store/migrations/{name}").stdout)
+        for name in listing
+        if name.endswith(".sql")
+    }
+    assert release["migrations"] == shipped

@@ -61,7 +61,7 @@ def test_rerank_reorders_the_fused_candidates(make_client, stub):
     )
     hub(client)
     fused = ask(client, k=3)
-    assert [r["title"] for r in fused["results"]][0] == "Rocket fuel" and "reranked" not in fused
+    assert next(r["title"] for r in fused["results"]) == "Rocket fuel" and "reranked" not in fused
     assert stub.requests == []  # off unless asked for
     body = ask(client, k=1, rerank=True)
     assert body["reranked"] is True and "rerank_note" not in body

@@ -165,7 +165,7 @@ def test_the_default_query_limit_is_said_in_kilobytes(client):
     "entry",
     [
         "from memorywiki.server.app import run_server; run_server(port=1)",
-        "from memorywiki.server.indexing.worker import run_worker; run_worker()",
+        "from memorywiki.server.worker import run_worker; run_worker()",
     ],
 )
 def test_serve_and_worker_refuse_a_bad_setting_in_one_line(entry):

@@ -41,7 +41,7 @@ def log_output():
         logger.addHandler(handler)
         logger.setLevel(logging.DEBUG)
     yield buffer
-    for logger, level in zip(loggers, levels):
+    for logger, level in zip(loggers, levels, strict=True):
         logger.removeHandler(handler)
         logger.setLevel(level)
 

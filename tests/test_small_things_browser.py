@@ -150,7 +150,7 @@ def test_a_small_hubs_page_is_short(browser, live_server):
     """Five short pages, 42 concepts under them: the page was 4,110 px tall at 1280 px wide
     (5,487 px on a phone); its concepts are now the few two pages share."""
     with httpx.Client(base_url=live_server.url) as http:
-        _, ids = make_small_hub(http)
+        make_small_hub(http)
     wait_curated(live_server)
     heights = {}
     for width in (1280, 390):

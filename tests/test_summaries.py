@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from memorywiki.server.web.render import SUMMARY_CHARS, summary
+from memorywiki.formats.mdutil import SUMMARY_CHARS, summary
 
 MARKUP = re.compile(r"\*\*|__|`|~~|\]\(|<[a-z/]")
 

@@ -89,7 +89,7 @@ def test_an_edit_through_one_credential_and_a_restore_through_another_lose_nothi
     r = client.post(f"/api/docs/{doc_id}/restore", json={"version": 3}, headers=owner)
     assert r.status_code == 200 and r.json()["version"] == 5
     assert client.get(f"/api/docs/{doc_id}").json()["title"] == "Walruses"
-    for n, (title, markdown, meta) in expected.items():
+    for n, (_title, markdown, _meta) in expected.items():
         assert (version(client, doc_id, n)["markdown"]) == markdown
     assert version(client, doc_id, 5)["via"] == "owner"
 

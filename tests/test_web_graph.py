@@ -9,7 +9,7 @@ import re
 
 import psycopg
 import pytest
-from memorywiki.server.indexing.crossrefs import doc_links, link_target
+from memorywiki.formats.doclinks import doc_links, link_target
 
 from tests.polling import wait_indexed
 

@@ -194,7 +194,7 @@ def test_the_child_worker_stops_when_its_server_is_killed(settings):
             "import json, sys, time\n"
             "from pathlib import Path\n"
             "from memorywiki.server.config import Settings\n"
-            "from memorywiki.server.indexing.worker import WorkerProcess\n"
+            "from memorywiki.server.worker import WorkerProcess\n"
             "data = json.loads(sys.argv[1]); data['data_dir'] = Path(data['data_dir'])\n"
             "child = WorkerProcess(Settings(**data), data['database_url'])\n"
             "child.start(); print(child.pid, flush=True); time.sleep(120)\n",
@@ -206,7 +206,7 @@ def test_the_child_worker_stops_when_its_server_is_killed(settings):
     try:
         child = int(parent.stdout.readline())
         wait_until(
-            lambda: "memorywiki.server.indexing.worker" in Path(f"/proc/{child}/cmdline").read_text(),
+            lambda: "memorywiki.server.worker" in Path(f"/proc/{child}/cmdline").read_text(),
             "the child worker to start",
         )
         parent.send_signal(signal.SIGKILL)

@@ -92,45 +92,90 @@ def _strip_break(line: str) -> str:
     return line[:-2] if line.endswith("  ") else line.rstrip()
 
 
+def _user_turn(md: MarkdownBuilder, text: str) -> None:
+    """A block of `####` lines: a message, or a one-line summary of a command."""
+    first = text.split("\n", 1)[0].strip()
+    if first.startswith("/"):
+        cmd = first.split(None, 1)[0]
+        if cmd in _MESSAGE_COMMANDS:
+            rest = text.strip()[len(cmd) :].strip()
+            if rest:
+                md.text(USER, rest)
+            return
+        md.tool(f"- Command {code_span(one_line(text, 100))}", role=USER)
+        return
+    if first.startswith("!"):
+        md.tool(f"- Command {code_span(one_line(text, 100))}", role=USER)
+        return
+    md.text(USER, text)
+
+
+class _Block:
+    """One session block as it is read, line by line: the user's `####` lines and the
+    assistant's reply gather until the other side speaks."""
+
+    def __init__(self) -> None:
+        self.md = MarkdownBuilder()
+        self.user_lines: list[str] = []
+        self.asst_lines: list[str] = []
+        self.in_fence: str | None = None
+
+    def flush_user(self) -> None:
+        if not self.user_lines:
+            return
+        text = "\n".join(self.user_lines).strip("\n")
+        self.user_lines.clear()
+        if text.strip():
+            _user_turn(self.md, text)
+
+    def flush_assistant(self) -> None:
+        if not self.asst_lines:
+            return
+        text = "\n".join(self.asst_lines).strip("\n")
+        self.asst_lines.clear()
+        self.md.text(ASSISTANT, text)
+
+    def line(self, line: str) -> None:
+        if line.startswith("-*- mode:") and not self.md.turns and not self.asst_lines:
+            return
+        # Inside an assistant code fence, only aider-style lines (ending with the
+        # two-space break) count as user/tool lines.
+        strict = self.in_fence is not None
+        if (line.startswith("#### ") or line == "####") and (not strict or line.endswith("  ")):
+            self.flush_assistant()
+            self.in_fence = None
+            self.user_lines.append(_strip_break(line[5:]) if line != "####" else "")
+            return
+        if (line.startswith("> ") or line == ">") and (not strict or line.endswith("  ")):
+            self.flush_assistant()
+            self.flush_user()
+            self.in_fence = None
+            out = _strip_break(line[2:]).strip()
+            if _KEEP_OUTPUT_RE.match(out):
+                self.md.tool(f"- {one_line(out, 120)}")
+            return
+        self.assistant_line(line)
+
+    def assistant_line(self, line: str) -> None:
+        if self.user_lines:
+            self.flush_user()
+            if not line.strip():
+                return
+        m = _FENCE_RE.match(line)
+        if m:
+            if self.in_fence is None:
+                self.in_fence = m.group(1)
+            elif m.group(1)[0] == self.in_fence[0] and len(m.group(1)) >= len(self.in_fence):
+                self.in_fence = None
+        self.asst_lines.append(line)
+
+
 def read_session(path: Path, session_id: str | None = None) -> Transcript:
     """Render the last session block (or the block started at `session_id`,
     a `YYYY-MM-DD HH:MM:SS` timestamp)."""
     path = Path(path)
     offset, stamp = _block_offset(path, session_id)
-    md = MarkdownBuilder()
-    user_lines: list[str] = []
-    asst_lines: list[str] = []
-    in_fence: str | None = None
-
-    def flush_user() -> None:
-        if not user_lines:
-            return
-        text = "\n".join(user_lines).strip("\n")
-        user_lines.clear()
-        if not text.strip():
-            return
-        first = text.split("\n", 1)[0].strip()
-        if first.startswith("/"):
-            cmd = first.split(None, 1)[0]
-            if cmd in _MESSAGE_COMMANDS:
-                rest = text.strip()[len(cmd) :].strip()
-                if rest:
-                    md.text(USER, rest)
-                return
-            md.tool(f"- Command {code_span(one_line(text, 100))}", role=USER)
-            return
-        if first.startswith("!"):
-            md.tool(f"- Command {code_span(one_line(text, 100))}", role=USER)
-            return
-        md.text(USER, text)
-
-    def flush_assistant() -> None:
-        if not asst_lines:
-            return
-        text = "\n".join(asst_lines).strip("\n")
-        asst_lines.clear()
-        md.text(ASSISTANT, text)
-
+    block = _Block()
     with open(path, encoding="utf-8", errors="replace") as fh:
         fh.seek(offset)
         first = True
@@ -140,53 +185,20 @@ def read_session(path: Path, session_id: str | None = None) -> Transcript:
                 first = False
                 if _HEADER_RE.match(line):
                     continue
-            elif _HEADER_RE.match(line) and in_fence is None:
+            elif _HEADER_RE.match(line) and block.in_fence is None:
                 break  # the next session (only when a specific block was requested)
-            if line.startswith("-*- mode:") and not md.turns and not asst_lines:
-                continue
-            # Inside an assistant code fence, only aider-style lines (ending with the
-            # two-space break) count as user/tool lines.
-            strict = in_fence is not None
-            is_user = (line.startswith("#### ") or line == "####") and (not strict or line.endswith("  "))
-            is_tool = (line.startswith("> ") or line == ">") and (not strict or line.endswith("  "))
-            if is_user:
-                flush_assistant()
-                in_fence = None
-                user_lines.append(_strip_break(line[5:]) if line != "####" else "")
-                continue
-            if is_tool:
-                flush_assistant()
-                flush_user()
-                in_fence = None
-                out = _strip_break(line[2:]).strip()
-                if _KEEP_OUTPUT_RE.match(out):
-                    md.tool(f"- {one_line(out, 120)}")
-                continue
-            # assistant text
-            if user_lines:
-                if not line.strip():
-                    flush_user()
-                    continue
-                flush_user()
-            m = _FENCE_RE.match(line)
-            if m:
-                if in_fence is None:
-                    in_fence = m.group(1)
-                elif m.group(1)[0] == in_fence[0] and len(m.group(1)) >= len(in_fence):
-                    in_fence = None
-            asst_lines.append(line)
-        flush_user()
-        flush_assistant()
+            block.line(line)
+        block.flush_user()
+        block.flush_assistant()
 
-    cwd = str(path.parent)
     return Transcript(
-        markdown=md.build(),
+        markdown=block.md.build(),
         tool=TOOL,
         session_id=stamp,
-        cwd=cwd,
+        cwd=str(path.parent),
         git_branch=git_branch_of(path.parent),
         started_at=stamp,
         title=None,
         path=str(path),
-        turns=md.turns,
+        turns=block.md.turns,
     )

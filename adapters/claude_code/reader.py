@@ -67,7 +67,7 @@ _CMD_ARGS_RE = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
 _BASH_INPUT_RE = re.compile(r"<bash-input>(.*?)</bash-input>", re.DOTALL)
 
 
-def encode_cwd(cwd: str | os.PathLike) -> str:
+def encode_cwd(cwd: str | os.PathLike[str]) -> str:
     """Claude Code's project directory name: every non [A-Za-z0-9] character becomes '-'."""
     return re.sub(r"[^A-Za-z0-9]", "-", os.fspath(cwd))
 
@@ -216,7 +216,7 @@ def read_session(path: Path) -> Transcript:
     meta: dict[str, Any] = {"session_id": None, "cwd": None, "git_branch": None, "started_at": None}
     title: str | None = None
     summary_title: str | None = None
-    seen_blocks: set[tuple[str, int]] = set()
+    seen_blocks: set[tuple[Any, int]] = set()
     seen_uuids: set[str] = set()
     version: str | None = None
     compactions = 0
@@ -282,10 +282,10 @@ def read_session(path: Path) -> Transcript:
         for block in blocks:
             if not isinstance(block, dict):
                 continue
-            key = (msg_id, hash(repr(sorted(block.items(), key=lambda kv: kv[0]))))
-            if key in seen_blocks:  # the same block re-written (streaming/resume)
+            block_key = (msg_id, hash(repr(sorted(block.items(), key=lambda kv: kv[0]))))
+            if block_key in seen_blocks:  # the same block re-written (streaming/resume)
                 continue
-            seen_blocks.add(key)
+            seen_blocks.add(block_key)
             btype = block.get("type")
             if btype == "text" and isinstance(block.get("text"), str):
                 md.text(ASSISTANT, strip_injected(block["text"]))

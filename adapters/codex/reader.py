@@ -46,10 +46,15 @@ def codex_home(home: Path, env: Mapping[str, str] | None = None) -> Path:
     return Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else Path(home) / ".codex"
 
 
-def _session_meta(path: Path) -> dict:
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _session_meta(path: Path) -> dict[str, Any]:
     for n, (_, obj) in enumerate(iter_jsonl(path)):
-        if obj.get("type") == "session_meta" and isinstance(obj.get("payload"), dict):
-            return obj["payload"]
+        payload = obj.get("payload")
+        if obj.get("type") == "session_meta" and isinstance(payload, dict):
+            return payload
         if n >= 5:
             break
     return {}
@@ -177,18 +182,18 @@ def read_session(path: Path) -> Transcript:
             recent[USER].clear()
             recent[ASSISTANT].clear()
         elif ptype == "local_shell_call":
-            action = payload.get("action") if isinstance(payload.get("action"), dict) else {}
+            action = _object(payload.get("action"))
             md.tool(tool_line("shell", action.get("command")))
             recent[USER].clear()
             recent[ASSISTANT].clear()
         elif ptype == "web_search_call":
-            action = payload.get("action") if isinstance(payload.get("action"), dict) else {}
+            action = _object(payload.get("action"))
             md.tool(tool_line("web_search", action.get("query") or action))
             recent[USER].clear()
             recent[ASSISTANT].clear()
         # reasoning (encrypted), *_output and unknown payload types are not rendered
 
-    git = meta.get("git") if isinstance(meta.get("git"), dict) else {}
+    git = _object(meta.get("git"))
     session_id = meta.get("id") if isinstance(meta.get("id"), str) else None
     if not session_id:
         stem = path.stem  # rollout-YYYY-MM-DDThh-mm-ss-<uuid>

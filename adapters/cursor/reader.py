@@ -94,14 +94,14 @@ def _workspace_db(udir: Path, cwd: Path) -> Path | None:
     return None
 
 
-def _composers(conn: sqlite3.Connection) -> list[dict]:
+def _composers(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     data = _get(conn, "ItemTable", "composer.composerData")
     items = data.get("allComposers") if isinstance(data, dict) else None
     return [c for c in items or [] if isinstance(c, dict) and c.get("composerId")]
 
 
-def _newest(composers: list[dict]) -> dict | None:
-    def stamp(c: dict) -> float:
+def _newest(composers: list[dict[str, Any]]) -> dict[str, Any] | None:
+    def stamp(c: dict[str, Any]) -> float:
         v = c.get("lastUpdatedAt") or c.get("createdAt") or 0
         return float(v) if isinstance(v, (int, float)) else 0.0
 
@@ -135,7 +135,7 @@ def find_session(
     return global_db / str(newest["composerId"]) if newest else None
 
 
-def _bubble_parts(bubble: dict) -> tuple[str | None, list[str], list[str]]:
+def _bubble_parts(bubble: dict[str, Any]) -> tuple[str | None, list[str], list[str]]:
     """(role, texts, tool lines) of one bubble."""
     btype = bubble.get("type")
     role = USER if btype in (1, "user") else ASSISTANT if btype in (2, "ai", "assistant") else None
@@ -158,7 +158,7 @@ def read_session(path: Path) -> Transcript:
     else:
         db, composer_id = path.parent, path.name
     md = MarkdownBuilder()
-    meta: dict = {}
+    meta: dict[str, Any] = {}
     conn = _connect(db) if db.is_file() else None
     if conn is not None:
         try:
@@ -185,7 +185,7 @@ def read_session(path: Path) -> Transcript:
                         if isinstance(h, dict) and h.get("bubbleId")
                     )
                 else:  # older layout: the conversation is inline
-                    bubbles = iter(data.get("conversation") or [])
+                    bubbles = (bubble for bubble in data.get("conversation") or [])
                 for bubble in bubbles:
                     if not isinstance(bubble, dict):
                         continue

@@ -21,7 +21,7 @@ from .manifest import Action, InstallError, Manifest
 _OUR_COMMENT = "# added by memorywiki install (read-only conventions for /memory.wiki)"
 
 
-def _yaml_load(text: str) -> dict:
+def _yaml_load(text: str) -> dict[str, Any]:
     data = yaml.safe_load(text) if text.strip() else {}
     if data is None:
         return {}
@@ -30,7 +30,7 @@ def _yaml_load(text: str) -> dict:
     return data
 
 
-def _as_list(value: Any) -> list:
+def _as_list(value: Any) -> list[Any]:
     if value is None:
         return []
     return list(value) if isinstance(value, list) else [value]
@@ -61,11 +61,11 @@ def _read_block_span(text: str) -> tuple[int, int] | None:
     return offsets[start_idx], offsets[last + 1]
 
 
-def _render_read(items: list) -> str:
+def _render_read(items: list[Any]) -> str:
     return "read:\n" + "".join(f"  - {_yaml_item(str(i))}\n" for i in items)
 
 
-def _set_read(text: str, items: list) -> str:
+def _set_read(text: str, items: list[Any]) -> str:
     """`text` with the top-level read: key set to `items` (removed when empty)."""
     span = _read_block_span(text)
     if span is None:
@@ -100,7 +100,8 @@ def _minimal_read_edit(text: str, entry: str, add: bool) -> str | None:
     if not item_idx:
         return None
     if add:
-        indent = re.match(r"(\s*)-", rest[item_idx[0]]).group(1)
+        first = rest[item_idx[0]]
+        indent = first[: len(first) - len(first.lstrip())]  # what stands before its "-"
         last = rest[item_idx[-1]]
         if not last.endswith("\n"):
             rest[item_idx[-1]] = last + "\n"
@@ -120,7 +121,7 @@ def _edit_read(text: str, entry: str, add: bool) -> str:
     if add:
         if entry in items:
             return text
-        new_items = items + [entry]
+        new_items = [*items, entry]
     else:
         if entry not in items:
             return text
@@ -141,12 +142,12 @@ def _edit_read(text: str, entry: str, add: bool) -> str:
     raise InstallError("could not edit read: in place without changing other settings")
 
 
-def _yaml_dump(data: dict) -> str:
+def _yaml_dump(data: dict[str, Any]) -> str:
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True) if data else ""
 
 
 def install_aider_conf(
-    conf: Path, entry: str, rec_base: dict, manifest: Manifest, dry_run: bool, force: bool
+    conf: Path, entry: str, rec_base: dict[str, Any], manifest: Manifest, dry_run: bool, force: bool
 ) -> Action:
     current = read(conf)
     created = current is None
@@ -157,7 +158,7 @@ def install_aider_conf(
         if not force:
             return Action("conflict", conf, f"{exc}; add `read: {entry}` by hand or use --force", applied=False)
         data = _yaml_load(text) if _safe_parses(text) else {}
-        data["read"] = _as_list(data.get("read")) + [entry]
+        data["read"] = [*_as_list(data.get("read")), entry]
         new_text = _yaml_dump(data)
     except Exception as exc:
         return Action("conflict", conf, f"cannot parse ({exc.__class__.__name__}); left alone", applied=False)
@@ -192,7 +193,7 @@ def _safe_parses(text: str) -> bool:
         return False
 
 
-def remove_aider_conf(conf: Path, rec: dict, manifest: Manifest, dry_run: bool, force: bool) -> Action:
+def remove_aider_conf(conf: Path, rec: dict[str, Any], manifest: Manifest, dry_run: bool, force: bool) -> Action:
     current = read(conf)
     if current is None:
         if not dry_run:

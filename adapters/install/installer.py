@@ -16,6 +16,7 @@ import shutil
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from memorywiki.adapters.tools import normalize_tool
 from memorywiki.skill.render import AIDER_CONVENTIONS, render
@@ -120,7 +121,7 @@ def uninstall(
     return actions
 
 
-def list_installed(project_dir: Path | str | None = None, home: Path | str | None = None) -> list[dict]:
+def list_installed(project_dir: Path | str | None = None, home: Path | str | None = None) -> list[dict[str, Any]]:
     """What the manifest says is installed at user scope or in `project_dir`, each with a
     status: "installed" (as written), "modified" (edited since) or "missing"."""
     project, home_p = resolve(project_dir, home)

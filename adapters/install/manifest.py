@@ -44,16 +44,16 @@ def manifest_path(home: Path | str | None = None) -> Path:
 class Manifest:
     def __init__(self, home: Path) -> None:
         self.path = manifest_path(home)
-        data: dict = {}
+        data: Any = {}
         text = read(self.path)
         if text:
             try:
                 data = json.loads(text)
             except ValueError:
                 data = {}
-        self.entries: dict[str, dict] = data.get("entries", {}) if isinstance(data, dict) else {}
+        self.entries: dict[str, dict[str, Any]] = data.get("entries", {}) if isinstance(data, dict) else {}
 
-    def get(self, path: Path) -> dict | None:
+    def get(self, path: Path) -> dict[str, Any] | None:
         return self.entries.get(str(path))
 
     def put(self, path: Path, **record: Any) -> None:
@@ -68,12 +68,12 @@ class Manifest:
         write(self.path, json.dumps({"version": 1, "entries": self.entries}, indent=2, sort_keys=True) + "\n")
 
 
-def record_base(tool: str, scope: str, project: Path) -> dict:
+def record_base(tool: str, scope: str, project: Path) -> dict[str, Any]:
     """The fields that say whose entry this is (a project entry belongs to that project only)."""
     return {"tool": tool, "scope": scope, "project": str(project) if scope == "project" else None}
 
 
-def matches(rec: dict, tool: str, scope: str, project: Path) -> bool:
+def matches(rec: dict[str, Any], tool: str, scope: str, project: Path) -> bool:
     if rec.get("tool") != tool or rec.get("scope") != scope:
         return False
     return scope == "user" or rec.get("project") == str(project)

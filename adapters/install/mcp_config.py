@@ -26,7 +26,7 @@ from .manifest import Action, Manifest, record_base
 SERVER_NAME = "memorywiki"
 
 
-def _mcp_entry(tool: str, command: list[str] | None = None) -> dict:
+def _mcp_entry(tool: str, command: list[str] | None = None) -> dict[str, Any]:
     """The server entry: an absolute command, since an MCP client does not run in the user's shell."""
     exe, *args = command or mcp_server_command()
     entry: dict[str, Any] = {"command": exe, "args": args}
@@ -84,7 +84,7 @@ def mcp_config_path(
     raise ValueError(f"no MCP config location known for {tool}")
 
 
-def _toml_block(entry: dict) -> str:
+def _toml_block(entry: dict[str, Any]) -> str:
     args = ", ".join(json.dumps(a) for a in entry["args"])
     return f"[mcp_servers.{SERVER_NAME}]\ncommand = {json.dumps(entry['command'])}\nargs = [{args}]\n"
 
@@ -111,7 +111,7 @@ def _toml_span(text: str) -> tuple[int, int] | None:
     return start, end if end is not None else len(text)
 
 
-def registered_entry(path: Path, rec: dict) -> Any:
+def registered_entry(path: Path, rec: dict[str, Any]) -> Any:
     text = read(path)
     if text is None:
         return None
@@ -214,7 +214,7 @@ def write_mcp_registration(
     return [Action(op, path, f"mcp server {SERVER_NAME}")]
 
 
-def remove_mcp(path: Path, rec: dict, manifest: Manifest, dry_run: bool, force: bool) -> Action:
+def remove_mcp(path: Path, rec: dict[str, Any], manifest: Manifest, dry_run: bool, force: bool) -> Action:
     text = read(path)
     if text is None:
         if not dry_run:

@@ -5,12 +5,15 @@ anything else is a conflict (install) or kept (uninstall) unless forced."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from .files import prune_dirs, read, sha, write
 from .manifest import Action, Manifest
 
 
-def install_file(path: Path, content: str, rec_base: dict, manifest: Manifest, dry_run: bool, force: bool) -> Action:
+def install_file(
+    path: Path, content: str, rec_base: dict[str, Any], manifest: Manifest, dry_run: bool, force: bool
+) -> Action:
     current = read(path)
     rec = manifest.get(path)
     if current is None:
@@ -34,7 +37,7 @@ def install_file(path: Path, content: str, rec_base: dict, manifest: Manifest, d
     return Action("update", path, "forced: overwrote local edits" if not ours else "")
 
 
-def remove_file(path: Path, rec: dict, manifest: Manifest, dry_run: bool, force: bool) -> Action:
+def remove_file(path: Path, rec: dict[str, Any], manifest: Manifest, dry_run: bool, force: bool) -> Action:
     current = read(path)
     if current is None:
         if not dry_run:

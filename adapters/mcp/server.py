@@ -27,6 +27,7 @@ import secrets
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
+from memorywiki.client.version import package_version
 
 from .context import MemoryWiki
 from .resources import register_resources
@@ -57,15 +58,6 @@ Errors come back as tool errors with the server's message; report them to the us
 """
 
 
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("memorywiki")
-    except Exception:
-        return "0.3.0"
-
-
 def build_server(
     server_url: str | None = None,
     hub: str | None = None,
@@ -83,7 +75,7 @@ def build_server(
         SERVER_NAME,
         title="Memory.Wiki",
         instructions=INSTRUCTIONS,
-        version=_version(),
+        version=package_version(),
         log_level=log_level.upper(),  # type: ignore[arg-type]
     )
     for module in TOOLS:

@@ -281,7 +281,7 @@ def fuse_scores(lists: list[Ranked], norm: str) -> dict[int, float]:
         else:
             sd = s.std()
             z = (s - s.min()) / sd if sd > 0 else np.ones_like(s)
-        for (i, _), v in zip(lst, z):
+        for (i, _), v in zip(lst, z, strict=False):
             out[i] += float(v)
     return out
 
@@ -466,7 +466,7 @@ def score(prep: Prepared, lists: list[list[int]], level: str = "chunk") -> dict[
     turn recall@5/@10 and mean tokens of the top 10; doc level: session recall@5/@10."""
     c = prep.coll
     out: dict[str, list[float]] = defaultdict(list)
-    for q, lst in zip(c.queries, lists):
+    for q, lst in zip(c.queries, lists, strict=False):
         if level == "doc":
             docs = lst
         else:
@@ -524,12 +524,11 @@ FTS_VARIANTS = [
 
 
 def study_fulltext(preps: dict[str, Prepared]) -> str:
-    cols = list(preps)
     subsets = {name: repeated_term_queries(p) for name, p in preps.items()}
     rows = []
     for label, fts in FTS_VARIANTS:
         row = [label]
-        for name, prep in preps.items():
+        for prep in preps.values():
             row.append(headline(score(prep, fts_lists(prep, fts))))
         for name, prep in preps.items():
             sub = subsets[name]
@@ -701,12 +700,12 @@ def study_docs(preps: dict[str, Prepared]) -> str:
     rows = []
     for method in DOC_METHODS:
         row = [method]
-        for name, prep in preps.items():
+        for prep in preps.values():
             m = score(prep, doc_lists(prep, method), level="doc")
             row += [m["ndcg@10"]] if "ndcg@10" in m else [m["r@5"], m["r@10"]]
         rows.append(row)
     row = ["reference: full text over each doc as one text"]
-    for name, prep in preps.items():
+    for prep in preps.values():
         m = score(prep, whole_doc_bm25(prep, AFTER_FTS), level="doc")
         row += [m["ndcg@10"]] if "ndcg@10" in m else [m["r@5"], m["r@10"]]
     rows.append(row)

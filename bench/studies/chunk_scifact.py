@@ -99,7 +99,7 @@ async def run_config(
             for i in range(0, len(ids), 16):
                 await index_docs(db, embedder, ids[i : i + 16])
             await build_indexes(url)
-            qvecs = dict(zip(qids, await embedder.embed_questions([queries[q] for q in qids])))
+            qvecs = dict(zip(qids, await embedder.embed_questions([queries[q] for q in qids]), strict=False))
         async with db.public.connection() as conn:
             for mode in modes:
                 run = {}

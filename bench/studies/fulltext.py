@@ -34,10 +34,10 @@ from pathlib import Path
 
 import psycopg
 
-warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
-
 from ..common import CACHE, SENTENCE_END, SHARED_DATA, MissingData, require_beir, run_bm25s, synthetic_chunks
 from ..common import RESULTS as RESULTS_DIR
+
+warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
 
 DATA = Path(os.environ.get("SCIFACT_DIR", SHARED_DATA / "scifact"))
 RESULTS = RESULTS_DIR / "fulltext.md"
@@ -171,13 +171,13 @@ def pg_run(conn, hub, queries, *, k=10, k1=1.2, b=0.75, level="chunk", chunk_doc
         if level == "chunk":
             run[qid] = {chunk_doc[c]: s for c, s in rows}
         else:
-            run[qid] = {d: s for d, s in rows}
+            run[qid] = dict(rows)
     return run, lat
 
 
 def pct(values, p):
     values = sorted(values)
-    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+    return values[min(len(values) - 1, round(p / 100 * (len(values) - 1)))]
 
 
 def overlap(a: dict, b: dict, k: int = 10) -> float:
@@ -219,8 +219,8 @@ def insert_rowwise(conn, hub: int, docs) -> float:
 # main
 # ---------------------------------------------------------------------------
 
-DEFAULT_KNOBS = dict(exact="off")
-EXACT = dict(exact="on")
+DEFAULT_KNOBS = {"exact": "off"}
+EXACT = {"exact": "on"}
 
 
 def log(msg: str) -> None:
@@ -247,7 +247,7 @@ def quality_section(srv: Server, corpus, queries, qrels, out: list[str]) -> dict
         t_row = insert_rowwise(conn, hub_row, [("row" + a, t, c) for a, t, c in docs])
         hub = make_hub(conn, "scifact")
         t_bulk = insert_docs(conn, hub, docs, batch=len(docs))
-        res["write"] = dict(n=len(docs), bulk=t_bulk, row_on=t_row, row_off=t_off)
+        res["write"] = {"n": len(docs), "bulk": t_bulk, "row_on": t_row, "row_off": t_off}
         log(f"writes: {res['write']}")
         conn.execute("VACUUM ANALYZE")
         cd = chunk_docs(conn, hub)
@@ -277,7 +277,7 @@ def quality_section(srv: Server, corpus, queries, qrels, out: list[str]) -> dict
         r_max, lat_docs = pg_run(conn, hub_split, queries, k=10, level="doc")
         r_max = {q: {d[1:]: s for d, s in r.items()} for q, r in r_max.items()}
         cd_split = {c: d[1:] for c, d in chunk_docs(conn, hub_split).items()}
-        r_chunks, _ = pg_run(conn, hub_split, queries, k=100, chunk_doc=cd_split)
+        _r_chunks, _ = pg_run(conn, hub_split, queries, k=100, chunk_doc=cd_split)
         r_sum = {}
         for qid, text in queries.items():
             rows = conn.execute("SELECT chunk_id, score FROM bm25_search(%s, %s, 200)", (hub_split, text)).fetchall()
@@ -285,13 +285,13 @@ def quality_section(srv: Server, corpus, queries, qrels, out: list[str]) -> dict
             for c, s in rows:
                 agg[cd_split[c]] = agg.get(cd_split[c], 0.0) + s
             r_sum[qid] = agg
-        res["doclevel"] = dict(
-            n_chunks=n_split,
-            max=ndcg10(qrels, r_max),
-            sum=ndcg10(qrels, r_sum),
-            p50=pct(lat_docs, 50),
-            p95=pct(lat_docs, 95),
-        )
+        res["doclevel"] = {
+            "n_chunks": n_split,
+            "max": ndcg10(qrels, r_max),
+            "sum": ndcg10(qrels, r_sum),
+            "p50": pct(lat_docs, 50),
+            "p95": pct(lat_docs, 95),
+        }
         log(f"doc level: {res['doclevel']}")
     srv.drop("mw_bench_ft_quality")
     return res
@@ -319,15 +319,15 @@ def scale_section(srv: Server, corpus, queries, qrels, sizes: list[int]) -> dict
                 passes = [pg_run(conn, hub, queries, k=10, chunk_doc=cd) for _ in range(n_pass)]
                 run = passes[0][0]
                 # per-query median of 3 passes: robust to other processes on a shared machine
-                lat = [statistics.median(x) for x in zip(*(p[1] for p in passes))]
-                row[name] = dict(
-                    ndcg=ndcg10(qrels, run),
-                    p50=pct(lat, 50),
-                    p95=pct(lat, 95),
-                    p99=pct(lat, 99),
-                    p95_single=pct(passes[0][1], 95),
-                    run=run,
-                )
+                lat = [statistics.median(x) for x in zip(*(p[1] for p in passes), strict=False)]
+                row[name] = {
+                    "ndcg": ndcg10(qrels, run),
+                    "p50": pct(lat, 50),
+                    "p95": pct(lat, 95),
+                    "p99": pct(lat, 99),
+                    "p95_single": pct(passes[0][1], 95),
+                    "run": run,
+                }
             row["overlap"] = overlap(row["pruned"]["run"], row["exact"]["run"])
             sizes_mb = conn.execute(
                 "SELECT pg_total_relation_size('bm25_postings') / 1048576.0, (SELECT count(*) FROM bm25_postings)"

@@ -149,7 +149,7 @@ def forward_index_rows(pg: Postgres, questions: list[str], rounds: int) -> tuple
                         if round_:
                             times[label].append(1000 * (time.perf_counter() - t0))
         finally:
-            for label, table, target, _ in STORAGES:
+            for _label, table, target, _ in STORAGES:
                 if target is not None:
                     conn.execute(f"DROP FUNCTION IF EXISTS bm25_search_{table}(bigint, text, integer, float8, float8)")
                     conn.execute(f"DROP TABLE IF EXISTS {table}")

@@ -50,7 +50,7 @@ class WindowVectors:
 
     def of(self, texts: list[str]) -> np.ndarray:
         unique = sorted(set(texts), key=len)
-        missing = [t for t, v in zip(unique, self.cache.get_many(self.name, unique)) if v is None]
+        missing = [t for t, v in zip(unique, self.cache.get_many(self.name, unique), strict=False) if v is None]
         for start in range(0, len(missing), 32):
             part = missing[start : start + 32]
             self.cache.put_many(self.name, part, self.embedder._run(part))

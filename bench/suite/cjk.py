@@ -342,7 +342,7 @@ def measure(collections: list[Collection], urls: dict[str, str], rounds: int, *,
                         f"[cjk] {col.key} {name} round {r + 1}: {len(col.docs) / wall:.0f} chunks/s,"
                         f" search p50 {pct(times, 50):.2f} ms"
                     )
-            for name, f in col.results.items():
+            for f in col.results.values():
                 f.update(quality.evaluate(col.qrels, f["run"], ["ndcg@10", "recall@10"]))
                 f["first"] = sum(1 for q, rels in col.qrels.items() if next(iter(f["run"][q]), None) in rels)
     finally:

@@ -160,7 +160,7 @@ async def _main(opts: Options, pg: Postgres) -> dict:
                 r.raise_for_status()
 
             t1 = time.perf_counter()
-            await run_concurrent(list(zip(docs, created)), resave, 8)
+            await run_concurrent(list(zip(docs, created, strict=False)), resave, 8)
             resave_s = time.perf_counter() - t1
             await wait_indexed(client)
             await asyncio.sleep(settle)

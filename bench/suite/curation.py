@@ -172,10 +172,15 @@ async def _pass(opts: Options, pg: Postgres, name: str, docs: list[dict], env: d
             result["compact_text"] = compact
             result["suggestions"] = (await client.get(f"/api/hub/{slug}/suggestions")).json()["suggestions"]
             sample = next(
-                (d for d, src in zip(saved, docs) if src["external_id"].startswith("fixture:claude-share")), saved[0]
+                (
+                    d
+                    for d, src in zip(saved, docs, strict=False)
+                    if src["external_id"].startswith("fixture:claude-share")
+                ),
+                saved[0],
             )
             result["sample"] = (await client.get(f"/raw/{sample['id']}")).text
-            locomo = next((d for d, src in zip(saved, docs) if src["source"] == "locomo"), None)
+            locomo = next((d for d, src in zip(saved, docs, strict=False) if src["source"] == "locomo"), None)
             result["sample_locomo"] = (await client.get(f"/raw/{locomo['id']}")).text if locomo else ""
     pg.drop(f"bench_curation_{name}")
     return result

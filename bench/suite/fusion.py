@@ -363,7 +363,7 @@ async def capture(client: httpx.AsyncClient, cols: list[Collection]) -> dict[str
                 ],
                 concurrency=4,
             )
-            for d, c in zip(docs, created):
+            for d, c in zip(docs, created, strict=False):
                 d.doc_id = c["id"]
                 by_id[c["id"]] = d
         log(
@@ -397,8 +397,8 @@ async def pools(url: str, cols: list[Collection], asked: dict[str, list[Query]])
             for col in cols:
                 qs = asked[col.name]
                 vectors = await embedder.embed_questions([q.text for q in qs])
-                for i, (q, qvec) in enumerate(zip(qs, vectors)):
-                    common = dict(hub_id=hub_ids[q.hub], question=q.text, k1=1.2, b=0.75)
+                for i, (q, qvec) in enumerate(zip(qs, vectors, strict=False)):
+                    common = {"hub_id": hub_ids[q.hub], "question": q.text, "k1": 1.2, "b": 0.75}
                     vec = await recall.recall_chunks(conn, **common, k=POOL, qvec=qvec, dim=dim, hybrid=False)
                     fts = await recall.recall_chunks(conn, **common, k=POOL, qvec=None, dim=None, hybrid=False)
                     out[(col.name, i)] = {
@@ -426,8 +426,8 @@ async def _main(args: argparse.Namespace, pg: Postgres) -> None:
         log(f"[fusion] skipped {why}")
     if not cols:
         raise SystemExit(2)
-    cols, samples = zip(*(cut(c, args.questions, args.docs) for c in cols))
-    asked = {c.name: qs for c, qs in zip(cols, samples)}
+    cols, samples = zip(*(cut(c, args.questions, args.docs) for c in cols), strict=False)
+    asked = {c.name: qs for c, qs in zip(cols, samples, strict=False)}
     url = pg.fresh("bench_fusion")
     logs = args.out / ".logs"
     results: dict[tuple[str, str], list[float]] = {}
@@ -478,10 +478,13 @@ async def _main(args: argparse.Namespace, pg: Postgres) -> None:
                 ]
                 for column in COLUMNS:
                     results[(col.name, column)] = [
-                        ndcg(q.relevant, [key for key, _ in ranked]) for q, ranked in zip(qs, lists[column])
+                        ndcg(q.relevant, [key for key, _ in ranked])
+                        for q, ranked in zip(qs, lists[column], strict=False)
                     ]
                     if col.name == "LoCoMo":
-                        evidence[column] = [evidence_recall(q, col, ranked) for q, ranked in zip(qs, lists[column])]
+                        evidence[column] = [
+                            evidence_recall(q, col, ranked) for q, ranked in zip(qs, lists[column], strict=False)
+                        ]
     report(args, cols, asked, results, evidence, fusion_seen, embedder, index_s, skipped)
 
 

@@ -238,7 +238,7 @@ async def _run(args) -> str:
                                 [{k: v for k, v in d.items() if k in ("title", "markdown", "source")} for d in docs],
                                 concurrency=4,
                             )
-                            posted[name] = [{**d, "id": m["id"]} for d, m in zip(docs, made)]
+                            posted[name] = [{**d, "id": m["id"]} for d, m in zip(docs, made, strict=False)]
                         log(f"[graph] captured {sum(map(len, posted.values()))} docs; indexing ...")
                         await wait_indexed(client, progress=True)
                         with psycopg.connect(url) as conn:

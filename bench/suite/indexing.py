@@ -154,7 +154,7 @@ def _postmaster(pg: Postgres) -> int | None:
 def cpu_now(server: Proc, postmaster: int | None) -> dict[str, float]:
     """CPU seconds so far: the indexing child, the server with its question child, PostgreSQL."""
     children = child_pids(server.pid)
-    worker = [p for p in children if "indexing.worker" in _cmdline(p)]
+    worker = [p for p in children if "memorywiki.server.worker" in _cmdline(p)]
     out = {
         "worker": sum(process_cpu_s(p) for p in worker),
         "server": process_cpu_s(server.pid) + sum(process_cpu_s(p) for p in children if p not in worker),

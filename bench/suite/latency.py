@@ -212,7 +212,7 @@ def build_hub(
         for start in range(0, n, BATCH):
             stop = min(n, start + BATCH)
             doc_ids = [f"lat{i // CHUNKS_PER_DOC:07d}" for i in range(start, stop)]
-            new_docs = sorted({d for d in doc_ids})
+            new_docs = sorted(set(doc_ids))
             titles = {
                 f"lat{j // CHUNKS_PER_DOC:07d}": texts[j][0] for j in range(start, stop) if j % CHUNKS_PER_DOC == 0
             }
@@ -296,7 +296,7 @@ class _Connection:
 
 
 def server_timing(head: bytes) -> dict[str, float]:
-    """An answer's Server-Timing header as {phase: ms} (server/web/timing.py)."""
+    """An answer's Server-Timing header as {phase: ms} (server/timing.py)."""
     found = re.search(rb"\r\nserver-timing: *([^\r]*)", head, re.IGNORECASE)
     phases = {}
     for entry in found.group(1).decode().split(",") if found else []:

@@ -112,7 +112,7 @@ def _turn_texts(turns: list[dict]) -> list[str]:
 def _locate(markdown: str, turns: list[dict], texts: list[str]) -> list[tuple[str, int, int]]:
     """Each turn's span in the rendered markdown, found in order."""
     spans, pos = [], 0
-    for t, text in zip(turns, texts):
+    for t, text in zip(turns, texts, strict=False):
         start = markdown.find(text, pos)
         if start < 0:
             raise RuntimeError(f"turn {t['dia_id']} not found verbatim in the rendered session")
@@ -164,7 +164,7 @@ def chat_sessions(sample: dict) -> list[Session]:
             continue
         when = session_time(conv.get(f"session_{n}_date_time", ""))
         texts = _turn_texts(turns)
-        markdown = render_turns([(t["speaker"], text, when) for t, text in zip(turns, texts)])
+        markdown = render_turns([(t["speaker"], text, when) for t, text in zip(turns, texts, strict=False)])
         docs.append(
             Session(
                 sample["sample_id"], n, f"{a} and {b}, session {n}", markdown, "chat", _locate(markdown, turns, texts)
@@ -190,13 +190,16 @@ def session_docs(sample: dict, window: int = 1) -> list[Session]:
         date = conv.get(f"session_{n}_date_time", "")
         texts = _turn_texts(turns)
         if window <= 1:
-            markdown = render_turns([(f"{t['speaker']} ({t['dia_id']})", text) for t, text in zip(turns, texts)])
+            markdown = render_turns(
+                [(f"{t['speaker']} ({t['dia_id']})", text) for t, text in zip(turns, texts, strict=False)]
+            )
         else:
             parts = []
             for i in range(0, len(turns), window):
                 group = turns[i : i + window]
                 body = "\n\n".join(
-                    f"**{t['speaker']} ({t['dia_id']}):** {text}" for t, text in zip(group, texts[i : i + window])
+                    f"**{t['speaker']} ({t['dia_id']}):** {text}"
+                    for t, text in zip(group, texts[i : i + window], strict=False)
                 )
                 parts.append(f"## Turns {group[0]['dia_id']}-{group[-1]['dia_id']}\n\n{body}")
             markdown = "\n\n".join(parts) + "\n"
@@ -334,14 +337,14 @@ def bm25s_reference(
         ids, scores = chunk_models[hub].retrieve(qt, k=min(max(KS), len(chunks)), show_progress=False, n_threads=1)
         results = [
             {"doc_id": chunks[int(i)][0], "heading_path": chunks[int(i)][1], "markdown": chunks[int(i)][2]}
-            for i, s in zip(ids[0], scores[0])
+            for i, s in zip(ids[0], scores[0], strict=False)
             if s > 0
         ]
         for p in KS:
             out[f"k{p}"].append(score_chunks(q, results, by_doc, count_tokens, p))
         ss = sess_hub[hub]
         ids, scores = sess_models[hub].retrieve(qt, k=min(max(DOC_KS), len(ss)), show_progress=False, n_threads=1)
-        keys = [ss[int(i)].key for i, s in zip(ids[0], scores[0]) if s > 0]
+        keys = [ss[int(i)].key for i, s in zip(ids[0], scores[0], strict=False) if s > 0]
         wanted = evidence_sessions(q)
         out["sessions"].append(
             {"category": q["category"], **{f"session@{d}": len(wanted & set(keys[:d])) / len(wanted) for d in DOC_KS}}
@@ -383,7 +386,7 @@ async def _main(opts: Options, pg: Postgres) -> dict:
                     [{"title": d.title, "markdown": d.markdown, "source": d.source} for d in docs],
                     concurrency=4,
                 )
-                for d, c in zip(docs, created):
+                for d, c in zip(docs, created, strict=False):
                     d.doc_id = c["id"]
                 sessions += docs
             by_doc = {s.doc_id: s for s in sessions}

@@ -299,7 +299,7 @@ async def run_config(pg: Postgres, config: Config, corpus: Corpus, embedder, tok
         out.over_window = sum(c > window for c in cost.values()) / max(1, len(cost))
 
         qids = list(corpus.queries)
-        qvecs = dict(zip(qids, await embedder.embed_questions([corpus.queries[q][0] for q in qids])))
+        qvecs = dict(zip(qids, await embedder.embed_questions([corpus.queries[q][0] for q in qids]), strict=False))
         doc_tokens = [_token_starts(tokenizer, text) for _, text in corpus.docs]
         async with db.public.connection() as conn:
             for mode in ("vector", "hybrid"):

@@ -94,7 +94,7 @@ def seed(base: str) -> dict:
             for t, m in demo.DOCS
         ]
         ids = [d["id"] for d in made]
-        for (title, markdown), doc in zip(demo.DOCS, made):
+        for (_title, markdown), doc in zip(demo.DOCS, made, strict=False):
             if "/DOC" in markdown:
                 linked = re.sub(r"/DOC(\d+)", lambda m: "/" + ids[int(m.group(1))], markdown)
                 http.patch(f"/api/docs/{doc['id']}", json={"markdown": linked}, headers=owner)

@@ -206,10 +206,10 @@ def _plot(rows: dict, anchors: dict, path: Path) -> None:
     for i, level in enumerate(LEVELS):
         vals = [rows[(level, m)]["ndcg@10"] for m in METHODS]
         bars = ax.bar([x + (i - 0.5) * width for x in xs], vals, width, label=f"{level} level")
-        for b, v in zip(bars, vals):
+        for b, v in zip(bars, vals, strict=False):
             ax.text(b.get_x() + b.get_width() / 2, v + 0.005, f"{v:.3f}", ha="center", fontsize=8)
     styles = ["--", ":", "-.", (0, (1, 3))]
-    for (name, value), style in zip(anchors.items(), styles):
+    for (name, value), style in zip(anchors.items(), styles, strict=False):
         ax.axhline(value, linestyle=style, color="gray", linewidth=1, label=f"{name}: {value:.3f}")
     ax.set_xticks(list(xs), ["full text (BM25)", "vector", "hybrid"])
     ax.set_ylabel("nDCG@10")
@@ -250,7 +250,7 @@ async def _main(opts: Options, pg: Postgres) -> dict:
             log(f"[quality] captured {len(docs)} docs in {capture_s:.1f}s; indexing ...")
             await wait_indexed(client, progress=True)
             total_s = time.perf_counter() - t0
-            doc_map = {c["id"]: d["_id"] for c, d in zip(created, data.corpus)}
+            doc_map = {c["id"]: d["_id"] for c, d in zip(created, data.corpus, strict=False)}
             emb = count_summary(counts)
             result.update(capture_s=capture_s, total_s=total_s, embed_calls=emb["calls"], embed_inputs=emb["inputs"])
             log(f"[quality] indexed in {total_s:.1f}s total; evaluating through HTTP ...")
@@ -271,7 +271,7 @@ async def _main(opts: Options, pg: Postgres) -> dict:
     embedder = make_bench_embedder(cached=True)
     qids = list(data.queries)
     vecs = await embedder.embed([data.queries[q] for q in qids])
-    qvecs = dict(zip(qids, vecs))
+    qvecs = dict(zip(qids, vecs, strict=False))
     dim = len(vecs[0])
     log("[quality] Recall@100 through the recall SQL (k=100) ...")
     sql = await _sql_runs(url, "bench", data.queries, qvecs, doc_map, dim)

@@ -15,6 +15,7 @@ its own random stream (seeded), so runs are comparable.
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 import shutil
 import tempfile
@@ -82,7 +83,7 @@ async def _client(
     rng = random.Random(1000 + n)
     mine: list[str] = []
     counter = 0
-    actions, weights = zip(*MIX)
+    actions, weights = zip(*MIX, strict=False)
     while time.monotonic() < deadline:
         action = rng.choices(actions, weights)[0]
         if action == "edit" and not mine:
@@ -97,8 +98,8 @@ async def _client(
                 stats,
                 "POST /api/docs",
                 201,
-                lambda: http.post(
-                    "/api/docs", json={"hub": "soak", "title": title, "markdown": markdown}, headers=auth
+                functools.partial(
+                    http.post, "/api/docs", json={"hub": "soak", "title": title, "markdown": markdown}, headers=auth
                 ),
             )
             if r is not None:
@@ -117,7 +118,8 @@ async def _client(
                 stats,
                 "PATCH /api/docs/{id} (a section)",
                 200,
-                lambda: http.patch(
+                functools.partial(
+                    http.patch,
                     f"/api/docs/{doc_id}",
                     json={"markdown": "".join(sections)},
                     headers={"Authorization": f"Bearer {entry['token']}"},
@@ -132,14 +134,16 @@ async def _client(
                 stats,
                 f"POST /api/hub/{{slug}}/recall ({level})",
                 200,
-                lambda: http.post("/api/hub/soak/recall", json={"question": question, "level": level, "k": 5}),
+                functools.partial(
+                    http.post, "/api/hub/soak/recall", json={"question": question, "level": level, "k": 5}
+                ),
             )
         else:
             doc_id = rng.choice(shared)
             kind = rng.choice(("page", "raw", "api"))
             path = {"page": f"/{doc_id}", "raw": f"/raw/{doc_id}", "api": f"/api/docs/{doc_id}"}[kind]
             route = {"page": "GET /{id} (HTML)", "raw": "GET /raw/{id}", "api": "GET /api/docs/{id}"}[kind]
-            await _call(stats, route, 200, lambda: http.get(path, headers={"Accept": "text/html"}))
+            await _call(stats, route, 200, functools.partial(http.get, path, headers={"Accept": "text/html"}))
 
 
 def _rss_mb(pid: int) -> float:

@@ -185,12 +185,12 @@ async def one_server(
             elapsed = time.perf_counter() - t0
             embedded, total = await asyncio.to_thread(_chunks, url, "load")
             # the slowest loaded recalls, and when in the window they were sent: what they waited for
-            slowest = sorted(zip(loaded, starts), reverse=True)[:5]
+            slowest = sorted(zip(loaded, starts, strict=False), reverse=True)[:5]
             out["slowest"] = [(ms, start - t0) for ms, start in slowest]
             out["saved_at"] = saved_at
             # p95 of the loaded recalls by 30 s of the window: which part of the load costs what
             slices: dict[int, list[float]] = {}
-            for ms, start in zip(loaded, starts):
+            for ms, start in zip(loaded, starts, strict=False):
                 slices.setdefault(int((start - t0) // 30), []).append(ms)
             out["p95_by_slice"] = [(i * 30, pct(v, 95), len(v)) for i, v in sorted(slices.items())]
             out.update(

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from memorywiki.client import MemoryWikiError
 from memorywiki.client import operations as ops
+from memorywiki.client.operations.types import Suggestions, TopicPages
 
 from .. import output
 from ..context import CONTEXT, HubOpt, JsonOpt, ServerOpt, state
@@ -87,35 +88,38 @@ def bundle_suggest(
         raise MemoryWikiError("use one of --intent, --accept and --dismiss")
     with state(ctx).wiki(url) as wiki:
         if accept:
-            data = ops.accept_suggestion(wiki, accept, title=title, hub=hub)
+            bundle = ops.accept_suggestion(wiki, accept, title=title, hub=hub)
+            data, text = dict(bundle), f"{bundle.get('url')}\n"
         elif dismiss:
             data = ops.dismiss_suggestion(wiki, dismiss, hub=hub)
+            text = f"dismissed {data.get('id')}\n"
         elif intent is not None:
-            data = ops.pages_on_topic(wiki, intent, k=k, hub=hub)
+            topic = ops.pages_on_topic(wiki, intent, k=k, hub=hub)
+            data, text = dict(topic), _topic_text(topic)
         else:
-            data = ops.suggestions(wiki, hub)
+            offered = ops.suggestions(wiki, hub)
+            data, text = dict(offered), _suggestions_text(offered)
     if as_json:
         output.print_json(data)
-    elif accept:
-        sys.stdout.write(f"{data.get('url')}\n")
-    elif dismiss:
-        sys.stdout.write(f"dismissed {data.get('id')}\n")
-    elif intent is not None:
-        docs = data.get("docs") or []
-        if not docs:
-            sys.stdout.write("No pages on that topic yet.\n")
-        for i, d in enumerate(docs, 1):
-            sys.stdout.write(f"{i}. {d.get('title')}\n   {d.get('url')}\n   {d.get('why')}\n")
     else:
-        suggestions = data.get("suggestions") or []
-        if not suggestions:
-            sys.stdout.write("No suggested bundles yet: they appear as related pages accumulate.\n")
-        for s in suggestions:
-            sys.stdout.write(f"{s.get('title')}  (id: {s.get('id')})\n  {s.get('description')}\n")
-            for d in s.get("docs") or []:
-                sys.stdout.write(f"  - {d.get('title')}  {d.get('url')}\n")
-        if suggestions:
-            sys.stdout.write("Accept one with: memorywiki bundle suggest --accept ID\n")
+        sys.stdout.write(text)
+
+
+def _topic_text(topic: TopicPages) -> str:
+    docs = topic.get("docs") or []
+    lines = [f"{i}. {d.get('title')}\n   {d.get('url')}\n   {d.get('why')}\n" for i, d in enumerate(docs, 1)]
+    return "".join(lines) if docs else "No pages on that topic yet.\n"
+
+
+def _suggestions_text(offered: Suggestions) -> str:
+    suggestions = offered.get("suggestions") or []
+    if not suggestions:
+        return "No suggested bundles yet: they appear as related pages accumulate.\n"
+    lines = []
+    for s in suggestions:
+        lines.append(f"{s.get('title')}  (id: {s.get('id')})\n  {s.get('description')}\n")
+        lines += [f"  - {d.get('title')}  {d.get('url')}\n" for d in s.get("docs") or []]
+    return "".join(lines) + "Accept one with: memorywiki bundle suggest --accept ID\n"
 
 
 def register(app: typer.Typer) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TypedDict
 
 import typer
 from memorywiki.adapters.tools import TOOLS_HELP
@@ -32,6 +32,16 @@ def _report(captured: ops.Captured, as_json: bool) -> None:
         output.note(f"already captured: {url} (the same title and text are in this hub; --new saves a separate page)")
     elif status in ("updated", "unchanged"):
         output.note(f"{status}: this was captured before (doc {captured.doc_id})")
+
+
+class _Options(TypedDict):
+    """What every kind of capture takes."""
+
+    title: str | None
+    hub: str | None
+    source: str | None
+    draft: bool
+    new: bool
 
 
 def capture(
@@ -65,7 +75,7 @@ def capture(
     """Save markdown as a page at a permanent URL; prints only the URL (so it pipes)."""
     if sum(1 for x in (file, page_url, agent) if x) > 1:
         raise MemoryWikiError("give only one of FILE, --url or --agent")
-    options = {"title": title, "hub": hub, "source": source, "draft": draft, "new": new}
+    options: _Options = {"title": title, "hub": hub, "source": source, "draft": draft, "new": new}
     with state(ctx).wiki(server) as wiki:
         if page_url:
             captured = ops.capture_url(wiki, page_url, **options)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from collections.abc import Mapping
+from typing import Annotated, Any
 
 import typer
 from memorywiki.client import MemoryWikiError
 from memorywiki.client import operations as ops
 from memorywiki.client.errors import VersionConflict
+from memorywiki.client.operations.types import Versions
 
 from .. import output
 from ..context import JsonOpt, ServerOpt, state, warn_unsaved
@@ -84,7 +86,7 @@ def update(
         output.note_redaction(updated.data.get("redacted"))
 
 
-def _version_line(v: dict) -> str:
+def _version_line(v: Mapping[str, Any]) -> str:
     when = str(v.get("saved_at") or "")[:16].replace("T", " ")
     how = v.get("action") or "saved"
     if v.get("restored_from"):
@@ -109,17 +111,22 @@ def history(
 ) -> None:
     """List a doc's versions (newest first: number, when, size, how and through which token), or print version N."""
     with state(ctx).wiki(url) as wiki:
-        data = ops.version(wiki, doc, number) if number is not None else ops.history(wiki, doc)
+        one = ops.version(wiki, doc, number) if number is not None else None
+        listing = ops.history(wiki, doc) if one is None else None
     if as_json:
-        output.print_json(data)
-    elif number is not None:
-        sys.stdout.write(data.get("markdown") or "")
-    else:
-        if data.get("deleted"):
-            doc_id = data.get("id")
-            sys.stdout.write(f"doc {doc_id} is deleted; `memorywiki restore {doc_id} N` brings version N back\n")
-        for v in data.get("versions") or []:
-            sys.stdout.write(_version_line(v) + "\n")
+        output.print_json(one if one is not None else listing)
+    elif one is not None:
+        sys.stdout.write(one.get("markdown") or "")
+    elif listing is not None:
+        _print_versions(listing)
+
+
+def _print_versions(listing: Versions) -> None:
+    if listing.get("deleted"):
+        doc_id = listing.get("id")
+        sys.stdout.write(f"doc {doc_id} is deleted; `memorywiki restore {doc_id} N` brings version N back\n")
+    for v in listing.get("versions") or []:
+        sys.stdout.write(_version_line(v) + "\n")
 
 
 def restore(

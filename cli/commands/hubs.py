@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 import typer.core
@@ -18,7 +18,8 @@ class _DefaultShowGroup(typer.core.TyperGroup):
 
     default_command = "show"
 
-    def parse_args(self, ctx, args):  # type: ignore[override]
+    # ctx: click's Context, which typer vendors from 0.20 on (so its class depends on the release)
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h")):
             args = [self.default_command, *args]
         return super().parse_args(ctx, args)

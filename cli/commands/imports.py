@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 from memorywiki.client import operations as ops
+from memorywiki.client.operations import Wiki
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn, TimeRemainingColumn
 from rich.text import Text
 
@@ -84,7 +85,7 @@ class _PagesPerSecond(ProgressColumn):
         return Text(f"{task.speed:.1f} pages/s" if task.speed else "")
 
 
-def _wait_indexed(wiki, *, quiet: bool) -> int | None:
+def _wait_indexed(wiki: Wiki, *, quiet: bool) -> int | None:
     """The server's indexing of what was saved, as a bar: pages indexed, pages/s, time left."""
     bar = Progress(
         TextColumn("[bold]indexing[/bold]"),

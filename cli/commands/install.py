@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, ParamSpec, TypeVar
 
 import typer
 from memorywiki.adapters.install import (
@@ -27,6 +28,9 @@ from memorywiki.client import MemoryWikiError
 from typer.exceptions import Exit
 
 from .. import output
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 # how to use /memory.wiki once installed, per tool
 USAGE = {
@@ -63,7 +67,7 @@ def _scope(user: bool) -> str:
     return "user" if user else "project"
 
 
-def _run(fn, *args, **kwargs):
+def _run(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     """Call an installer function, turning its failures into one-line errors."""
     try:
         return fn(*args, **kwargs)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from typing import Annotated
 
 import typer
@@ -12,13 +12,13 @@ from .. import output
 from ..context import HubOpt, JsonOpt, ServerOpt, state
 
 
-class Level(str, Enum):
+class Level(StrEnum):
     chunk = "chunk"
     doc = "doc"
     bundle = "bundle"
 
 
-class Fusion(str, Enum):
+class Fusion(StrEnum):
     zscore = "zscore"
     rrf = "rrf"
 

@@ -64,7 +64,7 @@ def serve(
 def worker(data_dir: DataDirOpt = None) -> None:
     """Run an indexing worker in this process (for MEMORYWIKI_WORKER=external deployments)."""
     try:
-        from memorywiki.server.indexing.worker import run_worker
+        from memorywiki.server.worker import run_worker
     except ImportError as exc:
         raise MemoryWikiError(f"the worker cannot start: {exc}") from None
     try:

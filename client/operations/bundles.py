@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from ..auth import explain_hub_refusal
 from ..errors import ApiError, InputError
 from ..refs import doc_id_from
 from .types import Bundle, Suggestions, TopicPages
 from .wiki import Wiki
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -20,7 +22,7 @@ class CreatedBundle:
     doc_ids: list[str]
 
 
-def _as_owner(wiki: Wiki, slug: str, call: Callable[[str | None], Any]) -> Any:
+def _as_owner(wiki: Wiki, slug: str, call: Callable[[str | None], T]) -> T:
     """A write with the hub's owner token; a refusal says which token was tried."""
     cred = wiki.config.hub_credential(slug)
     try:
@@ -39,7 +41,7 @@ def create_bundle(
     ids = [doc_id_from(d) for d in docs]
     body = {"hub": slug, "title": title.strip(), "description": description or "", "doc_ids": ids}
     data = _as_owner(wiki, slug, lambda token: wiki.client.create_bundle(body, token))
-    return CreatedBundle(data, slug, ids)
+    return CreatedBundle(cast(Bundle, data), slug, ids)
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ def delete_bundle(wiki: Wiki, ref: str, *, hub: str | None = None) -> DeletedBun
 def suggestions(wiki: Wiki, hub: str | None = None) -> Suggestions:
     """Groups of related pages the hub suggests as bundles (not bundled yet)."""
     slug = wiki.require_hub(hub)
-    return wiki.client.suggestions(slug, token=wiki.config.hub_token(slug))
+    return cast(Suggestions, wiki.client.suggestions(slug, token=wiki.config.hub_token(slug)))
 
 
 def pages_on_topic(wiki: Wiki, intent: str, *, k: int = 8, hub: str | None = None) -> TopicPages:
@@ -67,14 +69,16 @@ def pages_on_topic(wiki: Wiki, intent: str, *, k: int = 8, hub: str | None = Non
     if not intent.strip():
         raise InputError("the topic is empty")
     slug = wiki.require_hub(hub)
-    return wiki.client.suggest_topic(slug, intent.strip(), k, token=wiki.config.hub_token(slug))
+    return cast(TopicPages, wiki.client.suggest_topic(slug, intent.strip(), k, token=wiki.config.hub_token(slug)))
 
 
 def accept_suggestion(wiki: Wiki, suggestion_id: str, *, title: str | None = None, hub: str | None = None) -> Bundle:
     """Make a suggested bundle real (under ``title`` instead of the suggested one, if given)."""
     slug = wiki.require_hub(hub)
     body = {"title": title} if title else {}
-    return _as_owner(wiki, slug, lambda token: wiki.client.accept_suggestion(slug, suggestion_id, body, token))
+    return cast(
+        Bundle, _as_owner(wiki, slug, lambda token: wiki.client.accept_suggestion(slug, suggestion_id, body, token))
+    )
 
 
 def dismiss_suggestion(wiki: Wiki, suggestion_id: str, *, hub: str | None = None) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from memorywiki.adapters.common import Transcript
 from memorywiki.adapters.sessions import capture_session
@@ -91,7 +91,7 @@ def _create(wiki: Wiki, body: dict[str, Any], hub: str | None, draft: bool, new:
         data = wiki.client.create_doc(body, cred.token)
     except ApiError as exc:
         raise explain_hub_refusal(exc, cred, hub) from None
-    return _kept(wiki, data, hub)
+    return _kept(wiki, cast(SavedDoc, data), hub)
 
 
 def capture_markdown(
@@ -158,7 +158,7 @@ def capture_file(
         data = wiki.client.capture_file(path.name, content, mime, fields, cred.token)
     except ApiError as exc:
         raise explain_hub_refusal(exc, cred, slug) from None
-    return _kept(wiki, data, slug)
+    return _kept(wiki, cast(SavedDoc, data), slug)
 
 
 def capture_url(
@@ -187,7 +187,7 @@ def capture_url(
         data = wiki.client.capture_url({k: v for k, v in req.items() if v is not None}, cred.token)
     except ApiError as exc:
         raise explain_hub_refusal(exc, cred, slug) from None
-    return _kept(wiki, data, slug)
+    return _kept(wiki, cast(SavedDoc, data), slug)
 
 
 def read_agent_session(

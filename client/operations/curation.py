@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from .docs import with_doc_token
 from .types import Related
@@ -11,7 +11,7 @@ from .wiki import Wiki
 
 def related(wiki: Wiki, ref: str, *, k: int = 5) -> Related:
     """Public pages of the doc's hub nearest to it in meaning, else sharing most of its concepts."""
-    return with_doc_token(wiki, ref, lambda doc_id, token: wiki.client.related(doc_id, k, token=token))
+    return cast(Related, with_doc_token(wiki, ref, lambda doc_id, token: wiki.client.related(doc_id, k, token=token)))
 
 
 def digest(wiki: Wiki, hub: str | None = None) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from ..auth import explain_doc_refusal
 from ..errors import EMBEDDER_UNAVAILABLE, VERSION_CONFLICT, ApiError, InputError, VersionConflict
@@ -60,7 +60,9 @@ def with_doc_token(wiki: Wiki, ref: str, call: Callable[[str, str | None], T], *
 def read_doc(wiki: Wiki, ref: str) -> Doc:
     """The doc as JSON (markdown as saved, version, url...); a shared URL's ``?access=`` is used."""
     access = access_from(ref)
-    return with_doc_token(wiki, ref, lambda doc_id, token: wiki.client.get_doc(doc_id, token=token, access=access))
+    return cast(
+        Doc, with_doc_token(wiki, ref, lambda doc_id, token: wiki.client.get_doc(doc_id, token=token, access=access))
+    )
 
 
 def doc_markdown(wiki: Wiki, ref: str, *, curation: bool = False) -> str:
@@ -125,7 +127,7 @@ def update_doc(
         if exc.code == VERSION_CONFLICT:
             raise _conflict(exc, doc_id, expected_version) from None
         raise explain_doc_refusal(exc, cred, doc_id) from None
-    return Updated(doc_id, data, data.get("url") or url, section, tuple(body))
+    return Updated(doc_id, cast(Doc, data), data.get("url") or url, section, tuple(body))
 
 
 def _conflict(exc: ApiError, doc_id: str, expected: int | None) -> VersionConflict:
@@ -138,16 +140,25 @@ def _conflict(exc: ApiError, doc_id: str, expected: int | None) -> VersionConfli
 def history(wiki: Wiki, ref: str) -> Versions:
     """The doc's versions, newest first."""
     access = access_from(ref)
-    return with_doc_token(
-        wiki, ref, lambda doc_id, token: wiki.client.versions(doc_id, token=token, access=access), restoring=True
+    return cast(
+        Versions,
+        with_doc_token(
+            wiki, ref, lambda doc_id, token: wiki.client.versions(doc_id, token=token, access=access), restoring=True
+        ),
     )
 
 
 def version(wiki: Wiki, ref: str, number: int) -> DocVersion:
     """One version of the doc, with its markdown."""
     access = access_from(ref)
-    return with_doc_token(
-        wiki, ref, lambda doc_id, token: wiki.client.version(doc_id, number, token=token, access=access), restoring=True
+    return cast(
+        DocVersion,
+        with_doc_token(
+            wiki,
+            ref,
+            lambda doc_id, token: wiki.client.version(doc_id, number, token=token, access=access),
+            restoring=True,
+        ),
     )
 
 
@@ -162,7 +173,7 @@ def restore(wiki: Wiki, ref: str, number: int, *, expected_version: int | None =
         if exc.code == VERSION_CONFLICT:
             raise _conflict(exc, doc_id, expected_version) from None
         raise explain_doc_refusal(exc, cred, doc_id) from None
-    return Restored(doc_id, number, data)
+    return Restored(doc_id, number, cast(RestoredDoc, data))
 
 
 def undelete(wiki: Wiki, ref: str) -> Restored:
@@ -173,7 +184,7 @@ def undelete(wiki: Wiki, ref: str) -> Restored:
         data = wiki.client.undelete(doc_id, token=cred.token)
     except ApiError as exc:
         raise explain_doc_refusal(exc, cred, doc_id) from None
-    return Restored(doc_id, data.get("restored_from") or 0, data)
+    return Restored(doc_id, data.get("restored_from") or 0, cast(RestoredDoc, data))
 
 
 def delete_doc(wiki: Wiki, ref: str) -> Deleted:

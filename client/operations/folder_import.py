@@ -116,7 +116,7 @@ class _Importer:
             slug, str(folder.root), folder.exported, skipped=list(folder.skipped), notes=list(folder.notes)
         )
 
-    def _call(self, call: Callable[[], dict], path: str) -> dict | None:
+    def _call(self, call: Callable[[], dict[str, Any]], path: str) -> dict[str, Any] | None:
         """One request for one file: its answer, or None when the server refused that file
         alone (named in `skipped`; with `strict`, the import stops)."""
         try:
@@ -170,10 +170,10 @@ class _Importer:
             status = "deleted" if held["deleted"] else "unchanged"
             data = {"id": held["id"], "url": held["url"]}
         else:
-            data = self._call(lambda: self.wiki.client.create_doc(body, self.cred.token), page.path)
-            if data is None:
+            saved = self._call(lambda: self.wiki.client.create_doc(body, self.cred.token), page.path)
+            if saved is None:
                 return False
-            status = data.get("status") or "created"
+            data, status = saved, saved.get("status") or "created"
             if count:
                 self.done.redacted = add_redacted(self.done.redacted, data.get("redacted"))
         self.urls[page.key] = "" if status == "deleted" else data["url"]
@@ -201,7 +201,7 @@ class _Importer:
     def listing(self) -> None:
         """An export's hub description and listing, set on this hub."""
         index = self.folder.index
-        body = {
+        body: dict[str, Any] = {
             k: index[k]
             for k in ("description", "listed")
             if k in index and isinstance(index[k], str if k == "description" else bool)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from ..auth import hub_token_hint
 from ..config import Config
@@ -11,6 +12,8 @@ from ..errors import FORBIDDEN, HUB_TAKEN, UNAUTHORIZED, UNKNOWN_HUB, ApiError, 
 from ..refs import seg
 from .types import HubListing, NewHub
 from .wiki import Wiki
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -38,7 +41,7 @@ def _unknown_hub(exc: ApiError, wiki: Wiki, slug: str) -> MemoryWikiError:
 
 def _listing(wiki: Wiki, slug: str, token: str | None) -> HubListing:
     try:
-        return wiki.client.get_hub(slug, token=token)
+        return cast(HubListing, wiki.client.get_hub(slug, token=token))
     except ApiError as exc:
         raise _unknown_hub(exc, wiki, slug) from None
 
@@ -120,7 +123,7 @@ def create_hub(wiki: Wiki, slug: str) -> CreatedHub:
             cfg.remember_server(wiki.base_url)
 
         warning = wiki.update_config(keep)
-    return CreatedHub(data, hub_slug, became_default, warning)
+    return CreatedHub(cast(NewHub, data), hub_slug, became_default, warning)
 
 
 def use_hub(wiki: Wiki, slug: str, token: str | None = None) -> HubListing:
@@ -158,7 +161,7 @@ def set_hub(
     return wiki.client.set_hub(slug, body, token=wiki.config.hub_token(slug))
 
 
-def _as_owner(wiki: Wiki, slug: str, what: str, call):
+def _as_owner(wiki: Wiki, slug: str, what: str, call: Callable[[str | None], T]) -> T:
     """Run `call(token)` with the hub's owner token, turning a refusal into the owner-token hint."""
     try:
         return call(wiki.config.hub_token(slug))

@@ -38,7 +38,7 @@ def import_export(
     if not path.is_file():
         raise InputError(f"no such file: {path}")
     cred = wiki.config.hub_credential(slug)
-    skipped: list = []
+    skipped: list[dict[str, Any]] = []
     counts: dict[str, Any] = {"created": 0, "updated": 0, "unchanged": 0, "deleted": 0}
     redacted: dict[str, Any] | None = None
     try:
@@ -90,7 +90,7 @@ def wait_indexed(
     while owed:
         progress(total - owed, total)
         time.sleep(poll)
-        now = wiki.client.health().get("owed_docs", 0)
+        now = int(wiki.client.health().get("owed_docs", 0))
         if now < owed:
             moved = time.monotonic()
         elif time.monotonic() - moved > stall:

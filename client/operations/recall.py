@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal, cast
 
 from ..errors import InputError
 from .types import RecallAnswer
@@ -32,9 +32,9 @@ def recall(
     if max_tokens is not None and max_tokens < 1:
         raise InputError("max_tokens must be at least 1")
     slug = wiki.require_hub(hub)
-    body: dict = {"question": question, "k": k, "level": level, "hybrid": hybrid}
+    body: dict[str, Any] = {"question": question, "k": k, "level": level, "hybrid": hybrid}
     if fusion is not None:
         body["fusion"] = fusion
     if max_tokens is not None:
         body["max_tokens"] = max_tokens
-    return wiki.client.recall(slug, body, token=wiki.config.hub_token(slug))
+    return cast(RecallAnswer, wiki.client.recall(slug, body, token=wiki.config.hub_token(slug)))

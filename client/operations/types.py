@@ -29,6 +29,7 @@ class Doc(TypedDict, total=False):
     created_at: str
     updated_at: str
     is_draft: bool
+    redacted: dict[str, Any]  # an edit or a restore: what the server took out before storing it
 
 
 class VersionEntry(TypedDict, total=False):

@@ -40,7 +40,7 @@ class Wiki:
     def __enter__(self) -> Wiki:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.client.close()
 
     @property
@@ -54,7 +54,7 @@ class Wiki:
     def require_hub(self, flag: str | None) -> str:
         return self.config.require_hub((flag or "").strip() or self.default_hub)
 
-    def update_config(self, change: Callable[[Config], None]) -> str | None:
+    def update_config(self, change: Callable[[Config], object]) -> str | None:
         """Apply ``change`` to the config and save it. The work it records is already done, so a
         failure to save is returned (for the caller to warn about), not raised."""
         with _CONFIG_LOCK:

@@ -27,6 +27,7 @@ import asyncio
 import ipaddress
 import socket
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import httpx
@@ -141,7 +142,7 @@ async def resolve_checked(url: str, host: str, port: int, allow_loopback: bool) 
         infos = []
         for family, _t, _p, _c, sockaddr in res:
             if family in (socket.AF_INET, socket.AF_INET6):
-                addr = sockaddr[0].split("%", 1)[0]
+                addr = str(sockaddr[0]).split("%", 1)[0]
                 if addr not in infos:
                     infos.append(addr)
         if not infos:
@@ -192,7 +193,7 @@ async def fetch_url(
     max_bytes: int = Settings.fetch_max_bytes,
     timeout: float = Settings.fetch_timeout,
     accept: str = "text/html,application/xhtml+xml,application/json;q=0.9,application/pdf;q=0.8,*/*;q=0.5",
-    headers: dict | None = None,
+    headers: dict[str, Any] | None = None,
 ) -> FetchedPage:
     """GET ``url`` safely (see module doc). Raises ApiError on any refusal or failure."""
     try:
@@ -203,7 +204,7 @@ async def fetch_url(
 
 
 async def _fetch(
-    url: str, allow_loopback: bool, max_bytes: int, timeout: float, accept: str, extra: dict
+    url: str, allow_loopback: bool, max_bytes: int, timeout: float, accept: str, extra: dict[str, Any]
 ) -> FetchedPage:
     redirects: list[str] = []
     current = url
@@ -212,7 +213,7 @@ async def _fetch(
         follow_redirects=False, timeout=httpx.Timeout(timeout), trust_env=False, limits=limits
     ) as client:
         for _hop in range(MAX_REDIRECTS + 1):
-            scheme, host, port = _check_url(current)
+            _scheme, host, port = _check_url(current)
             addrs = await resolve_checked(current, host, port, allow_loopback)
             resp_info = await _get_pinned(client, current, host, port, addrs, accept, extra, max_bytes)
             status, location, mime, charset, body = resp_info
@@ -230,7 +231,16 @@ async def _fetch(
     raise Unprocessable("fetch_failed", f"Too many redirects (more than {MAX_REDIRECTS}) from {url}.")
 
 
-async def _get_pinned(client, url, host, port, addrs, accept, extra, max_bytes):
+async def _get_pinned(
+    client: httpx.AsyncClient,
+    url: str,
+    host: str,
+    port: int,
+    addrs: list[str],
+    accept: str,
+    extra: dict[str, Any],
+    max_bytes: int,
+) -> tuple[int, str | None, str, str | None, bytes]:
     parts = urlsplit(url)
     last_exc: Exception | None = None
     for addr in addrs:

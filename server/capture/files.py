@@ -6,6 +6,7 @@ import io
 import re
 from dataclasses import dataclass
 from pathlib import PurePath
+from typing import Any
 
 from memorywiki.formats.mdutil import split_title, tidy_blocks
 from memorywiki.formats.model import Captured
@@ -163,7 +164,7 @@ def _tidy(md: str) -> str:
     return tidy_blocks(md)
 
 
-def _pdf_check(data: bytes, name: str) -> dict:
+def _pdf_check(data: bytes, name: str) -> dict[str, Any]:
     """Encrypted/corrupt checks with pdfminer; returns PDF metadata (title, pages)."""
     from pdfminer.pdfdocument import PDFDocument, PDFEncryptionError, PDFPasswordIncorrect
     from pdfminer.pdfpage import PDFPage
@@ -181,11 +182,11 @@ def _pdf_check(data: bytes, name: str) -> dict:
         raise Unprocessable("corrupt_file", f"{name} is not a readable PDF ({exc.__class__.__name__}).") from exc
     if pages == 0:
         raise Unprocessable("corrupt_file", f"{name} has no pages.")
-    meta: dict = {"pages": pages}
+    meta: dict[str, Any] = {"pages": pages}
     try:
         info = doc.info[0] if doc.info else {}
         raw = info.get("Title")
-        if hasattr(raw, "resolve"):
+        if raw is not None and hasattr(raw, "resolve"):
             raw = raw.resolve()
         if isinstance(raw, bytes):
             if raw.startswith((b"\xfe\xff", b"\xff\xfe")):
@@ -266,7 +267,7 @@ def convert_file(
         raise Unprocessable("empty", f"{name} is empty.")
     kind = detect_kind(data, name, content_type)
     stem = PurePath(name).stem or name
-    meta: dict = {"file_name": name, "bytes": len(data)}
+    meta: dict[str, Any] = {"file_name": name, "bytes": len(data)}
     doc_title: str | None = None
 
     if kind == "pdf":

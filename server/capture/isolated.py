@@ -31,9 +31,9 @@ TIMEOUT = 120.0  # seconds for one file; a converter stuck on a hostile file is 
 class Converter:
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._proc: subprocess.Popen | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
 
-    def _child(self) -> subprocess.Popen:
+    def _child(self) -> subprocess.Popen[bytes]:
         if self._proc is None or self._proc.poll() is not None:
             self._proc = subprocess.Popen(
                 [sys.executable, str(CHILD)],
@@ -56,10 +56,12 @@ class Converter:
             proc = self._child()
             try:
                 job = json.dumps({"extension": extension, "name": name, "size": len(data)})
-                proc.stdin.write(job.encode() + b"\n" + data)
-                proc.stdin.flush()
-                ready, _, _ = select.select([proc.stdout], [], [], TIMEOUT)
-                line = proc.stdout.readline() if ready else None
+                stdin, stdout = proc.stdin, proc.stdout
+                assert stdin is not None and stdout is not None  # both are pipes (_child)
+                stdin.write(job.encode() + b"\n" + data)
+                stdin.flush()
+                ready, _, _ = select.select([stdout], [], [], TIMEOUT)
+                line = stdout.readline() if ready else None
             except OSError:  # the child died under us
                 line = b""
             if line is None:

@@ -6,13 +6,19 @@ stdin closes (the server went away). Imports nothing of memorywiki, so it starts
 markitdown loads, once.
 """
 
+from __future__ import annotations
+
 import io
 import json
 import os
 import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from markitdown import MarkItDown
 
 
-def convert(converter, data: bytes, extension: str, name: str) -> dict:
+def convert(converter: MarkItDown, data: bytes, extension: str, name: str) -> dict[str, Any]:
     from markitdown import StreamInfo
 
     try:

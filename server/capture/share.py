@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import PurePosixPath
+from typing import Any
 from urllib.parse import urlsplit
 
 from memorywiki.formats import chatgpt as _chatgpt
@@ -30,7 +31,7 @@ def share_kind(url: str) -> str | None:
         return None
     host = (parts.hostname or "").lower()
     path = parts.path or "/"
-    if host in CHATGPT_HOSTS and (path.startswith("/share/") or path.startswith("/s/")):
+    if host in CHATGPT_HOSTS and path.startswith(("/share/", "/s/")):
         return "chatgpt"
     if host in CLAUDE_HOSTS and path.startswith("/share/"):
         return "claude"
@@ -54,7 +55,7 @@ def looks_like_chatgpt_share(html: str) -> bool:
     )
 
 
-def find_conversation(obj, depth: int = 0):
+def find_conversation(obj: Any, depth: int = 0) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """Find a dict with a ``mapping`` (the conversation) inside decoded loader data."""
     if depth > 12:
         return None
@@ -120,7 +121,7 @@ def _share_id_from_url(url: str) -> str | None:
 # ---------------------------------------------------------------- Claude share pages
 
 
-def _snapshot_from_html(html: str):
+def _snapshot_from_html(html: str) -> dict[str, Any] | None:
     """Find a JSON object with ``chat_messages`` embedded in an HTML page."""
     texts = []
     m = _NEXT_DATA_RE.search(html)
@@ -143,7 +144,7 @@ def _snapshot_from_html(html: str):
     return None
 
 
-def _find_object_with(text: str, key: str, max_tries: int = 200):
+def _find_object_with(text: str, key: str, max_tries: int = 200) -> dict[str, Any] | None:
     dec = json.JSONDecoder()
     pos = text.find(key)
     while pos != -1:
@@ -165,7 +166,7 @@ def _find_object_with(text: str, key: str, max_tries: int = 200):
     return None
 
 
-def _dig(obj, depth: int = 0):
+def _dig(obj: Any, depth: int = 0) -> dict[str, Any] | None:
     if depth > 8:
         return None
     if isinstance(obj, dict):
@@ -188,7 +189,7 @@ def parse_claude_share(html_or_json: str, url: str) -> Captured:
     format) or a page that embeds it -> Captured."""
     text = html_or_json.lstrip("\ufeff").strip()
     snap = None
-    if text.startswith("{") or text.startswith("["):
+    if text.startswith(("{", "[")):
         try:
             snap = _dig(json.loads(text))
         except json.JSONDecodeError:

@@ -65,13 +65,13 @@ PENDING = _Pending()
 def _js_string(literal: str) -> str:
     """Decode a double-quoted JavaScript string literal (JSON-compatible in practice)."""
     try:
-        return json.loads(literal)
+        return str(json.loads(literal))
     except json.JSONDecodeError:
         # JS allows \xNN and escaped newlines/quotes JSON does not
         fixed = re.sub(r"\\x([0-9a-fA-F]{2})", r"\\u00\1", literal)
         fixed = fixed.replace("\\'", "'").replace("\\\n", "")
         try:
-            return json.loads(fixed)
+            return str(json.loads(fixed))
         except json.JSONDecodeError as exc:
             raise TurboStreamError(f"cannot decode enqueue() string: {exc}") from exc
 
@@ -82,7 +82,7 @@ def extract_chunks(html: str) -> list[str]:
 
 
 class _Decoder:
-    def __init__(self, values: list):
+    def __init__(self, values: list[Any]):
         self.values = values
         self.promises: dict[int, int] = {}  # promise id -> index of resolved value
         self.memo: dict[int, Any] = {}
@@ -116,7 +116,7 @@ class _Decoder:
             raise TurboStreamError(f"index {index} out of range")
         value = self.values[index]
         if isinstance(value, dict):
-            out: dict = {}
+            out: dict[str, Any] = {}
             self.memo[index] = out
             for k, v in value.items():
                 key = self._key(k)
@@ -127,7 +127,7 @@ class _Decoder:
                 result = self._typed(index, value)
                 self.memo[index] = result
                 return result
-            out_list: list = []
+            out_list: list[Any] = []
             self.memo[index] = out_list
             out_list.extend(self.hydrate(v) for v in value)
             return out_list
@@ -144,7 +144,7 @@ class _Decoder:
             return key if isinstance(key, str) else str(key)
         return k
 
-    def _typed(self, index: int, value: list) -> Any:
+    def _typed(self, index: int, value: list[Any]) -> Any:
         tag = value[0]
         if tag == "D":
             try:

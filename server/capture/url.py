@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from pathlib import PurePosixPath
 from urllib.parse import urlsplit
@@ -46,21 +47,21 @@ async def capture_url(
       ``convert_file``; HTML goes through article extraction.
     """
     url = (url or "").strip()
-    limits = {"allow_loopback": allow_loopback, "max_bytes": max_bytes, "timeout": timeout}
+    fetch = functools.partial(fetch_url, allow_loopback=allow_loopback, max_bytes=max_bytes, timeout=timeout)
     kind = share_kind(url)
     if kind == "claude":
         api = claude_snapshot_api_url(url)
         try:
-            page = await fetch_url(api, **limits, accept="application/json")
+            page = await fetch(api, accept="application/json")
             cap = parse_claude_share(page.text(), url)
         except ApiError as exc:
             if exc.code in ("bad_url", "blocked_address"):
                 raise
-            page = await fetch_url(url, **limits)
+            page = await fetch(url)
             cap = parse_claude_share(page.text(), url)
         return _with_title(cap, title)
 
-    page = await fetch_url(url, **limits)
+    page = await fetch(url)
     final = page.final_url
     if kind == "chatgpt":
         cap = parse_chatgpt_share(page.text(), url)

@@ -85,7 +85,7 @@ def analyse_extractively(members: list[dict[str, Any]]) -> dict[str, Any]:
         keys_a = {concept_key(c["name"]) for c in (a.get("data") or {}).get("concepts", [])}
         for b in members[i + 1 :]:
             keys_b = {concept_key(c["name"]) for c in (b.get("data") or {}).get("concepts", [])}
-            both = sorted(keys_a & keys_b, key=lambda k: names.get(k, k).lower())
+            both = sorted(keys_a & keys_b, key=lambda k: (names.get(k) or k).lower())
             if both:
                 connections.append(
                     f"{a['title']} and {b['title']} both discuss " + ", ".join(names.get(k, k) for k in both[:4])

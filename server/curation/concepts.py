@@ -113,7 +113,9 @@ def fold(mentions: Iterable[dict[str, Any]]) -> list[Concept]:
         names = Counter(m["name"] for m in group)
         group_keys = {concept_key(n) for n in names}
 
-        def preference(n: str) -> tuple:
+        def preference(
+            n: str, names: Counter[str] = names, group_keys: set[str] = group_keys
+        ) -> tuple[int, bool, bool, int, str]:
             # The name most docs use; on a tie the singular, then the capitalised, then the
             # longer one (the spelled-out form over the acronym).
             plural = any(s in group_keys for s in _singulars(concept_key(n)))

@@ -172,7 +172,8 @@ def wire_schema(schema: dict[str, Any]) -> dict[str, Any]:
             return [strip(v) for v in node]
         return node
 
-    return strip(copy.deepcopy(schema))
+    stripped: dict[str, Any] = strip(copy.deepcopy(schema))
+    return stripped
 
 
 def describe_schema(schema: dict[str, Any]) -> str:
@@ -305,13 +306,14 @@ def tidy_enrichment(fields: dict[str, Any]) -> dict[str, Any]:
         for c in out.get("concepts", []):
             for alias in c["aliases"]:
                 names.setdefault(alias.lower(), c["name"])
-        relations, seen = [], set()
+        relations: list[dict[str, str]] = []
+        related: set[tuple[str | None, str, str | None]] = set()
         for r in fields["relations"]:
             subject, obj = names.get(_clean_text(r["subject"]).lower()), names.get(_clean_text(r["object"]).lower())
             relation = _clean_text(r["relation"])
             key = (subject, relation.lower(), obj)
-            if subject and obj and subject != obj and relation and key not in seen:
-                seen.add(key)
+            if subject and obj and subject != obj and relation and key not in related:
+                related.add(key)
                 relations.append({"subject": subject, "relation": relation, "object": obj})
         out["relations"] = relations
     return out

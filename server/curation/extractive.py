@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -204,10 +204,11 @@ def _units(chunks: Sequence[str]) -> tuple[list[Unit], list[str], list[str]]:
 
 
 @lru_cache(maxsize=1)
-def _segmenter():
+def _segmenter() -> Callable[[str], Iterator[str]]:
     from segtok.segmenter import split_single
 
-    return split_single
+    split: Callable[[str], Iterator[str]] = split_single
+    return split
 
 
 def _sentences(units: list[Unit]) -> list[tuple[str, Unit]]:
@@ -381,7 +382,7 @@ def extract(
 
     summary_sentences: list[tuple[int, str]] = []
     words = 0
-    for score, position, sentence in ranked:
+    for _score, position, sentence in ranked:
         if any(_overlap(sentence, s) > 0.6 for _, s in summary_sentences):
             continue
         n = len(sentence.split())
@@ -465,7 +466,7 @@ def extract(
     candidates += [c for c in dict.fromkeys(code_spans) if _CODE_IDENTIFIER.match(c)][:4]
     candidates += sorted(speakers)
     # "Large Language Models (LLM)": one concept, the long form, with the short one as alias.
-    long_forms = {}
+    long_forms: dict[str, str] = {}
     for long_key, short in aliases.items():
         long_forms[short.lower()] = long_key
         long_forms[long_key] = long_key
@@ -479,8 +480,8 @@ def extract(
     resolved = []
     for phrase in candidates:
         key = phrase.lower()
-        long_key = long_forms.get(key) or next((k for k in aliases if k.endswith(" " + key)), None)
-        resolved.append(display_long(long_key) if long_key else phrase)
+        long_form = long_forms.get(key) or next((k for k in aliases if k.endswith(" " + key)), None)
+        resolved.append(display_long(long_form) if long_form else phrase)
     candidates = list(dict.fromkeys(resolved))
     concepts: list[dict[str, Any]] = []
     chosen: list[str] = []

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from memorywiki.formats.doclinks import markdown_twin
+
 from .concepts import Concept
 from .llm import estimate_tokens
 
@@ -22,12 +24,6 @@ MISSING = "_Missing: the model's answer for this section did not validate; it is
 
 def _one_line(text: str) -> str:
     return " ".join((text or "").split())
-
-
-def markdown_twin(url: str) -> str:
-    """The markdown address of a page, hub or bundle URL: an AI that follows a link from a
-    markdown surface sends no `Accept: text/markdown`, so it is given the `.md` twin."""
-    return url if url.endswith(".md") else f"{url}.md"
 
 
 def enrichment_fields(enrichment: dict[str, Any] | None, bundles: list[dict[str, Any]]) -> dict[str, Any]:

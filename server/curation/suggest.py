@@ -22,13 +22,13 @@ MAX_SIZE = 12
 SEED = 7
 
 
-def vector_graph(vectors: dict[str, Sequence[float]], k: int = 5, min_similarity: float = 0.35) -> nx.Graph:
+def vector_graph(vectors: dict[str, Sequence[float]], k: int = 5, min_similarity: float = 0.35) -> nx.Graph[str]:
     """Each doc joined to its k most similar docs at or above `min_similarity`. Similarities
     are computed a block of rows at a time (float32), so memory stays ~n x 1000 floats."""
     import numpy as np
 
     ids = sorted(vectors)
-    graph = nx.Graph()
+    graph: nx.Graph[str] = nx.Graph()
     graph.add_nodes_from(ids)
     if len(ids) < 2:
         return graph
@@ -48,10 +48,10 @@ def vector_graph(vectors: dict[str, Sequence[float]], k: int = 5, min_similarity
     return graph
 
 
-def concept_graph(concepts: dict[str, set[str]], min_jaccard: float = 0.12, min_shared: int = 2) -> nx.Graph:
+def concept_graph(concepts: dict[str, set[str]], min_jaccard: float = 0.12, min_shared: int = 2) -> nx.Graph[str]:
     """Docs joined when they share at least `min_shared` concepts (weight: Jaccard)."""
     ids = sorted(concepts)
-    graph = nx.Graph()
+    graph: nx.Graph[str] = nx.Graph()
     graph.add_nodes_from(ids)
     for i, a in enumerate(ids):
         for b in ids[i + 1 :]:
@@ -63,7 +63,7 @@ def concept_graph(concepts: dict[str, set[str]], min_jaccard: float = 0.12, min_
     return graph
 
 
-def _split(graph: nx.Graph, nodes: set[str], resolution: float, depth: int = 0) -> list[list[str]]:
+def _split(graph: nx.Graph[str], nodes: set[str], resolution: float, depth: int = 0) -> list[list[str]]:
     """Louvain communities of `nodes`; oversized ones split again at a finer resolution, or
     trimmed to their most connected members."""
     sub = graph.subgraph(nodes)
@@ -83,7 +83,7 @@ def _split(graph: nx.Graph, nodes: set[str], resolution: float, depth: int = 0) 
     return out
 
 
-def groups(graph: nx.Graph) -> list[list[str]]:
+def groups(graph: nx.Graph[str]) -> list[list[str]]:
     """Communities of at least three docs, the most tightly knit first."""
     connected = {n for n in graph.nodes if graph.degree(n) > 0}
     found = _split(graph, connected, 1.0) if len(connected) >= MIN_SIZE else []
@@ -93,6 +93,21 @@ def groups(graph: nx.Graph) -> list[list[str]]:
         return sub.size(weight="weight") / max(1, len(members))
 
     return sorted(found, key=lambda g: (-cohesion(g), g))
+
+
+def clusters(node_ids: list[str], edges: list[tuple[str, str, float]]) -> dict[str, int]:
+    """Each node's cluster: Louvain communities numbered by size, largest first (0); a node
+    with no neighbour is a cluster of its own."""
+    graph: nx.Graph[str] = nx.Graph()
+    graph.add_nodes_from(node_ids)
+    graph.add_weighted_edges_from(edges)
+    found = (
+        nx.community.louvain_communities(graph, weight="weight", seed=SEED)
+        if graph.number_of_edges()
+        else [{n} for n in node_ids]
+    )
+    ordered = sorted(found, key=lambda c: (-len(c), min(c)))
+    return {node: number for number, members in enumerate(ordered) for node in members}
 
 
 def not_yet_bundled(candidates: Iterable[list[str]], bundles: Iterable[set[str]]) -> list[list[str]]:
@@ -191,5 +206,6 @@ def as_list(vector: Any) -> list[float] | None:
     if vector is None:
         return None
     if hasattr(vector, "to_list"):
-        return vector.to_list()
+        listed: list[float] = vector.to_list()
+        return listed
     return [float(x) for x in vector]

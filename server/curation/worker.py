@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 import psycopg
@@ -185,7 +186,9 @@ class Curator(OwedWork):
             mentions = await concept_store.hub_mentions(conn, hub["id"])
             bundled = await concept_store.hub_bundle_members(conn, hub["id"])
             enriched = await concept_store.enrichments_of(conn, [d["id"] for d in docs])
-        vectors = {d["id"]: as_list(d["embedding"]) for d in docs if d["embedding"] is not None}
+        vectors: dict[str, Sequence[float]] = {
+            d["id"]: vector for d in docs if (vector := as_list(d["embedding"])) is not None
+        }
         concepts: dict[str, list[str]] = {}
         for m in mentions:
             concepts.setdefault(m["doc_id"], []).append(m["name"])

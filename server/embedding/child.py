@@ -14,6 +14,7 @@ import os
 import pickle
 import sys
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -57,7 +58,7 @@ def main() -> None:
     if embedder.gate.board is not None:  # this process answers the questions: it writes the board,
         embedder.gate.board.publish(0, 0)  # from zero (a child that died left its count behind)
 
-    def run(request: int, work, texts: list[str]) -> None:
+    def run(request: int, work: Callable[[list[str]], list[list[float]]], texts: list[str]) -> None:
         try:
             answer(request, None, work(texts))
         except EmbedderError as exc:

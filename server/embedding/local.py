@@ -132,7 +132,8 @@ class LocalEmbedder:
             raise
         except Exception as exc:
             raise EmbedderError(f"local embedding failed: {exc}") from exc
-        return array.astype("float64").tolist()
+        vectors: list[list[float]] = array.astype("float64").tolist()
+        return vectors
 
     def encode_bulk(self, texts: list[str]) -> list[list[float]]:
         """Indexing's texts, in passes of at most `bulk_batch` that each wait their turn behind
@@ -143,7 +144,7 @@ class LocalEmbedder:
         start = 0
         while start < len(order):
             part = order[start : start + self.gate.bulk_turn(self.bulk_batch)]
-            for i, vector in zip(part, self._encode([texts[i] for i in part])):
+            for i, vector in zip(part, self._encode([texts[i] for i in part]), strict=True):
                 vectors[i] = vector
             start += len(part)
         return vectors
@@ -174,7 +175,7 @@ class LocalEmbedder:
                 while stop < len(run) and len(texts[run[stop]]) <= shortest * SIMILAR_LENGTH + 16:
                     stop += 1
                 part = run[start:stop]
-                for i, vector in zip(part, self._encode([texts[i] for i in part], question=True)):
+                for i, vector in zip(part, self._encode([texts[i] for i in part], question=True), strict=True):
                     vectors[i] = vector
                 start = stop
 

@@ -10,11 +10,14 @@ import threading
 import weakref
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import Settings
 from .base import EmbedderError, importable
 from .local import LocalEmbedder
+
+if TYPE_CHECKING:
+    from .question_board import QuestionBoard
 
 LOAD_TIMEOUT = 300.0  # seconds the warm-up waits for the child to build and load the model
 
@@ -147,7 +150,7 @@ class OnnxChildEmbedder:
     def __init__(self, settings: Settings, *, timeout: float | None = None) -> None:
         self.settings = settings  # the child builds its OnnxEmbedder from them
         self.name = OnnxEmbedder(settings.local_model_dir, quantize=settings.local_quantize).name
-        self._board: Any = None
+        self._board: QuestionBoard | None = None
         self.timeout = settings.embed_timeout if timeout is None else timeout
         self._lock = threading.Lock()  # one writer at a time; starts and stops
         self._child: _Child | None = None
@@ -168,7 +171,7 @@ class OnnxChildEmbedder:
                 self._child = _Child(replace(self.settings, question_board=self.question_board()))
             return self._child
 
-    def _submit(self, kind: str, texts: list[str]) -> concurrent.futures.Future:
+    def _submit(self, kind: str, texts: list[str]) -> concurrent.futures.Future[list[list[float]]]:
         for attempt in (1, 2):  # a child found dead on the way is replaced once
             child = self._running()
             try:
@@ -235,7 +238,7 @@ class _Child:
 
         from ..children import child_env
 
-        self._pending: dict[int, concurrent.futures.Future] = {}
+        self._pending: dict[int, concurrent.futures.Future[list[list[float]]]] = {}
         self._pending_lock = threading.Lock()
         self._next_id = 0
         self._write_lock = threading.Lock()
@@ -257,10 +260,10 @@ class _Child:
             self.proc.stdin.write(len(payload).to_bytes(4, "big") + payload)
             self.proc.stdin.flush()
 
-    def send(self, kind: str, texts: list[str]) -> concurrent.futures.Future:
+    def send(self, kind: str, texts: list[str]) -> concurrent.futures.Future[list[list[float]]]:
         import pickle
 
-        future: concurrent.futures.Future = concurrent.futures.Future()
+        future: concurrent.futures.Future[list[list[float]]] = concurrent.futures.Future()
         with self._pending_lock:
             self._next_id += 1
             request = self._next_id

@@ -21,10 +21,15 @@ import logging
 import math
 import os
 import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:  # imported where the graph is built: the server itself never loads onnx
+    import onnx
 
 GRAPH_VERSION = 1
 OPSET = 17  # LayerNormalization is a standard op from 17 on
@@ -62,11 +67,12 @@ def read_config(model_dir: Path) -> dict[str, Any]:
     }
 
 
-def _json(path: Path, default: dict) -> dict:
+def _json(path: Path, default: dict[str, Any]) -> dict[str, Any]:
     try:
-        return json.loads(path.read_text())
+        loaded: dict[str, Any] = json.loads(path.read_text())
     except OSError:
         return default
+    return loaded
 
 
 def fingerprint(model_dir: Path) -> str:
@@ -82,10 +88,126 @@ def fingerprint(model_dir: Path) -> str:
     return h.hexdigest()[:16]
 
 
-def build(model_dir: Path) -> onnx.ModelProto:  # noqa: F821 (onnx is imported lazily)
+class _Graph:
+    """An ONNX graph as it is built: its nodes, its initializers (the weights and constants) and
+    a fresh name for each node's output."""
+
+    def __init__(self, model_dir: Path, weights: dict[str, Any], cfg: dict[str, Any]) -> None:
+        from onnx import helper, numpy_helper
+
+        self.helper, self.numpy_helper = helper, numpy_helper
+        self.model_dir, self.weights, self.cfg = model_dir, weights, cfg
+        self.prefix = "bert." if "bert.embeddings.word_embeddings.weight" in weights else ""
+        self.nodes: list[onnx.NodeProto] = []
+        self.inits: list[onnx.TensorProto] = []
+        self.counter = iter(range(1_000_000))
+
+    def w(self, name: str, transpose: bool = False) -> str:
+        key = self.prefix + name
+        if key not in self.weights:
+            raise ModelFormatError(f"{self.model_dir}: weight {key} missing")
+        array = self.weights[key].astype(np.float32)
+        self.inits.append(self.numpy_helper.from_array(np.ascontiguousarray(array.T if transpose else array), key))
+        return key
+
+    def const(self, value: float | list[int] | list[float], dtype: type[np.generic] = np.float32) -> str:
+        name = f"const_{next(self.counter)}"
+        self.inits.append(self.numpy_helper.from_array(np.asarray(value, dtype=dtype), name))
+        return name
+
+    def op(self, kind: str, inputs: list[str], **attrs: Any) -> str:
+        out = f"{kind.lower()}_{next(self.counter)}"
+        self.nodes.append(self.helper.make_node(kind, inputs, [out], **attrs))
+        return out
+
+    def layer_norm(self, x: str, name: str) -> str:
+        return self.op(
+            "LayerNormalization",
+            [x, self.w(f"{name}.weight"), self.w(f"{name}.bias")],
+            axis=-1,
+            epsilon=self.cfg["eps"],
+        )
+
+    def dense(self, x: str, name: str) -> str:
+        return self.op(
+            "Add", [self.op("MatMul", [x, self.w(f"{name}.weight", transpose=True)]), self.w(f"{name}.bias")]
+        )
+
+
+def _embeddings(g: _Graph) -> str:
+    """Word, position and token-type embeddings, summed and normalised."""
+    seq_len = g.op("Gather", [g.op("Shape", ["input_ids"]), g.const(1, np.int64)], axis=0)
+    positions = g.op(
+        "Unsqueeze", [g.op("Range", [g.const(0, np.int64), seq_len, g.const(1, np.int64)]), g.const([0], np.int64)]
+    )
+    x = g.op(
+        "Add",
+        [
+            g.op(
+                "Add",
+                [
+                    g.op("Gather", [g.w("embeddings.word_embeddings.weight"), "input_ids"]),
+                    g.op("Gather", [g.w("embeddings.position_embeddings.weight"), positions]),
+                ],
+            ),
+            g.op("Gather", [g.w("embeddings.token_type_embeddings.weight"), "token_type_ids"]),
+        ],
+    )
+    return g.layer_norm(x, "embeddings.LayerNorm")
+
+
+@dataclass(frozen=True)
+class _Attention:
+    """What every layer's attention shares: the additive mask and the shapes and scale."""
+
+    additive: str  # 0 where attended, a large negative number on padding, as [B, 1, 1, S]
+    heads_shape: str
+    merged_shape: str
+    scale: str
+
+
+def _layer(g: _Graph, x: str, base: str, att: _Attention) -> str:
+    """One encoder layer: self-attention, then the feed-forward block, each with its residual."""
+
+    def split(name: str, perm: list[int]) -> str:
+        return g.op(
+            "Transpose", [g.op("Reshape", [g.dense(x, f"{base}.attention.self.{name}"), att.heads_shape])], perm=perm
+        )
+
+    q = split("query", [0, 2, 1, 3])  # [B, h, S, d]
+    k = split("key", [0, 2, 3, 1])  # [B, h, d, S]
+    v = split("value", [0, 2, 1, 3])  # [B, h, S, d]
+    scores = g.op("Add", [g.op("Mul", [g.op("MatMul", [q, k]), att.scale]), att.additive])
+    context = g.op("MatMul", [g.op("Softmax", [scores], axis=-1), v])
+    context = g.op("Reshape", [g.op("Transpose", [context], perm=[0, 2, 1, 3]), att.merged_shape])
+    x = g.layer_norm(
+        g.op("Add", [g.dense(context, f"{base}.attention.output.dense"), x]), f"{base}.attention.output.LayerNorm"
+    )
+    inner = g.dense(x, f"{base}.intermediate.dense")
+    gelu = g.op(
+        "Mul",
+        [
+            g.op("Mul", [inner, g.const(0.5)]),
+            g.op("Add", [g.op("Erf", [g.op("Mul", [inner, g.const(1.0 / math.sqrt(2.0))])]), g.const(1.0)]),
+        ],
+    )
+    return g.layer_norm(g.op("Add", [g.dense(gelu, f"{base}.output.dense"), x]), f"{base}.output.LayerNorm")
+
+
+def _pool(g: _Graph, x: str, mask: str) -> None:
+    """Mean pooling over attended tokens, then L2 normalisation (sentence-transformers' Normalize)."""
+    mask3 = g.op("Unsqueeze", [mask, g.const([2], np.int64)])
+    summed = g.op("ReduceSum", [g.op("Mul", [x, mask3]), g.const([1], np.int64)], keepdims=0)
+    count = g.op("Max", [g.op("ReduceSum", [mask3, g.const([1], np.int64)], keepdims=0), g.const(1e-9)])
+    mean = g.op("Div", [summed, count])
+    norm = g.op("Max", [g.op("ReduceL2", [mean], axes=[1], keepdims=1), g.const(1e-12)])
+    g.nodes.append(g.helper.make_node("Div", [mean, norm], [OUTPUT]))
+
+
+def build(model_dir: Path) -> onnx.ModelProto:
     """The graph: token ids -> L2-normalised mean-pooled sentence embedding."""
     import onnx
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx import TensorProto, helper
     from safetensors.numpy import load_file
 
     cfg = read_config(model_dir)
@@ -93,102 +215,27 @@ def build(model_dir: Path) -> onnx.ModelProto:  # noqa: F821 (onnx is imported l
         weights = load_file(str(model_dir / "model.safetensors"))
     except Exception as exc:
         raise ModelFormatError(f"cannot read {model_dir / 'model.safetensors'}: {exc}") from exc
-    prefix = "bert." if "bert.embeddings.word_embeddings.weight" in weights else ""
+    g = _Graph(model_dir, weights, cfg)
     hidden, heads = cfg["hidden"], cfg["heads"]
     head_dim = hidden // heads
-    nodes: list = []
-    inits: list = []
-    counter = iter(range(1_000_000))
-
-    def w(name: str, transpose: bool = False) -> str:
-        key = prefix + name
-        if key not in weights:
-            raise ModelFormatError(f"{model_dir}: weight {key} missing")
-        array = weights[key].astype(np.float32)
-        inits.append(numpy_helper.from_array(np.ascontiguousarray(array.T if transpose else array), key))
-        return key
-
-    def const(value, dtype=np.float32) -> str:
-        name = f"const_{next(counter)}"
-        inits.append(numpy_helper.from_array(np.asarray(value, dtype=dtype), name))
-        return name
-
-    def op(kind: str, inputs: list[str], **attrs) -> str:
-        out = f"{kind.lower()}_{next(counter)}"
-        nodes.append(helper.make_node(kind, inputs, [out], **attrs))
-        return out
-
-    def layer_norm(x: str, name: str) -> str:
-        return op("LayerNormalization", [x, w(f"{name}.weight"), w(f"{name}.bias")], axis=-1, epsilon=cfg["eps"])
-
-    def dense(x: str, name: str) -> str:
-        return op("Add", [op("MatMul", [x, w(f"{name}.weight", transpose=True)]), w(f"{name}.bias")])
-
-    # embeddings
-    seq_len = op("Gather", [op("Shape", ["input_ids"]), const(1, np.int64)], axis=0)
-    positions = op("Unsqueeze", [op("Range", [const(0, np.int64), seq_len, const(1, np.int64)]), const([0], np.int64)])
-    x = op(
-        "Add",
-        [
-            op(
-                "Add",
-                [
-                    op("Gather", [w("embeddings.word_embeddings.weight"), "input_ids"]),
-                    op("Gather", [w("embeddings.position_embeddings.weight"), positions]),
-                ],
-            ),
-            op("Gather", [w("embeddings.token_type_embeddings.weight"), "token_type_ids"]),
-        ],
+    x = _embeddings(g)
+    mask = g.op("Cast", ["attention_mask"], to=TensorProto.FLOAT)
+    additive = g.op("Mul", [g.op("Sub", [g.const(1.0), mask]), g.const(-10000.0)])
+    att = _Attention(
+        additive=g.op("Unsqueeze", [additive, g.const([1, 2], np.int64)]),
+        heads_shape=g.const([0, 0, heads, head_dim], np.int64),
+        merged_shape=g.const([0, 0, hidden], np.int64),
+        scale=g.const(1.0 / math.sqrt(head_dim)),
     )
-    x = layer_norm(x, "embeddings.LayerNorm")
-
-    # attention mask: 0 where attended, a large negative number on padding, as [B, 1, 1, S]
-    mask = op("Cast", ["attention_mask"], to=TensorProto.FLOAT)
-    additive = op("Mul", [op("Sub", [const(1.0), mask]), const(-10000.0)])
-    additive = op("Unsqueeze", [additive, const([1, 2], np.int64)])
-    heads_shape = const([0, 0, heads, head_dim], np.int64)
-    merged_shape = const([0, 0, hidden], np.int64)
-    scale = const(1.0 / math.sqrt(head_dim))
-
     for i in range(cfg["layers"]):
-        base = f"encoder.layer.{i}"
-
-        def split(name: str, perm: list[int]) -> str:
-            return op("Transpose", [op("Reshape", [dense(x, f"{base}.attention.self.{name}"), heads_shape])], perm=perm)
-
-        q = split("query", [0, 2, 1, 3])  # [B, h, S, d]
-        k = split("key", [0, 2, 3, 1])  # [B, h, d, S]
-        v = split("value", [0, 2, 1, 3])  # [B, h, S, d]
-        scores = op("Add", [op("Mul", [op("MatMul", [q, k]), scale]), additive])
-        context = op("MatMul", [op("Softmax", [scores], axis=-1), v])
-        context = op("Reshape", [op("Transpose", [context], perm=[0, 2, 1, 3]), merged_shape])
-        x = layer_norm(
-            op("Add", [dense(context, f"{base}.attention.output.dense"), x]), f"{base}.attention.output.LayerNorm"
-        )
-        inner = dense(x, f"{base}.intermediate.dense")
-        gelu = op(
-            "Mul",
-            [
-                op("Mul", [inner, const(0.5)]),
-                op("Add", [op("Erf", [op("Mul", [inner, const(1.0 / math.sqrt(2.0))])]), const(1.0)]),
-            ],
-        )
-        x = layer_norm(op("Add", [dense(gelu, f"{base}.output.dense"), x]), f"{base}.output.LayerNorm")
-
-    # mean pooling over attended tokens, then L2 normalisation (sentence-transformers' Normalize)
-    mask3 = op("Unsqueeze", [mask, const([2], np.int64)])
-    summed = op("ReduceSum", [op("Mul", [x, mask3]), const([1], np.int64)], keepdims=0)
-    count = op("Max", [op("ReduceSum", [mask3, const([1], np.int64)], keepdims=0), const(1e-9)])
-    mean = op("Div", [summed, count])
-    norm = op("Max", [op("ReduceL2", [mean], axes=[1], keepdims=1), const(1e-12)])
-    nodes.append(helper.make_node("Div", [mean, norm], [OUTPUT]))
-
+        x = _layer(g, x, f"encoder.layer.{i}", att)
+    _pool(g, x, mask)
     graph = helper.make_graph(
-        nodes,
+        g.nodes,
         "sentence_transformer",
         [helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "sequence"]) for name in INPUTS],
         [helper.make_tensor_value_info(OUTPUT, TensorProto.FLOAT, ["batch", hidden])],
-        initializer=inits,
+        initializer=g.inits,
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="memorywiki")
     model.ir_version = 8  # readable by any onnxruntime >= 1.14
@@ -215,7 +262,7 @@ class _QuietQuantizer(logging.Filter):
 
 
 @contextlib.contextmanager
-def _quiet_quantizer():
+def _quiet_quantizer() -> Iterator[None]:
     """The quantizer's progress notes and its advice dropped from the log (every other record
     passes). It logs through logging.info() and .warning(), which configure the root logger (a
     stderr handler, for good) when it has no handler: a NullHandler stands in meanwhile so that

@@ -25,9 +25,9 @@ class QuestionLane:
         self.cache_size = max(0, cache_size)
         self.max_batch = max_batch
         self._cache: OrderedDict[str, list[float]] = OrderedDict()
-        self._waiting: dict[str, asyncio.Future] = {}  # question -> its vector, once computed
+        self._waiting: dict[str, asyncio.Future[list[float]]] = {}  # question -> its vector, once computed
         self._queue: list[str] = []
-        self._drainer: asyncio.Task | None = None
+        self._drainer: asyncio.Task[None] | None = None
         # counters, for /healthz and the benchmarks
         self.questions = 0
         self.cache_hits = 0
@@ -79,7 +79,7 @@ class QuestionLane:
                     continue
                 self.passes += 1
                 self.embedded += len(batch)
-                for question, vector in zip(batch, vectors):
+                for question, vector in zip(batch, vectors, strict=True):
                     self._remember(question, vector)
                     future = self._waiting.pop(question)
                     if not future.done():
@@ -87,9 +87,9 @@ class QuestionLane:
         finally:
             self._drainer = None
             for question in self._queue:  # only when cancelled at shutdown
-                future = self._waiting.pop(question, None)
-                if future is not None and not future.done():
-                    future.cancel()
+                unanswered = self._waiting.pop(question, None)
+                if unanswered is not None and not unanswered.done():
+                    unanswered.cancel()
             self._queue = []
 
     def _remember(self, question: str, vector: list[float]) -> None:

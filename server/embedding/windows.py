@@ -67,7 +67,9 @@ class Windows:
         # A text of n characters is at most ~3n word pieces (a Hangul syllable decomposes into
         # up to three jamo): a short one cannot overflow and is not tokenized here.
         long = [i for i, text in enumerate(texts) if 3 * len(text) > self.size]
-        encodings = dict(zip(long, self.tokenizer.encode_batch([texts[i] for i in long], add_special_tokens=False)))
+        encodings = dict(
+            zip(long, self.tokenizer.encode_batch([texts[i] for i in long], add_special_tokens=False), strict=True)
+        )
         for i, text in enumerate(texts):
             encoding = encodings.get(i)
             if encoding is None or len(encoding.ids) <= self.size:

@@ -9,7 +9,9 @@ exactly what the author wrote, and an unchanged section keeps an unchanged hash.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -183,7 +185,7 @@ def _split(lines: list[str], section: _Section, end: int, size: ChunkSize) -> li
                 )
         run_start, run_len = None, 0
 
-    for block, a, b in zip(section.blocks, bounds, bounds[1:]):
+    for block, (a, b) in zip(section.blocks, itertools.pairwise(bounds), strict=True):
         unit_len = sum(len(line) + 1 for line in lines[a:b])  # >= its trimmed length
         if len(_trim(lines[a:b])) > budget:
             close_run(a)
@@ -211,7 +213,7 @@ def _split_block(lines: list[str], block: _Block, budget: int, overlap: int) -> 
         if room >= budget // 2:
             return [f"{prefix}\n{p}" for p in _pack_lines(own[2:], room, overlap)]
     if block.kind in ("bullet_list_open", "ordered_list_open") and len(block.items) > 1:
-        items = [_trim(lines[a:b]) for a, b in zip(block.items, [*block.items[1:], block.stop])]
+        items = [_trim(lines[a:b]) for a, b in zip(block.items, [*block.items[1:], block.stop], strict=True)]
         return _pack(items, budget, overlap, "\n")
     return _split_text(_trim(own), budget, overlap)
 
@@ -333,7 +335,7 @@ def _cut_words(text: str, room: int, level: int) -> list[str]:
         if n - start <= room:  # the text is stripped: its end is a word end
             pieces.append(text[start:])
             break
-        first = _WORD.match(text, start).end()
+        first = _word_end(text, start)
         if first - start > room:
             pieces += _cut(text[start:first], room, 0, level + 1)
             end = first
@@ -341,7 +343,7 @@ def _cut_words(text: str, room: int, level: int) -> list[str]:
             target = _target(n - start, room)
             window = text[start : start + int(target) + 1]
             if not window[-1].isspace():  # the word at the target does not fit under it: end before it
-                window = window[: len(window) - _WORD.match(window[::-1]).end()]
+                window = window[: len(window) - _word_end(window[::-1], 0)]
             end = max(start + len(window.rstrip()), first)
             following = _WORD.search(text, end)
             if following and not _closes(end - start, following.end() - start, room, target):
@@ -352,13 +354,19 @@ def _cut_words(text: str, room: int, level: int) -> list[str]:
     return pieces
 
 
-def _runs(text: str, level: int):
+def _word_end(text: str, pos: int) -> int:
+    """Where the word at `pos` ends (the text is stripped, so a word stands there)."""
+    word = _WORD.match(text, pos)
+    return word.end() if word else pos
+
+
+def _runs(text: str, level: int) -> Iterator[tuple[int, int]]:
     """(start, end) of the runs between the places _CUTS[level] finds, without their spaces."""
     if level == len(_CUTS) - 1:  # between spaces the runs are the words (a 5 MB line has a million)
         yield from (m.span() for m in _WORD.finditer(text))
         return
     bounds = [0, *(m.end() for m in _CUTS[level].finditer(text)), len(text)]
-    for a, b in zip(bounds, bounds[1:]):
+    for a, b in itertools.pairwise(bounds):
         run = text[a:b]
         a, b = a + len(run) - len(run.lstrip()), a + len(run.rstrip())
         if b > a:

@@ -10,6 +10,7 @@ worker has nothing else owed, so a bulk import is never slowed by it.
 from __future__ import annotations
 
 from ..store import graph as graph_store
+from ..store.connection import Conn
 from ..store.db import Database
 from ..store.graph import EdgeRule
 
@@ -22,7 +23,7 @@ async def settle_graph(db: Database, rule: EdgeRule, limit: int) -> tuple[int, i
     measured = 0
     for doc_id in stale:
 
-        async def measure(conn, doc_id: str = doc_id) -> bool:
+        async def measure(conn: Conn, doc_id: str = doc_id) -> bool:
             if not await graph_store.lock_indexed(conn, doc_id):
                 return False
             await graph_store.refresh_doc_edges(conn, doc_id, rule)

@@ -11,18 +11,22 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from psycopg import errors as pg_errors
 
 from ..embedding.base import Embedder
 from ..store import indexing
+from ..store.connection import Conn
 from ..store.db import Database
 from ..store.graph import EdgeRule, refresh_doc_edges
 from ..store.space import ensure_space
 
 log = logging.getLogger("memorywiki.indexer")
+
+T = TypeVar("T")
 
 DOC_TEXT_CHARS = 8000
 
@@ -52,7 +56,7 @@ class DocPlan:
     @property
     def inputs(self) -> list[str]:
         texts = [chunk_text(c["heading_path"], c["markdown"]) for c in self.missing]
-        return texts + [self.doc_input] if self.doc_input is not None else texts
+        return [*texts, self.doc_input] if self.doc_input is not None else texts
 
     def report(self) -> dict[str, Any]:
         pruned = Counter(self.previous_hashes) - Counter(self.current_hashes)
@@ -66,7 +70,7 @@ class DocPlan:
         }
 
 
-async def _plan_doc(conn, doc_id: str) -> DocPlan | dict[str, Any] | None:
+async def _plan_doc(conn: Conn, doc_id: str) -> DocPlan | dict[str, Any] | None:
     doc = await indexing.doc_to_index(conn, doc_id)
     if doc is None:
         return None
@@ -92,7 +96,7 @@ RETRIES = 3
 LOCK_CONFLICTS = (pg_errors.DeadlockDetected, pg_errors.SerializationFailure, pg_errors.TransactionRollback)
 
 
-async def _retrying(work):
+async def _retrying(work: Callable[[], Awaitable[T]]) -> T:
     for attempt in range(RETRIES):
         try:
             return await work()
@@ -101,13 +105,14 @@ async def _retrying(work):
                 raise
             log.info("indexing transaction rolled back by a lock conflict; running it again")
             await asyncio.sleep(0.05 * (attempt + 1))
+    raise AssertionError("unreachable")
 
 
-async def _finish_doc(conn, plan: DocPlan, edges: EdgeRule) -> bool:
+async def _finish_doc(conn: Conn, plan: DocPlan, edges: EdgeRule) -> bool:
     return await _retrying(lambda: _finish_doc_once(conn, plan, edges))
 
 
-async def _finish_doc_once(conn, plan: DocPlan, edges: EdgeRule) -> bool:
+async def _finish_doc_once(conn: Conn, plan: DocPlan, edges: EdgeRule) -> bool:
     """Once every input of the doc is embedded (its chunks' vectors already stored): mark the doc
     indexed, only if it did not change meanwhile. The doc's vector changed, so its graph edges
     are measured again (its own rows only)."""
@@ -162,17 +167,17 @@ async def _embed_and_store(
                     await ensure_space(conn, embedder.name, len(vectors[0]))
                 chunks = [
                     (item.plan.missing[item.index], vector)
-                    for item, vector in zip(call, vectors)
+                    for item, vector in zip(call, vectors, strict=True)
                     if item.index < len(item.plan.missing)
                 ]
 
-                async def store() -> None:
+                async def store(chunks: list[tuple[Any, list[float]]] = chunks) -> None:
                     async with conn.transaction():
                         await indexing.store_chunk_vectors(conn, [c for c, _ in chunks], [v for _, v in chunks])
 
                 await _retrying(store)
                 done = []
-                for item, vector in zip(call, vectors):
+                for item, vector in zip(call, vectors, strict=True):
                     item.plan.vectors[item.index] = vector
                     left[id(item.plan)] -= 1
                     if left[id(item.plan)] == 0:

@@ -21,6 +21,7 @@ import logging
 import psycopg
 from psycopg import sql
 
+from ..store.connection import Conn
 from ..store.db import Database
 
 YIELD_FLOOR_S = 30.0  # the longest a yielding loop waits for the other's work to run out
@@ -47,7 +48,7 @@ class OwedWork:
         self._idle = asyncio.Event()  # set while this loop has no work in hand
         self._idle.set()
         self._stopping = False
-        self._session: psycopg.AsyncConnection | None = None
+        self._session: Conn | None = None
 
     async def run_once(self) -> int:
         """One round: claim owed work and do it; how many items were claimed."""
@@ -179,10 +180,11 @@ class OwedWork:
 
     async def _listen(self) -> None:
         """Wake up as soon as any process commits owed work (NOTIFY on `channel`)."""
-        while not self._stopping:
+        channel = self.channel
+        while channel is not None and not self._stopping:
             try:
                 async with await psycopg.AsyncConnection.connect(self.db.url, autocommit=True) as conn:
-                    await conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.channel)))
+                    await conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel)))
                     async for _ in conn.notifies():
                         self.wake.set()
             except asyncio.CancelledError:

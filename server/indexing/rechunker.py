@@ -7,6 +7,8 @@ it claims owed work (Worker.run_once)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..store.chunks import rechunk_stale
 from ..store.db import Database
 from .loop import OwedWork
@@ -18,7 +20,7 @@ class Rechunker(OwedWork):
 
     job = "re-chunking"
 
-    def __init__(self, db: Database, *, batch: int = 32, **loop) -> None:
+    def __init__(self, db: Database, *, batch: int = 32, **loop: Any) -> None:
         super().__init__(db, **loop)
         self.batch = batch
 

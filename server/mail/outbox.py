@@ -39,7 +39,7 @@ class Outbox:
         """Seconds until the next try after `attempts` failed ones, or None to give up."""
         if attempts >= self.retries:
             return None
-        return min(MAX_BACKOFF, self.first_wait * 2 ** (attempts - 1))
+        return float(min(MAX_BACKOFF, self.first_wait * 2 ** (attempts - 1)))
 
     async def deliver_due(self) -> int:
         """Try every mail that is due once; how many were delivered."""

@@ -137,8 +137,9 @@ class Detector:
             except regex.error:  # syntax only Rust reads: the whole match goes
                 compiled = False
             self._compiled[rule_id] = compiled
-        match = compiled.match(text, start, end) if compiled else None
-        spans = [match.span(i) for i in range(1, (match.re.groups if match else 0) + 1) if match.start(i) >= 0]
+        match = compiled.match(text, start, end) if isinstance(compiled, regex.Pattern) else None
+        groups = range(1, match.re.groups + 1) if match else range(0)
+        spans = [match.span(i) for i in groups if match and match.start(i) >= 0]
         spans = [(a, b) for a, b in spans if b > a]
         return max(spans, key=lambda ab: ab[1] - ab[0]) if spans else (start, end)
 

@@ -86,10 +86,16 @@ def rewrite(
             continue
         a, b = m.span()
         if a > pos:
-            vstart.append(v), ostart.append(pos), vlen.append(a - pos), olen.append(a - pos)
+            vstart.append(v)
+            ostart.append(pos)
+            vlen.append(a - pos)
+            olen.append(a - pos)
             pieces.append(text[pos:a])
             v += a - pos
-        vstart.append(v), ostart.append(a), vlen.append(len(new)), olen.append(b - a)
+        vstart.append(v)
+        ostart.append(a)
+        vlen.append(len(new))
+        olen.append(b - a)
         pieces.append(new)
         v += len(new)
         pos = b
@@ -97,7 +103,10 @@ def rewrite(
     if not changed:
         return None
     if pos < len(text):
-        vstart.append(v), ostart.append(pos), vlen.append(len(text) - pos), olen.append(len(text) - pos)
+        vstart.append(v)
+        ostart.append(pos)
+        vlen.append(len(text) - pos)
+        olen.append(len(text) - pos)
         pieces.append(text[pos:])
     return View(name, "".join(pieces), vstart, ostart, vlen, olen)
 

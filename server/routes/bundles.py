@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from memorywiki.formats.doclinks import markdown_twin
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..curation.markdown import analysis_markdown, markdown_twin
 from ..services import bundles
 from ..services.bundles import MAX_DESCRIPTION, MAX_TITLE
 from ..services.urls import Urls
@@ -23,11 +25,11 @@ from ..web.validate import DATE_FIELDS, get_dates, get_str, get_str_list, read_j
 CREATE_FIELDS = ("hub", "title", "description", "doc_ids", "external_id", *DATE_FIELDS)
 PATCH_FIELDS = ("title", "description", "doc_ids")
 
-_BUNDLE_FIELDS = dict(
-    title={"type": "string", "maxLength": 500},
-    description={"type": ["string", "null"], "maxLength": 5000},
-    doc_ids={"type": ["array", "null"], "items": TEXT, "description": "docs of the hub, in reading order"},
-)
+_BUNDLE_FIELDS: dict[str, dict[str, Any]] = {
+    "title": {"type": "string", "maxLength": 500},
+    "description": {"type": ["string", "null"], "maxLength": 5000},
+    "doc_ids": {"type": ["array", "null"], "items": TEXT, "description": "docs of the hub, in reading order"},
+}
 BUNDLE_REF = obj(["id", "url"], id=TEXT, url=TEXT)
 SAVED_BUNDLE = obj(["id", "url", "status"], id=TEXT, url=TEXT, status={"enum": ["created", "updated", "unchanged"]})
 
@@ -105,7 +107,9 @@ async def delete_bundle(request: Request) -> Response:
     return JSONResponse(body, headers={"Cache-Control": "private, no-store"})
 
 
-def bundle_markdown(page_urls: Urls, bundle: dict, members: list[dict], analysis: dict | None = None) -> str:
+def bundle_markdown(
+    page_urls: Urls, bundle: dict[str, Any], members: list[dict[str, Any]], analysis: str | None = None
+) -> str:
     head = front_matter(
         {
             "title": bundle["title"],
@@ -125,8 +129,8 @@ def bundle_markdown(page_urls: Urls, bundle: dict, members: list[dict], analysis
         )
         + "\n"
     )
-    if analysis:
-        parts.append(analysis_markdown(analysis))
+    if analysis is not None:
+        parts.append(analysis)
     for m in members:
         body = member_body(m).strip()
         url = markdown_twin(page_urls.doc(m["doc_id"]))
@@ -169,7 +173,7 @@ async def bundle_raw(request: Request) -> Response:
     return markdown_response(bundle_markdown(urls(request), bundle, members, analysis))
 
 
-async def _editor(request: Request, **where) -> Response:
+async def _editor(request: Request, **where: str) -> Response:
     view = await bundles.for_editor(app_state(request), credentials(request), urls(request), **where)
     return templates.TemplateResponse(
         request, "bundle_editor.html", view, headers={"Cache-Control": "private, no-store"}

@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..errors import ApiError, LengthRequired, TooLarge
+from ..errors import BadRequest, LengthRequired, NotFound, TooLarge
 from ..services import capture
 from ..services.capture import EXPORTERS, Options
 from ..web.openapi import NULLABLE_TEXT, TEXT, body_schema, json_response, obj, operation
@@ -102,17 +102,17 @@ async def _form(request: Request, limit: int) -> Any:
     if int(length) > limit:
         raise TooLarge("too_large", f"upload is over {size_text(limit)}")
     if not request.headers.get("content-type", "").startswith("multipart/form-data"):
-        raise ApiError(400, "not_multipart", "send the file as multipart/form-data in a field named 'file'")
+        raise BadRequest("not_multipart", "send the file as multipart/form-data in a field named 'file'")
     try:
         return await request.form(max_files=1, max_fields=20)
     except Exception as exc:  # malformed multipart bodies
-        raise ApiError(400, "bad_upload", f"could not read the upload: {exc}") from None
+        raise BadRequest("bad_upload", f"could not read the upload: {exc}") from None
 
 
 def _upload(form: Any) -> UploadFile:
     upload = form.get("file")
     if not isinstance(upload, UploadFile):
-        raise ApiError(400, "missing_file", "no file in the 'file' field")
+        raise BadRequest("missing_file", "no file in the 'file' field")
     return upload
 
 
@@ -124,7 +124,7 @@ def _form_bool(form: Any, key: str, default: bool = False) -> bool:
         return True
     if value in {"0", "false", "no", "off"}:
         return False
-    raise ApiError(400, "invalid_field", f"'{key}' must be true or false")
+    raise BadRequest("invalid_field", f"'{key}' must be true or false")
 
 
 def _form_str(form: Any, key: str) -> str | None:
@@ -192,12 +192,12 @@ async def import_export(request: Request) -> Response:
     `Accept: application/x-ndjson` the answer streams the progress (server/web/progress.py)."""
     kind = request.path_params["kind"]
     if kind not in EXPORTERS:
-        raise ApiError(404, "unknown_exporter", f"import kind must be one of {', '.join(EXPORTERS)}")
+        raise NotFound("unknown_exporter", f"import kind must be one of {', '.join(EXPORTERS)}")
     form = await _form(request, app_state(request).settings.max_export_bytes)
     upload = _upload(form)
     hub = _form_str(form, "hub")
     if not hub:
-        raise ApiError(400, "missing_field", "'hub' is required: an import goes into a hub")
+        raise BadRequest("missing_field", "'hub' is required: an import goes into a hub")
     state, creds, page_urls = app_state(request), credentials(request), urls(request)
     if wants_progress(request):
         return await progress_response(

@@ -27,10 +27,11 @@ def spec(request: Request) -> dict[str, Any]:
     state = request.app.state
     if getattr(state, "openapi", None) is None:
         state.openapi = build_spec(request.app.routes, version=_version())
-    return state.openapi
+    document: dict[str, Any] = state.openapi
+    return document
 
 
-def _fields(schema: dict | None) -> list[dict[str, Any]]:
+def _fields(schema: dict[str, Any] | None) -> list[dict[str, Any]]:
     if not schema:
         return []
     required = set(schema.get("required", ()))
@@ -55,7 +56,7 @@ def operations(document: dict[str, Any]) -> list[dict[str, Any]]:
     for path, methods in document["paths"].items():
         for method, op in methods.items():
             body = op.get("requestBody", {}).get("content", {})
-            media_type, content = next(iter(body.items()), (None, {}))
+            media_type, content = next(iter(body.items()), (None, None))
             ops.append(
                 {
                     "method": method.upper(),
@@ -64,7 +65,7 @@ def operations(document: dict[str, Any]) -> list[dict[str, Any]]:
                     "tag": op["tags"][0],
                     "auth": "security" in op,
                     "media_type": media_type,
-                    "fields": _fields(content.get("schema")),
+                    "fields": _fields(content.get("schema") if content else None),
                     "responses": [(status, r["description"]) for status, r in op["responses"].items()],
                 }
             )

@@ -8,7 +8,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..errors import ApiError
+from ..errors import BadRequest
 from ..services import crossrefs
 from ..web.openapi import NULLABLE_TEXT, TEXT, json_response, obj, operation
 from ..web.state import app_state
@@ -42,8 +42,7 @@ async def cross_refs(request: Request) -> Response:
     unknown = sorted(set(params) - set(PARAMS))
     given = [p for p in PARAMS if params.get(p)]
     if unknown or len(given) != 1:
-        raise ApiError(
-            400,
+        raise BadRequest(
             "invalid_query",
             "give exactly one of ?doc={id} or ?hub={slug}" + (f" (unknown: {', '.join(unknown)})" if unknown else ""),
         )

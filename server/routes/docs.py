@@ -9,7 +9,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..errors import ApiError
+from ..errors import BadRequest
 from ..services import docs
 from ..services.docs import MAX_SOURCE, MAX_TITLE, NewDoc, page_content
 from ..web.openapi import NULLABLE_TEXT, TEXT, body_schema, json_response, obj, operation
@@ -26,16 +26,16 @@ ACCESS_FIELDS = ("email",)
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 # ---- the contract (server/web/openapi.py): request and response schemas of these routes
-_DOC_FIELDS = dict(
-    title={"type": "string", "maxLength": MAX_TITLE, "description": "optional when markdown opens with `# Title`"},
-    markdown={"type": "string", "description": "the page; a leading `# Title` line becomes the title"},
-    hub={"type": ["string", "null"], "description": "the hub's slug (needs its owner token)", "examples": ["notes"]},
-    source={"type": ["string", "null"], "maxLength": MAX_SOURCE},
-    meta={"type": ["object", "null"]},
-    is_draft={"type": ["boolean", "null"]},
-    password={"type": ["string", "null"], "description": "only readers who give it see the doc; empty clears it"},
-    allowed_emails={"type": ["array", "null"], "items": {"type": "string"}, "maxItems": 500},
-)
+_DOC_FIELDS: dict[str, dict[str, Any]] = {
+    "title": {"type": "string", "maxLength": MAX_TITLE, "description": "optional when markdown opens with `# Title`"},
+    "markdown": {"type": "string", "description": "the page; a leading `# Title` line becomes the title"},
+    "hub": {"type": ["string", "null"], "description": "the hub's slug (needs its owner token)", "examples": ["notes"]},
+    "source": {"type": ["string", "null"], "maxLength": MAX_SOURCE},
+    "meta": {"type": ["object", "null"]},
+    "is_draft": {"type": ["boolean", "null"]},
+    "password": {"type": ["string", "null"], "description": "only readers who give it see the doc; empty clears it"},
+    "allowed_emails": {"type": ["array", "null"], "items": {"type": "string"}, "maxItems": 500},
+}
 CREATE_BODY = body_schema(
     ["markdown"],
     **_DOC_FIELDS,
@@ -69,24 +69,24 @@ SAVED = obj(
 )
 
 
-def _emails(data: dict) -> list[str] | None:
+def _emails(data: dict[str, Any]) -> list[str] | None:
     emails = get_str_list(data, "allowed_emails", max_items=500)
     if emails is None:
         return None
     cleaned = sorted({e.strip().lower() for e in emails if e.strip()})
     bad = [e for e in cleaned if not EMAIL.match(e)]
     if bad:
-        raise ApiError(400, "invalid_field", f"not an email address: {bad[0]}")
+        raise BadRequest("invalid_field", f"not an email address: {bad[0]}")
     return cleaned
 
 
-def _password(data: dict) -> str | None:
+def _password(data: dict[str, Any]) -> str | None:
     """The password given (an empty string or null clears it)."""
     value = data.get("password")
     if value is None or value == "":
         return None
     if not isinstance(value, str) or len(value) > 1000:
-        raise ApiError(400, "invalid_field", "'password' must be a string")
+        raise BadRequest("invalid_field", "'password' must be a string")
     return value
 
 

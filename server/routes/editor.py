@@ -8,6 +8,8 @@ without script; a private doc's text is fetched by the script with its token.
 
 from __future__ import annotations
 
+from typing import Any
+
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -49,7 +51,7 @@ async def render_preview(request: Request) -> Response:
     )
 
 
-def _editor(request: Request, headers: dict[str, str] | None = None, **context) -> Response:
+def _editor(request: Request, headers: dict[str, str] | None = None, **context: Any) -> Response:
     state = app_state(request)
     settings = state.settings
     return templates.TemplateResponse(

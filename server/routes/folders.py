@@ -6,7 +6,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from ..errors import ApiError
+from ..errors import BadRequest
 from ..services import export, importing
 from ..services.importing import MAX_LOOKUP
 from ..web.openapi import NULLABLE_TEXT, TEXT, body_schema, json_response, obj, operation
@@ -89,9 +89,9 @@ async def lookup(request: Request) -> Response:
     data = await read_json(request, fields=LOOKUP_FIELDS)
     keys = get_str_list(data, "external_ids", max_items=MAX_LOOKUP)
     if keys is None:
-        raise ApiError(400, "missing_field", "'external_ids' is required")
+        raise BadRequest("missing_field", "'external_ids' is required")
     if any(len(k) > 300 for k in keys):
-        raise ApiError(400, "invalid_field", "an importer id is at most 300 characters")
+        raise BadRequest("invalid_field", "an importer id is at most 300 characters")
     return JSONResponse(
         await importing.lookup(
             app_state(request), credentials(request), urls(request), request.path_params["slug"], keys

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from memorywiki.formats.doclinks import markdown_twin
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..curation.markdown import markdown_twin
 from ..services import curation, hubs
 from ..services.hubs import MAX_DESCRIPTION
 from ..web.negotiate import markdown_response, wants_markdown
@@ -27,12 +27,12 @@ VISIBILITY = {
     "enum": ["public", "draft", "password", "people"],
     "description": "who may read it: anyone, its editors, readers with its password, the listed emails",
 }
-_PAGING = dict(
-    total_docs={"type": "integer"},
-    pages={"type": "integer"},
-    per_page={"type": "integer"},
-    next={**NULLABLE_TEXT, "description": "the URL of the next page of docs, or null"},
-)
+_PAGING: dict[str, dict[str, Any]] = {
+    "total_docs": {"type": "integer"},
+    "pages": {"type": "integer"},
+    "per_page": {"type": "integer"},
+    "next": {**NULLABLE_TEXT, "description": "the URL of the next page of docs, or null"},
+}
 HUB = obj(
     ["slug", "url", "docs", "bundles", "view"],
     slug=TEXT,

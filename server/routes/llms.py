@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+from memorywiki.formats.doclinks import markdown_twin
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from ..curation.markdown import markdown_twin
 from ..services import hubs
 from ..web.negotiate import MARKDOWN, markdown_response
 from ..web.openapi import markdown_page, operation

@@ -6,12 +6,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..errors import ApiError
+from ..errors import BadRequest
 from ..services import recall
 from ..services.recall import FUSIONS, LEVELS, MAX_QUESTION, MAX_TOKENS, Question, check_fusion, check_question
+from ..timing import Phases
 from ..web.openapi import SPACE, TEXT, body_schema, json_response, obj, operation
 from ..web.state import app_state
-from ..web.timing import Phases
 from ..web.urls import urls
 from ..web.validate import get_bool, get_int, get_str, read_json
 
@@ -137,7 +137,7 @@ async def recall_endpoint(request: Request) -> Response:
     k = get_int(data, "k", default=5, low=1, high=50)
     level = get_str(data, "level", default="chunk")
     if level not in LEVELS:
-        raise ApiError(400, "unknown_level", f"'level' must be one of {', '.join(LEVELS)}")
+        raise BadRequest("unknown_level", f"'level' must be one of {', '.join(LEVELS)}")
     hybrid = get_bool(data, "hybrid", default=True)  # the API, the CLI and MCP agree
     rerank = get_bool(data, "rerank", default=False)
     fusion = check_fusion(get_str(data, "fusion", default=FUSIONS[0]))

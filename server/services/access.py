@@ -21,20 +21,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
-import psycopg
-
 from ..errors import Forbidden, Unauthorized, unknown_hub
 from ..store import access, hubs
 from ..store import members as member_store
 from ..store import sessions as session_store
 from ..store import signin_links as link_store
+from ..store.connection import Conn
 from ..tokens import hash_token, verify_password
 
 MEMBER = "member:"
 
 
 def is_member(via: str | None) -> bool:
-    return bool(via) and via.startswith(MEMBER)
+    return bool(via and via.startswith(MEMBER))
 
 
 @dataclass(frozen=True)
@@ -113,7 +112,7 @@ class Access:
     def _failed(self, kind: str) -> None:
         self.limits.failed(self.credentials.client, kind)
 
-    async def hub_owner(self, conn: psycopg.AsyncConnection, slug: str) -> dict[str, Any]:
+    async def hub_owner(self, conn: Conn, slug: str) -> dict[str, Any]:
         """The hub {"id", "slug"}, once the bearer token or the browser's session proved it owns it."""
         hub = await hubs.find_hub(conn, slug)
         if hub is None:
@@ -132,7 +131,7 @@ class Access:
             raise Forbidden("forbidden", f"that token does not own hub '{slug}'")
         return hub
 
-    async def hub_writer(self, conn: psycopg.AsyncConnection, slug: str) -> Writer:
+    async def hub_writer(self, conn: Conn, slug: str) -> Writer:
         """The hub and who may write pages into it: the owner ("owner", by token or session) or
         one of its members ("member:<name>", by the member's token); 401/403 otherwise."""
         token = self.credentials.bearer
@@ -145,7 +144,7 @@ class Access:
                     return Writer(hub, MEMBER + member["name"], member["id"])
         return Writer(await self.hub_owner(conn, slug), "owner", None)
 
-    async def owns(self, conn: psycopg.AsyncConnection, hub: dict[str, Any]) -> bool:
+    async def owns(self, conn: Conn, hub: dict[str, Any]) -> bool:
         """Whether the bearer token or the browser's session owns the hub, refusing nothing: a
         read that is not the owner's shows what strangers see. A token that does not own the
         hub still counts against the client (or the answer would test guesses for free)."""
@@ -160,7 +159,7 @@ class Access:
             conn, hub["id"], None, self.credentials.session_hashes
         )
 
-    async def signed_in_owner(self, conn: psycopg.AsyncConnection, hub: dict[str, Any]) -> bool:
+    async def signed_in_owner(self, conn: Conn, hub: dict[str, Any]) -> bool:
         """Whether the browser is signed in as the hub's owner. A session of this hub that has
         ended (signed out, expired) is refused by name, so a replayed cookie learns why."""
         if not self.credentials.sessions:
@@ -169,10 +168,10 @@ class Access:
         if session is None:
             return False
         if session["live"]:
-            return session["kind"] == "owner"
+            return bool(session["kind"] == "owner")
         raise session_ended(hub["slug"], session["ended"])
 
-    async def edit_credential(self, conn: psycopg.AsyncConnection, doc: dict[str, Any]) -> str | None:
+    async def edit_credential(self, conn: Conn, doc: dict[str, Any]) -> str | None:
         """Which credential may edit the doc: "owner" (the owner token of the hub it lives in,
         or its owner signed in), "member:<name>" (a member's token of that hub), "edit_token"
         (its own edit token), or None. The owner wins when several are sent."""
@@ -196,10 +195,10 @@ class Access:
                 return "owner"
         return found
 
-    async def can_edit(self, conn: psycopg.AsyncConnection, doc: dict[str, Any]) -> bool:
+    async def can_edit(self, conn: Conn, doc: dict[str, Any]) -> bool:
         return await self.edit_credential(conn, doc) is not None
 
-    async def require_edit(self, conn: psycopg.AsyncConnection, doc: dict[str, Any]) -> str:
+    async def require_edit(self, conn: Conn, doc: dict[str, Any]) -> str:
         """The credential that may edit the doc ("owner" or "edit_token"), or 401/403."""
         if not self.credentials.tokens and not self.credentials.sessions:
             raise Unauthorized("unauthorized", "editing needs the doc's edit token or its hub's owner token")
@@ -215,7 +214,7 @@ class Access:
             "unauthorized", "editing needs the doc's edit token, its hub's owner token or its owner signed in"
         )
 
-    async def require_restore(self, conn: psycopg.AsyncConnection, doc: dict[str, Any]) -> str:
+    async def require_restore(self, conn: Conn, doc: dict[str, Any]) -> str:
         """Who may restore a version. A live doc: whoever may edit it. A deleted doc: its hub's
         owner, or for a doc in no hub its edit token (the only credential such a doc has). A
         member or an edit token of a hub doc cannot bring back what was deleted: the owner
@@ -225,22 +224,21 @@ class Access:
             raise Forbidden("forbidden", "only the hub's owner can restore a deleted doc")
         return via
 
-    async def owns_deleted(self, conn: psycopg.AsyncConnection, doc: dict[str, Any]) -> bool:
+    async def owns_deleted(self, conn: Conn, doc: dict[str, Any]) -> bool:
         """A deleted doc is its hub owner's only (the owner's token or session), or for a doc
         in no hub its edit token's."""
         via = await self.edit_credential(conn, doc)
         return via == "owner" or (via is not None and doc["hub_id"] is None)
 
-    async def require_move(
-        self, conn: psycopg.AsyncConnection, doc: dict[str, Any], via: str, slug: str | None
-    ) -> int | None:
+    async def require_move(self, conn: Conn, doc: dict[str, Any], via: str, slug: str | None) -> int | None:
         """The hub id a doc may move to (`slug`; None: out of any hub), for the credential `via`
         that may edit it. Out of a hub, or into another, needs the owner of the hub it is in: a
         member or an edit token writes pages, it does not take them away. A doc in no hub goes
         into a hub with its edit token and the right to write into that hub."""
         target = await hubs.find_hub(conn, slug) if slug else None
         if (doc["hub_id"] is None and not slug) or (target is not None and target["id"] == doc["hub_id"]):
-            return doc["hub_id"]  # it stays where it is: no move
+            stays: int | None = doc["hub_id"]
+            return stays  # it stays where it is: no move
         if doc["hub_id"] is not None and via != "owner":
             where = f"into hub '{slug}'" if slug else "out of its hub"
             raise Forbidden("forbidden", f"only the owner of the hub this doc is in can move it {where}")
@@ -249,7 +247,7 @@ class Access:
         hub = (await self.hub_writer(conn, slug)).hub
         return hub["id"] if hub else None
 
-    async def sign_in(self, conn: psycopg.AsyncConnection, hub: dict[str, Any], token: str) -> str:
+    async def sign_in(self, conn: Conn, hub: dict[str, Any], token: str) -> str:
         """The kind of session a sign-in token opens for the hub: "owner" for its owner token;
         anything else is refused (and counted, like any refused token)."""
         self._check("token")
@@ -262,7 +260,7 @@ class Access:
             "was copied whole, or use the owner token shown when the hub was claimed",
         )
 
-    async def sign_in_link(self, conn: psycopg.AsyncConnection, doc_id: str, secret: str) -> dict[str, Any]:
+    async def sign_in_link(self, conn: Conn, doc_id: str, secret: str) -> dict[str, Any]:
         """Use up a mailed sign-in link of this doc: {"hub_id", "hub_slug", "email"} for the
         reader session it opens, or 403 saying why it opens nothing (a link this server never
         mailed counts as a refused token). The caller's transaction keeps the link used."""
@@ -286,14 +284,14 @@ class Access:
             raise Forbidden("not_shared", "this page is no longer shared with the address this link was mailed to")
         return link
 
-    async def reader_email(self, conn: psycopg.AsyncConnection, doc: dict[str, Any]) -> str | None:
+    async def reader_email(self, conn: Conn, doc: dict[str, Any]) -> str | None:
         """The address of this browser's live reader session that the doc is shared with now
         (checked in the database, on the owner pool), or None."""
         if not self.credentials.sessions or not doc["allowed_emails"]:
             return None
         return await link_store.reader_email(conn, doc["id"], self.credentials.session_hashes)
 
-    async def can_read_private(self, conn: psycopg.AsyncConnection, doc: dict[str, Any]) -> bool:
+    async def can_read_private(self, conn: Conn, doc: dict[str, Any]) -> bool:
         """A private doc opens to its editors, to its password, to an issued access token, or
         to a reader signed in with a mailed link for an address it is shared with."""
         if doc["deleted_at"] is not None:

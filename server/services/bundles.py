@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import ApiError, not_found
+from ..curation.markdown import analysis_markdown
+from ..errors import BadRequest, not_found
 from ..store import bundles as bundle_store
+from ..store.connection import Conn
 from ..tokens import looks_like_id, new_id
 from . import curation, hubs
 from .access import Access, Credentials
@@ -17,12 +19,12 @@ MAX_DESCRIPTION = 5000
 EDITOR_PAGES = 1000  # the hub's newest pages the editor offers to add (any other by its id or URL)
 
 
-async def _check_members(conn, hub_id: int, doc_ids: list[str]) -> list[str]:
+async def _check_members(conn: Conn, hub_id: int, doc_ids: list[str]) -> list[str]:
     if len(set(doc_ids)) != len(doc_ids):
-        raise ApiError(400, "invalid_field", "'doc_ids' lists a doc twice")
+        raise BadRequest("invalid_field", "'doc_ids' lists a doc twice")
     missing = await bundle_store.not_in_hub(conn, hub_id, doc_ids)
     if missing:
-        raise ApiError(400, "unknown_doc", f"not a doc of this hub: {', '.join(sorted(missing))}")
+        raise BadRequest("unknown_doc", f"not a doc of this hub: {', '.join(sorted(missing))}")
     return doc_ids
 
 
@@ -42,12 +44,12 @@ async def create(
     `external_id`, the hub's live bundle known by it is set to this instead ("updated", or
     "unchanged" when it already was), dated by `dates` (created_at, updated_at) if given."""
     if dates and external_id is None:
-        raise ApiError(
-            400, "missing_field", "'created_at' and 'updated_at' need an 'external_id': they are for importing a bundle"
+        raise BadRequest(
+            "missing_field", "'created_at' and 'updated_at' need an 'external_id': they are for importing a bundle"
         )
     access = Access(ctx.limits, credentials)
 
-    async def save(conn):
+    async def save(conn: Conn) -> tuple[str, str]:
         owned = await access.hub_owner(conn, hub)
         members = await _check_members(conn, owned["id"], doc_ids)
         existing = await bundle_store.find_by_external_id(conn, owned["id"], external_id) if external_id else None
@@ -69,7 +71,7 @@ async def create(
     return {"id": bundle_id, "url": urls.bundle(bundle_id), "status": status}
 
 
-async def _owned_bundle(conn, access: Access, bundle_id: str) -> dict[str, Any]:
+async def _owned_bundle(conn: Conn, access: Access, bundle_id: str) -> dict[str, Any]:
     if not looks_like_id(bundle_id):
         raise not_found("bundle")
     bundle = await bundle_store.lock_bundle(conn, bundle_id)
@@ -91,7 +93,7 @@ async def edit(
     the bundle alone is re-embedded."""
     access = Access(ctx.limits, credentials)
 
-    async def apply(conn):
+    async def apply(conn: Conn) -> None:
         bundle = await _owned_bundle(conn, access, bundle_id)
         members = await _check_members(conn, bundle["hub_id"], doc_ids) if doc_ids is not None else None
         await bundle_store.update_bundle(conn, bundle_id, changes, members)
@@ -107,7 +109,7 @@ async def delete(ctx: Context, credentials: Credentials, bundle_id: str) -> dict
     recall and its own URL at once."""
     access = Access(ctx.limits, credentials)
 
-    async def remove(conn):
+    async def remove(conn: Conn) -> None:
         await _owned_bundle(conn, access, bundle_id)
         await bundle_store.delete_bundle(conn, bundle_id)
 
@@ -115,16 +117,19 @@ async def delete(ctx: Context, credentials: Credentials, bundle_id: str) -> dict
     return {"id": bundle_id, "deleted": True}
 
 
-async def read(ctx: Context, bundle_id: str, *, analysis: bool = False) -> tuple[dict, list[dict], dict | None]:
+async def read(
+    ctx: Context, bundle_id: str, *, analysis: bool = False
+) -> tuple[dict[str, Any], list[dict[str, Any]], str | None]:
     """The bundle, its public members in reading order (read as the public role) and, when
-    asked for, its analysis."""
+    asked for and there is one, its analysis as markdown."""
     if not looks_like_id(bundle_id):
         raise not_found("bundle")
     async with ctx.db.public.connection() as conn:
         bundle, members = await bundle_store.public_bundle(conn, bundle_id)
     if bundle is None:
         raise not_found("bundle")
-    return bundle, members, await curation.bundle_analysis(ctx, bundle["id"]) if analysis else None
+    found = await curation.bundle_analysis(ctx, bundle["id"]) if analysis else None
+    return bundle, members, analysis_markdown(found) if found else None
 
 
 async def for_editor(
@@ -134,7 +139,8 @@ async def for_editor(
     `slug`), all its live members in order, and every live page of the hub to choose from,
     each with its visibility. Anyone else gets 401 or 403, never a member's title."""
     access = Access(ctx.limits, credentials)
-    bundle, members = None, []
+    bundle: dict[str, Any] | None = None
+    members: list[dict[str, Any]] = []
     if bundle_id is not None:
         if not looks_like_id(bundle_id):
             raise not_found("bundle")
@@ -149,6 +155,8 @@ async def for_editor(
         if bundle is None:
             raise not_found("bundle")
         slug = bundle["hub_slug"]
+    elif slug is None:
+        raise not_found("hub")
     else:
         async with ctx.db.owner.connection() as conn:
             await access.hub_owner(conn, slug)

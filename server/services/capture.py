@@ -18,7 +18,9 @@ from typing import Any
 from memorywiki.formats import Captured, FormatError, count_conversations, iter_chatgpt_export, iter_claude_export
 
 from ..capture import capture_url, convert_file
+from ..redaction import Redaction
 from ..store import docs as doc_store
+from ..store.connection import Conn
 from ..tokens import hash_token, new_token
 from . import redaction
 from .access import ANONYMOUS, Access, Credentials
@@ -60,7 +62,7 @@ async def save(
         redaction.Page(title=title, markdown=markdown, source=captured.source, meta=captured.meta)
     )
 
-    async def store(conn):
+    async def store(conn: Conn) -> tuple[dict[str, Any], str, dict[str, Any]]:
         writer = await access.hub_writer(conn, options.hub) if options.hub else ANONYMOUS
         chosen = await redaction.choose(conn, prepared, writer.hub["id"] if writer.hub else None)
         page = chosen.page
@@ -164,7 +166,7 @@ async def import_export(
         with path.open("wb") as out:
             while chunk := await read(1 << 20):
                 out.write(chunk)
-        skipped: list = []
+        skipped: list[dict[str, Any]] = []
         conversations = EXPORTERS[kind](path, skipped=skipped)
         counts = {"created": 0, "updated": 0, "unchanged": 0, "deleted": 0}
         docs: list[dict[str, Any]] = []
@@ -184,5 +186,5 @@ async def import_export(
             raise FormatError(
                 exc.code, f"{exc.message} ({sum(counts.values())} conversations were saved before this)"
             ) from None
-    redacted = redacted or redaction.report(redaction.Redaction(), redaction.Redaction())
+    redacted = redacted or redaction.report(Redaction(), Redaction())
     return {"hub": hub, "kind": kind, **counts, "skipped": skipped, "docs": docs, "redacted": redacted}

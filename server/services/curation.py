@@ -7,6 +7,7 @@ the public pool, so row-level security, not this code, keeps private docs out.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..curation import suggest
@@ -24,6 +25,7 @@ from ..store import enrichments as enrichment_store
 from ..store import hubs as hub_store
 from ..store import recall
 from ..store import suggestions as suggestion_store
+from ..store.connection import Conn
 from ..store.space import current_space
 from ..tokens import looks_like_id, new_id
 from . import docs
@@ -220,7 +222,9 @@ async def suggestions(ctx: Context, urls: Urls, slug: str) -> dict[str, Any]:
     return {"hub": hub["slug"], "suggestions": await open_suggestions(ctx, urls, hub["id"])}
 
 
-async def _owned_suggestion(conn, access: Access, slug: str, suggestion_id: str) -> tuple[dict, dict]:
+async def _owned_suggestion(
+    conn: Conn, access: Access, slug: str, suggestion_id: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
     hub = await access.hub_owner(conn, slug)
     suggestion = (
         await suggestion_store.lock_open(conn, hub["id"], suggestion_id) if looks_like_id(suggestion_id) else None
@@ -246,7 +250,7 @@ async def accept(
     access = Access(ctx.limits, credentials)
     bundle_id = new_id()
 
-    async def make(conn):
+    async def make(conn: Conn) -> tuple[dict[str, Any], str, list[str]]:
         hub, suggestion = await _owned_suggestion(conn, access, slug, suggestion_id)
         named = (title or suggestion["title"]).strip()
         described = description or suggestion["description"]
@@ -272,7 +276,7 @@ async def dismiss(ctx: Context, credentials: Credentials, slug: str, suggestion_
     """Owner only: never offer this group again."""
     access = Access(ctx.limits, credentials)
 
-    async def close(conn):
+    async def close(conn: Conn) -> dict[str, Any]:
         _, suggestion = await _owned_suggestion(conn, access, slug, suggestion_id)
         await suggestion_store.mark_dismissed(conn, suggestion["id"])
         return suggestion
@@ -319,10 +323,10 @@ async def _topic_docs(
             if r["fts_rank"] is not None or (r["similarity"] or 0.0) >= 0.75 * top_similarity:
                 best.setdefault(r["doc_id"], r)
         chosen = list(best)[:k]
-        vectors = {
-            d["id"]: as_list(d["embedding"])
+        vectors: dict[str, Sequence[float]] = {
+            d["id"]: vector
             for d in await concept_store.hub_vectors(conn, hub_id)
-            if d["id"] in chosen and d["embedding"] is not None
+            if d["id"] in chosen and (vector := as_list(d["embedding"])) is not None
         }
         enriched = await concept_store.enrichments_of(conn, chosen)
     out = []

@@ -12,6 +12,7 @@ from ..store import access as access_store
 from ..store import docs as doc_store
 from ..store import graph as graph_store
 from ..store import hubs as hub_store
+from ..store.connection import Conn
 from ..tokens import acceptable_password_hash, hash_password, hash_token, looks_like_id, new_token, verify_password
 from . import redaction, sharing
 from .access import ANONYMOUS, Access, Credentials
@@ -124,7 +125,7 @@ async def create(ctx: Context, credentials: Credentials, urls: Urls, new: NewDoc
         redaction.Page(title=new.title, markdown=new.markdown, source=new.source, meta=new.meta)
     )
 
-    async def save(conn):
+    async def save(conn: Conn) -> tuple[dict[str, Any], str, sharing.Invited, dict[str, Any]]:
         writer = await access.hub_writer(conn, new.hub) if new.hub else ANONYMOUS
         hub, via = writer.hub, writer.via
         if new.dates and via != "owner":
@@ -188,7 +189,9 @@ def _carried_hash(new: NewDoc) -> str | None:
     return new.password_hash
 
 
-async def _named_privacy(conn, hub: dict[str, Any] | None, new: NewDoc, password_hash: str | None) -> dict[str, Any]:
+async def _named_privacy(
+    conn: Conn, hub: dict[str, Any] | None, new: NewDoc, password_hash: str | None
+) -> dict[str, Any]:
     """The privacy columns an upsert by external_id sets (store/docs.py, upsert_external).
     A password sent again as text keeps the doc's hash when it still matches: a fresh salt
     would make every re-import a new version."""
@@ -238,7 +241,7 @@ async def read(ctx: Context, credentials: Credentials, urls: Urls, doc_id: str) 
     return doc_json(urls, doc, doc.get("hub_slug"), owner_view=owner_view)
 
 
-async def _lock_for_edit(conn, access: Access, doc_id: str) -> tuple[dict[str, Any], str]:
+async def _lock_for_edit(conn: Conn, access: Access, doc_id: str) -> tuple[dict[str, Any], str]:
     """The doc, row-locked for this transaction, once the credentials proved they may edit
     it, and the credential that proved it ("owner" or "edit_token")."""
     doc = await doc_store.lock_doc(conn, doc_id)
@@ -300,7 +303,7 @@ async def edit(
         )
     )
 
-    async def apply(conn):
+    async def apply(conn: Conn) -> tuple[dict[str, Any], str | None, sharing.Invited, dict[str, Any]]:
         doc, via = await _lock_for_edit(conn, access, doc_id)
         wanted = dict(columns)  # a retried run starts again from the request's own changes
         if MOVE in changes:
@@ -326,7 +329,7 @@ async def delete(ctx: Context, credentials: Credentials, doc_id: str) -> dict[st
     """Soft delete: the doc leaves every public read at once; its owner can restore it."""
     access = Access(ctx.limits, credentials)
 
-    async def remove(conn):
+    async def remove(conn: Conn) -> None:
         _, via = await _lock_for_edit(conn, access, doc_id)
         await doc_store.soft_delete(conn, doc_id, via=via)
 
@@ -339,7 +342,7 @@ async def issue_access(ctx: Context, credentials: Credentials, urls: Urls, doc_i
     access = Access(ctx.limits, credentials)
     token = new_token("mwa")
 
-    async def issue(conn):
+    async def issue(conn: Conn) -> None:
         doc, _ = await _lock_for_edit(conn, access, doc_id)
         if email not in doc["allowed_emails"]:
             raise ApiError(400, "not_allowed", f"{email} is not in this doc's allowed_emails")

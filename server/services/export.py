@@ -19,11 +19,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from memorywiki.formats import hubfolder
+from memorywiki.formats.doclinks import link_target
 from memorywiki.formats.filenames import Namer
 from memorywiki.formats.mdlinks import href, rewrite_destinations
 from memorywiki.formats.ziputil import ZipStream
 
-from ..indexing.crossrefs import link_target
 from ..store import bundles as bundle_store
 from ..store import docs as doc_store
 from ..store import versions as version_store

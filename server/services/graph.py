@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..curation.suggest import clusters
 from ..errors import unknown_hub
 from ..store import graph as graph_store
 from ..store import hubs as hub_store
 from ..store.space import current_space
-from ..web.graphview import clusters
 from .context import Context
 from .urls import Urls
 

@@ -7,11 +7,13 @@ import re
 from collections.abc import AsyncIterator
 from typing import Any
 
-from ..errors import ApiError, Conflict, unknown_hub
+from memorywiki.formats.mdutil import plain_text, summary
+
+from ..errors import BadRequest, Conflict, unknown_hub
 from ..store import hubs as hub_store
 from ..store import recall as recall_store
+from ..store.connection import Conn
 from ..tokens import hash_token, new_token
-from ..web.render import plain_text, summary
 from . import curation, recall, sessions
 from .access import NO_CREDENTIALS, Access, Credentials
 from .context import Context
@@ -31,13 +33,12 @@ async def create(ctx: Context, urls: Urls, slug: str) -> dict[str, Any]:
     """A new hub; the answer holds its owner token, shown once."""
     slug = slug.strip().lower()
     if not SLUG.match(slug):
-        raise ApiError(
-            400,
+        raise BadRequest(
             "invalid_slug",
             "a hub slug is 1-63 lowercase letters, digits or dashes, not starting or ending with a dash",
         )
     if slug in RESERVED:
-        raise ApiError(400, "invalid_slug", f"'{slug}' is a word this server keeps for its own pages: choose another")
+        raise BadRequest("invalid_slug", f"'{slug}' is a word this server keeps for its own pages: choose another")
     token = new_token("mwo")
     async with ctx.db.owner.connection() as conn:
         hub_id = await hub_store.create_hub(conn, slug, hash_token(token))
@@ -64,7 +65,7 @@ async def update(
     if description is not None:
         description = " ".join(description.split())
 
-    async def change(conn):
+    async def change(conn: Conn) -> dict[str, Any]:
         hub = await access.hub_owner(conn, slug)
         return await hub_store.update_hub(
             conn, hub["id"], listed=listed, description=description, redact_secrets=redact_secrets
@@ -258,7 +259,7 @@ async def search(ctx: Context, urls: Urls, slug: str, question: str) -> dict[str
     async with ctx.db.public.connection() as conn:
         snippets = await recall_store.headlines(conn, question, [plain_text(r["markdown"]) for r in found["results"]])
     results = []
-    for r, snippet in zip(found["results"], snippets):
+    for r, snippet in zip(found["results"], snippets, strict=True):
         crumbs = [part.strip() for part in r["heading_path"].split(" > ")]
         results.append({"title": r["title"], "url": r["doc_url"], "sections": crumbs[1:], "snippet": snippet})
     space = found.get("space")

@@ -34,7 +34,8 @@ async def reindex_doc(ctx: Context, credentials: Credentials, doc_id: str) -> di
         raise Unavailable("embedder_failed", f"the embedder failed; the doc stays owed: {exc}") from None
     if reports.get(doc_id) is None:
         raise not_found("doc")
-    return reports[doc_id]
+    report: dict[str, Any] = reports[doc_id]
+    return report
 
 
 async def reindex_bundle(ctx: Context, client: str, bundle_id: str) -> dict[str, Any]:

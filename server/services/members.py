@@ -12,6 +12,7 @@ from typing import Any
 
 from ..errors import BadRequest, Conflict, NotFound
 from ..store import members as member_store
+from ..store.connection import Conn
 from ..tokens import hash_token, new_token
 from .access import Access, Credentials
 from .context import Context
@@ -41,7 +42,7 @@ async def add(ctx: Context, credentials: Credentials, urls: Urls, slug: str, nam
     access = Access(ctx.limits, credentials)
     token = new_token("mwm")
 
-    async def add_it(conn):
+    async def add_it(conn: Conn) -> dict[str, Any] | None:
         hub = await access.hub_owner(conn, slug)
         return await member_store.add(conn, hub["id"], name, hash_token(token))
 
@@ -68,7 +69,7 @@ async def remove(ctx: Context, credentials: Credentials, slug: str, name: str) -
     name = member_name(name)
     access = Access(ctx.limits, credentials)
 
-    async def revoke(conn):
+    async def revoke(conn: Conn) -> bool:
         hub = await access.hub_owner(conn, slug)
         return await member_store.revoke(conn, hub["id"], name)
 

@@ -15,7 +15,7 @@ from ..errors import ApiError, unknown_hub
 from ..store import recall
 from ..store.hubs import find_hub_for_recall
 from ..store.space import current_space, vector_backlog
-from ..web.timing import Phases
+from ..timing import Phases
 from .context import Context
 from .urls import Urls
 
@@ -73,7 +73,7 @@ async def _why_no_vectors(ctx: Context, hub_id: int, space: tuple[str, int] | No
     return "vectors not ready yet: answering from full text"
 
 
-async def _await_vector(task: asyncio.Task | None) -> tuple[list[float] | None, str]:
+async def _await_vector(task: asyncio.Task[list[float]] | None) -> tuple[list[float] | None, str]:
     if task is None:
         return None, "no embedder configured: answering from full text"
     try:
@@ -90,7 +90,7 @@ async def question_vector(ctx: Context, hub_id: int, question: str) -> tuple[lis
         return None, None, "no embedder configured: answering from full text"
     async with ctx.db.public.connection() as conn:
         space = await current_space(conn)
-    if space is None or space[0] != ctx.embedder.name:
+    if space is None or space[0] != ctx.model:
         return None, None, await _why_no_vectors(ctx, hub_id, space)
     qvec, why_not = await _await_vector(asyncio.create_task(ctx.questions.embed(question)))
     return qvec, (space[1] if qvec is not None else None), why_not
@@ -116,7 +116,7 @@ async def _rerank(
     except RerankError as exc:
         log.warning("rerank failed, answering in fused order: %s", exc)
         return results[:k], "the reranker is unreachable: results in fused order"
-    for result, score in zip(results, scores):
+    for result, score in zip(results, scores, strict=True):
         result["rerank_score"] = _round(score)
     order = sorted(range(len(results)), key=lambda i: -scores[i])  # stable: ties keep the fused order
     return [results[i] for i in order[:k]], ""
@@ -228,7 +228,7 @@ async def answer(ctx: Context, urls: Urls, q: Question, phases: Phases | None = 
                     hub, fts = await recall.hub_and_fulltext(
                         conn,
                         slug=q.slug,
-                        model=ctx.embedder.name,
+                        model=ctx.model,
                         question=question,
                         level=level,
                         k=n,
@@ -239,7 +239,7 @@ async def answer(ctx: Context, urls: Urls, q: Question, phases: Phases | None = 
                 else:
                     hub = await find_hub_for_recall(conn, q.slug)
         space = (hub["model"], hub["dim"]) if hub is not None and hub["model"] is not None else None
-        with_vectors = task is not None and space is not None and space[0] == ctx.embedder.name
+        with_vectors = task is not None and space is not None and space[0] == ctx.model
         if hub is None:
             raise unknown_hub(q.slug)
         if task is not None and not with_vectors:
@@ -254,15 +254,15 @@ async def answer(ctx: Context, urls: Urls, q: Question, phases: Phases | None = 
         if task is not None and not task.done():
             task.cancel()
         raise
-    dim = space[1] if qvec is not None else None
+    dim = space[1] if qvec is not None and space is not None else None
 
-    query = dict(hub_id=hub["id"], question=question, k=n, qvec=qvec, dim=dim)
+    query = {"hub_id": hub["id"], "question": question, "k": n, "qvec": qvec, "dim": dim}
     # an embedder that cannot read the question's script ranks chance: full text alone ranks
     blind = (
         qvec is not None
         and hybrid
         and level != "bundle"
-        and not reads(embedder_scripts(settings.embedder_scripts, ctx.embedder.name), question)
+        and not reads(embedder_scripts(settings.embedder_scripts, ctx.model), question)
     )
     with phases.span("recall", "the recall statement"):
         async with ctx.db.public.connection() as conn:
@@ -305,7 +305,7 @@ async def answer(ctx: Context, urls: Urls, q: Question, phases: Phases | None = 
         "mode": mode,
         "vector": "ok" if qvec is not None else "unavailable",
         # the embedding space the question was searched in (None: no vectors used)
-        "space": {"model": space[0], "dim": space[1]} if qvec is not None else None,
+        "space": {"model": space[0], "dim": space[1]} if qvec is not None and space is not None else None,
     }
     body["fusion"] = q.fusion
     body["results"] = results

@@ -17,6 +17,7 @@ from typing import Any
 from ..errors import BadRequest
 from ..redaction import DETECTOR, Redaction, drop_private, redact_secrets, redact_value
 from ..store import hubs as hub_store
+from ..store.connection import Conn
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,7 @@ def report(private: Redaction, secrets: Redaction | None) -> dict[str, Any]:
     return {"secrets": sum(kinds.values()), "kinds": kinds, "private": private.private, "scanned": secrets is not None}
 
 
-async def choose(conn, prepared: Prepared, hub_id: int | None) -> Chosen:
+async def choose(conn: Conn, prepared: Prepared, hub_id: int | None) -> Chosen:
     """The text to store in this hub (in the write's transaction: the hub's setting as it is
     when the page is saved)."""
     if await hub_store.redacts_secrets(conn, hub_id):
@@ -116,7 +117,7 @@ def add(total: dict[str, Any] | None, one: dict[str, Any] | None) -> dict[str, A
     }
 
 
-async def redact_in(conn, page: Page, hub_id: int | None) -> Chosen:
+async def redact_in(conn: Conn, page: Page, hub_id: int | None) -> Chosen:
     """`prepare` and `choose` at once, inside a transaction: for text only known there (an
     old version being restored)."""
     return await choose(conn, await prepare(page), hub_id)

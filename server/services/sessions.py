@@ -22,6 +22,7 @@ from typing import Any
 from ..errors import not_found, unknown_hub
 from ..store import hubs as hub_store
 from ..store import sessions as session_store
+from ..store.connection import Conn
 from ..tokens import hash_token, looks_like_id
 from .access import Access, Credentials
 from .context import Context
@@ -60,7 +61,14 @@ def _status(slug: str, urls: Urls, session: dict[str, Any] | None) -> dict[str, 
 
 
 async def _rotate(
-    conn, credentials: Credentials, session_id: str, hub_id: int, kind: str, *, seconds: int, email: str | None = None
+    conn: Conn,
+    credentials: Credentials,
+    session_id: str,
+    hub_id: int,
+    kind: str,
+    *,
+    seconds: int,
+    email: str | None = None,
 ) -> tuple[datetime, set[str]]:
     """Revoke the browser's sessions of the hub and open the new one: when it expires, and
     which of the browser's other sessions are still live."""
@@ -75,7 +83,7 @@ async def sign_in(ctx: Context, credentials: Credentials, urls: Urls, slug: str,
     session_id = secrets.token_urlsafe(32)
     seconds = ctx.settings.session_days * DAY
 
-    async def open_it(conn) -> tuple[str, datetime, set[str]]:
+    async def open_it(conn: Conn) -> tuple[str, datetime, set[str]]:
         hub = await hub_store.find_hub(conn, slug)
         if hub is None:
             raise unknown_hub(slug)
@@ -96,7 +104,7 @@ async def sign_in_reader(ctx: Context, credentials: Credentials, urls: Urls, doc
     session_id = secrets.token_urlsafe(32)
     seconds = ctx.settings.reader_session_hours * 3600
 
-    async def open_it(conn) -> tuple[dict[str, Any], datetime, set[str]]:
+    async def open_it(conn: Conn) -> tuple[dict[str, Any], datetime, set[str]]:
         link = await access.sign_in_link(conn, doc_id, secret)
         return link, *await _rotate(
             conn, credentials, session_id, link["hub_id"], "reader", seconds=seconds, email=link["email"]
@@ -118,7 +126,7 @@ async def sign_in_reader(ctx: Context, credentials: Credentials, urls: Urls, doc
 async def sign_out(ctx: Context, credentials: Credentials, urls: Urls, slug: str) -> SessionChange:
     """End this browser's sessions of the hub (none is fine: signing out twice is no error)."""
 
-    async def end_it(conn) -> tuple[int, set[str]]:
+    async def end_it(conn: Conn) -> tuple[int, set[str]]:
         hub = await hub_store.find_hub(conn, slug)
         if hub is None:
             raise unknown_hub(slug)

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..errors import BadRequest, not_found
 from ..store import signin_links as link_store
+from ..store.connection import Conn
 from ..tokens import hash_token, looks_like_id, new_token
 from .access import Credentials
 from .context import Context
@@ -91,7 +92,7 @@ async def request_link(ctx: Context, credentials: Credentials, urls: Urls, doc_i
     minutes = ctx.settings.signin_link_minutes
     secret = new_token("mwl")
 
-    async def queue(conn) -> bool:
+    async def queue(conn: Conn) -> bool:
         return await link_store.request(
             conn,
             doc_id=doc_id,
@@ -138,7 +139,7 @@ class Invited:
 
 
 async def invite(
-    ctx: Context, credentials: Credentials, conn, urls: Urls, doc_id: str, *, mail: bool = True
+    ctx: Context, credentials: Credentials, conn: Conn, urls: Urls, doc_id: str, *, mail: bool = True
 ) -> Invited:
     """Tell each address the doc is shared with that was never told (only while the doc can
     open to it: live, in a hub, read by its listed people only): a one-time sign-in link by

@@ -16,12 +16,13 @@ from __future__ import annotations
 import contextlib
 import difflib
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Literal
 
 from ..errors import BadRequest, Conflict, NotFound, not_found
 from ..store import docs as doc_store
 from ..store import hubs as hub_store
 from ..store import versions as version_store
+from ..store.connection import Conn
 from ..tokens import looks_like_id
 from . import redaction
 from .access import Access, Credentials
@@ -52,7 +53,7 @@ def visibility(doc: dict[str, Any]) -> str:
     return "people" if doc["allowed_emails"] else "public"
 
 
-async def _versions_visible(conn, access: Access, doc: dict[str, Any]) -> list[str] | bool | None:
+async def _versions_visible(conn: Conn, access: Access, doc: dict[str, Any]) -> list[str] | Literal[False] | None:
     """Which versions of the doc these credentials see (None: all of them), or False when they
     may not read it at all."""
     if doc["deleted_at"] is not None:
@@ -76,7 +77,7 @@ async def _readable_doc(
         async with ctx.db.owner.connection() as conn:
             doc = await doc_store.find_any_doc(conn, doc_id)
             visible = await _versions_visible(conn, access, doc) if doc is not None else False
-            if visible is not False:
+            if doc is not None and visible is not False:
                 yield conn, doc, visible
                 return
     async with ctx.db.public.connection() as conn:
@@ -143,7 +144,7 @@ async def get_version(ctx: Context, credentials: Credentials, doc_id: str, numbe
 
 
 async def _bring_back(
-    conn, via: str, doc: dict[str, Any], number: int
+    conn: Conn, via: str, doc: dict[str, Any], number: int
 ) -> tuple[dict[str, Any], str | None, dict[str, Any]]:
     """A new version of the locked doc with version `number`'s title, markdown and meta (live
     again if it was deleted), saved through the credential `via`; the doc as saved, its hub,
@@ -179,7 +180,7 @@ async def restore(
     """A new version with that version's title, markdown and meta, if the doc is still at `expected`."""
     access = Access(ctx.limits, credentials)
 
-    async def restore_in(conn):
+    async def restore_in(conn: Conn) -> tuple[dict[str, Any], dict[str, Any], str | None, dict[str, Any]]:
         doc = await doc_store.lock_any_doc(conn, doc_id)
         if doc is None:
             raise not_found("doc")
@@ -197,7 +198,7 @@ async def undelete(ctx: Context, credentials: Credentials, urls: Urls, doc_id: s
     (its owner only, as for any restore of a deleted doc)."""
     access = Access(ctx.limits, credentials)
 
-    async def undelete_in(conn):
+    async def undelete_in(conn: Conn) -> tuple[dict[str, Any], int, dict[str, Any], str | None, dict[str, Any]]:
         doc = await doc_store.lock_any_doc(conn, doc_id)
         if doc is None:
             raise not_found("doc")
@@ -248,7 +249,7 @@ def diff_lines(old: str, new: str) -> tuple[list[tuple[str, str]], bool]:
     return out, False
 
 
-async def _text(conn, doc: dict[str, Any], number: int, visible: list[str] | None) -> dict[str, Any] | None:
+async def _text(conn: Conn, doc: dict[str, Any], number: int, visible: list[str] | None) -> dict[str, Any] | None:
     if number == doc["version"]:
         return {"title": doc["title"], "markdown": doc["markdown"]}
     return await version_store.get_version(conn, doc["id"], number, visible)
@@ -275,11 +276,12 @@ async def history(ctx: Context, credentials: Credentials, doc_id: str, a: int | 
         raise BadRequest(
             "unknown_version", f"this page has no version {missing[0]}; its versions: " + ", ".join(map(str, numbers))
         )
+    assert old is not None and new is not None  # neither is missing (above)
     lines, cut = diff_lines(f"# {old['title']}\n\n{old['markdown']}", f"# {new['title']}\n\n{new['markdown']}")
     return {"doc": doc, "versions": versions, "a": a, "b": b, "diff": lines, "cut": cut, "reader": reader}
 
 
-async def _reader_only(conn, access: Access, doc: dict[str, Any]) -> str | None:
+async def _reader_only(conn: Conn, access: Access, doc: dict[str, Any]) -> str | None:
     """The address of the reader this browser signed in as, when that is what opened the doc
     and nothing it holds may edit it (the page then offers no restore or edit); else None."""
     if not access.credentials.sessions or not doc.get("allowed_emails"):

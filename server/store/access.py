@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import psycopg
+from .connection import Conn
 
 
-async def issue(conn: psycopg.AsyncConnection, token_hash: str, doc_id: str, email: str) -> None:
+async def issue(conn: Conn, token_hash: str, doc_id: str, email: str) -> None:
     await conn.execute(
         "INSERT INTO access_tokens (token_hash, doc_id, email) VALUES (%s, %s, %s)",
         (token_hash, doc_id, email),
     )
 
 
-async def email_for(conn: psycopg.AsyncConnection, token_hash: str, doc_id: str) -> str | None:
+async def email_for(conn: Conn, token_hash: str, doc_id: str) -> str | None:
     """The email an access token was issued to, for this doc; None for an unknown token."""
     row = await (
         await conn.execute(

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import psycopg
 from psycopg.types.json import Jsonb
+
+from .connection import Conn, one_row
 
 LEASE = "10 minutes"
 
@@ -32,25 +33,25 @@ RETURNING id
 """
 
 
-async def claim_owed(conn: psycopg.AsyncConnection, *, worker: int, limit: int) -> list[str]:
+async def claim_owed(conn: Conn, *, worker: int, limit: int) -> list[str]:
     return [r["id"] for r in await (await conn.execute(CLAIM, {"worker": worker, "limit": limit})).fetchall()]
 
 
-async def release(conn: psycopg.AsyncConnection, bundle_ids: list[str], retry_seconds: float) -> None:
+async def release(conn: Conn, bundle_ids: list[str], retry_seconds: float) -> None:
     await conn.execute(
         "UPDATE bundles SET analysis_claimed_until = now() + make_interval(secs => %s) WHERE id = ANY(%s)",
         (retry_seconds, bundle_ids),
     )
 
 
-async def let_go(conn: psycopg.AsyncConnection, bundle_id: str) -> None:
+async def let_go(conn: Conn, bundle_id: str) -> None:
     """Drop the claim on a bundle that went away after it was claimed (as enrichments.let_go)."""
     await conn.execute(
         "UPDATE bundles SET analysis_claimed_until = NULL, analysis_claimed_by = NULL WHERE id = %s", (bundle_id,)
     )
 
 
-async def analysis_input(conn: psycopg.AsyncConnection, bundle_id: str) -> dict[str, Any] | None:
+async def analysis_input(conn: Conn, bundle_id: str) -> dict[str, Any] | None:
     """The bundle, the hash of its input, and its public members with their enrichments."""
     bundle = await (
         await conn.execute(
@@ -72,9 +73,7 @@ async def analysis_input(conn: psycopg.AsyncConnection, bundle_id: str) -> dict[
     return bundle
 
 
-async def write(
-    conn: psycopg.AsyncConnection, bundle_id: str, input_hash: str, member_ids: list[str], analysis: dict[str, Any]
-) -> bool:
+async def write(conn: Conn, bundle_id: str, input_hash: str, member_ids: list[str], analysis: dict[str, Any]) -> bool:
     """Store the analysis if the bundle's input is still what it was computed from."""
     async with conn.transaction():
         row = await (
@@ -110,7 +109,7 @@ async def write(
     return True
 
 
-async def for_bundle(conn: psycopg.AsyncConnection, bundle_id: str) -> dict[str, Any] | None:
+async def for_bundle(conn: Conn, bundle_id: str) -> dict[str, Any] | None:
     """The stored analysis (on the public pool: only while its members are all public)."""
     return await (
         await conn.execute(
@@ -120,11 +119,10 @@ async def for_bundle(conn: psycopg.AsyncConnection, bundle_id: str) -> dict[str,
     ).fetchone()
 
 
-async def owed_count(conn: psycopg.AsyncConnection) -> int:
-    row = await (
-        await conn.execute(
-            """SELECT count(*) AS n FROM bundles b LEFT JOIN bundle_analyses a ON a.bundle_id = b.id
-           WHERE b.deleted_at IS NULL AND bundle_analysis_hash(b.id) IS DISTINCT FROM a.input_hash"""
-        )
-    ).fetchone()
+async def owed_count(conn: Conn) -> int:
+    row = await one_row(
+        conn,
+        """SELECT count(*) AS n FROM bundles b LEFT JOIN bundle_analyses a ON a.bundle_id = b.id
+           WHERE b.deleted_at IS NULL AND bundle_analysis_hash(b.id) IS DISTINCT FROM a.input_hash""",
+    )
     return int(row["n"])

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import psycopg
 from memorywiki.formats.hubfolder import own_id
 from psycopg import sql
 
+from .connection import Conn
 from .docs import SAVE_LOCK
 
 # The hash of what the bundle's vector is made from; the indexer compares it with embedded_hash.
@@ -17,7 +17,7 @@ EDITABLE = ("title", "description")
 
 
 async def insert_bundle(
-    conn: psycopg.AsyncConnection,
+    conn: Conn,
     bundle_id: str,
     hub_id: int,
     title: str,
@@ -38,7 +38,7 @@ async def insert_bundle(
     await conn.execute(SET_SOURCE_HASH, (bundle_id,))
 
 
-async def not_in_hub(conn: psycopg.AsyncConnection, hub_id: int, doc_ids: list[str]) -> set[str]:
+async def not_in_hub(conn: Conn, hub_id: int, doc_ids: list[str]) -> set[str]:
     """The ids that are not live docs of this hub."""
     found = await (
         await conn.execute(
@@ -48,7 +48,7 @@ async def not_in_hub(conn: psycopg.AsyncConnection, hub_id: int, doc_ids: list[s
     return set(doc_ids) - {r["id"] for r in found}
 
 
-async def replace_members(conn: psycopg.AsyncConnection, bundle_id: str, doc_ids: list[str]) -> None:
+async def replace_members(conn: Conn, bundle_id: str, doc_ids: list[str]) -> None:
     await conn.execute("DELETE FROM bundle_docs WHERE bundle_id = %s", (bundle_id,))
     async with conn.cursor() as cur:
         await cur.executemany(
@@ -57,7 +57,7 @@ async def replace_members(conn: psycopg.AsyncConnection, bundle_id: str, doc_ids
         )
 
 
-async def lock_bundle(conn: psycopg.AsyncConnection, bundle_id: str) -> dict[str, Any] | None:
+async def lock_bundle(conn: Conn, bundle_id: str) -> dict[str, Any] | None:
     """{"id", "hub_id", "slug"} of a live bundle, row-locked for this transaction."""
     return await (
         await conn.execute(
@@ -68,7 +68,7 @@ async def lock_bundle(conn: psycopg.AsyncConnection, bundle_id: str) -> dict[str
     ).fetchone()
 
 
-async def find_bundle_hub(conn: psycopg.AsyncConnection, bundle_id: str) -> dict[str, Any] | None:
+async def find_bundle_hub(conn: Conn, bundle_id: str) -> dict[str, Any] | None:
     """{"id", "hub_id", "slug"} of a live bundle."""
     return await (
         await conn.execute(
@@ -80,7 +80,7 @@ async def find_bundle_hub(conn: psycopg.AsyncConnection, bundle_id: str) -> dict
 
 
 async def update_bundle(
-    conn: psycopg.AsyncConnection,
+    conn: Conn,
     bundle_id: str,
     changes: dict[str, Any],
     doc_ids: list[str] | None,
@@ -89,9 +89,11 @@ async def update_bundle(
     """Apply title/description changes and, when given, a new member list; bump the version
     (dated now, or by an import's `dates`)."""
     fields = {k: v for k, v in changes.items() if k in EDITABLE}
-    if (dates or {}).get("created_at") is not None:
+    if dates and dates.get("created_at") is not None:
         fields["created_at"] = dates["created_at"]
-    assignments = [sql.SQL("{} = {}").format(sql.Identifier(k), sql.Placeholder(k)) for k in fields]
+    assignments: list[sql.Composable] = [
+        sql.SQL("{} = {}").format(sql.Identifier(k), sql.Placeholder(k)) for k in fields
+    ]
     assignments.append(sql.SQL("version = version + 1, updated_at = coalesce(%(updated_at)s::timestamptz, now())"))
     await conn.execute(
         sql.SQL("UPDATE bundles SET {} WHERE id = %(bundle_id)s").format(sql.SQL(", ").join(assignments)),
@@ -102,7 +104,7 @@ async def update_bundle(
     await conn.execute(SET_SOURCE_HASH, (bundle_id,))
 
 
-async def delete_bundle(conn: psycopg.AsyncConnection, bundle_id: str) -> None:
+async def delete_bundle(conn: Conn, bundle_id: str) -> None:
     """Soft delete: the bundle leaves every read at once (row-level security and every owner
     query skip deleted bundles); its members and their order stay with the row. The hub's
     suggestions are marked owed, since a group this bundle held may be offered again."""
@@ -132,7 +134,7 @@ ORDER BY bd.position
 """
 
 
-async def public_bundle(conn: psycopg.AsyncConnection, bundle_id: str) -> tuple[dict | None, list[dict]]:
+async def public_bundle(conn: Conn, bundle_id: str) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
     """The bundle and its members in reading order. Run on the public pool, row-level
     security leaves out deleted bundles and private members."""
     bundle = await (await conn.execute(BUNDLE, (bundle_id,))).fetchone()
@@ -150,7 +152,7 @@ ORDER BY b.title, b.id
 """
 
 
-async def bundles_containing(conn: psycopg.AsyncConnection, doc_id: str) -> list[dict[str, Any]]:
+async def bundles_containing(conn: Conn, doc_id: str) -> list[dict[str, Any]]:
     """The live bundles a doc is a member of (public pool: none for a private doc)."""
     return await (await conn.execute(CONTAINING, (doc_id,))).fetchall()
 
@@ -172,8 +174,8 @@ ORDER BY bd.position
 
 
 async def owner_bundle(
-    conn: psycopg.AsyncConnection, bundle_id: str, token_hash: str | None, session_hashes: list[str]
-) -> tuple[dict | None, list[dict]]:
+    conn: Conn, bundle_id: str, token_hash: str | None, session_hashes: list[str]
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
     """The bundle and all its live members in reading order, for its hub's owner only."""
     args = {"bundle": bundle_id, "token": token_hash, "sessions": session_hashes}
     bundle = await (await conn.execute(OWNER_BUNDLE, args)).fetchone()
@@ -199,7 +201,7 @@ LIMIT 1 FOR UPDATE OF b
 EXTERNAL_ID_LOCK_CLASS = 0x6D79  # beside docs' save locks (store/docs.py)
 
 
-async def find_by_external_id(conn: psycopg.AsyncConnection, hub_id: int, key: str) -> dict[str, Any] | None:
+async def find_by_external_id(conn: Conn, hub_id: int, key: str) -> dict[str, Any] | None:
     """The live bundle of the hub an importer knows by `key`, with its members in order,
     row-locked for this transaction. The key stays locked until the transaction ends, so two
     imports of one bundle at once never both make it."""
@@ -220,5 +222,5 @@ ORDER BY b.created_at, b.id
 """
 
 
-async def hub_bundles(conn: psycopg.AsyncConnection, hub_id: int) -> list[dict[str, Any]]:
+async def hub_bundles(conn: Conn, hub_id: int) -> list[dict[str, Any]]:
     return await (await conn.execute(HUB_BUNDLES_ALL, (hub_id,))).fetchall()

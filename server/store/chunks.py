@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
+from typing import Any
 
-import psycopg
 from memorywiki.formats.model import CONVERSATION_SOURCES
 
-from ..indexing.chunker import ChunkSize, chunk_conversation, chunk_markdown
+from ..indexing.chunker import Chunk, ChunkSize, chunk_conversation, chunk_markdown
+from .connection import Conn
 
 # A larger doc is chunked in a thread: a 5 MB page is ~0.3 s of parsing, which on the event
 # loop held up every request for that long; in a thread the loop still gets the interpreter
@@ -46,7 +47,7 @@ def chunk_size() -> ChunkSize:
     return _size
 
 
-def chunks_of(title: str, markdown: str, source: str | None, size: ChunkSize | None = None) -> list:
+def chunks_of(title: str, markdown: str, source: str | None, size: ChunkSize | None = None) -> list[Chunk]:
     """A conversation (by its source) is chunked as overlapping windows of turns, any other
     doc by its headings."""
     size = size or _size
@@ -56,7 +57,7 @@ def chunks_of(title: str, markdown: str, source: str | None, size: ChunkSize | N
 
 
 async def sync_chunks(
-    conn: psycopg.AsyncConnection, doc_id: str, hub_id: int | None, title: str, markdown: str, source: str | None = None
+    conn: Conn, doc_id: str, hub_id: int | None, title: str, markdown: str, source: str | None = None
 ) -> dict[str, int]:
     """Make the chunk rows match `markdown`; return counts of kept/added/removed rows."""
     size = _size
@@ -67,12 +68,12 @@ async def sync_chunks(
     rows = await (
         await conn.execute("SELECT id, hash, ordinal, hub_id FROM chunks WHERE doc_id = %s ORDER BY ordinal", (doc_id,))
     ).fetchall()
-    by_hash: dict[str, list[dict]] = defaultdict(list)
+    by_hash: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         by_hash[row["hash"]].append(row)
 
     moves: list[tuple[int, int]] = []
-    inserts: list = []
+    inserts: list[Chunk] = []
     for chunk in wanted:
         existing = by_hash.get(chunk.hash)
         if existing:
@@ -124,7 +125,7 @@ FOR UPDATE SKIP LOCKED
 OWE_INDEXING = "UPDATE docs SET embedded_hash = NULL WHERE id = ANY(%s) AND embedded_hash IS NOT NULL"
 
 
-async def rechunk_stale(conn: psycopg.AsyncConnection, limit: int) -> list[str]:
+async def rechunk_stale(conn: Conn, limit: int) -> list[str]:
     """Chunk again, in the caller's transaction, up to `limit` docs whose rows another chunker
     (older rules, another size) made; return their ids. Unchanged chunks keep their rows and
     vectors; a doc that got new rows or lost some is owed indexing."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import psycopg
+from .connection import Conn, one_row
 
 # Newest docs first, so each concept lists its freshest pages first.
 HUB_MENTIONS = """
@@ -16,7 +16,7 @@ ORDER BY d.updated_at DESC, c.doc_id, c.position
 """
 
 
-async def hub_mentions(conn: psycopg.AsyncConnection, hub_id: int) -> list[dict[str, Any]]:
+async def hub_mentions(conn: Conn, hub_id: int) -> list[dict[str, Any]]:
     return await (await conn.execute(HUB_MENTIONS, (hub_id,))).fetchall()
 
 
@@ -29,16 +29,16 @@ ORDER BY d.updated_at DESC, t.doc_id
 """
 
 
-async def hub_terms(conn: psycopg.AsyncConnection, hub_id: int, keys: list[str]) -> list[dict[str, Any]]:
+async def hub_terms(conn: Conn, hub_id: int, keys: list[str]) -> list[dict[str, Any]]:
     return await (await conn.execute(HUB_TERMS, (hub_id, keys))).fetchall()
 
 
-async def hub_doc_count(conn: psycopg.AsyncConnection, hub_id: int) -> int:
-    row = await (await conn.execute("SELECT count(*) AS n FROM docs WHERE hub_id = %s", (hub_id,))).fetchone()
+async def hub_doc_count(conn: Conn, hub_id: int) -> int:
+    row = await one_row(conn, "SELECT count(*) AS n FROM docs WHERE hub_id = %s", (hub_id,))
     return int(row["n"])
 
 
-async def doc_concepts(conn: psycopg.AsyncConnection, doc_id: str) -> list[dict[str, Any]]:
+async def doc_concepts(conn: Conn, doc_id: str) -> list[dict[str, Any]]:
     return await (
         await conn.execute(
             "SELECT key, name, kind, gloss, aliases FROM doc_concepts WHERE doc_id = %s ORDER BY position", (doc_id,)
@@ -46,7 +46,7 @@ async def doc_concepts(conn: psycopg.AsyncConnection, doc_id: str) -> list[dict[
     ).fetchall()
 
 
-async def doc_vector(conn: psycopg.AsyncConnection, doc_id: str) -> tuple[Any, int | None, int | None]:
+async def doc_vector(conn: Conn, doc_id: str) -> tuple[Any, int | None, int | None]:
     """(the doc's vector or None, its dimension, its hub)."""
     row = await (
         await conn.execute("SELECT embedding, vector_dims(embedding) AS dim, hub_id FROM docs WHERE id = %s", (doc_id,))
@@ -71,7 +71,7 @@ ORDER BY n.distance
 
 
 async def nearest(
-    conn: psycopg.AsyncConnection, *, doc_id: str, hub_id: int, vector: Any, dim: int, k: int, max_distance: float
+    conn: Conn, *, doc_id: str, hub_id: int, vector: Any, dim: int, k: int, max_distance: float
 ) -> list[dict[str, Any]]:
     return await (
         await conn.execute(
@@ -103,7 +103,7 @@ LIMIT %(k)s
 
 
 async def sharing_concepts(
-    conn: psycopg.AsyncConnection, *, doc_id: str, hub_id: int, concepts: list[tuple[str, str, str]], k: int
+    conn: Conn, *, doc_id: str, hub_id: int, concepts: list[tuple[str, str, str]], k: int
 ) -> list[dict[str, Any]]:
     """`concepts`: (concept key, term key, name) of the doc's own concepts."""
     if not concepts:
@@ -120,7 +120,7 @@ async def sharing_concepts(
     return await (await conn.execute(SHARING, params)).fetchall()
 
 
-async def hub_vectors(conn: psycopg.AsyncConnection, hub_id: int, limit: int = 100_000) -> list[dict[str, Any]]:
+async def hub_vectors(conn: Conn, hub_id: int, limit: int = 100_000) -> list[dict[str, Any]]:
     """The hub's newest `limit` public docs with their titles and vectors (None when not
     embedded)."""
     return await (
@@ -131,12 +131,12 @@ async def hub_vectors(conn: psycopg.AsyncConnection, hub_id: int, limit: int = 1
     ).fetchall()
 
 
-async def doc_titles(conn: psycopg.AsyncConnection, doc_ids: list[str]) -> dict[str, str]:
+async def doc_titles(conn: Conn, doc_ids: list[str]) -> dict[str, str]:
     rows = await (await conn.execute("SELECT id, title FROM docs WHERE id = ANY(%s)", (doc_ids,))).fetchall()
     return {r["id"]: r["title"] for r in rows}
 
 
-async def bundles_of_doc(conn: psycopg.AsyncConnection, doc_id: str) -> list[dict[str, Any]]:
+async def bundles_of_doc(conn: Conn, doc_id: str) -> list[dict[str, Any]]:
     return await (
         await conn.execute(
             """SELECT b.id, b.title, b.description FROM bundle_docs bd JOIN bundles b ON b.id = bd.bundle_id
@@ -146,7 +146,7 @@ async def bundles_of_doc(conn: psycopg.AsyncConnection, doc_id: str) -> list[dic
     ).fetchall()
 
 
-async def hub_bundle_members(conn: psycopg.AsyncConnection, hub_id: int) -> list[set[str]]:
+async def hub_bundle_members(conn: Conn, hub_id: int) -> list[set[str]]:
     rows = await (
         await conn.execute(
             """SELECT array_agg(bd.doc_id) AS ids FROM bundles b JOIN bundle_docs bd ON bd.bundle_id = b.id
@@ -157,7 +157,7 @@ async def hub_bundle_members(conn: psycopg.AsyncConnection, hub_id: int) -> list
     return [set(r["ids"]) for r in rows]
 
 
-async def enrichments_of(conn: psycopg.AsyncConnection, doc_ids: list[str]) -> dict[str, dict[str, Any]]:
+async def enrichments_of(conn: Conn, doc_ids: list[str]) -> dict[str, dict[str, Any]]:
     """Stored enrichments visible on this connection (the public pool: public docs only)."""
     rows = await (
         await conn.execute("SELECT doc_id, mode, data FROM enrichments WHERE doc_id = ANY(%s)", (doc_ids,))

@@ -19,6 +19,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from ..config import Settings
 from .chunks import use_chunk_size
+from .connection import AnyConn, Conn
 from .embedded import EmbeddedPostgres
 from .migrate import migrate
 
@@ -37,7 +38,7 @@ class PrivacyRoleMissing(RuntimeError):
     """Public reads must run as the restricted role; without it the server will not start."""
 
 
-async def _configure_owner(conn: psycopg.AsyncConnection, *, nice: int = 0) -> None:
+async def _configure_owner(conn: Conn, *, nice: int = 0) -> None:
     await register_vector_async(conn)
     if nice > 0:
         await lower_backend_priority(conn, nice)
@@ -47,7 +48,7 @@ async def _configure_owner(conn: psycopg.AsyncConnection, *, nice: int = 0) -> N
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
 
 
-async def lower_backend_priority(conn: psycopg.AsyncConnection, by: int) -> bool:
+async def lower_backend_priority(conn: AnyConn, by: int) -> bool:
     """Lower the CPU priority of this connection's PostgreSQL backend by `by` (to 19 at most),
     when it runs on this machine as this user (the embedded database, a local one): then the
     work done there for background jobs (vector index inserts, graph edges) takes the CPU only
@@ -56,6 +57,8 @@ async def lower_backend_priority(conn: psycopg.AsyncConnection, by: int) -> bool
     if not (host.startswith("/") or host in LOCAL_HOSTS):
         return False
     row = await (await conn.execute("SELECT pg_backend_pid() AS pid")).fetchone()
+    if row is None:
+        return False
     pid = row["pid"] if isinstance(row, dict) else row[0]
     try:
         if not Path(f"/proc/{pid}/comm").read_text().startswith("postgres"):
@@ -66,7 +69,7 @@ async def lower_backend_priority(conn: psycopg.AsyncConnection, by: int) -> bool
     return True
 
 
-async def _configure_public(conn: psycopg.AsyncConnection) -> None:
+async def _configure_public(conn: AnyConn) -> None:
     await register_vector_async(conn)
     await conn.execute("SET hnsw.iterative_scan = relaxed_order")
     cur = await conn.execute(
@@ -84,7 +87,7 @@ async def _configure_public(conn: psycopg.AsyncConnection) -> None:
     await conn.commit()
 
 
-def _has_input(conn: psycopg.AsyncConnection) -> bool:
+def _has_input(conn: Conn) -> bool:
     """Whether the server sent something to an idle connection (or closed it): nothing else
     ever does, so this is how a connection broken by a PostgreSQL restart shows, locally."""
     try:
@@ -95,7 +98,7 @@ def _has_input(conn: psycopg.AsyncConnection) -> bool:
         return True  # cannot tell: ask the server
 
 
-async def check_without_round_trip(conn: psycopg.AsyncConnection) -> None:
+async def check_without_round_trip(conn: Conn) -> None:
     """The public pool's check as a connection leaves it, with no round trip when nothing is wrong.
 
     An idle connection is never written to by PostgreSQL unless it is going away: on a restart
@@ -123,13 +126,16 @@ class Database:
         # check: a connection is tested as it leaves the pool, so after PostgreSQL restarts a
         # request gets a fresh connection instead of a dead one. timeout: how long a request
         # waits for a connection (then 503 with Retry-After, server/errors.py).
-        common = dict(min_size=min_size, max_size=max_size, open=False, timeout=timeout)
         self.owner = AsyncConnectionPool(
             url,
+            connection_class=Conn,
             configure=functools.partial(_configure_owner, nice=backend_nice),
             kwargs={"row_factory": dict_row},
             check=AsyncConnectionPool.check_connection,
-            **common,
+            min_size=min_size,
+            max_size=max_size,
+            open=False,
+            timeout=timeout,
         )
         # Public reads autocommit: each of them is one statement (READ COMMITTED gives every
         # statement its own snapshot anyway), so a BEGIN and a COMMIT around it were two more
@@ -137,10 +143,14 @@ class Database:
         # (`async with conn.transaction()`).
         self.public = AsyncConnectionPool(
             url,
+            connection_class=Conn,
             configure=_configure_public,
             kwargs={"row_factory": dict_row, "autocommit": True},
             check=check_without_round_trip,
-            **common,
+            min_size=min_size,
+            max_size=max_size,
+            open=False,
+            timeout=timeout,
         )
 
     async def open(self) -> None:
@@ -157,7 +167,7 @@ class Database:
         await self.public.close()
         await self.owner.close()
 
-    async def write(self, work: Callable[[psycopg.AsyncConnection], Awaitable[T]]) -> T:
+    async def write(self, work: Callable[[Conn], Awaitable[T]]) -> T:
         """Run `work(conn)` in one owner transaction, once more if PostgreSQL aborted it as a
         deadlock or serialization victim: the one place saves retry. `work` must be safe to
         run twice (it is: the first run was rolled back entirely)."""

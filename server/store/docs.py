@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import psycopg
 from memorywiki.formats.hubfolder import OWN_ID, own_id
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from ..tokens import new_id, source_hash
 from .chunks import sync_chunks
+from .connection import Conn, one_row
 from .links import sync_links
 
 # edit_token_live: whether the doc's edit token still opens it. One minted through a member
@@ -65,13 +65,13 @@ NOTIFY_OWED = "SELECT pg_notify('memorywiki_owed', %s)"
 
 
 async def insert_doc(
-    conn: psycopg.AsyncConnection,
+    conn: Conn,
     *,
     hub_id: int | None,
     title: str,
     markdown: str,
     source: str | None,
-    meta: dict,
+    meta: dict[str, Any],
     external_id: str | None,
     is_draft: bool,
     password_hash: str | None,
@@ -121,27 +121,25 @@ async def insert_doc(
     raise RuntimeError("could not allocate a doc id")
 
 
-async def lock_doc(conn: psycopg.AsyncConnection, doc_id: str) -> dict[str, Any] | None:
+async def lock_doc(conn: Conn, doc_id: str) -> dict[str, Any] | None:
     return await (await conn.execute(LOCK_DOC, (doc_id,))).fetchone()
 
 
-async def find_doc(conn: psycopg.AsyncConnection, doc_id: str) -> dict[str, Any] | None:
+async def find_doc(conn: Conn, doc_id: str) -> dict[str, Any] | None:
     return await (await conn.execute(FIND_DOC, (doc_id,))).fetchone()
 
 
-async def lock_any_doc(conn: psycopg.AsyncConnection, doc_id: str) -> dict[str, Any] | None:
+async def lock_any_doc(conn: Conn, doc_id: str) -> dict[str, Any] | None:
     """The doc, live or deleted, row-locked for this transaction."""
     return await (await conn.execute(LOCK_ANY_DOC, (doc_id,))).fetchone()
 
 
-async def find_any_doc(conn: psycopg.AsyncConnection, doc_id: str) -> dict[str, Any] | None:
+async def find_any_doc(conn: Conn, doc_id: str) -> dict[str, Any] | None:
     """The doc, live or deleted."""
     return await (await conn.execute(FIND_ANY_DOC, (doc_id,))).fetchone()
 
 
-async def find_by_external_id(
-    conn: psycopg.AsyncConnection, hub_id: int | None, external_id: str
-) -> dict[str, Any] | None:
+async def find_by_external_id(conn: Conn, hub_id: int | None, external_id: str) -> dict[str, Any] | None:
     return await (
         await conn.execute(LOCK_BY_EXTERNAL_ID, {"hub": hub_id, "key": external_id, "own": own_id(external_id)})
     ).fetchone()
@@ -155,12 +153,12 @@ WHERE d.id = %s
 """
 
 
-async def public_doc(conn: psycopg.AsyncConnection, doc_id: str) -> dict[str, Any] | None:
+async def public_doc(conn: Conn, doc_id: str) -> dict[str, Any] | None:
     """The doc as the public sees it (run on the public pool: row-level security decides)."""
     return await (await conn.execute(PUBLIC_DOC, (doc_id,))).fetchone()
 
 
-async def is_password_protected(conn: psycopg.AsyncConnection, doc_id: str) -> bool:
+async def is_password_protected(conn: Conn, doc_id: str) -> bool:
     """A live, published doc that only its password opens (the browser gets a password form)."""
     row = await (
         await conn.execute(
@@ -186,7 +184,7 @@ UPDATABLE = (
 
 
 async def update_doc(
-    conn: psycopg.AsyncConnection,
+    conn: Conn,
     current: dict[str, Any],
     changes: dict[str, Any],
     *,
@@ -206,29 +204,27 @@ async def update_doc(
     if "meta" in fields:
         fields["meta"] = Jsonb(fields["meta"])
     fields["saved_via"], fields["saved_action"], fields["restored_from"] = via, action, restored_from
-    if (dates or {}).get("created_at") is not None:
+    if dates and dates.get("created_at") is not None:
         fields["created_at"] = dates["created_at"]
     assignments = sql.SQL(", ").join(
         sql.SQL("{} = {}").format(sql.Identifier(name), sql.Placeholder(name)) for name in fields
     )
-    row = await (
-        await conn.execute(
-            sql.SQL("""UPDATE docs SET {}, version = version + 1, updated_at = coalesce(%(updated_at)s::timestamptz, now())
+    row = await one_row(
+        conn,
+        sql.SQL("""UPDATE docs SET {}, version = version + 1, updated_at = coalesce(%(updated_at)s::timestamptz, now())
                    WHERE id = %(doc_id)s RETURNING {}""").format(assignments, DOC_COLUMNS),
-            {**fields, "doc_id": current["id"], "updated_at": (dates or {}).get("updated_at")},
-        )
-    ).fetchone()
+        {**fields, "doc_id": current["id"], "updated_at": (dates or {}).get("updated_at")},
+    )
     if {"title", "markdown", "hub_id", "source"} & fields.keys():
         counts = await sync_chunks(conn, row["id"], row["hub_id"], row["title"], row["markdown"], row["source"])
         if row["source_hash"] == current["source_hash"] and counts["added"]:
             # Same text, new chunks (the source switched how it is chunked): owed all the same,
             # or the new chunks would never get vectors.
-            row = await (
-                await conn.execute(
-                    sql.SQL("UPDATE docs SET embedded_hash = NULL WHERE id = %s RETURNING {}").format(DOC_COLUMNS),
-                    (row["id"],),
-                )
-            ).fetchone()
+            row = await one_row(
+                conn,
+                sql.SQL("UPDATE docs SET embedded_hash = NULL WHERE id = %s RETURNING {}").format(DOC_COLUMNS),
+                (row["id"],),
+            )
             await conn.execute(NOTIFY_OWED, (row["id"],))
     if "markdown" in fields:
         await sync_links(conn, row["id"], row["markdown"])
@@ -237,7 +233,7 @@ async def update_doc(
     return row
 
 
-async def soft_delete(conn: psycopg.AsyncConnection, doc_id: str, *, via: str) -> None:
+async def soft_delete(conn: Conn, doc_id: str, *, via: str) -> None:
     """Mark the doc deleted (a new version; its text stays, so its owner can restore it)."""
     await conn.execute(
         "UPDATE docs SET deleted_at = now(), version = version + 1, updated_at = now(),"
@@ -257,14 +253,14 @@ PRIVACY_COLUMNS = ("is_draft", "password_hash", "allowed_emails")
 
 
 async def upsert_external(
-    conn: psycopg.AsyncConnection,
+    conn: Conn,
     *,
     hub_id: int,
     external_id: str,
     title: str,
     markdown: str,
     source: str | None,
-    meta: dict,
+    meta: dict[str, Any],
     is_draft: bool,
     edit_token_hash: str,
     via: str = "owner",
@@ -324,9 +320,7 @@ WHERE hub_id = %s AND source_hash = %s AND deleted_at IS NULL
 ORDER BY created_at LIMIT 1""").format(columns=DOC_COLUMNS)
 
 
-async def find_same_content(
-    conn: psycopg.AsyncConnection, hub_id: int, title: str, markdown: str
-) -> dict[str, Any] | None:
+async def find_same_content(conn: Conn, hub_id: int, title: str, markdown: str) -> dict[str, Any] | None:
     """The hub's live doc with exactly this title and body, holding a transaction lock on
     that content so a concurrent identical save waits instead of creating a twin."""
     digest = source_hash(title, markdown)
@@ -335,14 +329,14 @@ async def find_same_content(
 
 
 async def save_doc(
-    conn: psycopg.AsyncConnection,
+    conn: Conn,
     *,
     hub_id: int | None,
     external_id: str | None,
     title: str,
     markdown: str,
     source: str | None,
-    meta: dict,
+    meta: dict[str, Any],
     is_draft: bool,
     password_hash: str | None,
     allowed_emails: list[str],
@@ -420,14 +414,12 @@ LIMIT %(limit)s
 """
 
 
-async def export_titles(conn: psycopg.AsyncConnection, hub_id: int) -> list[dict[str, Any]]:
+async def export_titles(conn: Conn, hub_id: int) -> list[dict[str, Any]]:
     """(id, title, and which gates apply) of every live doc of the hub, oldest first (owner pool)."""
     return await (await conn.execute(EXPORT_TITLES, (hub_id,))).fetchall()
 
 
-async def export_batch(
-    conn: psycopg.AsyncConnection, hub_id: int, after: tuple[Any, str] | None, limit: int
-) -> list[dict[str, Any]]:
+async def export_batch(conn: Conn, hub_id: int, after: tuple[Any, str] | None, limit: int) -> list[dict[str, Any]]:
     """The next `limit` live docs of the hub after `after` ((created_at, id) of the last one
     read), whole, privacy columns included (owner pool)."""
     after_at, after_id = after or ("-infinity", "")
@@ -452,7 +444,7 @@ CROSS JOIN LATERAL (
 """
 
 
-async def lookup_external(conn: psycopg.AsyncConnection, hub_id: int, keys: list[str]) -> list[dict[str, Any]]:
+async def lookup_external(conn: Conn, hub_id: int, keys: list[str]) -> list[dict[str, Any]]:
     """For each of `keys` that names a doc of the hub: its id, whether it is deleted, and what
     an import would set (source_hash, source, meta and the privacy columns)."""
     return await (

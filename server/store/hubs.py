@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import psycopg
+from .connection import Conn, one_row
 
 
-async def create_hub(conn: psycopg.AsyncConnection, slug: str, owner_token_hash: str) -> int | None:
+async def create_hub(conn: Conn, slug: str, owner_token_hash: str) -> int | None:
     """The new hub's id, or None when the slug is taken."""
     row = await (
         await conn.execute(
@@ -18,7 +18,7 @@ async def create_hub(conn: psycopg.AsyncConnection, slug: str, owner_token_hash:
     return row["id"] if row else None
 
 
-async def find_hub(conn: psycopg.AsyncConnection, slug: str) -> dict[str, Any] | None:
+async def find_hub(conn: Conn, slug: str) -> dict[str, Any] | None:
     """{"id", "slug", "listed", "description"} of the hub, or None. Reads only public
     columns, so either pool works."""
     if "\x00" in slug:  # a URL may carry a NUL, a slug never does (PostgreSQL text cannot hold one)
@@ -29,7 +29,7 @@ async def find_hub(conn: psycopg.AsyncConnection, slug: str) -> dict[str, Any] |
 
 
 async def update_hub(
-    conn: psycopg.AsyncConnection,
+    conn: Conn,
     hub_id: int,
     *,
     listed: bool | None,
@@ -37,17 +37,16 @@ async def update_hub(
     redact_secrets: bool | None = None,
 ) -> dict[str, Any]:
     """Set what the owner changed (None: unchanged); the hub as it is now."""
-    return await (
-        await conn.execute(
-            "UPDATE hubs SET listed = coalesce(%s, listed), description = coalesce(%s, description),"
-            " redact_secrets = coalesce(%s, redact_secrets)"
-            " WHERE id = %s RETURNING id, slug, listed, description, redact_secrets",
-            (listed, description, redact_secrets, hub_id),
-        )
-    ).fetchone()
+    return await one_row(
+        conn,
+        "UPDATE hubs SET listed = coalesce(%s, listed), description = coalesce(%s, description),"
+        " redact_secrets = coalesce(%s, redact_secrets)"
+        " WHERE id = %s RETURNING id, slug, listed, description, redact_secrets",
+        (listed, description, redact_secrets, hub_id),
+    )
 
 
-async def redacts_secrets(conn: psycopg.AsyncConnection, hub_id: int | None) -> bool:
+async def redacts_secrets(conn: Conn, hub_id: int | None) -> bool:
     """Whether writes into the hub are redacted (a page in no hub always is). Owner pool only."""
     if hub_id is None:
         return True
@@ -67,7 +66,7 @@ ORDER BY h.slug
 """
 
 
-async def listed_hubs(conn: psycopg.AsyncConnection) -> list[dict[str, Any]]:
+async def listed_hubs(conn: Conn) -> list[dict[str, Any]]:
     return await (await conn.execute(LISTED)).fetchall()
 
 
@@ -78,19 +77,19 @@ HUB_FOR_RECALL = (
 )
 
 
-async def find_hub_for_recall(conn: psycopg.AsyncConnection, slug: str) -> dict[str, Any] | None:
+async def find_hub_for_recall(conn: Conn, slug: str) -> dict[str, Any] | None:
     """{"id", "slug", "model", "dim"} in one round trip (HUB_FOR_RECALL)."""
     return await (await conn.execute(HUB_FOR_RECALL, {"slug": slug})).fetchone()
 
 
-async def is_owner(conn: psycopg.AsyncConnection, hub_id: int, token_hash: str) -> bool:
+async def is_owner(conn: Conn, hub_id: int, token_hash: str) -> bool:
     row = await (
         await conn.execute("SELECT 1 FROM hubs WHERE id = %s AND owner_token_hash = %s", (hub_id, token_hash))
     ).fetchone()
     return row is not None
 
 
-async def hub_slug(conn: psycopg.AsyncConnection, hub_id: int | None) -> str | None:
+async def hub_slug(conn: Conn, hub_id: int | None) -> str | None:
     if hub_id is None:
         return None
     row = await (await conn.execute("SELECT slug FROM hubs WHERE id = %s", (hub_id,))).fetchone()
@@ -117,13 +116,13 @@ ORDER BY b.updated_at DESC
 
 
 async def hub_contents(
-    conn: psycopg.AsyncConnection, hub_id: int, *, limit: int | None = None, offset: int = 0
-) -> tuple[list[dict], int, list[dict]]:
+    conn: Conn, hub_id: int, *, limit: int | None = None, offset: int = 0
+) -> tuple[list[dict[str, Any]], int, list[dict[str, Any]]]:
     """One page of the hub's docs (newest first, with the head of their markdown; all of them
     when `limit` is None), how many docs it has, and its bundles. Run on the public pool,
     row-level security leaves only what the public may see."""
     docs = await (await conn.execute(HUB_DOCS, (hub_id, limit, offset))).fetchall()
-    total = (await (await conn.execute(HUB_DOC_COUNT, (hub_id,))).fetchone())["n"]
+    total = int((await one_row(conn, HUB_DOC_COUNT, (hub_id,)))["n"])
     bundles = await (await conn.execute(HUB_BUNDLES, (hub_id,))).fetchall()
     return docs, total, bundles
 
@@ -139,7 +138,7 @@ LIMIT %(limit)s
 
 
 async def hub_docs_batch(
-    conn: psycopg.AsyncConnection, hub_id: int, after: tuple[Any, str] | None, limit: int = 100
+    conn: Conn, hub_id: int, after: tuple[Any, str] | None, limit: int = 100
 ) -> list[dict[str, Any]]:
     """The next `limit` public docs after `after` ((created_at, id) of the last one read)."""
     after_at, after_id = after or ("-infinity", "")
@@ -188,14 +187,14 @@ def _proof(
 
 
 async def owner_contents(
-    conn: psycopg.AsyncConnection,
+    conn: Conn,
     hub_id: int,
     token_hash: str | None,
     session_hashes: list[str],
     *,
     limit: int | None = None,
     offset: int = 0,
-) -> tuple[list[dict], int, int, list[dict]]:
+) -> tuple[list[dict[str, Any]], int, int, list[dict[str, Any]]]:
     """One page of the hub's live docs, drafts and private ones included, each with its
     visibility (all of them when `limit` is None); how many live docs and how many in the
     trash; and its bundles. Nothing at all unless the token or a session owns the hub."""
@@ -206,16 +205,14 @@ async def owner_contents(
     return docs, live, in_trash, bundles
 
 
-async def owner_counts(
-    conn: psycopg.AsyncConnection, hub_id: int, token_hash: str | None, session_hashes: list[str]
-) -> tuple[int, int]:
+async def owner_counts(conn: Conn, hub_id: int, token_hash: str | None, session_hashes: list[str]) -> tuple[int, int]:
     """How many live docs the hub has and how many are in its trash (0, 0 without the owner's proof)."""
-    counts = await (await conn.execute(OWNER_COUNTS, _proof(hub_id, token_hash, session_hashes))).fetchone()
+    counts = await one_row(conn, OWNER_COUNTS, _proof(hub_id, token_hash, session_hashes))
     return counts["live"], counts["trash"]
 
 
 async def trash(
-    conn: psycopg.AsyncConnection,
+    conn: Conn,
     hub_id: int,
     token_hash: str | None,
     session_hashes: list[str],

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import psycopg
 from psycopg import sql
+
+from .connection import Conn, one_row
 
 LEASE = "5 minutes"
 
@@ -61,7 +62,7 @@ SELECT (SELECT count(*) FROM docs WHERE deleted_at IS NULL
 """
 
 
-async def claim(conn: psycopg.AsyncConnection, worker: int, limit: int) -> tuple[list[str], list[str]]:
+async def claim(conn: Conn, worker: int, limit: int) -> tuple[list[str], list[str]]:
     """(doc ids, bundle ids) now leased to this worker's session."""
     params = {"worker": worker, "limit": limit}
     docs = [r["id"] for r in await (await conn.execute(CLAIM_DOCS, params)).fetchall()]
@@ -69,15 +70,15 @@ async def claim(conn: psycopg.AsyncConnection, worker: int, limit: int) -> tuple
     return docs, bundles
 
 
-async def release_docs(conn: psycopg.AsyncConnection, doc_ids: list[str]) -> None:
+async def release_docs(conn: Conn, doc_ids: list[str]) -> None:
     await conn.execute(RELEASE_DOCS, (doc_ids,))
 
 
-async def release_bundles(conn: psycopg.AsyncConnection, bundle_ids: list[str]) -> None:
+async def release_bundles(conn: Conn, bundle_ids: list[str]) -> None:
     await conn.execute(RELEASE_BUNDLES, (bundle_ids,))
 
 
-async def doc_to_index(conn: psycopg.AsyncConnection, doc_id: str) -> dict[str, Any] | None:
+async def doc_to_index(conn: Conn, doc_id: str) -> dict[str, Any] | None:
     """The live doc's text and hashes, or None."""
     return await (
         await conn.execute(
@@ -88,7 +89,7 @@ async def doc_to_index(conn: psycopg.AsyncConnection, doc_id: str) -> dict[str, 
     ).fetchone()
 
 
-async def doc_chunks(conn: psycopg.AsyncConnection, doc_id: str) -> list[dict[str, Any]]:
+async def doc_chunks(conn: Conn, doc_id: str) -> list[dict[str, Any]]:
     """The doc's chunks in order, each saying whether it still has no vector."""
     return await (
         await conn.execute(
@@ -99,32 +100,30 @@ async def doc_chunks(conn: psycopg.AsyncConnection, doc_id: str) -> list[dict[st
     ).fetchall()
 
 
-async def store_chunk_vectors(
-    conn: psycopg.AsyncConnection, chunks: list[dict[str, Any]], vectors: list[list[float]]
-) -> None:
+async def store_chunk_vectors(conn: Conn, chunks: list[dict[str, Any]], vectors: list[list[float]]) -> None:
     """Each vector onto its chunk, only if the chunk still has the text that was embedded."""
     async with conn.cursor() as cur:
         await cur.executemany(
             "UPDATE chunks SET embedding = %s WHERE id = %s AND hash = %s",
-            [(vec, c["id"], c["hash"]) for c, vec in zip(chunks, vectors)],
+            [(vec, c["id"], c["hash"]) for c, vec in zip(chunks, vectors, strict=True)],
         )
 
 
-async def lock_source_hash(conn: psycopg.AsyncConnection, doc_id: str) -> str | None:
+async def lock_source_hash(conn: Conn, doc_id: str) -> str | None:
     """The doc's source hash as it is now, row-locked for this transaction; None when gone."""
     doc = await (await conn.execute("SELECT source_hash FROM docs WHERE id = %s FOR UPDATE", (doc_id,))).fetchone()
     return None if doc is None else doc["source_hash"]
 
 
-async def doc_vector_from_chunks(conn: psycopg.AsyncConnection, doc_id: str) -> None:
+async def doc_vector_from_chunks(conn: Conn, doc_id: str) -> None:
     await conn.execute(DOC_VECTOR_FROM_CHUNKS, {"doc": doc_id})
 
 
-async def set_doc_vector(conn: psycopg.AsyncConnection, doc_id: str, vector: list[float]) -> None:
+async def set_doc_vector(conn: Conn, doc_id: str, vector: list[float]) -> None:
     await conn.execute("UPDATE docs SET embedding = %s WHERE id = %s", (vector, doc_id))
 
 
-async def mark_doc_indexed(conn: psycopg.AsyncConnection, doc_id: str, chunk_hashes: list[str]) -> None:
+async def mark_doc_indexed(conn: Conn, doc_id: str, chunk_hashes: list[str]) -> None:
     """The doc owes nothing now; its claim and last error go."""
     await conn.execute(
         """UPDATE docs SET embedded_hash = source_hash, embedded_chunk_hashes = %s,
@@ -134,19 +133,17 @@ async def mark_doc_indexed(conn: psycopg.AsyncConnection, doc_id: str, chunk_has
     )
 
 
-async def bundle_to_index(conn: psycopg.AsyncConnection, bundle_id: str) -> dict[str, Any] | None:
+async def bundle_to_index(conn: Conn, bundle_id: str) -> dict[str, Any] | None:
     """The live bundle's text (title, description, public member titles), its source hash
     and the hash it was last embedded from; None when gone."""
     row = await (await conn.execute(BUNDLE_TEXT, (bundle_id,))).fetchone()
-    current = (
-        row and await (await conn.execute("SELECT embedded_hash FROM bundles WHERE id = %s", (bundle_id,))).fetchone()
-    )
-    return None if row is None else {**row, "embedded_hash": current["embedded_hash"]}
+    if row is None:
+        return None
+    current = await one_row(conn, "SELECT embedded_hash FROM bundles WHERE id = %s", (bundle_id,))
+    return {**row, "embedded_hash": current["embedded_hash"]}
 
 
-async def set_bundle_vector(
-    conn: psycopg.AsyncConnection, bundle_id: str, vector: list[float], source_hash: str
-) -> bool:
+async def set_bundle_vector(conn: Conn, bundle_id: str, vector: list[float], source_hash: str) -> bool:
     """Store the vector if the bundle still has the text it was computed from."""
     cur = await conn.execute(
         """UPDATE bundles SET embedding = %s, embedded_hash = %s, claimed_until = NULL, claimed_by = NULL
@@ -156,13 +153,13 @@ async def set_bundle_vector(
     return cur.rowcount > 0
 
 
-async def owed_counts(conn: psycopg.AsyncConnection) -> dict[str, int]:
-    row = await (await conn.execute(OWED)).fetchone()
+async def owed_counts(conn: Conn) -> dict[str, int]:
+    row = await one_row(conn, OWED)
     return {"docs": row["docs"], "bundles": row["bundles"]}
 
 
 async def release_with_error(
-    conn: psycopg.AsyncConnection, doc_ids: list[str], bundle_ids: list[str], error: str, retry_seconds: float
+    conn: Conn, doc_ids: list[str], bundle_ids: list[str], error: str, retry_seconds: float
 ) -> None:
     """Keep the work owed, but leased for `retry_seconds` before anyone tries again."""
     await conn.execute(

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import psycopg
+from memorywiki.formats.doclinks import doc_links
 
-from ..indexing.crossrefs import doc_links
+from .connection import Conn
 
 
-async def sync_links(conn: psycopg.AsyncConnection, doc_id: str, markdown: str) -> None:
+async def sync_links(conn: Conn, doc_id: str, markdown: str) -> None:
     """Make the doc's link rows match the `/{id}` links its markdown holds (in the caller's
     transaction). Links to itself are left out."""
     found = sorted((target, host) for target, host in doc_links(markdown) if target != doc_id)
@@ -55,7 +55,7 @@ ORDER BY s.id, t.id
 
 
 async def doc_cross_refs(
-    conn: psycopg.AsyncConnection, doc_id: str, hosts: list[str]
+    conn: Conn, doc_id: str, hosts: list[str]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(the public docs this doc links to, the public docs that link to it); `hosts` are the
     hosts that name this server ('' included: relative links)."""
@@ -65,6 +65,6 @@ async def doc_cross_refs(
     return outbound, inbound
 
 
-async def hub_cross_refs(conn: psycopg.AsyncConnection, hub_id: int, hosts: list[str]) -> list[dict[str, Any]]:
+async def hub_cross_refs(conn: Conn, hub_id: int, hosts: list[str]) -> list[dict[str, Any]]:
     """Every link between public docs with at least one end in the hub."""
     return await (await conn.execute(HUB_PAIRS, {"hub": hub_id, "hosts": hosts})).fetchall()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import psycopg
+from .connection import Conn
 
 ADD = """
 INSERT INTO hub_members (hub_id, name, token_hash) VALUES (%s, %s, %s)
@@ -14,12 +14,12 @@ RETURNING name, created_at
 """
 
 
-async def add(conn: psycopg.AsyncConnection, hub_id: int, name: str, token_hash: str) -> dict[str, Any] | None:
+async def add(conn: Conn, hub_id: int, name: str, token_hash: str) -> dict[str, Any] | None:
     """The new member {"name", "created_at"}, or None when the hub already has a live member of that name."""
     return await (await conn.execute(ADD, (hub_id, name, token_hash))).fetchone()
 
 
-async def live(conn: psycopg.AsyncConnection, hub_id: int) -> list[dict[str, Any]]:
+async def live(conn: Conn, hub_id: int) -> list[dict[str, Any]]:
     """The hub's members, oldest first."""
     return await (
         await conn.execute(
@@ -29,7 +29,7 @@ async def live(conn: psycopg.AsyncConnection, hub_id: int) -> list[dict[str, Any
     ).fetchall()
 
 
-async def revoke(conn: psycopg.AsyncConnection, hub_id: int, name: str) -> bool:
+async def revoke(conn: Conn, hub_id: int, name: str) -> bool:
     """End a member's token at once; whether there was a live member of that name."""
     cur = await conn.execute(
         "UPDATE hub_members SET revoked_at = now() WHERE hub_id = %s AND name = %s AND revoked_at IS NULL",
@@ -38,7 +38,7 @@ async def revoke(conn: psycopg.AsyncConnection, hub_id: int, name: str) -> bool:
     return cur.rowcount > 0
 
 
-async def member(conn: psycopg.AsyncConnection, hub_id: int, token_hash: str) -> dict[str, Any] | None:
+async def member(conn: Conn, hub_id: int, token_hash: str) -> dict[str, Any] | None:
     """The live member of the hub holding this token ({"id", "name"}), or None."""
     return await (
         await conn.execute(
@@ -48,7 +48,7 @@ async def member(conn: psycopg.AsyncConnection, hub_id: int, token_hash: str) ->
     ).fetchone()
 
 
-async def member_name(conn: psycopg.AsyncConnection, hub_id: int, token_hash: str) -> str | None:
+async def member_name(conn: Conn, hub_id: int, token_hash: str) -> str | None:
     """The name of the live member of the hub holding this token, or None."""
     row = await member(conn, hub_id, token_hash)
     return row["name"] if row else None

@@ -14,6 +14,8 @@ from importlib.resources.abc import Traversable
 
 import psycopg
 
+from .connection import AnyConn
+
 log = logging.getLogger("memorywiki.store")
 
 LOCK_ID = 0x6D656D77  # "memw": one migrator at a time across processes
@@ -141,7 +143,7 @@ def plan(files: list[Migration], recorded: dict[str, str | None]) -> list[Step]:
     return steps
 
 
-async def _recorded(conn: psycopg.AsyncConnection, files: list[Migration]) -> dict[str, str | None]:
+async def _recorded(conn: AnyConn, files: list[Migration]) -> dict[str, str | None]:
     """Create or upgrade the bookkeeping table in place; give rows recorded by name only the
     checksum of what they were released as."""
     async with conn.transaction():
@@ -155,12 +157,10 @@ async def _recorded(conn: psycopg.AsyncConnection, files: list[Migration]) -> di
             if name in known:
                 await conn.execute("UPDATE schema_migrations SET checksum = %s WHERE name = %s", (known[name], name))
         rows = await (await conn.execute("SELECT name, checksum FROM schema_migrations")).fetchall()
-    return {name: value for name, value in rows}
+    return dict(rows)
 
 
-async def apply_functions(
-    conn: psycopg.AsyncConnection, root: Traversable | None = None, *, check_bodies: bool = True
-) -> None:
+async def apply_functions(conn: AnyConn, root: Traversable | None = None, *, check_bodies: bool = True) -> None:
     """(Re)create every function, in file name order, in one transaction."""
     async with conn.transaction():
         if not check_bodies:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import psycopg
+from .connection import Conn, one_row
 
 # Due mails, each leased for `lease` seconds so another server draining the same database
 # leaves it alone while this one delivers it (a crash mid-delivery retries after the lease).
@@ -21,18 +21,18 @@ RETURNING m.id, m.recipient, m.subject, m.body, m.attempts
 """
 
 
-async def take_due(conn: psycopg.AsyncConnection, limit: int, lease: float) -> list[dict[str, Any]]:
+async def take_due(conn: Conn, limit: int, lease: float) -> list[dict[str, Any]]:
     return await (await conn.execute(TAKE, {"limit": limit, "lease": lease})).fetchall()
 
 
-async def sent(conn: psycopg.AsyncConnection, mail_id: int) -> None:
+async def sent(conn: Conn, mail_id: int) -> None:
     """Delivered: the body (it holds a sign-in link) is blanked at once."""
     await conn.execute(
         "UPDATE mail_outbox SET sent_at = now(), body = '', attempts = attempts + 1 WHERE id = %s", (mail_id,)
     )
 
 
-async def failed(conn: psycopg.AsyncConnection, mail_id: int, error: str, *, retry_in: float | None) -> None:
+async def failed(conn: Conn, mail_id: int, error: str, *, retry_in: float | None) -> None:
     """A delivery failed: try again in `retry_in` seconds, or (None) give the mail up, blanking its body."""
     await conn.execute(
         "UPDATE mail_outbox SET attempts = attempts + 1, last_error = %(error)s, last_error_at = now(),"
@@ -54,5 +54,5 @@ FROM mail_outbox
 """
 
 
-async def stats(conn: psycopg.AsyncConnection) -> dict[str, Any]:
-    return dict(await (await conn.execute(STATS)).fetchone())
+async def stats(conn: Conn) -> dict[str, Any]:
+    return dict(await one_row(conn, STATS))

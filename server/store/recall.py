@@ -21,11 +21,11 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-import psycopg
 from pgvector import Vector
 from psycopg import sql
 
 from . import highlight
+from .connection import Conn
 from .hubs import HUB_FOR_RECALL
 
 # Candidates per ranker: 4 per result wanted, and never fewer than POOL_MIN, so the pool that
@@ -336,7 +336,7 @@ CROSS JOIN LATERAL (
 
 
 async def hub_and_fulltext(
-    conn: psycopg.AsyncConnection,
+    conn: Conn,
     *,
     slug: str,
     model: str,
@@ -392,32 +392,32 @@ def fused_query(
         "k1": k1,
         "b": b,
         # as a pgvector Vector (sent in binary), not a list of 384 floats each dumped as text
-        "qvec": Vector(qvec) if use_vec else None,
+        "qvec": Vector(qvec) if use_vec and qvec is not None else None,
         "n_fts": n if hybrid or not use_vec else 0,
         "vector_weight": float(vector_weight),
     }
-    if read_before:
+    if read_before and fts is not None:
         params["fts_ids"], params["fts_scores"] = fts
     return statement(level, int(dim or 1), read_before, fusion, hub=hub_id, k=k, n_vec=n if use_vec else 0), params
 
 
-async def _fused(conn: psycopg.AsyncConnection, level: str, **query: Any) -> list[dict[str, Any]]:
+async def _fused(conn: Conn, level: str, **query: Any) -> list[dict[str, Any]]:
     """Hybrid: both rankers' pools, fused. Otherwise vector alone, or full text when there is
     no query vector (a lone ranker's order is its own: the normalisation keeps it).
     `fts`: a hybrid's full-text pool read beforehand by hub_and_fulltext (same k and level)."""
     return await (await conn.execute(*fused_query(level, **query))).fetchall()
 
 
-async def recall_chunks(conn: psycopg.AsyncConnection, **query: Any) -> list[dict[str, Any]]:
+async def recall_chunks(conn: Conn, **query: Any) -> list[dict[str, Any]]:
     return await _fused(conn, "chunk", **query)
 
 
-async def recall_docs(conn: psycopg.AsyncConnection, **query: Any) -> list[dict[str, Any]]:
+async def recall_docs(conn: Conn, **query: Any) -> list[dict[str, Any]]:
     return await _fused(conn, "doc", **query)
 
 
 async def recall_bundles(
-    conn: psycopg.AsyncConnection,
+    conn: Conn,
     *,
     hub_id: int,
     question: str,
@@ -434,10 +434,10 @@ async def recall_bundles(
     off), vectors when `qvec` is given (bundles closer than `max_distance`), fused."""
     with_vectors = qvec is not None and dim is not None
     query = sql.SQL(BUNDLE_RECALL).format(
-        dim=sql.Literal(int(dim) if with_vectors else 1),
+        dim=sql.Literal(int(dim) if with_vectors and dim is not None else 1),
         vector_dims=sql.SQL("" if with_vectors else " AND false"),
         similarity=sql.SQL(
-            "1 - (b.embedding::vector({dim}) <=> %(qvec)s::vector({dim}))".format(dim=int(dim))
+            "1 - (b.embedding::vector({dim}) <=> %(qvec)s::vector({dim}))".format(dim=int(dim or 1))
             if with_vectors
             else "NULL"
         ),
@@ -448,7 +448,7 @@ async def recall_bundles(
         "question": question,
         "k": k,
         "pool": max(RRF_DEPTH * k, POOL_MIN),
-        "qvec": Vector(qvec) if with_vectors else None,
+        "qvec": Vector(qvec) if with_vectors and qvec is not None else None,
         "k1": k1,
         "b": b,
         "fusion": fusion,
@@ -499,7 +499,7 @@ HEADLINE_OPTIONS = (
 MARK_ALL = f"StartSel={MARK_START}, StopSel={MARK_END}, HighlightAll=true"
 
 
-async def headlines(conn: psycopg.AsyncConnection, question: str, texts: list[str]) -> list[str]:
+async def headlines(conn: Conn, question: str, texts: list[str]) -> list[str]:
     """Each text cut to the parts that match the question, matches between the marks."""
     if not texts:
         return []
@@ -510,10 +510,12 @@ async def headlines(conn: psycopg.AsyncConnection, question: str, texts: list[st
         )
     ).fetchall()
     out = []
-    for text, r in zip(cleaned, rows):
+    for text, r in zip(cleaned, rows, strict=True):
         if r["snippet"] is not None:
             out.append(r["snippet"])
             continue
         words = highlight.marked_spans(r["marked"], len(text), MARK_START, MARK_END) if r["marked"] is not None else []
-        out.append(highlight.snippet(text, words + list(zip(r["starts"], r["ends"])), MARK_START, MARK_END))
+        out.append(
+            highlight.snippet(text, words + list(zip(r["starts"], r["ends"], strict=True)), MARK_START, MARK_END)
+        )
     return out

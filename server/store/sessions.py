@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-import psycopg
+from .connection import Conn, one_row
 
 OPEN = """
 INSERT INTO sessions (id_hash, hub_id, kind, email, expires_at)
@@ -16,16 +16,17 @@ RETURNING expires_at
 
 
 async def open_session(
-    conn: psycopg.AsyncConnection, id_hash: str, hub_id: int, kind: str, *, seconds: int, email: str | None = None
+    conn: Conn, id_hash: str, hub_id: int, kind: str, *, seconds: int, email: str | None = None
 ) -> datetime:
     """A new session of this kind for the hub; when it expires."""
-    row = await (
-        await conn.execute(OPEN, {"id_hash": id_hash, "hub": hub_id, "kind": kind, "email": email, "seconds": seconds})
-    ).fetchone()
-    return row["expires_at"]
+    row = await one_row(
+        conn, OPEN, {"id_hash": id_hash, "hub": hub_id, "kind": kind, "email": email, "seconds": seconds}
+    )
+    expires: datetime = row["expires_at"]
+    return expires
 
 
-async def revoke(conn: psycopg.AsyncConnection, hub_id: int, id_hashes: list[str]) -> int:
+async def revoke(conn: Conn, hub_id: int, id_hashes: list[str]) -> int:
     """End these sessions of the hub (signing out, or in again); how many were live."""
     cur = await conn.execute(
         "UPDATE sessions SET revoked_at = now() WHERE hub_id = %s AND id_hash = ANY(%s) AND revoked_at IS NULL",
@@ -46,14 +47,14 @@ LIMIT 1
 """
 
 
-async def for_hub(conn: psycopg.AsyncConnection, hub_id: int, id_hashes: list[str]) -> dict[str, Any] | None:
+async def for_hub(conn: Conn, hub_id: int, id_hashes: list[str]) -> dict[str, Any] | None:
     """{"kind", "email", "expires_at", "live", "ended"} of the browser's session for the hub, or None."""
     if not id_hashes:
         return None
     return await (await conn.execute(FOR_HUB, (hub_id, id_hashes))).fetchone()
 
 
-async def live(conn: psycopg.AsyncConnection, id_hashes: list[str]) -> set[str]:
+async def live(conn: Conn, id_hashes: list[str]) -> set[str]:
     """Which of these sessions (any hub) are still live: what a browser's cookie keeps."""
     if not id_hashes:
         return set()
@@ -66,9 +67,7 @@ async def live(conn: psycopg.AsyncConnection, id_hashes: list[str]) -> set[str]:
     return {r["id_hash"] for r in rows}
 
 
-async def owns(conn: psycopg.AsyncConnection, hub_id: int, token_hash: str | None, id_hashes: list[str]) -> bool:
+async def owns(conn: Conn, hub_id: int, token_hash: str | None, id_hashes: list[str]) -> bool:
     """Whether the owner token or one of the sessions owns the hub (hub_owned(), 70_owner.sql)."""
-    row = await (
-        await conn.execute("SELECT hub_owned(%s, %s, %s) AS owned", (hub_id, token_hash, id_hashes))
-    ).fetchone()
+    row = await one_row(conn, "SELECT hub_owned(%s, %s, %s) AS owned", (hub_id, token_hash, id_hashes))
     return bool(row["owned"])

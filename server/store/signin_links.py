@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import psycopg
+from .connection import Conn, one_row
 
 # One statement whether or not the address is on the page's list: it finds the page, and
 # inserts the link and its mail only for a listed address of a page only people may read, that
@@ -35,7 +35,7 @@ RETURNING id
 
 
 async def request(
-    conn: psycopg.AsyncConnection, *, doc_id: str, email: str, secret_hash: str, seconds: int, subject: str, body: str
+    conn: Conn, *, doc_id: str, email: str, secret_hash: str, seconds: int, subject: str, body: str
 ) -> bool:
     """Keep a link and queue its mail if `email` may read the doc; whether it did."""
     cur = await conn.execute(
@@ -65,22 +65,23 @@ FROM found f LEFT JOIN stamped s ON true
 """
 
 
-async def use(conn: psycopg.AsyncConnection, secret_hash: str, doc_id: str) -> dict[str, Any] | None:
+async def use(conn: Conn, secret_hash: str, doc_id: str) -> dict[str, Any] | None:
     """{"used_before", "expired", "hub_id", "email", "hub_slug", "still_listed"} of the link
     (now used up), or None for a link this server never mailed for this doc."""
     return await (await conn.execute(USE, {"hash": secret_hash, "doc": doc_id})).fetchone()
 
 
-async def reader_email(conn: psycopg.AsyncConnection, doc_id: str, session_hashes: list[str]) -> str | None:
+async def reader_email(conn: Conn, doc_id: str, session_hashes: list[str]) -> str | None:
     """The address of a live reader session among these that may read the doc now
     (reader_email(), functions/80_readers.sql), or None."""
     if not session_hashes:
         return None
-    row = await (await conn.execute("SELECT reader_email(%s, %s) AS email", (doc_id, session_hashes))).fetchone()
-    return row["email"]
+    row = await one_row(conn, "SELECT reader_email(%s, %s) AS email", (doc_id, session_hashes))
+    email: str | None = row["email"]
+    return email
 
 
-async def people_only(conn: psycopg.AsyncConnection, doc_id: str) -> bool | None:
+async def people_only(conn: Conn, doc_id: str) -> bool | None:
     """Whether a live doc that only its listed people read is in a hub (where a reader can
     sign in); None when the doc is no such doc."""
     row = await (
@@ -123,19 +124,19 @@ RETURNING id
 """
 
 
-async def uninvited(conn: psycopg.AsyncConnection, doc_id: str) -> list[str]:
+async def uninvited(conn: Conn, doc_id: str) -> list[str]:
     """The listed addresses of the doc never told it is shared with them (none unless the
     doc can open to them now)."""
     return [r["email"] for r in await (await conn.execute(UNINVITED, (doc_id,))).fetchall()]
 
 
-async def record_invitation(conn: psycopg.AsyncConnection, doc_id: str, email: str, *, mailed: bool) -> bool:
+async def record_invitation(conn: Conn, doc_id: str, email: str, *, mailed: bool) -> bool:
     """Mark the address told; False when it already was."""
     return await (await conn.execute(RECORD_INVITATION, (doc_id, email, mailed))).fetchone() is not None
 
 
 async def queue_invitation(
-    conn: psycopg.AsyncConnection, *, doc_id: str, email: str, secret_hash: str, seconds: int, subject: str, body: str
+    conn: Conn, *, doc_id: str, email: str, secret_hash: str, seconds: int, subject: str, body: str
 ) -> None:
     """Keep a sign-in link for the address and queue its mail."""
     await conn.execute(

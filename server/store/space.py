@@ -18,6 +18,8 @@ import logging
 import psycopg
 from psycopg import sql
 
+from .connection import AnyConn, Conn, one_row
+
 log = logging.getLogger("memorywiki.store")
 
 _INDEXED_TABLES = ("docs", "bundles", "chunks")
@@ -44,14 +46,14 @@ def _index(table: str) -> sql.Identifier:
     return sql.Identifier(f"{table}_embedding_hnsw")
 
 
-async def current_space(conn: psycopg.AsyncConnection) -> tuple[str, int] | None:
+async def current_space(conn: AnyConn) -> tuple[str, int] | None:
     row = await (await conn.execute("SELECT model, dim FROM embedding_space")).fetchone()
     if row is None:
         return None
     return (row["model"], row["dim"]) if isinstance(row, dict) else (row[0], row[1])
 
 
-async def reset_if_model_changed(conn: psycopg.AsyncConnection, model: str) -> bool:
+async def reset_if_model_changed(conn: Conn, model: str) -> bool:
     """Forget all vectors when the configured embedder differs from the recorded one."""
     space = await current_space(conn)
     if space is None or space[0] == model:
@@ -82,13 +84,13 @@ SELECT (SELECT count(*) FROM docs d
 """
 
 
-async def vector_backlog(conn: psycopg.AsyncConnection, hub_id: int) -> tuple[int, bool]:
+async def vector_backlog(conn: Conn, hub_id: int) -> tuple[int, bool]:
     """(public pages of the hub still owed indexing, whether an embedder change wiped vectors)."""
-    row = await (await conn.execute(VECTOR_BACKLOG, (hub_id,))).fetchone()
-    return (row["owed"], row["replaced"]) if isinstance(row, dict) else (row[0], row[1])
+    row = await one_row(conn, VECTOR_BACKLOG, (hub_id,))
+    return row["owed"], row["replaced"]
 
 
-async def ensure_space(conn: psycopg.AsyncConnection, model: str, dim: int) -> bool:
+async def ensure_space(conn: Conn, model: str, dim: int) -> bool:
     """Record the space on first use (True when this call recorded it); refuse a mismatched
     dimension. Locks only the one-row embedding_space table: the indexes come later
     (build_indexes), so a save is never made to wait here."""
@@ -105,7 +107,7 @@ async def ensure_space(conn: psycopg.AsyncConnection, model: str, dim: int) -> b
     return False
 
 
-async def _index_state(conn: psycopg.AsyncConnection, table: str) -> bool | None:
+async def _index_state(conn: AnyConn, table: str) -> bool | None:
     """True: the table's HNSW index is usable; False: a leftover invalid one; None: none."""
     row = await (await conn.execute(INDEX_STATE, (f"{table}_embedding_hnsw",))).fetchone()
     return None if row is None else bool(row[0])
@@ -121,8 +123,8 @@ async def build_indexes(url: str) -> bool:
         space = await current_space(conn)
         if space is None:
             return False
-        got = (await (await conn.execute("SELECT pg_try_advisory_lock(%s, %s)", BUILD_LOCK)).fetchone())[0]
-        if not got:
+        row = await (await conn.execute("SELECT pg_try_advisory_lock(%s, %s)", BUILD_LOCK)).fetchone()
+        if not (row and row[0]):
             return False
         for table in _INDEXED_TABLES:
             state = await _index_state(conn, table)

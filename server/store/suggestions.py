@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import psycopg
+from .connection import Conn, one_row
 
 LEASE = "10 minutes"
 
@@ -25,20 +25,18 @@ RETURNING id, slug, (SELECT max(id) FROM curation_marks WHERE hub_id = hubs.id) 
 """
 
 
-async def claim_owed(
-    conn: psycopg.AsyncConnection, *, worker: int, limit: int, debounce: float
-) -> list[dict[str, Any]]:
+async def claim_owed(conn: Conn, *, worker: int, limit: int, debounce: float) -> list[dict[str, Any]]:
     return await (await conn.execute(CLAIM, {"worker": worker, "limit": limit, "debounce": debounce})).fetchall()
 
 
-async def release(conn: psycopg.AsyncConnection, hub_ids: list[int], retry_seconds: float) -> None:
+async def release(conn: Conn, hub_ids: list[int], retry_seconds: float) -> None:
     await conn.execute(
         "UPDATE hubs SET suggest_claimed_until = now() + make_interval(secs => %s) WHERE id = ANY(%s)",
         (retry_seconds, hub_ids),
     )
 
 
-async def known(conn: psycopg.AsyncConnection, hub_id: int) -> dict[str, dict[str, Any]]:
+async def known(conn: Conn, hub_id: int) -> dict[str, dict[str, Any]]:
     """Stored suggestions by signature (any status), so a group keeps its id and name."""
     rows = await (
         await conn.execute(
@@ -49,7 +47,7 @@ async def known(conn: psycopg.AsyncConnection, hub_id: int) -> dict[str, dict[st
     return {r["signature"]: r for r in rows}
 
 
-async def replace_open(conn: psycopg.AsyncConnection, hub_id: int, mark: int, groups: list[dict[str, Any]]) -> None:
+async def replace_open(conn: Conn, hub_id: int, mark: int, groups: list[dict[str, Any]]) -> None:
     """Make the hub's open suggestions exactly `groups` (each: id, signature, title,
     description, doc_ids, mode); accepted and dismissed ones are kept as history."""
     async with conn.transaction():
@@ -90,11 +88,11 @@ ORDER BY cardinality(s.doc_ids) DESC, s.created_at, s.id
 """
 
 
-async def open_for_hub(conn: psycopg.AsyncConnection, hub_id: int) -> list[dict[str, Any]]:
+async def open_for_hub(conn: Conn, hub_id: int) -> list[dict[str, Any]]:
     return await (await conn.execute(OPEN, (hub_id,))).fetchall()
 
 
-async def lock_open(conn: psycopg.AsyncConnection, hub_id: int, suggestion_id: str) -> dict[str, Any] | None:
+async def lock_open(conn: Conn, hub_id: int, suggestion_id: str) -> dict[str, Any] | None:
     return await (
         await conn.execute(
             """SELECT id, title, description, doc_ids, status, bundle_id FROM bundle_suggestions
@@ -104,7 +102,7 @@ async def lock_open(conn: psycopg.AsyncConnection, hub_id: int, suggestion_id: s
     ).fetchone()
 
 
-async def public_members(conn: psycopg.AsyncConnection, hub_id: int, doc_ids: list[str]) -> list[str]:
+async def public_members(conn: Conn, hub_id: int, doc_ids: list[str]) -> list[str]:
     """The suggested docs that are still live, public and in the hub, in the suggested order."""
     rows = await (
         await conn.execute(
@@ -116,14 +114,14 @@ async def public_members(conn: psycopg.AsyncConnection, hub_id: int, doc_ids: li
     return [r["id"] for r in rows]
 
 
-async def mark_accepted(conn: psycopg.AsyncConnection, suggestion_id: str, bundle_id: str) -> None:
+async def mark_accepted(conn: Conn, suggestion_id: str, bundle_id: str) -> None:
     await conn.execute(
         "UPDATE bundle_suggestions SET status = 'accepted', bundle_id = %s, updated_at = now() WHERE id = %s",
         (bundle_id, suggestion_id),
     )
 
 
-async def mark_dismissed(conn: psycopg.AsyncConnection, suggestion_id: str) -> None:
+async def mark_dismissed(conn: Conn, suggestion_id: str) -> None:
     await conn.execute(
         "UPDATE bundle_suggestions SET status = 'dismissed', updated_at = now() WHERE id = %s", (suggestion_id,)
     )
@@ -135,6 +133,6 @@ WHERE EXISTS (SELECT 1 FROM curation_marks c WHERE c.hub_id = h.id AND c.id > h.
 """
 
 
-async def owed_count(conn: psycopg.AsyncConnection) -> int:
-    row = await (await conn.execute(OWED_COUNT)).fetchone()
+async def owed_count(conn: Conn) -> int:
+    row = await one_row(conn, OWED_COUNT)
     return int(row["n"])

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import psycopg
+from .connection import Conn, one_row
 
 LIST_VERSIONS = """
 SELECT version, saved_at, octet_length(markdown) AS size, title, saved_via, saved_action, restored_from,
@@ -30,28 +30,23 @@ WHERE doc_id = %(doc)s AND version = %(version)s
 """
 
 
-async def list_versions(
-    conn: psycopg.AsyncConnection, doc_id: str, visible: list[str] | None = None
-) -> list[dict[str, Any]]:
+async def list_versions(conn: Conn, doc_id: str, visible: list[str] | None = None) -> list[dict[str, Any]]:
     """The doc's earlier versions, newest first (without their text)."""
     return await (await conn.execute(LIST_VERSIONS, {"doc": doc_id, "visible": visible})).fetchall()
 
 
-async def get_version(
-    conn: psycopg.AsyncConnection, doc_id: str, version: int, visible: list[str] | None = None
-) -> dict[str, Any] | None:
+async def get_version(conn: Conn, doc_id: str, version: int, visible: list[str] | None = None) -> dict[str, Any] | None:
     """One earlier version with its text, or None (also for one `visible` leaves out)."""
     return await (await conn.execute(GET_VERSION, {"doc": doc_id, "version": version, "visible": visible})).fetchone()
 
 
-async def last_live_version(conn: psycopg.AsyncConnection, doc_id: str) -> int | None:
+async def last_live_version(conn: Conn, doc_id: str) -> int | None:
     """The newest earlier version that was not a deleted state: what undeleting brings back."""
-    row = await (
-        await conn.execute(
-            "SELECT max(version) AS version FROM doc_versions WHERE doc_id = %s AND NOT deleted", (doc_id,)
-        )
-    ).fetchone()
-    return row["version"]
+    row = await one_row(
+        conn, "SELECT max(version) AS version FROM doc_versions WHERE doc_id = %s AND NOT deleted", (doc_id,)
+    )
+    version: int | None = row["version"]
+    return version
 
 
 ALL_VERSIONS = """
@@ -62,7 +57,7 @@ ORDER BY doc_id, version
 """
 
 
-async def all_versions(conn: psycopg.AsyncConnection, doc_ids: list[str]) -> list[dict[str, Any]]:
+async def all_versions(conn: Conn, doc_ids: list[str]) -> list[dict[str, Any]]:
     """Every earlier version of these docs with its text, by doc then oldest first (owner
     pool: the caller proved it may read them)."""
     return await (await conn.execute(ALL_VERSIONS, (doc_ids,))).fetchall()

@@ -17,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import Scope
 
 from .openapi import TEXT, operation
 
@@ -26,8 +27,8 @@ CACHE = "public, max-age=31536000, immutable"
 
 @lru_cache(maxsize=1)
 def stylesheet() -> str:
-    light = HtmlFormatter(style="default").get_style_defs(".hl")
-    dark = HtmlFormatter(style="monokai").get_style_defs(".hl")
+    light: str = HtmlFormatter(style="default").get_style_defs(".hl")  # type: ignore[no-untyped-call]
+    dark: str = HtmlFormatter(style="monokai").get_style_defs(".hl")  # type: ignore[no-untyped-call]
     return (
         (STATIC / "site.css").read_text(encoding="utf-8")
         + "\n/* code: Pygments 'default' */\n"
@@ -59,7 +60,7 @@ async def stylesheet_route(request: Request) -> Response:
 
 
 class _Static(StaticFiles):
-    async def get_response(self, path: str, scope) -> Response:
+    async def get_response(self, path: str, scope: Scope) -> Response:
         response = await super().get_response(path, scope)
         if response.status_code == 200:
             response.headers["Cache-Control"] = CACHE

@@ -115,7 +115,8 @@ def csrf_token(request: Request) -> str:
     if nonce is None:
         nonce = secrets.token_urlsafe(32)
     setattr(request.state, STATE_KEY, nonce)
-    return request.app.state.mw.csrf.issue(nonce)
+    token: str = request.app.state.mw.csrf.issue(nonce)
+    return token
 
 
 def is_api(route: str) -> bool:

@@ -25,21 +25,6 @@ LABEL_CHARS = 34  # a label's title is cut to this many characters
 LABEL_FONT, CHAR_WIDTH = 13, 0.62 * 13
 
 
-def clusters(node_ids: list[str], edges: list[tuple[str, str, float]]) -> dict[str, int]:
-    """Each node's cluster: Louvain communities numbered by size, largest first (0); a node
-    with no neighbour is a cluster of its own."""
-    graph = nx.Graph()
-    graph.add_nodes_from(node_ids)
-    graph.add_weighted_edges_from(edges)
-    found = (
-        nx.community.louvain_communities(graph, weight="weight", seed=SEED)
-        if graph.number_of_edges()
-        else [{n} for n in node_ids]
-    )
-    ordered = sorted(found, key=lambda c: (-len(c), min(c)))
-    return {node: number for number, members in enumerate(ordered) for node in members}
-
-
 @dataclass(frozen=True)
 class Drawn:
     """A node placed in the picture."""
@@ -86,7 +71,7 @@ def _radius(size: int) -> float:
 
 @lru_cache(maxsize=16)
 def _layout(node_ids: tuple[str, ...], edges: tuple[tuple[str, str, float], ...]) -> dict[str, tuple[float, float]]:
-    graph = nx.Graph()
+    graph: nx.Graph[str] = nx.Graph()
     graph.add_nodes_from(node_ids)
     graph.add_weighted_edges_from(edges)
     if len(node_ids) == 1:

@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..errors import ApiError, error_response
+from ..errors import ApiError
 from .csrf import (
     CHECK,
     COOKIE,
@@ -34,6 +34,7 @@ from .csrf import (
     decide,
     is_api,
 )
+from .errors import error_response
 
 CSP = "; ".join(
     [
@@ -97,10 +98,11 @@ class CsrfMiddleware:
         route = _route(scope) if scope["method"] not in SAFE_METHODS else None
         decision = decide(scope["method"], route, headers) if route is not None else None
         request_state = scope.setdefault("state", {})  # where csrf_token() leaves a new nonce
-        if decision == CHECK:
-            receive = await self._check(scope, receive, send, headers, is_api(route))
-            if receive is None:
+        if decision == CHECK and route is not None:
+            checked = await self._check(scope, receive, send, headers, is_api(route))
+            if checked is None:
                 return
+            receive = checked
         elif decision == IGNORE_COOKIE:
             if not scope["app"].state.mw.csrf.valid(headers.get(HEADER), cookie_nonce(headers)):
                 request_state[COOKIE_REFUSED] = True  # its own token must authorize it

@@ -13,7 +13,7 @@ a credential (auth, a credential header or ?access) or is `limited` answers 429 
 budget spent, server/web/ratelimit.py); every unsafe one that may change something answers 403
 csrf_failed (a page post without its form's token, or an /api request carrying the session
 cookie without X-CSRF-Token: server/web/csrf.py). Errors are the one shape of server/errors.py:
-{"error": {"code", "message", ...}}.
+{"error": {"code", "message", ...}}, `code` one of the codes declared there.
 """
 
 from __future__ import annotations
@@ -21,13 +21,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from starlette.routing import BaseRoute, Route
 
+from ..errors import CODES
 from .csrf import may_change
 
 OPENAPI_VERSION = "3.1.0"
+
+E = TypeVar("E", bound=Callable[..., Any])  # an endpoint
 
 ERROR_SCHEMA = {
     "type": "object",
@@ -37,12 +40,18 @@ ERROR_SCHEMA = {
             "type": "object",
             "required": ["code", "message"],
             "properties": {
-                "code": {"type": "string", "description": "stable: clients branch on it, never on the message"},
+                "code": {
+                    "type": "string",
+                    "enum": sorted(CODES),
+                    "description": "stable: clients branch on it, never on the message (x-error-codes says what each means)",
+                },
                 "message": {"type": "string", "description": "for people"},
             },
             "additionalProperties": True,
         }
     },
+    # every code with the status it comes with and what it means (server/errors.py CODES)
+    "x-error-codes": [{"code": c.code, "status": c.status, "meaning": c.meaning} for c in CODES.values()],
 }
 ERROR = {"$ref": "#/components/schemas/Error"}
 
@@ -73,26 +82,26 @@ SPACE = {
 }
 
 
-def obj(required: Iterable[str] = (), /, **properties: dict) -> dict:
+def obj(required: Iterable[str] = (), /, **properties: dict[str, Any]) -> dict[str, Any]:
     """A JSON object schema with these properties; more may appear (responses grow)."""
     return {"type": "object", "required": list(required), "properties": properties}
 
 
-def body_schema(required: Iterable[str] = (), /, **properties: dict) -> dict:
+def body_schema(required: Iterable[str] = (), /, **properties: dict[str, Any]) -> dict[str, Any]:
     """A request body schema: exactly these fields (the route refuses any other by name)."""
     return {**obj(required, **properties), "additionalProperties": False}
 
 
-def json_response(schema: dict, description: str) -> dict:
+def json_response(schema: dict[str, Any], description: str) -> dict[str, Any]:
     return {"description": description, "content": {"application/json": {"schema": schema}}}
 
 
-def page_response(description: str) -> dict:
+def page_response(description: str) -> dict[str, Any]:
     """A page: HTML for a browser, markdown for an AI fetcher (Accept: text/markdown)."""
     return {"description": description, "content": {"text/html": {"schema": TEXT}, "text/markdown": {"schema": TEXT}}}
 
 
-def markdown_page(description: str) -> dict:
+def markdown_page(description: str) -> dict[str, Any]:
     return {"description": description, "content": {"text/markdown": {"schema": TEXT}}}
 
 
@@ -104,13 +113,13 @@ class Operation:
     rate-limited without any credential (re-index requests)."""
 
     summary: str
-    responses: dict[int, dict]
+    responses: dict[int, dict[str, Any]]
     errors: tuple[int, ...] = ()
-    body: dict | None = None
-    form: tuple[str, dict] | None = None
-    path: dict[str, dict] = field(default_factory=dict)
-    query: dict[str, dict] = field(default_factory=dict)
-    headers: dict[str, dict] = field(default_factory=dict)
+    body: dict[str, Any] | None = None
+    form: tuple[str, dict[str, Any]] | None = None
+    path: dict[str, dict[str, Any]] = field(default_factory=dict[str, Any])
+    query: dict[str, dict[str, Any]] = field(default_factory=dict[str, Any])
+    headers: dict[str, dict[str, Any]] = field(default_factory=dict[str, Any])
     auth: bool = False
     limited: bool = False
     page: bool = False
@@ -118,12 +127,12 @@ class Operation:
     description: str = ""
 
 
-def operation(summary: str, *, responses: dict[int, dict], **details: Any) -> Callable:
+def operation(summary: str, *, responses: dict[int, dict[str, Any]], **details: Any) -> Callable[[E], E]:
     """Decorate an endpoint with its part of the contract (see Operation)."""
     op = Operation(summary=summary, responses=responses, **details)
 
-    def attach(endpoint: Callable) -> Callable:
-        endpoint.openapi = op
+    def attach(endpoint: E) -> E:
+        endpoint.openapi = op  # type: ignore[attr-defined]  # read back by build_spec
         return endpoint
 
     return attach
@@ -144,7 +153,7 @@ def undocumented(routes: Iterable[BaseRoute]) -> list[str]:
     ]
 
 
-def _error_response(status: int, page: bool) -> dict:
+def _error_response(status: int, page: bool) -> dict[str, Any]:
     content = {"application/json": {"schema": ERROR}}
     if page:
         content.update({"text/html": {"schema": TEXT}, "text/markdown": {"schema": TEXT}})
@@ -156,7 +165,7 @@ def _error_response(status: int, page: bool) -> dict:
     return response
 
 
-def _parameters(route: Route, op: Operation) -> list[dict]:
+def _parameters(route: Route, op: Operation) -> list[dict[str, Any]]:
     params = [
         {"name": name, "in": "path", "required": True, "schema": op.path.get(name, TEXT)}
         for name in re.findall(r"{(\w+)(?::\w+)?}", route.path)
@@ -180,7 +189,7 @@ def _error_statuses(route: Route, method: str, op: Operation) -> set[int]:
     return statuses
 
 
-def _operation(route: Route, method: str, op: Operation, used_ids: set[str]) -> dict:
+def _operation(route: Route, method: str, op: Operation, used_ids: set[str]) -> dict[str, Any]:
     op_id = base = route.endpoint.__name__
     n = 1
     while op_id in used_ids:  # one endpoint behind several paths (a page and its .md twin)
@@ -208,7 +217,7 @@ def _operation(route: Route, method: str, op: Operation, used_ids: set[str]) -> 
 
 def build_spec(routes: Iterable[BaseRoute], *, version: str = "") -> dict[str, Any]:
     """The OpenAPI 3.1 document of these routes (undocumented ones are left out)."""
-    paths: dict[str, dict] = {}
+    paths: dict[str, dict[str, Any]] = {}
     used_ids: set[str] = set()
     for route in routes:
         if not isinstance(route, Route):

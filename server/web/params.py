@@ -6,7 +6,7 @@ import re
 
 from starlette.requests import Request
 
-from ..errors import ApiError, not_found
+from ..errors import BadRequest, not_found
 from ..services.access import Credentials
 from ..tokens import looks_like_id
 from .csrf import bearer_of
@@ -33,7 +33,7 @@ def credentials(request: Request, password: str | None = None) -> Credentials:
 
 
 def doc_id_param(request: Request) -> str:
-    doc_id = request.path_params["doc_id"]
+    doc_id = str(request.path_params["doc_id"])
     if not looks_like_id(doc_id):
         raise not_found("doc")
     return doc_id
@@ -46,7 +46,7 @@ def expected_version(request: Request) -> int | None:
         return None
     cleaned = if_match.strip().strip('"').removeprefix("W/").strip('"')
     if not DIGITS.fullmatch(cleaned):  # not str.isdigit: "²" is a digit to it, and int("²") fails
-        raise ApiError(400, "invalid_header", "If-Match must be the doc's version number")
+        raise BadRequest("invalid_header", "If-Match must be the doc's version number")
     return int(cleaned)
 
 

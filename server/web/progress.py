@@ -19,13 +19,13 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from ..errors import as_api_error
+from .errors import as_api_error
 
 log = logging.getLogger("memorywiki.server")
 
 NDJSON = "application/x-ndjson"
 Report = Callable[[dict[str, Any]], Awaitable[None]]
-_running: set[asyncio.Task] = set()  # the tasks the event loop would otherwise only hold weakly
+_running: set[asyncio.Task[None]] = set()  # the tasks the event loop would otherwise only hold weakly
 
 
 def wants_progress(request: Request) -> bool:

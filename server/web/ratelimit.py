@@ -11,7 +11,7 @@ is never slowed; once a client has spent its failures, every further attempt is 
 *before* it is checked (a guess cannot be tested, and an argon2 hash costs nothing) until
 the window frees up. Explicit re-embedding counts every request: each one costs embedder calls.
 A refusal raises RateLimited, which the error model answers as 429 `rate_limited` with
-Retry-After (server/errors.py); the request changes nothing.
+Retry-After (server/web/errors.py); the request changes nothing.
 """
 
 from __future__ import annotations

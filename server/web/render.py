@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from html import escape
@@ -81,7 +81,7 @@ def render_page(markdown: str) -> Rendered:
     env: dict[str, Any] = {}
     tokens = md.parse(markdown, env)
     toc = []
-    for opening, inline in zip(tokens, tokens[1:]):
+    for opening, inline in itertools.pairwise(tokens):
         if opening.type == "heading_open" and opening.attrGet("id"):
             text = inline_text(inline.children or []).strip()
             toc.append((int(opening.tag[1]), str(opening.attrGet("id")), text))
@@ -102,63 +102,13 @@ async def render(markdown: str) -> Rendered:
 @lru_cache(maxsize=RENDER_CACHE)
 def markdown_to_html(markdown: str) -> str:
     """Safe HTML without heading ids (bundle members: many bodies on one page)."""
-    return _md(False).render(markdown)
+    html: str = _md(False).render(markdown)
+    return html
 
 
 def highlighted(snippet: str) -> Markup:
     """A search headline as HTML: the text escaped, then its match marks turned into <mark>."""
     return Markup(escape(snippet).replace(MARK_START, "<mark>").replace(MARK_END, "</mark>"))
-
-
-# For text only, never rendered to HTML: with html on, raw tags are tokens of their own and
-# drop out of the text instead of showing as `<b>`. Blocks are parsed first, and only the
-# paragraphs a summary reads get their (costly) inline pass.
-_TEXT = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
-_TEXT_BLOCKS = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"]).disable("inline")
-# What an unclosed or cut-off span leaves behind as literal text.
-_LEFTOVER_MARKUP = re.compile(r"\*\*+|__+|`+|~~+")
-# A reference link whose definition lies past the part read: keep its text.
-_UNRESOLVED_REF = re.compile(r"\[([^\[\]]*)\]\[[^\[\]]*\]")
-_BLANK_LINE = re.compile(r"\n[ \t]*\n")
-SUMMARY_CHARS = 160
-
-
-@lru_cache(maxsize=4096)  # a hub page summarises many docs on every request
-def summary(markdown: str, limit: int = SUMMARY_CHARS) -> str:
-    """One line for an index: the opening prose as a reader sees it (rendered, then its
-    text), cut on a word boundary with an ellipsis. Headings, code and tables are skipped.
-
-    Only the source a summary can need is parsed: up to the first block boundary past
-    3 x limit characters, and at most 4 x limit characters of any one paragraph.
-    """
-    boundary = _BLANK_LINE.search(markdown, 3 * limit)
-    env: dict[str, Any] = {}
-    tokens = _TEXT_BLOCKS.parse(markdown[: boundary.start()] if boundary else markdown, env)
-    parts: list[str] = []
-    size = 0
-    for prev, tok in zip(tokens, tokens[1:]):
-        if tok.type != "inline" or prev.type != "paragraph_open":
-            continue
-        source = tok.content
-        if len(source) > 4 * limit:  # cut between words, or hard when there is no space
-            space = source.rfind(" ", 0, 4 * limit)
-            source = source[: space if space > 0 else 4 * limit]
-        inline = _TEXT.parseInline(source, env)  # env holds the link reference definitions
-        children = inline[0].children if inline and inline[0].children else []
-        text = _UNRESOLVED_REF.sub(r"\1", _LEFTOVER_MARKUP.sub("", inline_text(children)))
-        text = " ".join(text.split())
-        if text:
-            parts.append(text)
-            size += len(text) + 1
-        if size > limit:
-            break
-    text = " ".join(parts)
-    if len(text) <= limit:
-        return text
-    cut = text[: limit + 1]
-    space = cut.rfind(" ")
-    cut = cut[:space] if space > limit // 2 else text[:limit]
-    return cut.rstrip(" ,;:.-–—(") + "…"
 
 
 def page_body(doc: dict[str, Any]) -> str:
@@ -201,21 +151,3 @@ def doc_markdown(doc: dict[str, Any], url: str, extra: dict[str, Any] | None = N
         fields["source_url"] = meta["url"]
     fields.update(extra or {})
     return front_matter(fields) + page_body(doc).rstrip() + "\n" + appendix
-
-
-@lru_cache(maxsize=1024)
-def plain_text(markdown: str, skip_headings: bool = True) -> str:
-    """The words a reader sees, markup gone (search snippets); code stays as its text."""
-    tokens = _TEXT.parse(markdown)
-    parts: list[str] = []
-    in_heading = False
-    for tok in tokens:
-        if tok.type == "heading_open":
-            in_heading = True
-        elif tok.type == "heading_close":
-            in_heading = False
-        elif tok.type == "inline" and not (in_heading and skip_headings):
-            parts.append(inline_text(tok.children or []))
-        elif tok.type in ("fence", "code_block"):
-            parts.append(tok.content)
-    return " ".join(" ".join(parts).split())

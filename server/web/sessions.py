@@ -50,7 +50,8 @@ def session_ids(request: Request) -> tuple[str, ...]:
     none when the CSRF check found that the cookie must not authorize this request)."""
     if request.scope.get("state", {}).get(COOKIE_REFUSED):
         return ()
-    return request.app.state.mw.sessions.load(request.cookies.get(COOKIE))
+    ids: tuple[str, ...] = request.app.state.mw.sessions.load(request.cookies.get(COOKIE))
+    return ids
 
 
 def set_session_cookie(request: Request, response: Response, session_ids: tuple[str, ...], max_age: int) -> None:

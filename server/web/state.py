@@ -18,4 +18,5 @@ class AppState(Context):
 
 
 def app_state(request: Request) -> AppState:
-    return request.app.state.mw
+    state: AppState = request.app.state.mw
+    return state

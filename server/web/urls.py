@@ -10,7 +10,8 @@ from ..services.urls import Urls
 
 
 def _public_url(request: Request) -> str | None:
-    return request.app.state.mw.settings.public_url
+    public_url: str | None = request.app.state.mw.settings.public_url
+    return public_url
 
 
 def base_url(request: Request) -> str:

@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Collection
-from typing import Any
+from typing import Any, overload
 
 from memorywiki.formats import FormatError
 from memorywiki.formats.hubfolder import parse_dates
 from memorywiki.formats.storable import first_unstorable
 from starlette.requests import Request
 
-from ..errors import ApiError, BadRequest, TooLarge
+from ..errors import BadRequest, TooLarge
 from .state import app_state
 
 _MISSING = object()
@@ -73,13 +73,13 @@ async def read_optional_json(request: Request, *, fields: Collection[str]) -> di
 
 def _json_object(body: bytes, fields: Collection[str]) -> dict[str, Any]:
     if not body.strip():
-        raise ApiError(400, "invalid_json", "request body must be a JSON object")
+        raise BadRequest("invalid_json", "request body must be a JSON object")
     try:
         data = json.loads(body)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ApiError(400, "invalid_json", f"malformed JSON: {exc}") from None
+        raise BadRequest("invalid_json", f"malformed JSON: {exc}") from None
     if not isinstance(data, dict):
-        raise ApiError(400, "invalid_json", "request body must be a JSON object")
+        raise BadRequest("invalid_json", "request body must be a JSON object")
     reject_unknown(data, fields)
     # one check for every field, list item and nested key, not one per getter a route may forget
     reject_unstorable(data)
@@ -89,11 +89,11 @@ def _json_object(body: bytes, fields: Collection[str]) -> dict[str, Any]:
 def reject_unstorable(value: Any, where: str = "") -> None:
     """A 400 naming the field (`'doc_ids[1]'`) when a value holds text PostgreSQL cannot store."""
     if bad := first_unstorable(value, where):
-        raise ApiError(400, "invalid_field", f"'{bad.where}' must not contain {bad.what}")
+        raise BadRequest("invalid_field", f"'{bad.where}' must not contain {bad.what}")
 
 
 def get_str(
-    data: dict,
+    data: dict[str, Any],
     key: str,
     *,
     required: bool = False,
@@ -105,74 +105,82 @@ def get_str(
     value = data.get(key, _MISSING)
     if value is _MISSING or value is None:
         if required:
-            raise ApiError(400, "missing_field", f"'{key}' is required")
+            raise BadRequest("missing_field", f"'{key}' is required")
         return default
     if not isinstance(value, str):
-        raise ApiError(400, "invalid_field", f"'{key}' must be a string")
+        raise BadRequest("invalid_field", f"'{key}' must be a string")
     if not allow_empty and not value.strip():
-        raise ApiError(400, "invalid_field", f"'{key}' must not be empty")
+        raise BadRequest("invalid_field", f"'{key}' must not be empty")
     if max_len is not None and len(value) > max_len:
-        raise ApiError(400, "invalid_field", f"'{key}' is longer than {max_len} characters")
+        raise BadRequest("invalid_field", f"'{key}' is longer than {max_len} characters")
     return value
 
 
-def get_bool(data: dict, key: str, default: Any = None) -> Any:
+def get_bool(data: dict[str, Any], key: str, default: Any = None) -> Any:
     value = data.get(key, _MISSING)
     if value is _MISSING or value is None:
         return default
     if not isinstance(value, bool):
-        raise ApiError(400, "invalid_field", f"'{key}' must be true or false")
+        raise BadRequest("invalid_field", f"'{key}' must be true or false")
     return value
 
 
-def get_int(data: dict, key: str, *, default: int, low: int, high: int) -> int:
+@overload
+def get_int(data: dict[str, Any], key: str, *, default: int, low: int, high: int) -> int: ...
+@overload
+def get_int(data: dict[str, Any], key: str, *, default: None, low: int, high: int) -> int | None: ...
+def get_int(data: dict[str, Any], key: str, *, default: int | None, low: int, high: int) -> int | None:
     value = data.get(key, _MISSING)
     if value is _MISSING or value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ApiError(400, "invalid_field", f"'{key}' must be an integer")
+        raise BadRequest("invalid_field", f"'{key}' must be an integer")
     if not low <= value <= high:
-        raise ApiError(400, "out_of_range", f"'{key}' must be between {low} and {high}")
+        raise BadRequest("out_of_range", f"'{key}' must be between {low} and {high}")
     return value
 
 
-def get_str_list(data: dict, key: str, *, max_items: int = 1000, default: Any = None) -> Any:
+def get_str_list(data: dict[str, Any], key: str, *, max_items: int = 1000, default: Any = None) -> Any:
     value = data.get(key, _MISSING)
     if value is _MISSING or value is None:
         return default
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ApiError(400, "invalid_field", f"'{key}' must be a list of strings")
+        raise BadRequest("invalid_field", f"'{key}' must be a list of strings")
     if len(value) > max_items:
-        raise ApiError(400, "invalid_field", f"'{key}' has more than {max_items} items")
+        raise BadRequest("invalid_field", f"'{key}' has more than {max_items} items")
     return value
 
 
-def get_dict(data: dict, key: str, default: Any = None) -> Any:
+def get_dict(data: dict[str, Any], key: str, default: Any = None) -> Any:
     value = data.get(key, _MISSING)
     if value is _MISSING or value is None:
         return default
     if not isinstance(value, dict):
-        raise ApiError(400, "invalid_field", f"'{key}' must be an object")
+        raise BadRequest("invalid_field", f"'{key}' must be an object")
     return value
 
 
-DATE_FIELDS = ("created_at", "updated_at")
+DATE_FIELDS: tuple[str, str] = ("created_at", "updated_at")
 
 
-def get_dates(data: dict) -> dict[str, Any]:
+def get_dates(data: dict[str, Any]) -> dict[str, Any]:
     """The dates an import names ({"created_at": datetime, ...}, only those given): ISO 8601,
     `created_at` not after `updated_at`; a 400 naming the field otherwise."""
     raw = {key: get_str(data, key, max_len=100) for key in DATE_FIELDS}
     try:
-        parsed = parse_dates(*raw.values(), names=DATE_FIELDS)
+        parsed = parse_dates(raw["created_at"], raw["updated_at"], names=DATE_FIELDS)
     except FormatError as exc:
-        raise ApiError(400, "invalid_field", exc.message) from None
-    return {key: when for key, when in zip(DATE_FIELDS, parsed) if when is not None}
+        raise BadRequest("invalid_field", exc.message) from None
+    return {key: when for key, when in zip(DATE_FIELDS, parsed, strict=True) if when is not None}
 
 
 _DIGITS = re.compile(r"[0-9]+")
 
 
+@overload
+def query_int(request: Any, key: str, *, default: int, low: int, high: int) -> int: ...
+@overload
+def query_int(request: Any, key: str, *, default: None, low: int, high: int) -> int | None: ...
 def query_int(request: Any, key: str, *, default: int | None, low: int, high: int) -> int | None:
     """An integer query parameter (`?page=2`), or a 400 that names it."""
     raw = request.query_params.get(key)
@@ -181,13 +189,13 @@ def query_int(request: Any, key: str, *, default: int | None, low: int, high: in
     raw = raw.strip()
     # not str.isdigit: "²" is a digit to it, and int("²") fails
     if not _DIGITS.fullmatch(raw) or not low <= int(raw) <= high:
-        raise ApiError(400, "invalid_query", f"'{key}' must be a whole number from {low} to {high}")
+        raise BadRequest("invalid_query", f"'{key}' must be a whole number from {low} to {high}")
     return int(raw)
 
 
 def query_str(request: Any, key: str, *, default: str = "") -> str:
     """A text query parameter (`?q=`), or a 400 that names it: PostgreSQL text holds no NUL."""
-    value = request.query_params.get(key, default)
+    value = str(request.query_params.get(key, default))
     if "\x00" in value:
-        raise ApiError(400, "invalid_query", f"'{key}' must not contain NUL characters")
+        raise BadRequest("invalid_query", f"'{key}' must not contain NUL characters")
     return value

@@ -172,7 +172,7 @@ class SkillModel:
 
     def _capture_command(self, skill: str, title: str, body: str) -> str:
         template = self._fence(self._section(skill, "capture <title>"))
-        head, _, rest = template.partition("\n")
+        head, _, _rest = template.partition("\n")
         head = head.replace("'<title>'", sh_quote(title))
         m = re.search(r"<<'(\w+)'", head)
         if m:  # a quoted heredoc: body lines verbatim, then the delimiter

@@ -131,7 +131,7 @@ def parse_anthropic(body: dict) -> Turn:
         if results:
             # Text next to tool results ("Tool loaded.", reminders) belongs to the results,
             # not to a new user turn.
-            results[-1].text = "\n".join([results[-1].text] + texts).strip("\n")
+            results[-1].text = "\n".join([results[-1].text, *texts]).strip("\n")
             messages.extend(results)
         elif texts or calls:
             messages.append(Msg(role, "\n".join(texts), calls))

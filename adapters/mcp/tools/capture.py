@@ -74,7 +74,7 @@ def capture(
         "redacted": captured.data.get("redacted"),
     }
     head = f"{out['url']}\nid: {out['id']}  version: {out['version']}"
-    said = redaction_line(out["redacted"])
+    said = redaction_line(captured.data.get("redacted"))
     if said:
         head += f"\n{said} (the page holds a marker in their place)"
     if captured.status == ops.EXISTS:

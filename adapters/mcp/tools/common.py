@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any
 
 from mcp.server.mcpserver.exceptions import ToolError
@@ -21,9 +21,9 @@ HubArg = Annotated[
 ]
 
 
-def result(text: str, data: dict[str, Any]) -> CallToolResult:
+def result(text: str, data: Mapping[str, Any]) -> CallToolResult:
     """Readable text for the model plus the same facts as structured content."""
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=dict(data))
 
 
 def tool_error(exc: Exception) -> ToolError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 from mcp.types import CallToolResult, ToolAnnotations
@@ -41,7 +42,7 @@ def read_doc(
     return result(doc_text(data), {k: data.get(k) for k in FIELDS})
 
 
-def doc_text(doc: dict[str, Any]) -> str:
+def doc_text(doc: Mapping[str, Any]) -> str:
     fields = {
         "id": doc.get("id"),
         "title": doc.get("title"),

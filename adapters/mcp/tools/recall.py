@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from mcp.types import CallToolResult, ToolAnnotations
@@ -83,7 +84,7 @@ def _breadcrumb(value: Any, title: str | None) -> str:
     return title or ""
 
 
-def format_recall(data: dict[str, Any], level: str) -> str:
+def format_recall(data: Mapping[str, Any], level: str) -> str:
     results = data.get("results") or []
     tokens = f", {data['tokens']} tokens" if data.get("tokens") is not None else ""
     head = f'Recall from hub "{data.get("hub")}" ({level} level, {data.get("mode")}, {len(results)} result(s){tokens}).'

@@ -42,7 +42,7 @@ def restore_doc(
         "changed": data.get("changed"),
         "redacted": data.get("redacted"),
     }
-    said = redaction_line(out["redacted"])
+    said = redaction_line(data.get("redacted"))
     said = f"\n{said}" if said else ""
     if not data.get("changed"):
         return result(f"Version {version} already is the page's text: {out['url']} (nothing changed)", out)

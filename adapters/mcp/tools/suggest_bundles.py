@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Mapping
+from typing import Annotated, Any
 
 from mcp.types import CallToolResult, ToolAnnotations
 from memorywiki.client import operations as ops
@@ -38,19 +39,22 @@ def suggest_bundles(
     """
     with mw.wiki() as wiki:
         slug = wiki.require_hub(hub)
+        data: Mapping[str, Any]
         if intent and intent.strip():
-            data = ops.pages_on_topic(wiki, intent, k=k, hub=slug)
+            topic = ops.pages_on_topic(wiki, intent, k=k, hub=slug)
             lines = [f'Pages on "{intent.strip()}" in reading order:']
             lines += [
                 f"{i}. {d.get('title')} — {d.get('url')} (id: {d.get('id')})\n   {d.get('why')}"
-                for i, d in enumerate(data.get("docs") or [], 1)
+                for i, d in enumerate(topic.get("docs") or [], 1)
             ]
+            data = topic
         else:
-            data = ops.suggestions(wiki, slug)
+            offered = ops.suggestions(wiki, slug)
             lines = [f'Suggested bundles in hub "{slug}":']
-            for s in data.get("suggestions") or []:
+            for s in offered.get("suggestions") or []:
                 lines.append(f"- {s.get('title')} (suggestion id: {s.get('id')}): {s.get('description')}")
                 lines += [f"    {d.get('title')} — {d.get('url')} (id: {d.get('id')})" for d in s.get("docs") or []]
+            data = offered
     if len(lines) == 1:
         lines.append("(none yet)")
     return result("\n".join(lines) + "\n", data)

@@ -78,6 +78,6 @@ def update_doc(
         "section": section,
         "redacted": data.get("redacted"),
     }
-    said = redaction_line(out["redacted"])
+    said = redaction_line(data.get("redacted"))
     text = f"Updated {updated.what}: {out['url']}\nversion: {out['version']}" + (f"\n{said}" if said else "")
     return result(text, out)

@@ -49,7 +49,7 @@
 --   score then get the frequent terms' exact contribution from the chunk's forward index
 --   (bm25_chunks.tf_map, a jsonb map from term to tf). Returned scores are always exact BM25 (to float rounding); pruning can only make a
 --   chunk miss the candidate list. With no term above the threshold the ranking is exact.
---   Measured in bench/results/fulltext.md (python -m memorywiki.bench.fulltext).
+--   Measured in bench/results/fulltext.md (python -m bench.studies.fulltext).
 
 -- ---------------------------------------------------------------------------
 -- Maintenance

@@ -1,4 +1,5 @@
-"""Where a request's time went, as a `Server-Timing` header (W3C Server Timing).
+"""Where a request's time went, as a `Server-Timing` header (W3C Server Timing). A use case
+measures its phases; the route puts them in the header.
 
 Browsers' developer tools show it next to the request, and a client (the bench, curl -i)
 reads it, so a slow recall says by itself whether it waited on the database, on the model or

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from markdown_it import MarkdownIt
 
-from ..tokens import ID_ALPHABET, ID_LENGTH
+from .model import ID_ALPHABET, ID_LENGTH
 
 _ID = f"[{ID_ALPHABET}]{{{ID_LENGTH}}}"
 _DOC_PATH = re.compile(rf"^/(?:raw/)?({_ID})(?:\.md)?/?$")
@@ -67,3 +67,9 @@ def doc_links(markdown: str) -> set[tuple[str, str]]:
             if target:
                 found.add(target)
     return found
+
+
+def markdown_twin(url: str) -> str:
+    """The markdown address of a page, hub or bundle URL: an AI that follows a link from a
+    markdown surface sends no `Accept: text/markdown`, so it is given the `.md` twin."""
+    return url if url.endswith(".md") else f"{url}.md"
