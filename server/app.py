@@ -24,6 +24,7 @@ from .indexing.worker import Worker, WorkerProcess
 from .mail.outbox import Outbox
 from .mail.smtp import SmtpSender
 from .routes import (
+    agent_memory,
     bundles,
     capture,
     contract,
@@ -183,6 +184,7 @@ def create_app(
         *embed.routes,
         *bundles.routes,
         *recall.routes,
+        *agent_memory.routes,
         *capture.routes,
         *curation.routes,
         *crossrefs.routes,
