@@ -187,6 +187,17 @@ def install_hooks(
     if dry_run:
         return Action(op, path, f"hooks: {events}", applied=False)
     dirs = write(path, new_text)
+    # folders the /memory.wiki files of this install made (.cursor/) hold this file too: when
+    # both are uninstalled, whichever goes last takes the emptied folder with it
+    base = record_base(tool, scope, project)
+    shared = {
+        d
+        for other in manifest.entries.values()
+        if all(other.get(k) == v for k, v in base.items())
+        for d in other.get("dirs") or []
+        if path.is_relative_to(d)
+    }
+    dirs = sorted(set(dirs) | shared | set((rec or {}).get("dirs") or []), key=len)
     created = text is None or bool(rec and rec.get("created"))
     manifest.put(
         path,
@@ -194,7 +205,7 @@ def install_hooks(
         kind="hooks-json",
         entries=wanted,
         created=created,
-        dirs=dirs or (rec or {}).get("dirs", []),
+        dirs=dirs,
         sha256=sha(new_text),
     )
     manifest.save()
