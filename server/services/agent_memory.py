@@ -466,7 +466,7 @@ async def _start(
                 when = d["updated_at"].strftime("%Y-%m-%d")
                 private_note = f", {d['visibility']}" if d["visibility"] != "public" else ""
                 head = f"- {when} · [{d['title']}]({urls.doc(d['id'])}){private_note}"
-                gist = _cut(_page_gist(d), 220)
+                gist = _cut(_page_gist(d), 120)
                 entry = f"{head}\n  {gist}" if gist else head
                 source = {"kind": "page", "url": urls.doc(d["id"]), "title": d["title"], "breadcrumb": d["title"]}
                 if text.add(entry, source, limit=share):
