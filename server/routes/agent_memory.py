@@ -14,6 +14,7 @@ from ..services.recall import MAX_QUESTION
 from ..web.openapi import NULLABLE_TEXT, TEXT, body_schema, json_response, obj, operation
 from ..web.params import credentials
 from ..web.state import app_state
+from ..web.timing import Phases
 from ..web.urls import urls
 from ..web.validate import get_dict, get_int, get_str, query_int, read_json
 
@@ -125,7 +126,17 @@ async def capture_session(request: Request) -> Response:
         session_id={"type": ["string", "null"], "maxLength": agent_memory.MAX_SESSION_ID},
     ),
     errors=(400, 401, 403, 404, 413),
-    responses={200: json_response(CONTEXT, "The text to inject, its sources and its tokens")},
+    responses={
+        200: {
+            **json_response(CONTEXT, "The text to inject, its sources and its tokens"),
+            "headers": {
+                "Server-Timing": {
+                    "description": "where the time went, in ms: auth, lately, recall, count, app (the whole request)",
+                    "schema": TEXT,
+                }
+            },
+        }
+    },
 )
 async def session_context(request: Request) -> Response:
     state = app_state(request)
@@ -141,8 +152,9 @@ async def session_context(request: Request) -> Response:
         tool=check_tool(tool) if tool else None,
         session_id=check_session_id(session_id) if session_id else None,
     )
-    body = await agent_memory.context(state, credentials(request), urls(request), ask)
-    return JSONResponse(body, headers=PRIVATE)
+    phases = Phases()
+    body = await agent_memory.context(state, credentials(request), urls(request), ask, phases)
+    return JSONResponse(body, headers={**PRIVATE, "Server-Timing": phases.header()})
 
 
 @operation(

@@ -32,6 +32,7 @@ from ..errors import ApiError, BadRequest, unknown_hub
 from ..store import agent_memory as store
 from ..store import hubs as hub_store
 from ..web.render import summary as opening_line
+from ..web.timing import Phases
 from . import docs, recall
 from .access import Access, Credentials
 from .context import Context
@@ -397,25 +398,32 @@ async def _passages(
     return [r for r in found["results"] if _relevant(r, found["mode"], ctx, name)], found["mode"]
 
 
-async def context(ctx: Context, credentials: Credentials, urls: Urls, ask: ContextAsk) -> dict[str, Any]:
-    """What to inject (see the module's docstring), with its sources and token count."""
+async def context(
+    ctx: Context, credentials: Credentials, urls: Urls, ask: ContextAsk, phases: Phases | None = None
+) -> dict[str, Any]:
+    """What to inject (see the module's docstring), with its sources and token count; `phases`
+    gets where the time went."""
     if ask.kind not in KINDS:
         raise BadRequest("invalid_field", f"'kind' must be one of {', '.join(KINDS)}")
-    hub, private = await _reader(ctx, credentials, ask.slug)
+    phases = phases or Phases()
+    with phases.span("auth", "the hub and the credential"):
+        hub, private = await _reader(ctx, credentials, ask.slug)
     project = project_record(ask.project)
     if ask.kind == "start":
         budget = min(ask.max_tokens or ctx.settings.hook_max_tokens, MAX_TOKENS)
-        text, mode = await _start(ctx, urls, hub, private, project, ask, budget)
+        text, mode = await _start(ctx, urls, hub, private, project, ask, budget, phases)
     else:
         budget = min(ask.max_tokens or ctx.settings.hook_prompt_tokens, MAX_TOKENS)
-        text, mode = await _prompt(ctx, urls, ask, budget)
+        with phases.span("recall", "the passages"):
+            text, mode = await _prompt(ctx, urls, ask, budget)
     body = "\n".join(text.lines)
     tokens = estimate_tokens(body) if body else 0
 
     async def count(conn):
         await store.count_usage(conn, hub["id"], ask.kind, tokens)
 
-    await ctx.db.write(count)
+    with phases.span("count", "the count of injected tokens"):
+        await ctx.db.write(count)
     return {
         "hub": ask.slug,
         "kind": ask.kind,
@@ -437,6 +445,7 @@ async def _start(
     project: dict[str, Any] | None,
     ask: ContextAsk,
     budget: int,
+    phases: Phases,
 ) -> tuple[_Text, str | None]:
     name = _project_name(project)
     text = _Text(budget)
@@ -448,39 +457,47 @@ async def _start(
     if not text.add(intro):
         return text, None
     shown: set[str] = set()
-    if project:
+
+    async def lately() -> list[dict[str, Any]]:
+        if not project:
+            return []
         skip = [session_key(ask.tool, ask.session_id)] if ask.tool and ask.session_id else []
-        async with ctx.db.owner.connection() as conn:
-            latest = await store.project_docs(
-                conn,
-                hub["id"],
-                keys=project["keys"],
-                paths=[project["path"]] if project.get("path") else [],
-                private=private,
-                skip=skip,
-                limit=LATELY,
-            )
-        if latest and text.add(f"\n## Lately in {name}"):
-            share = int(budget * 0.6)  # the rest is for what best answers "before working on it"
-            for d in latest:
-                when = d["updated_at"].strftime("%Y-%m-%d")
-                private_note = f", {d['visibility']}" if d["visibility"] != "public" else ""
-                head = f"- {when} · [{d['title']}]({urls.doc(d['id'])}){private_note}"
-                gist = _cut(_page_gist(d), 120)
-                entry = f"{head}\n  {gist}" if gist else head
-                source = {"kind": "page", "url": urls.doc(d["id"]), "title": d["title"], "breadcrumb": d["title"]}
-                if text.add(entry, source, limit=share):
-                    shown.add(d["id"])
-    mode = None
-    if name:
-        passages, mode = await _passages(
-            ctx, urls, ask.slug, f"What should I know before working on {name}?", 8, name=name
-        )
-        passages = [p for p in passages if p["doc_id"] not in shown]
-        if passages and text.add(f"\n## Before working on {name}"):
-            for r in passages:
-                line, source = _passage_line(r, 180)
-                text.add(line, source)
+        with phases.span("lately", "the project's latest pages"):
+            async with ctx.db.owner.connection() as conn:
+                return await store.project_docs(
+                    conn,
+                    hub["id"],
+                    keys=project["keys"],
+                    paths=[project["path"]] if project.get("path") else [],
+                    private=private,
+                    skip=skip,
+                    limit=LATELY,
+                )
+
+    async def to_know() -> tuple[list[dict[str, Any]], str | None]:
+        if not name:
+            return [], None
+        with phases.span("recall", "what best answers what to know before working on the project"):
+            return await _passages(ctx, urls, ask.slug, f"What should I know before working on {name}?", 8, name=name)
+
+    # the two reads wait on different things (a query; the question's vector): side by side
+    latest, (passages, mode) = await asyncio.gather(lately(), to_know())
+    if latest and text.add(f"\n## Lately in {name}"):
+        share = int(budget * 0.6)  # the rest is for what best answers "before working on it"
+        for d in latest:
+            when = d["updated_at"].strftime("%Y-%m-%d")
+            private_note = f", {d['visibility']}" if d["visibility"] != "public" else ""
+            head = f"- {when} · [{d['title']}]({urls.doc(d['id'])}){private_note}"
+            gist = _cut(_page_gist(d), 120)
+            entry = f"{head}\n  {gist}" if gist else head
+            source = {"kind": "page", "url": urls.doc(d["id"]), "title": d["title"], "breadcrumb": d["title"]}
+            if text.add(entry, source, limit=share):
+                shown.add(d["id"])
+    passages = [p for p in passages if p["doc_id"] not in shown]
+    if passages and text.add(f"\n## Before working on {name}"):
+        for r in passages:
+            line, source = _passage_line(r, 180)
+            text.add(line, source)
     if len(text.lines) == 1:  # nothing but the introduction: inject nothing
         text.lines.clear()
         return text, mode
