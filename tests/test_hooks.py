@@ -415,3 +415,18 @@ def test_publish_and_unpublish_a_captured_session(machine, monkeypatch):
     assert httpx.get(page["url"], headers={"Accept": "text/markdown"}).status_code == 200
     run("unpublish", page["url"])
     assert httpx.get(page["url"], headers={"Accept": "text/markdown"}).status_code == 404
+
+
+@pytest.mark.parametrize(
+    "server, parts",
+    [
+        ("http://127.0.0.1:8000", ("http", "127.0.0.1", 8000, "")),
+        ("https://wiki.example.org", ("https", "wiki.example.org", 443, "")),
+        ("http://user:pw@[::1]:9000/wiki/", ("http", "::1", 9000, "/wiki")),
+        ("http://example.org/mw", ("http", "example.org", 80, "/mw")),
+    ],
+)
+def test_the_hooks_own_http_reads_server_urls_and_chunked_answers(server, parts):
+    assert lean._split(server) == parts
+    assert lean.quote("a b/ü") == "a%20b%2F%C3%BC"
+    assert lean._unchunk(b"4\r\nWiki\r\n6\r\npedia!\r\n0\r\n\r\n") == b"Wikipedia!"
