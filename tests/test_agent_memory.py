@@ -292,3 +292,14 @@ def test_a_project_record_never_keeps_a_remotes_password():
     assert "hunter2" not in str(record) and record["keys"][0] == "remote:github.com/acme/api"
     assert project_record({}) is None and project_record("api") is None
     assert project_keys(name="api") == ["name:api"]
+
+
+def test_the_owners_hub_page_shows_the_count_and_a_publish_button(client, owner):
+    made = put(client, owner).json()
+    start(client, owner)
+    page = client.get("/hub/dev", headers={**owner, "Accept": "text/html"})
+    assert page.status_code == 200 and page.headers["cache-control"] == "private, no-store"
+    assert "Coding-tool hooks handed" in page.text and "in 1 call, the last 30 days" in page.text
+    assert f'data-publish="{made["id"]}"' in page.text
+    stranger = client.get("/hub/dev", headers={"Accept": "text/html"})
+    assert "Coding-tool hooks handed" not in stranger.text and "data-publish" not in stranger.text

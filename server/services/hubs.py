@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from ..errors import ApiError, Conflict, unknown_hub
+from ..store import agent_memory as agent_memory_store
 from ..store import hubs as hub_store
 from ..store import recall as recall_store
 from ..tokens import hash_token, new_token
@@ -231,6 +232,9 @@ async def search(ctx: Context, urls: Urls, slug: str, question: str) -> dict[str
     return {"results": results, "mode": found["mode"], "vector_note": found.get("vector_note")}
 
 
+USAGE_DAYS = 30  # the owner's hub page shows the hooks' injections of this many days
+
+
 async def page(
     ctx: Context, credentials: Credentials, urls: Urls, slug: str, *, page: int, per_page: int, question: str
 ) -> dict[str, Any]:
@@ -247,6 +251,13 @@ async def page(
     hub["session"] = await sessions.status(ctx, credentials, urls, slug) if credentials.sessions else None
     if hub["view"] == "owner":
         hub["trash_docs"] = (await trash(ctx, credentials, urls, slug, page=1, per_page=PAGE_TRASH))["docs"]
+        async with ctx.db.owner.connection() as conn:  # what the coding tools' hooks handed out
+            usage = await agent_memory_store.usage(conn, hub["hub_id"], USAGE_DAYS)
+        hub["context_usage"] = {
+            "days": USAGE_DAYS,
+            "calls": sum(r["calls"] for r in usage),
+            "tokens": sum(r["tokens"] for r in usage),
+        }
     return hub
 
 
