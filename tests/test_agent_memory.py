@@ -5,6 +5,8 @@ the owner would use them."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from memorywiki.formats.project import normalize_remote, project_keys, project_record
 
@@ -303,3 +305,42 @@ def test_the_owners_hub_page_shows_the_count_and_a_publish_button(client, owner)
     assert f'data-publish="{made["id"]}"' in page.text
     stranger = client.get("/hub/dev", headers={"Accept": "text/html"})
     assert "Coding-tool hooks handed" not in stranger.text and "data-publish" not in stranger.text
+
+
+def test_with_a_chat_model_the_model_writes_the_summary_once_per_change(make_client, chat_server):
+    client = make_client(llm_model="test-chat", llm_base_url=chat_server.base_url, curation=False, llm_max_retries=0)
+    token = client.post("/api/hubs", json={"slug": "dev"}).json()["owner_token"]
+    owner = {"Authorization": f"Bearer {token}"}
+    chat_server.script(
+        json.dumps(
+            {
+                "summary": "The session settled the cache's journal mode.",
+                "themes": ["Cache", "SQLite", "Journal mode"],
+                "takeaways": ["Run the cache in WAL mode."],
+                "insights": ["Readers never block the writer in WAL mode."],
+                "open_questions": ["How often to checkpoint?"],
+                "concepts": [
+                    {"name": "WAL mode", "kind": "concept", "gloss": "SQLite's write-ahead log.", "aliases": []},
+                    {"name": "SQLite", "kind": "entity", "gloss": "The cache's database.", "aliases": []},
+                ],
+                "relations": [{"subject": "WAL mode", "relation": "is a mode of", "object": "SQLite"}],
+            }
+        )
+    )
+    made = put(client, owner).json()
+    assert made["summary"] == "openai:test-chat" and chat_server.calls == 1
+    page = doc(client, owner, made["id"])["markdown"]
+    assert page.startswith("## Summary\n\nThe session settled the cache's journal mode.")
+    assert "**Decided and done**\n\n- Run the cache in WAL mode." in page and "summary by openai:test-chat" in page
+    # the same session again (a compaction, then its end): no second call for the same summary
+    assert put(client, owner).json()["status"] == "unchanged" and chat_server.calls == 1
+    # a model that fails: the summary is extractive, the session is saved all the same
+    chat_server.set_failing(True)
+    resumed = put(client, owner, FIRST + MORE).json()
+    assert resumed["status"] == "updated" and resumed["summary"] == "extractive"
+    assert "summary extractive" in doc(client, owner, made["id"])["markdown"]
+
+
+def test_without_a_chat_model_no_model_is_called(client, owner, chat_server):
+    assert put(client, owner).json()["summary"] == "extractive"
+    assert chat_server.calls == 0

@@ -111,6 +111,80 @@ def _python_floor(n: int) -> tuple[list[float], list[float]]:
     return walls, cpus
 
 
+FLOORS = (0.3, 0.4, 0.5, 0.6)
+PAIRS = 300  # questions per collection in the floor study
+NEGATIVES = 5  # unrelated passages per question
+
+
+async def _floor_study(embedder, data, locomo_dir: Path, smoke: bool) -> list[list]:
+    """How the cosine floor of the prompt hook (MEMORYWIKI_HOOK_MIN_SIMILARITY) splits passages
+    that answer a question from passages that do not, on two collections: SciFact (a claim and
+    its evidence abstract) and LoCoMo (a question about a conversation and its evidence turn),
+    each question against its own evidence and NEGATIVES passages drawn from elsewhere."""
+    import random
+
+    import numpy as np
+
+    rng = random.Random(5)
+    n = 20 if smoke else PAIRS
+    by_id = {d["_id"]: d for d in data.corpus}
+    sets = []
+    scifact = []
+    for qid, question in list(data.queries.items())[:n]:
+        relevant = [by_id[d] for d in data.qrels[qid] if d in by_id]
+        if relevant:
+            others = [d for d in rng.sample(data.corpus, NEGATIVES + 5) if d["_id"] not in data.qrels[qid]]
+            scifact.append((question, relevant[0], others[:NEGATIVES]))
+    text = lambda d: f"{d['title']}\n\n{d['text']}"[:1500]  # noqa: E731  (about one chunk)
+    sets.append(("SciFact", [(q, text(r), [text(o) for o in others]) for q, r, others in scifact]))
+    if (locomo_dir / "locomo10_turns.jsonl").exists():
+        turns = [json.loads(line) for line in open(locomo_dir / "locomo10_turns.jsonl") if line.strip()]
+        by_turn = {(t["sample_id"], t["dia_id"]): t for t in turns}
+        qa = [json.loads(line) for line in open(locomo_dir / "locomo10_qa_normalized.jsonl") if line.strip()]
+        qa = [q for q in qa if q.get("category") in (1, 2, 3, 4) and q.get("evidence")]
+        rng.shuffle(qa)
+        pairs = []
+        for q in qa:
+            evidence = by_turn.get((q["sample_id"], q["evidence"][0]))
+            if evidence is None:
+                continue
+            others = [t for t in rng.sample(turns, NEGATIVES * 3) if t["sample_id"] != q["sample_id"]][:NEGATIVES]
+            pairs.append(
+                (
+                    q["question"],
+                    f"{evidence['speaker']}: {evidence['text']}",
+                    [f"{t['speaker']}: {t['text']}" for t in others],
+                )
+            )
+            if len(pairs) >= n:
+                break
+        sets.append(("LoCoMo", pairs))
+    rows = []
+    for name, pairs in sets:
+        questions = np.asarray(await embedder.embed_questions([q for q, _, _ in pairs]), dtype=np.float32)
+        passages = [p for _, rel, others in pairs for p in [rel, *others]]
+        vectors = np.asarray(await embedder.embed(passages), dtype=np.float32).reshape(len(pairs), NEGATIVES + 1, -1)
+        sims = np.einsum("qd,qpd->qp", questions, vectors) / (
+            np.linalg.norm(questions, axis=1)[:, None] * np.linalg.norm(vectors, axis=2)
+        )
+        relevant, unrelated = sims[:, 0], sims[:, 1:].ravel()
+        for floor in FLOORS:
+            kept = (relevant >= floor).mean()
+            leaked = (unrelated >= floor).mean()
+            rows.append(
+                [
+                    name,
+                    len(pairs),
+                    floor,
+                    float(np.median(relevant)),
+                    float(np.median(unrelated)),
+                    float(kept),
+                    float(leaked),
+                ]
+            )
+    return rows
+
+
 def _row(name: str, walls: list[float], cpus: list[float] | None, budget: str, note: str = "") -> list:
     return [
         name,
@@ -226,6 +300,7 @@ async def _main(opts: Options, pg: Postgres) -> dict:
             end_walls.append(wall)
             end_cpus.append(cpu)
         floor_walls, floor_cpus = _python_floor(min(runs, 50))
+    floor_rows = await _floor_study(embedder, data, opts.locomo, opts.smoke)
 
     rows = [
         _row("`python -c pass` (the interpreter alone)", floor_walls, floor_cpus, "–"),
@@ -278,6 +353,15 @@ Session start, p95 {fmt(p95, 1)} ms: **{verdict}** the goal of {GOAL_P95_MS:.0f}
 start is the floor of any hook in Python; the hook adds its imports (standard library only:
 no httpx, typer or rich; its own HTTP/1.1 over a socket), the config read, the git remote read
 from .git/config, one request, and the answer's JSON.
+
+The relevance floor of the prompt hook (`MEMORYWIKI_HOOK_MIN_SIMILARITY`, cosine, default 0.5),
+against the same embedder: each question beside its own evidence passage and {NEGATIVES} passages
+drawn from elsewhere in the collection (SciFact: a claim and its evidence abstract, about one
+chunk; LoCoMo: a question about a conversation and its evidence turn, against turns of other
+conversations). "kept": the share of evidence passages at or above the floor; "let through": the
+share of unrelated ones.
+
+{md_table(["collection", "questions", "floor", "evidence cosine p50", "unrelated cosine p50", "evidence kept", "unrelated let through"], floor_rows, digits=2)}
 
 What a session start injected (one of the runs):
 

@@ -215,6 +215,12 @@ async def capture_session(ctx: Context, credentials: Credentials, urls: Urls, ca
             new = sections[int(captured.get("turns") or 0) :]
             title = live["title"]
             markdown = _appended(live["markdown"], new) if new else live["markdown"]
+        elif (
+            live and live["markdown"].endswith("\n\n".join(sections) + "\n") and captured.get("turns") == len(sections)
+        ):
+            # nothing new since the last capture (a compaction, then the session's end): the page
+            # stays as it is, and no model is asked for the same summary again
+            title, markdown = cap.title, live["markdown"]
         else:
             summary = await summarise(ctx, cap.title, sections)
             summary_mode = summary.mode
