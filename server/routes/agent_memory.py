@@ -61,6 +61,7 @@ CAPTURED = obj(
     summary={**NULLABLE_TEXT, "description": "extractive, or the chat model that wrote the summary"},
     appended={"type": "boolean", "description": "the page was edited by hand: new turns were added below"},
     turns={"type": "integer"},
+    redacted={"type": ["object", "null"], "description": "what the write path redacted, when it did"},
     earlier_pages_deleted={"type": "integer", "description": "pages of this session its owner deleted"},
 )
 USAGE = obj(

@@ -16,6 +16,7 @@ Two use cases, reached by the coding tools' hooks:
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import re
 from dataclasses import dataclass, field
@@ -201,6 +202,8 @@ async def capture_session(ctx: Context, credentials: Credentials, urls: Urls, ca
     hub = await _writer_hub(ctx, credentials, cap.slug)
     key = session_key(cap.tool, cap.session_id)
     project = project_record(cap.project)
+    # what the capture was sent, by its digest: the stored page may differ from it (redaction)
+    digest = hashlib.sha256(cap.transcript.encode("utf-8")).hexdigest()[:16]
     for _ in range(20):  # each round finds the page, or the next free one after a deleted page
         async with ctx.db.owner.connection() as conn:
             pages = await store.session_pages(conn, hub["id"], key)
@@ -215,9 +218,7 @@ async def capture_session(ctx: Context, credentials: Credentials, urls: Urls, ca
             new = sections[int(captured.get("turns") or 0) :]
             title = live["title"]
             markdown = _appended(live["markdown"], new) if new else live["markdown"]
-        elif (
-            live and live["markdown"].endswith("\n\n".join(sections) + "\n") and captured.get("turns") == len(sections)
-        ):
+        elif live and captured.get("transcript") == digest:
             # nothing new since the last capture (a compaction, then the session's end): the page
             # stays as it is, and no model is asked for the same summary again
             title, markdown = cap.title, live["markdown"]
@@ -234,6 +235,7 @@ async def capture_session(ctx: Context, credentials: Credentials, urls: Urls, ca
             "started_at": cap.started_at,
             **({"project": project} if project else {}),
             "capture": {
+                "transcript": digest,
                 "turns": len(sections),
                 "summary": summary_mode,
                 "by_hand": by_hand,
@@ -264,6 +266,7 @@ async def capture_session(ctx: Context, credentials: Credentials, urls: Urls, ca
             "summary": summary_mode,
             "appended": by_hand,
             "turns": len(sections),
+            "redacted": saved.get("redacted"),
             "earlier_pages_deleted": len(pages) - (1 if live else 0),
         }
     raise ApiError(409, "conflict", "this session's pages keep being deleted while it is captured; try again")
