@@ -15,7 +15,6 @@ import threading
 import time
 import tomllib
 from pathlib import Path
-from typing import Any
 
 DEFAULT_SERVER = "http://127.0.0.1:8000"
 USER_AGENT = "memorywiki-hook"
@@ -72,7 +71,7 @@ class HookConfig:
 def load(env: dict[str, str] | os._Environ = os.environ) -> HookConfig:
     """The server, hub and token the CLI would use, and the hook settings."""
     path = config_path(env)
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     problem = None
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -105,12 +104,12 @@ class HookError(Exception):
 
 
 def call(
-    cfg: HookConfig, method: str, path: str, body: dict[str, Any] | None, timeout: float
-) -> tuple[int, dict[str, Any]]:
+    cfg: HookConfig, method: str, path: str, body: dict[str, object] | None, timeout: float
+) -> tuple[int, dict[str, object]]:
     """One request to the server, answered within `timeout` seconds whatever the server does
     (a thread bounds the whole exchange: a socket timeout alone bounds each read, not the
     sum); (status, JSON body). HookError for no answer in time, no server, or no JSON."""
-    result: dict[str, Any] = {}
+    result: dict[str, object] = {}
 
     def run() -> None:
         try:
@@ -159,8 +158,8 @@ def _split(server: str) -> tuple[str, str, int, str]:
 
 
 def _request(
-    cfg: HookConfig, method: str, path: str, body: dict[str, Any] | None, timeout: float
-) -> tuple[int, dict[str, Any]]:
+    cfg: HookConfig, method: str, path: str, body: dict[str, object] | None, timeout: float
+) -> tuple[int, dict[str, object]]:
     """HTTP/1.1 over a socket, one request per connection. http.client would do, but its import
     (email's header parser) costs a hook more than the request itself."""
     scheme, host, port, prefix = _split(cfg.server)
@@ -227,7 +226,7 @@ def hub_path(cfg: HookConfig, rest: str) -> str:
     return f"/api/hub/{quote(cfg.hub or '')}{rest}"
 
 
-def error_text(status: int, data: dict[str, Any]) -> str:
+def error_text(status: int, data: dict[str, object]) -> str:
     err = data.get("error") if isinstance(data.get("error"), dict) else {}
     return str(err.get("message") or f"HTTP {status}")
 

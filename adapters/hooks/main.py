@@ -14,7 +14,6 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from . import lean
 from .project import project_of
@@ -29,7 +28,7 @@ EVENT_NAMES = {
 LABELS = {"claude-code": "Claude Code", "codex": "Codex CLI", "cursor": "Cursor"}
 
 
-def _input() -> dict[str, Any]:
+def _input() -> dict[str, object]:
     try:
         raw = sys.stdin.buffer.read(MAX_STDIN) if not sys.stdin.isatty() else b""
         data = json.loads(raw) if raw.strip() else {}
@@ -38,7 +37,7 @@ def _input() -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def session_id_of(tool: str, data: dict[str, Any]) -> str | None:
+def session_id_of(tool: str, data: dict[str, object]) -> str | None:
     for key in ("session_id", "conversation_id", "thread_id"):
         value = data.get(key)
         if isinstance(value, str) and value.strip():
@@ -46,7 +45,7 @@ def session_id_of(tool: str, data: dict[str, Any]) -> str | None:
     return None
 
 
-def cwd_of(data: dict[str, Any]) -> str:
+def cwd_of(data: dict[str, object]) -> str:
     cwd = data.get("cwd")
     if isinstance(cwd, str) and cwd:
         return cwd
@@ -63,7 +62,7 @@ def render(tool: str, event: str, text: str, message: str | None) -> str:
         if event != "session-start":
             return ""
         return json.dumps({"additional_context": text}, ensure_ascii=False)
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     if text and event in EVENT_NAMES.get(tool, {}):
         out["hookSpecificOutput"] = {"hookEventName": EVENT_NAMES[tool][event], "additionalContext": text}
     if message:
@@ -74,12 +73,12 @@ def render(tool: str, event: str, text: str, message: str | None) -> str:
 # ---- session start and prompts -------------------------------------------------------------------
 
 
-def _context(tool: str, event: str, data: dict[str, Any], cfg: lean.HookConfig) -> tuple[str, str | None]:
+def _context(tool: str, event: str, data: dict[str, object], cfg: lean.HookConfig) -> tuple[str, str | None]:
     if not cfg.hub:
         return "", "Memory.Wiki: no hub configured, so no memory (memorywiki hub use SLUG --token TOKEN)"
     project = project_of(cwd_of(data))
     if event == "session-start":
-        body: dict[str, Any] = {
+        body: dict[str, object] = {
             "kind": "start",
             "project": project,
             "tool": tool,
@@ -127,7 +126,7 @@ def _spool_name(tool: str, session_id: str) -> str:
     return f"{tool}--{safe}.json"
 
 
-def spool(tool: str, event: str, data: dict[str, Any]) -> Path | None:
+def spool(tool: str, event: str, data: dict[str, object]) -> Path | None:
     """Keep what the capture needs (never the transcript: it stays in the tool's own file) until
     the capture has it on the server. A later event of the same session replaces it."""
     session_id = session_id_of(tool, data)
@@ -167,7 +166,7 @@ def detach(tool: str, *args: str) -> None:
         )
 
 
-def _capture(tool: str, event: str, data: dict[str, Any]) -> str | None:
+def _capture(tool: str, event: str, data: dict[str, object]) -> str | None:
     path = spool(tool, event, data)
     if path is None:
         return "Memory.Wiki: the tool gave no session id; this session is not captured"

@@ -3,9 +3,14 @@ its name, read from the files git keeps (no `git` process: a hook has no time fo
 
 from __future__ import annotations
 
-import configparser
 import os
+import re
 from pathlib import Path
+
+# `[remote "origin"]` and `url = ...` lines of a git config (configparser, a costlier import
+# for a hook, reads no more of it than this)
+_SECTION = re.compile(r'^\s*\[\s*remote\s+"([^"]*)"\s*\]')
+_URL = re.compile(r"^\s*url\s*=\s*(.*?)\s*$", re.IGNORECASE)
 
 
 def _git_dir(root: Path) -> Path | None:
@@ -34,15 +39,24 @@ def _common_dir(git_dir: Path) -> Path:
 
 
 def origin_url(git_dir: Path) -> str | None:
-    parser = configparser.RawConfigParser(strict=False)
+    """The `origin` remote's URL, else the first remote's."""
     try:
-        parser.read(_common_dir(git_dir) / "config", encoding="utf-8")
-    except (configparser.Error, UnicodeDecodeError):
+        lines = (_common_dir(git_dir) / "config").read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
         return None
-    for section in ('remote "origin"', *[s for s in parser.sections() if s.startswith('remote "')]):
-        if parser.has_option(section, "url"):
-            return parser.get(section, "url").strip() or None
-    return None
+    urls: dict[str, str] = {}
+    remote = None
+    for line in lines:
+        section = _SECTION.match(line)
+        if section:
+            remote = section.group(1)
+        elif line.lstrip().startswith("["):
+            remote = None
+        elif remote is not None and remote not in urls:
+            url = _URL.match(line)
+            if url and url.group(1):
+                urls[remote] = url.group(1).strip('"')
+    return urls.get("origin") or next(iter(urls.values()), None)
 
 
 def project_of(cwd: str | os.PathLike | None) -> dict[str, str | None] | None:
