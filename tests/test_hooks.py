@@ -76,8 +76,11 @@ def test_session_start_injects_the_projects_memory_in_each_tools_shape(machine):
     assert context["hookEventName"] == "SessionStart"
     assert page["url"] in context["additionalContext"] and "WAL mode" in context["additionalContext"]
     # the tokens it injected are in its output, as the server counted them
-    usage = httpx.get(f"{machine.server}/api/hub/dev/agent-context/usage", headers=machine.headers).json()
-    tokens = usage["by_kind"]["start"]["tokens"]
+    def counted():  # counted once the answer is sent
+        usage = httpx.get(f"{machine.server}/api/hub/dev/agent-context/usage", headers=machine.headers).json()
+        return usage["by_kind"]["start"]["tokens"]
+
+    tokens = wait_until(counted, "the injection to be counted")
     assert data["systemMessage"] == f"Memory.Wiki: {tokens} tokens of memory for api from hub dev (1 sources)"
 
     codex = output(machine.hook("codex", "session-start", payload(machine, "c1"))[0])

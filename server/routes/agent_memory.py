@@ -3,6 +3,7 @@ session starts with (or the passages for one prompt), and what those injections 
 
 from __future__ import annotations
 
+from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -132,7 +133,7 @@ async def capture_session(request: Request) -> Response:
             **json_response(CONTEXT, "The text to inject, its sources and its tokens"),
             "headers": {
                 "Server-Timing": {
-                    "description": "where the time went, in ms: auth, lately, recall, count, app (the whole request)",
+                    "description": "where the time went, in ms: auth, lately, recall, app (the whole request)",
                     "schema": TEXT,
                 }
             },
@@ -154,8 +155,12 @@ async def session_context(request: Request) -> Response:
         session_id=check_session_id(session_id) if session_id else None,
     )
     phases = Phases()
-    body = await agent_memory.context(state, credentials(request), urls(request), ask, phases)
-    return JSONResponse(body, headers={**PRIVATE, "Server-Timing": phases.header()})
+    body, injection = await agent_memory.context(state, credentials(request), urls(request), ask, phases)
+    return JSONResponse(
+        body,
+        headers={**PRIVATE, "Server-Timing": phases.header()},
+        background=BackgroundTask(agent_memory.count_injection, state, injection),
+    )
 
 
 @operation(

@@ -409,9 +409,10 @@ async def _passages(
 
 async def context(
     ctx: Context, credentials: Credentials, urls: Urls, ask: ContextAsk, phases: Phases | None = None
-) -> dict[str, Any]:
-    """What to inject (see the module's docstring), with its sources and token count; `phases`
-    gets where the time went."""
+) -> tuple[dict[str, Any], Injection]:
+    """What to inject (see the module's docstring), with its sources and token count, and the
+    injection to count once the answer is sent (count_injection); `phases` gets where the time
+    went."""
     if ask.kind not in KINDS:
         raise BadRequest("invalid_field", f"'kind' must be one of {', '.join(KINDS)}")
     phases = phases or Phases()
@@ -428,12 +429,7 @@ async def context(
     body = "\n".join(text.lines)
     tokens = estimate_tokens(body) if body else 0
 
-    async def count(conn):
-        await store.count_usage(conn, hub["id"], ask.kind, tokens)
-
-    with phases.span("count", "the count of injected tokens"):
-        await ctx.db.write(count)
-    return {
+    answer = {
         "hub": ask.slug,
         "kind": ask.kind,
         "text": body,
@@ -444,6 +440,28 @@ async def context(
         "mode": mode,
         "project": project,
     }
+    return answer, Injection(hub["id"], ask.kind, tokens)
+
+
+@dataclass(frozen=True)
+class Injection:
+    """What one answer handed out, to be counted once it is sent (count_injection)."""
+
+    hub_id: int
+    kind: str
+    tokens: int
+
+
+async def count_injection(ctx: Context, injection: Injection) -> None:
+    """Count an answer's injection for its hub: bookkeeping that the answer never waits for."""
+
+    async def count(conn):
+        await store.count_usage(conn, injection.hub_id, injection.kind, injection.tokens)
+
+    try:
+        await ctx.db.write(count)
+    except Exception:  # a count lost to an outage is no reason to log a traceback per prompt
+        log.warning("could not count an injection of %d tokens for hub %d", injection.tokens, injection.hub_id)
 
 
 async def _start(
