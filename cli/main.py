@@ -17,7 +17,21 @@ from memorywiki.client import MemoryWikiError
 from typer.exceptions import Abort, Exit, TyperException
 
 from . import output
-from .commands import bundles, capture, config, curation, docs, export, hubs, imports, install, mcp, recall, server
+from .commands import (
+    bundles,
+    capture,
+    config,
+    curation,
+    docs,
+    export,
+    hubs,
+    imports,
+    install,
+    mcp,
+    recall,
+    server,
+    sharing,
+)
 from .context import CONTEXT, ServerOpt, State, package_version
 
 
@@ -88,7 +102,7 @@ def _main(
 
 
 # the order here is the order of `memorywiki --help`
-for module in (server, config, hubs, capture, recall, docs, curation, imports, export, bundles, install, mcp):
+for module in (server, config, hubs, capture, recall, docs, sharing, curation, imports, export, bundles, install, mcp):
     module.register(app)
 
 

@@ -7,6 +7,7 @@ import re
 import sys
 from typing import Any
 
+from memorywiki.client.operations.types import redaction_line
 from rich.console import Console
 from rich.text import Text
 
@@ -30,6 +31,13 @@ def error(message: str) -> None:
 
 def note(message: str) -> None:
     sys.stderr.write(f"{message}\n")
+
+
+def note_redaction(redacted: dict[str, Any] | None) -> None:
+    """What the server took out of a write, on stderr (stdout stays the URL)."""
+    line = redaction_line(redacted)
+    if line:
+        note(line)
 
 
 def snippet(markdown: str | None, limit: int = 300) -> str:

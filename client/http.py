@@ -268,6 +268,9 @@ class Client:
     def create_bundle(self, body: dict, token: str | None) -> dict:
         return self.json("POST", "/api/bundles", json=body, token=token)
 
+    def delete_bundle(self, bundle_id: str, token: str | None) -> dict:
+        return self.json("DELETE", f"/api/bundles/{seg(bundle_id)}", token=token)
+
     # ---- a hub as files ----------------------------------------------------------------
 
     def export_hub(

@@ -4,7 +4,9 @@ vault's notes, Jekyll or Hugo posts).
 Reading is for files anyone wrote: the YAML is parsed safely (no tags that build objects),
 its size is capped, and the values come back as JSON (dates as ISO strings), because that is
 what a page's `meta` can hold. A block that does not parse is an error, never silently body
-text: it may hold the line that said the page is private.
+text: it may hold the line that said the page is private. Hostile YAML (an alias that holds
+itself, a billion laughs, nesting past any sane depth, a date or number the parser cannot
+build) is the same FormatError, so an importer skips that one file and goes on.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from .model import FormatError
 
 MAX_FRONT_MATTER = 64 * 1024  # characters of YAML
 MAX_VALUES = 10_000  # nodes of the parsed value: an alias bomb expands past it at once
+MAX_DEPTH = 64  # levels of nesting: no page's fields need more, and JSON encoders recurse
 _OPEN = re.compile(r"\A---[ \t]*\r?\n")
 _CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
 
@@ -49,18 +52,24 @@ def split_front_matter(text: str) -> tuple[str | None, str]:
     return text[opening.end() : closing.start()], body
 
 
-def json_value(value: Any, budget: list[int] | None = None) -> Any:
+def json_value(value: Any, budget: list[int] | None = None, path: tuple[int, ...] = ()) -> Any:
     """A parsed YAML value as JSON: dates as ISO strings, keys as text, a float JSON cannot
-    hold (NaN, infinity) as text. Past MAX_VALUES nodes it refuses (aliases can make a small
-    block expand without end)."""
+    hold (NaN, infinity) as text. Past MAX_VALUES nodes or MAX_DEPTH levels it refuses, and
+    a value that holds itself (an alias inside its own anchor) too: aliases can make a small
+    block expand without end. `path` holds the ids of the containers above this value."""
     budget = budget if budget is not None else [MAX_VALUES]
     budget[0] -= 1
     if budget[0] < 0:
         raise FormatError("bad_front_matter", "the front matter holds too many values")
-    if isinstance(value, dict):
-        return {str(json_value(k, budget)): json_value(v, budget) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set)):
-        return [json_value(v, budget) for v in value]
+    if isinstance(value, (dict, list, tuple, set)):
+        if id(value) in path:
+            raise FormatError("bad_front_matter", "the front matter holds a value that contains itself (an alias loop)")
+        if len(path) >= MAX_DEPTH:
+            raise FormatError("bad_front_matter", f"the front matter is nested deeper than {MAX_DEPTH} levels")
+        inner = (*path, id(value))
+        if isinstance(value, dict):
+            return {str(json_value(k, budget, inner)): json_value(v, budget, inner) for k, v in value.items()}
+        return [json_value(v, budget, inner) for v in value]
     if isinstance(value, (datetime.date, datetime.datetime)):
         return value.isoformat()
     if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
@@ -87,6 +96,12 @@ def read_front_matter(text: str) -> FrontMatter:
         where = f" (line {mark.line + 2})" if mark is not None else ""
         problem = getattr(exc, "problem", None) or "not valid YAML"
         raise FormatError("bad_front_matter", f"the front matter is not valid YAML{where}: {problem}") from None
+    except RecursionError:  # the parser recurses once per level of nesting
+        raise FormatError("bad_front_matter", f"the front matter is nested deeper than {MAX_DEPTH} levels") from None
+    except (ValueError, TypeError, OverflowError) as exc:  # a date or number the parser cannot build
+        raise FormatError(
+            "bad_front_matter", f"the front matter holds a value YAML cannot read ({exc})"[:300]
+        ) from None
     if parsed is None:
         return FrontMatter({}, body, True)
     if not isinstance(parsed, dict):

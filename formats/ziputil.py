@@ -61,20 +61,35 @@ def open_zip(src, limits: ZipLimits) -> zipfile.ZipFile:
     return zf
 
 
+# What any entry may expand by beyond its ratio: a small file of one repeated character
+# compresses past any ratio, and refusing a whole archive over it would help nobody. Small
+# enough that the total stays bounded by the archive's size (each entry costs ~80 bytes of
+# headers), so many small entries cannot add up to a bomb either.
+RATIO_SLACK = 1024
+
+
 def check_entries(infos: list[zipfile.ZipInfo], limits: ZipLimits) -> None:
-    """Size and compression-ratio checks for the entries we are about to read."""
-    total = 0
+    """Size and compression-ratio checks for the entries we are about to read: every entry,
+    whatever its size, expands at most ``max_ratio`` times (plus RATIO_SLACK bytes), and so
+    do all of them together; no entry is over ``max_entry_bytes``, nor all over ``max_total_bytes``."""
+    total = packed = 0
     for info in infos:
         if info.flag_bits & 0x1:
             raise _bad(f"{info.filename} is encrypted.")
         if info.file_size > limits.max_entry_bytes:
             raise _bad(f"{info.filename} is {info.file_size:,} bytes uncompressed (limit {limits.max_entry_bytes:,}).")
-        ratio = info.file_size / max(info.compress_size, 1)
-        if info.file_size > 1_000_000 and ratio > limits.max_ratio:
+        if info.file_size > limits.max_ratio * info.compress_size + RATIO_SLACK:
+            ratio = info.file_size / max(info.compress_size, 1)
             raise _bad(f"{info.filename} expands {ratio:,.0f}x (limit {limits.max_ratio:,.0f}x): a zip bomb?")
         total += info.file_size
+        packed += info.compress_size
     if total > limits.max_total_bytes:
         raise _bad(f"The entries to read total {total:,} bytes uncompressed (limit {limits.max_total_bytes:,}).")
+    if total > limits.max_ratio * packed + RATIO_SLACK * 16:
+        raise _bad(
+            f"The entries to read expand {total / max(packed, 1):,.0f}x together "
+            f"(limit {limits.max_ratio:,.0f}x): a zip bomb?"
+        )
 
 
 class LimitedReader(io.RawIOBase):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from pathlib import Path
@@ -23,6 +24,7 @@ from .indexing.rechunker import Rechunker
 from .indexing.worker import Worker, WorkerProcess
 from .mail.outbox import Outbox
 from .mail.smtp import SmtpSender
+from .redaction import DETECTOR
 from .routes import (
     agent_memory,
     bundles,
@@ -79,6 +81,9 @@ def create_app(
             raise
         task = curation_task = rechunk_task = warm_up = mail_task = None
         state = rechunker = None
+        # The secret detector compiles its rules once (seconds the first time on a machine): not in
+        # a first write. A daemon thread, so a server stopped meanwhile does not wait for it.
+        threading.Thread(target=DETECTOR.load_quietly, name="secret-detector", daemon=True).start()
         try:
             secret = settings.secret_key
             if not secret:

@@ -379,6 +379,18 @@ class Settings:
     rate_link_client: str = setting(
         "20/hour", "MEMORYWIKI_RATE_LINK_CLIENT", "sign-in link requests per client", parse=_rate, expects=RATE
     )
+    invite_link_hours: int = setting(
+        72,
+        "MEMORYWIKI_INVITE_LINK_HOURS",
+        "hours the sign-in link mailed to an address a page was just shared with works (once)",
+    )
+    rate_invite: str = setting(
+        "100/hour",
+        "MEMORYWIKI_RATE_INVITE",
+        "sign-in mails per client to addresses its saves shared pages with",
+        parse=_rate,
+        expects=RATE,
+    )
 
     section("Pages")
     # the graph's rule follows the embedding space and the hub (store/graph.py, bench/results/graph.md)

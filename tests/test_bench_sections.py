@@ -201,3 +201,30 @@ def test_bench_cjk_without_its_data_says_where_to_get_it(tmp_path):
     ):
         assert source in proc.stderr
     assert not (tmp_path / "pg").exists()
+
+
+def test_bench_secrets_smoke_and_without_its_data(tmp_path):
+    """`bench secrets` plants the public formats in real pages and reads clean text; without
+    the clean corpora it says where they come from."""
+    data = tmp_path / "data"
+    (data / "scifact").mkdir(parents=True)
+    (data / "locomo").mkdir()
+    abstracts = [
+        {"_id": str(i), "title": f"Study {i}", "text": "Cells divide when nutrients allow. " * 20} for i in range(60)
+    ]
+    (data / "scifact" / "corpus.jsonl").write_text("".join(json.dumps(a) + "\n" for a in abstracts))
+    turns = [
+        {"sample_id": "c1", "session": 1, "session_date_time": "1 May 2023", "speaker": s, "text": "How was the trip?"}
+        for s in ("Ann", "Bob") * 30
+    ]
+    (data / "locomo" / "locomo10_turns.jsonl").write_text("".join(json.dumps(t) + "\n" for t in turns))
+    env = dict(os.environ)
+    out = tmp_path / "out"
+    proc = bench("bench", "secrets", "--smoke", "--data", str(data), "--out", str(out), env=env)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    text = (out / "secrets.md").read_text()
+    assert "| **every format in the corpus** | 60 |" in text
+    assert "| SciFact abstracts | 1 |" in text and "| base64-encoded |" in text
+
+    proc = bench("bench", "secrets", "--smoke", "--data", str(tmp_path / "nothing"), "--out", str(out), env=env)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and "scifact" in proc.stderr

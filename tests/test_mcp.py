@@ -37,6 +37,7 @@ TOOLS = {
     "list_docs",
     "hub_url",
     "create_bundle",
+    "delete_bundle",
 }
 
 NOTES = """## Context
@@ -346,6 +347,25 @@ def test_create_bundle(wiki, mcp_stdio):
     assert [b["url"] for b in hub["bundles"]] == [bundle_url]
 
 
+def test_delete_bundle(wiki, mcp_stdio):
+    page = capture(mcp_stdio, "Deploy notes", NOTES)
+    kept = mcp_stdio.call("create_bundle", {"title": "Kept", "doc_ids": [page["id"]]}).structured_content
+    gone = mcp_stdio.call("create_bundle", {"title": "Gone", "doc_ids": [page["id"]]}).structured_content
+    tools = {t.name: t for t in mcp_stdio.run(lambda s: s.list_tools()).tools}
+    assert tools["delete_bundle"].annotations.destructive_hint is True
+
+    r = mcp_stdio.call("delete_bundle", {"bundle": gone["url"]})
+    assert r.structured_content == {"id": gone["id"], "hub": wiki.slug, "deleted": True}
+    assert "its pages stay" in text(r)
+    hub = httpx.get(f"{wiki.base}/api/hub/{wiki.slug}", timeout=10).json()
+    assert [b["id"] for b in hub["bundles"]] == [kept["id"]]
+    assert httpx.get(f"{wiki.base}/b/{gone['id']}", timeout=10).status_code == 404
+    assert httpx.get(f"{wiki.base}/{page['id']}.md", timeout=10).status_code == 200
+
+    again = mcp_stdio.call("delete_bundle", {"bundle": gone["id"]}, ok=False)
+    assert "HTTP 404" in text(again)
+
+
 # ---- resources ------------------------------------------------------------------------
 
 
@@ -493,12 +513,13 @@ async def test_mcp_http_writes_need_the_token(live_server, tmp_path):
         async with http_client(srv.url) as c:
             tools = (await c.list_tools()).tools
             writers = {t.name for t in tools if not (t.annotations and t.annotations.read_only_hint)}
-            assert writers == {"capture", "update_doc", "restore_doc", "create_bundle"}
+            assert writers == {"capture", "update_doc", "restore_doc", "create_bundle", "delete_bundle"}
             for name, args in [
                 ("capture", page),
                 ("update_doc", {"doc": "zzzzzzzzzz", "markdown": "x"}),
                 ("restore_doc", {"doc": "zzzzzzzzzz", "version": 1}),
                 ("create_bundle", {"title": "B", "doc_ids": ["zzzzzzzzzz"]}),
+                ("delete_bundle", {"bundle": "zzzzzzzzzz"}),
             ]:
                 r = await c.call_tool(name, args)
                 assert r.is_error and "Authorization: Bearer <token>" in text(r), (name, text(r))

@@ -27,7 +27,7 @@ def settings(settings, smtp_server):
 
 
 @pytest.fixture
-def shared(live_server):
+def shared(live_server, smtp_server):
     with httpx.Client(base_url=live_server.url, timeout=30) as http:
         token = http.post("/api/hubs", json={"slug": "circle"}).json()["owner_token"]
         doc = http.post(
@@ -40,6 +40,10 @@ def shared(live_server):
             },
             headers={"Authorization": f"Bearer {token}"},
         ).json()
+    assert doc["sharing"]["mailed"] == [ANN, "bob@example.com"]
+    smtp_server.wait_for(ANN)  # the link mailed when the page was shared with her
+    smtp_server.wait_for("bob@example.com")
+    smtp_server.reset()
     return {"token": token, "id": doc["id"]}
 
 

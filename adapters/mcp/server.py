@@ -1,7 +1,7 @@
 """The Memory.Wiki MCP server: a thin client of the HTTP contract, built on the `mcp` SDK 2.x.
 
 Tools (one module each under tools/): recall, capture, read_doc, update_doc, doc_history,
-restore_doc, list_docs, hub_url, create_bundle, related, digest, suggest_bundles.
+restore_doc, list_docs, hub_url, create_bundle, delete_bundle, related, digest, suggest_bundles.
 Resources (resources.py): ``memorywiki://hub/{slug}`` (the hub's markdown index, GET /raw/hub/<slug>),
 ``memorywiki://doc/{doc_id}`` (one doc as markdown, GET /raw/<id>) and ``memorywiki://hub``
 (the default hub's index).
@@ -49,7 +49,8 @@ grouped in a hub (one URL any AI can read) and in curated bundles (a topic with 
 - Every change keeps the previous version: `doc_history` lists a page's versions (or shows one),
   `restore_doc` brings one back as a new version when the user asks to undo an edit.
 - `list_docs` shows what is in the hub, `hub_url` gives the link to share with another AI, and
-  `create_bundle` groups related pages into a reading list.
+  `create_bundle` groups related pages into a reading list (`delete_bundle` removes one, only
+  when the user asks; its pages stay).
 - `digest` gives every concept of the hub and its pages in one call (an overview before
   recall); `related` lists the pages close to a page; `suggest_bundles` proposes reading lists.
 Errors come back as tool errors with the server's message; report them to the user as they are.

@@ -1,4 +1,4 @@
-"""`memorywiki bundle create | suggest`: a topic with a reading order, and the bundles the hub suggests."""
+"""`memorywiki bundle create | delete | suggest`: a topic with a reading order, and the bundles the hub suggests."""
 
 from __future__ import annotations
 
@@ -39,6 +39,23 @@ def bundle_create(
         output.print_json(data)
     else:
         sys.stdout.write(f"{data.get('url') or data.get('id')}\n")
+
+
+@bundle_app.command("delete")
+def bundle_delete(
+    ctx: typer.Context,
+    bundle: Annotated[str, typer.Argument(metavar="BUNDLE", help="The bundle's id or URL.", show_default=False)],
+    hub: HubOpt = None,
+    url: ServerOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Delete a bundle (needs its hub's owner token); the pages it listed stay as they are."""
+    with state(ctx).wiki(url) as wiki:
+        deleted = ops.delete_bundle(wiki, bundle, hub=hub)
+    if as_json:
+        output.print_json({"id": deleted.bundle_id, "hub": deleted.hub, "deleted": True})
+    else:
+        sys.stdout.write(f"deleted bundle {deleted.bundle_id}\n")
 
 
 @bundle_app.command("suggest")

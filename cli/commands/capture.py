@@ -26,6 +26,7 @@ def _report(captured: ops.Captured, as_json: bool) -> None:
         output.print_json(data)
         return
     sys.stdout.write(f"{url}\n")  # stdout stays just the URL, so `URL=$(memorywiki capture ...)` works
+    output.note_redaction(data.get("redacted"))
     status = data.get("status")
     if status == ops.EXISTS:
         output.note(f"already captured: {url} (the same title and text are in this hub; --new saves a separate page)")

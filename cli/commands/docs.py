@@ -81,6 +81,7 @@ def update(
         output.print_json(updated.data)
     else:
         sys.stdout.write(f"{updated.url or updated.doc_id}\n")
+        output.note_redaction(updated.data.get("redacted"))
 
 
 def _version_line(v: dict) -> str:
@@ -155,6 +156,7 @@ def restore(
         output.note(f"restored version {number} as version {data.get('version')}")
     else:
         output.note(f"version {number} is already the doc's text; nothing changed")
+    output.note_redaction(data.get("redacted"))
     sys.stdout.write(f"{data.get('url') or restored.doc_id}\n")
 
 
@@ -185,6 +187,7 @@ def undelete(ctx: typer.Context, doc: DocArg, url: ServerOpt = None, as_json: Js
         output.print_json(restored.data)
         return
     output.note(f"undeleted {restored.doc_id} as version {restored.data.get('version')}")
+    output.note_redaction(restored.data.get("redacted"))
     sys.stdout.write(f"{restored.data.get('url') or restored.doc_id}\n")
 
 

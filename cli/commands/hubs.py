@@ -114,18 +114,30 @@ def hub_set(
         str | None,
         typer.Option("--description", metavar="TEXT", help="One line saying what the hub holds (home page, llms.txt)."),
     ] = None,
+    redact_secrets: Annotated[
+        bool | None,
+        typer.Option(
+            "--redact-secrets/--keep-secrets",
+            help="Replace secrets (keys, tokens, passwords) in pages with a marker before they are saved "
+            "(the default), or store pages exactly as written.",
+        ),
+    ] = None,
     url: ServerOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """List or unlist a hub (a hub is unlisted until its owner lists it), or describe it."""
+    """List or unlist a hub (a hub is unlisted until its owner lists it), describe it, or say
+    whether secrets are redacted from its pages."""
     with state(ctx).wiki(url) as wiki:
-        data = ops.set_hub(wiki, slug, listed=listed, description=description)
+        data = ops.set_hub(wiki, slug, listed=listed, description=description, redact_secrets=redact_secrets)
     hub = data.get("slug") or wiki.require_hub(slug)
     if as_json:
         output.print_json(data)
     else:
         sys.stdout.write(f"{data.get('url') or hub}\n")
         output.note(f"{hub} is {'listed on the home page and /llms.txt' if data.get('listed') else 'unlisted'}")
+        if redact_secrets is not None or data.get("redact_secrets") is False:
+            kept = "redacted from its pages" if data.get("redact_secrets", True) else "kept in its pages as written"
+            output.note(f"secrets are {kept}")
 
 
 member_app = typer.Typer(

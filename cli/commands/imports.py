@@ -67,6 +67,7 @@ def _chat_export(
         return
     summary = ", ".join(f"{counts[k]} {k}" for k in ("created", "updated", "unchanged", "deleted"))
     sys.stdout.write(f"{kind} export into hub {slug}: {summary}\n")
+    output.note_redaction(counts.get("redacted"))
     if counts["skipped"]:
         n = len(counts["skipped"])
         output.note(f"skipped {n} conversation{'s' if n != 1 else ''} with nothing to keep (use --json to see which)")
@@ -213,6 +214,7 @@ def import_folder(
     if result.exported:
         line += f"; bundles {_counts(result.bundles)}"
     sys.stdout.write(line + "\n")
+    output.note_redaction(result.redacted)
     for problem in result.skipped[:SHOWN]:
         output.note(f"skipped {problem.path}: {problem.reason}")
     for problem in result.notes[:SHOWN]:

@@ -2,7 +2,16 @@
 data (or a small dataclass around it) out, failures as the client's error tree
 (:mod:`memorywiki.client.errors`). Each surface keeps only its own formatting."""
 
-from .bundles import CreatedBundle, accept_suggestion, create_bundle, dismiss_suggestion, pages_on_topic, suggestions
+from .bundles import (
+    CreatedBundle,
+    DeletedBundle,
+    accept_suggestion,
+    create_bundle,
+    delete_bundle,
+    dismiss_suggestion,
+    pages_on_topic,
+    suggestions,
+)
 from .capture import (
     BINARY_KINDS,
     EXISTS,
@@ -50,6 +59,7 @@ from .hubs import (
 )
 from .imports import import_export, wait_indexed
 from .recall import Level, recall
+from .sharing import Shared, share
 from .wiki import Wiki
 
 __all__ = [
@@ -59,11 +69,13 @@ __all__ = [
     "CreatedBundle",
     "CreatedHub",
     "Deleted",
+    "DeletedBundle",
     "ExportedHub",
     "FolderImport",
     "HubUrls",
     "Level",
     "Restored",
+    "Shared",
     "Updated",
     "Wiki",
     "accept_suggestion",
@@ -75,6 +87,7 @@ __all__ = [
     "capture_url",
     "create_bundle",
     "create_hub",
+    "delete_bundle",
     "delete_doc",
     "digest",
     "digest_markdown",
@@ -100,6 +113,7 @@ __all__ = [
     "restore",
     "set_draft",
     "set_hub",
+    "share",
     "suggestions",
     "trash",
     "undelete",

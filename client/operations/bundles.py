@@ -42,6 +42,20 @@ def create_bundle(
     return CreatedBundle(data, slug, ids)
 
 
+@dataclass(frozen=True)
+class DeletedBundle:
+    bundle_id: str
+    hub: str
+
+
+def delete_bundle(wiki: Wiki, ref: str, *, hub: str | None = None) -> DeletedBundle:
+    """Delete a bundle (id or URL) of the hub with its owner token; its pages stay as they are."""
+    slug = wiki.require_hub(hub)
+    bundle_id = doc_id_from(ref)
+    _as_owner(wiki, slug, lambda token: wiki.client.delete_bundle(bundle_id, token))
+    return DeletedBundle(bundle_id, slug)
+
+
 def suggestions(wiki: Wiki, hub: str | None = None) -> Suggestions:
     """Groups of related pages the hub suggests as bundles (not bundled yet)."""
     slug = wiki.require_hub(hub)

@@ -44,6 +44,7 @@ from ..auth import explain_hub_refusal, hub_token_hint
 from ..config import Credential
 from ..errors import FORBIDDEN, UNAUTHORIZED, UNKNOWN_HUB, ApiError, InputError, MemoryWikiError
 from .export import unpack_export
+from .types import add_redacted
 from .wiki import Wiki
 
 LOOKUP_BATCH = 1000
@@ -64,6 +65,7 @@ class FolderImport:
     skipped: list[Problem] = field(default_factory=list)
     notes: list[Problem] = field(default_factory=list)
     unresolved: int = 0  # wiki links to no page of the folder, left as written
+    redacted: dict[str, Any] | None = None  # what the server took out of the pages (secrets, private spans)
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -172,6 +174,8 @@ class _Importer:
             if data is None:
                 return False
             status = data.get("status") or "created"
+            if count:
+                self.done.redacted = add_redacted(self.done.redacted, data.get("redacted"))
         self.urls[page.key] = "" if status == "deleted" else data["url"]
         self.ids[page.key] = data["id"]
         if count:

@@ -135,13 +135,20 @@ def use_hub(wiki: Wiki, slug: str, token: str | None = None) -> HubListing:
 
 
 def set_hub(
-    wiki: Wiki, hub: str | None = None, *, listed: bool | None = None, description: str | None = None
+    wiki: Wiki,
+    hub: str | None = None,
+    *,
+    listed: bool | None = None,
+    description: str | None = None,
+    redact_secrets: bool | None = None,
 ) -> dict[str, Any]:
-    """List or unlist the hub (home page, /llms.txt), or describe it."""
-    if listed is None and description is None:
-        raise InputError("nothing to set: give --listed, --unlisted or --description")
+    """List or unlist the hub (home page, /llms.txt), describe it, or say whether secrets are
+    redacted from its pages."""
+    if listed is None and description is None and redact_secrets is None:
+        raise InputError("nothing to set: give --listed, --unlisted, --description, --redact-secrets or --keep-secrets")
     slug = wiki.require_hub(hub)
-    body = {k: v for k, v in (("listed", listed), ("description", description)) if v is not None}
+    fields = (("listed", listed), ("description", description), ("redact_secrets", redact_secrets))
+    body = {k: v for k, v in fields if v is not None}
     return wiki.client.set_hub(slug, body, token=wiki.config.hub_token(slug))
 
 

@@ -11,6 +11,7 @@ from memorywiki.formats import FormatError, count_conversations, iter_chatgpt_ex
 
 from ..auth import explain_hub_refusal
 from ..errors import ApiError, InputError, MemoryWikiError
+from .types import add_redacted
 from .wiki import Wiki
 
 READERS = {"chatgpt": iter_chatgpt_export, "claude": iter_claude_export}  # the export parsers, shared with the server
@@ -29,8 +30,9 @@ def import_export(
     text crosses the wire (an export's images stay home), and each page is keyed by the
     conversation's id, so a re-import updates instead of duplicating.
 
-    Returns the count of each status (created, updated, unchanged, deleted) and, under
-    ``skipped``, the conversations with nothing to keep."""
+    Returns the count of each status (created, updated, unchanged, deleted), under
+    ``skipped`` the conversations with nothing to keep, and under ``redacted`` what the
+    server took out of them before storing them (secrets by kind, private spans)."""
     slug = wiki.require_hub(hub)
     path = path.expanduser()
     if not path.is_file():
@@ -38,6 +40,7 @@ def import_export(
     cred = wiki.config.hub_credential(slug)
     skipped: list = []
     counts: dict[str, Any] = {"created": 0, "updated": 0, "unchanged": 0, "deleted": 0}
+    redacted: dict[str, Any] | None = None
     try:
         total = count_conversations(path)
         progress(0, total)
@@ -56,6 +59,7 @@ def import_export(
                 raise explain_hub_refusal(exc, cred, slug) from None
             status = data.get("status") or "created"
             counts[status] = counts.get(status, 0) + 1
+            redacted = add_redacted(redacted, data.get("redacted"))
             progress(sum(counts.values()), total)
     except FormatError as exc:
         done = sum(counts.values())
@@ -63,6 +67,7 @@ def import_export(
             f"{exc.message} ({done} conversation{'s' if done != 1 else ''} were saved before this)"
         ) from None
     counts["skipped"] = skipped
+    counts["redacted"] = redacted
     return counts
 
 

@@ -14,6 +14,7 @@ class SavedDoc(TypedDict, total=False):
     status: str  # created, exists, updated, unchanged, deleted
     edit_token: str | None
     message: str
+    redacted: dict[str, Any]  # what the server took out before storing it: secrets by kind, private spans
 
 
 class Doc(TypedDict, total=False):
@@ -106,3 +107,36 @@ class Suggestions(TypedDict, total=False):
 
 class TopicPages(TypedDict, total=False):
     docs: list[dict[str, Any]]
+
+
+def add_redacted(total: dict[str, Any] | None, one: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The sum of two saves' "redacted" answers (an import's total over its pages)."""
+    if not one:
+        return total
+    if not total:
+        return {**one, "kinds": dict(one.get("kinds") or {})}
+    kinds = dict(total.get("kinds") or {})
+    for kind, n in (one.get("kinds") or {}).items():
+        kinds[kind] = kinds.get(kind, 0) + n
+    return {
+        "secrets": int(total.get("secrets") or 0) + int(one.get("secrets") or 0),
+        "kinds": dict(sorted(kinds.items())),
+        "private": int(total.get("private") or 0) + int(one.get("private") or 0),
+        "scanned": bool(total.get("scanned", True)) and bool(one.get("scanned", True)),
+    }
+
+
+def redaction_line(redacted: dict[str, Any] | None) -> str | None:
+    """What the server took out of a write before storing it, in one line (None: nothing):
+    "redacted 2 secrets: 1 aws-access-token, 1 github-pat; dropped 1 private span"."""
+    if not redacted:
+        return None
+    parts = []
+    secrets = int(redacted.get("secrets") or 0)
+    if secrets:
+        kinds = ", ".join(f"{n} {kind}" for kind, n in sorted((redacted.get("kinds") or {}).items()))
+        parts.append(f"redacted {secrets} secret{'s' if secrets != 1 else ''}: {kinds}")
+    private = int(redacted.get("private") or 0)
+    if private:
+        parts.append(f"dropped {private} private span{'s' if private != 1 else ''}")
+    return "; ".join(parts) or None

@@ -93,6 +93,18 @@ async def patch_bundle(request: Request) -> Response:
     )
 
 
+@operation(
+    "Delete a bundle (its hub's owner: owner token, or the owner signed in with the page's CSRF "
+    "token); its pages stay as they are",
+    auth=True,
+    errors=(401, 403, 404),
+    responses={200: json_response(obj(["id", "deleted"], id=TEXT, deleted={"const": True}), "Deleted")},
+)
+async def delete_bundle(request: Request) -> Response:
+    body = await bundles.delete(app_state(request), credentials(request), request.path_params["bundle_id"])
+    return JSONResponse(body, headers={"Cache-Control": "private, no-store"})
+
+
 def bundle_markdown(page_urls: Urls, bundle: dict, members: list[dict], analysis: dict | None = None) -> str:
     head = front_matter(
         {
@@ -186,6 +198,7 @@ async def new_bundle_editor(request: Request) -> Response:
 routes = [
     Route("/api/bundles", create_bundle, methods=["POST"]),
     Route("/api/bundles/{bundle_id}", patch_bundle, methods=["PATCH"]),
+    Route("/api/bundles/{bundle_id}", delete_bundle, methods=["DELETE"]),
     Route("/b/{bundle_id}/edit", bundle_editor, methods=["GET"]),
     Route("/hub/{slug}/bundles/new", new_bundle_editor, methods=["GET"]),
     Route("/b/{bundle_id}.md", bundle_raw, methods=["GET"]),

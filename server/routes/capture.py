@@ -19,6 +19,7 @@ from ..services.capture import EXPORTERS, Options
 from ..web.openapi import NULLABLE_TEXT, TEXT, body_schema, json_response, obj, operation
 from ..web.params import credentials
 from ..web.progress import NDJSON, progress_response, wants_progress
+from ..web.schemas import REDACTED
 from ..web.state import app_state
 from ..web.urls import urls
 from ..web.validate import get_bool, get_str, read_json, reject_unstorable, size_text
@@ -34,6 +35,7 @@ CAPTURED = obj(
     status={"enum": ["created", "exists", "updated", "unchanged", "deleted"]},
     edit_token=NULLABLE_TEXT,
     message=TEXT,
+    redacted=REDACTED,
 )
 _FORM_FLAGS = {"type": "string", "description": "true/false (also 1/0, yes/no, on/off)"}
 FILE_FORM = obj(
@@ -54,7 +56,11 @@ IMPORTED = obj(
     unchanged={"type": "integer"},
     deleted={"type": "integer"},
     skipped={"type": "array"},
-    docs={"type": "array", "items": obj(["id", "url", "title", "status"], id=TEXT, url=TEXT, title=TEXT, status=TEXT)},
+    docs={
+        "type": "array",
+        "items": obj(["id", "url", "title", "status"], id=TEXT, url=TEXT, title=TEXT, status=TEXT, redacted=REDACTED),
+    },
+    redacted={**REDACTED, "description": "the sum over the pages saved"},
 )
 
 

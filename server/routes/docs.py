@@ -14,7 +14,7 @@ from ..services import docs
 from ..services.docs import MAX_SOURCE, MAX_TITLE, NewDoc, page_content
 from ..web.openapi import NULLABLE_TEXT, TEXT, body_schema, json_response, obj, operation
 from ..web.params import credentials, doc_id_param, expected_version
-from ..web.schemas import DOC, IMPORT_DATES, READ_HEADERS
+from ..web.schemas import DOC, IMPORT_DATES, READ_HEADERS, REDACTED, SHARING
 from ..web.state import app_state
 from ..web.urls import urls
 from ..web.validate import DATE_FIELDS, get_bool, get_dates, get_dict, get_str, get_str_list, read_json
@@ -64,6 +64,8 @@ SAVED = obj(
     status={"enum": ["created", "exists", "updated", "unchanged", "deleted"]},
     edit_token={**NULLABLE_TEXT, "description": "only when created: keep it, it is shown once"},
     message=TEXT,
+    sharing={**SHARING, "description": "when the page is shared with addresses (not for an import's save)"},
+    redacted=REDACTED,
 )
 
 

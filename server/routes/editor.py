@@ -14,6 +14,7 @@ from starlette.routing import Route
 
 from ..services import docs
 from ..web.openapi import TEXT, body_schema, json_response, obj, operation, page_response
+from ..web.params import credentials
 from ..web.render import page_body, render
 from ..web.state import app_state
 from ..web.templating import templates
@@ -48,10 +49,20 @@ async def render_preview(request: Request) -> Response:
     )
 
 
-def _editor(request: Request, **context) -> Response:
-    settings = app_state(request).settings
+def _editor(request: Request, headers: dict[str, str] | None = None, **context) -> Response:
+    state = app_state(request)
+    settings = state.settings
     return templates.TemplateResponse(
-        request, "editor.html", {"autosave": settings.autosave_seconds, "max_chars": settings.max_body_bytes, **context}
+        request,
+        "editor.html",
+        {
+            "autosave": settings.autosave_seconds,
+            "max_chars": settings.max_body_bytes,
+            "mail": state.mail is not None,
+            "reader": None,
+            **context,
+        },
+        headers=headers,
     )
 
 
@@ -73,7 +84,17 @@ async def new_page(request: Request) -> Response:
     responses={200: page_response("The editor")},
 )
 async def edit_page(request: Request) -> Response:
-    doc = await docs.for_editor(app_state(request), request.path_params["doc_id"])
+    doc = await docs.for_editor(app_state(request), request.path_params["doc_id"], credentials(request))
+    if doc.get("reader"):  # signed in as a reader of this page, and nothing here may edit it
+        return _editor(
+            request,
+            doc={"id": doc["id"], "private": True},
+            hub="",
+            preview="",
+            twin_url=None,
+            reader=doc["reader"],
+            headers={"Cache-Control": "private, no-store"},
+        )
     if doc["private"]:
         # the script fetches it with the browser's token; nothing of it is shown here
         return _editor(request, doc={"id": doc["id"], "private": True}, hub="", preview="", twin_url=None)

@@ -21,7 +21,7 @@ from ..web.urls import urls
 from ..web.validate import get_bool, get_str, query_int, query_str, read_json
 
 FIELDS = ("slug",)
-PATCH_FIELDS = ("listed", "description")
+PATCH_FIELDS = ("listed", "description", "redact_secrets")
 VISIBILITY = {
     "enum": ["public", "draft", "password", "people"],
     "description": "who may read it: anyone, its editors, readers with its password, the listed emails",
@@ -52,7 +52,18 @@ HUB = obj(
     },
     bundles={
         "type": "array",
-        "items": obj(["id", "title", "description", "url"], id=TEXT, title=TEXT, description=NULLABLE_TEXT, url=TEXT),
+        "items": obj(
+            ["id", "title", "description", "url"],
+            id=TEXT,
+            title=TEXT,
+            description=NULLABLE_TEXT,
+            url=TEXT,
+            public={
+                "type": "boolean",
+                "description": "the owner's view only: false while the bundle holds no public page "
+                "(then strangers see none of it)",
+            },
+        ),
     },
     trash={"type": "integer", "description": "the owner's view only: pages in the trash"},
     **_PAGING,
@@ -80,7 +91,12 @@ _PAGE_QUERY = {
     "per_page": {"type": "integer", "minimum": 1, "maximum": 1000, "description": "default 200"},
 }
 LISTING = obj(
-    ["slug", "url", "listed", "description"], slug=TEXT, url=TEXT, listed={"type": "boolean"}, description=NULLABLE_TEXT
+    ["slug", "url", "listed", "description", "redact_secrets"],
+    slug=TEXT,
+    url=TEXT,
+    listed={"type": "boolean"},
+    description=NULLABLE_TEXT,
+    redact_secrets={"type": "boolean", "description": "false: pages are stored with the secrets in them"},
 )
 PAGE_SIZE = 50  # docs per hub page in the browser
 # What an answer that may be the owner's view says to caches: never kept, never shared.
@@ -104,20 +120,27 @@ async def create_hub(request: Request) -> Response:
 
 
 @operation(
-    "List or unlist a hub on / and /llms.txt, and describe it (owner token)",
+    "List or unlist a hub on / and /llms.txt, describe it, or keep secrets in its pages (owner token)",
     auth=True,
     body=body_schema(
-        (), listed={"type": ["boolean", "null"]}, description={"type": ["string", "null"], "maxLength": MAX_DESCRIPTION}
+        (),
+        listed={"type": ["boolean", "null"]},
+        description={"type": ["string", "null"], "maxLength": MAX_DESCRIPTION},
+        redact_secrets={
+            "type": ["boolean", "null"],
+            "description": "default true: secrets in a page are replaced by a marker before it is stored",
+        },
     ),
     errors=(400, 401, 403, 404, 413),
     responses={200: json_response(LISTING, "The hub's listing")},
 )
 async def update_hub(request: Request) -> Response:
-    """The owner lists the hub on the home page and /llms.txt (or unlists it), and gives it
-    the one-line description those show."""
+    """The owner lists the hub on the home page and /llms.txt (or unlists it), gives it the
+    one-line description those show, and says whether secrets are redacted from its pages."""
     data = await read_json(request, fields=PATCH_FIELDS)
     listed = get_bool(data, "listed")
     description = get_str(data, "description", max_len=MAX_DESCRIPTION)
+    redact_secrets = get_bool(data, "redact_secrets")
     return JSONResponse(
         await hubs.update(
             app_state(request),
@@ -126,6 +149,7 @@ async def update_hub(request: Request) -> Response:
             request.path_params["slug"],
             listed=listed,
             description=description,
+            redact_secrets=redact_secrets,
         )
     )
 
@@ -261,6 +285,7 @@ async def hub_page(request: Request) -> Response:
             "q": question,
             "twin_url": f"/hub/{hub['slug']}.md",
             "owner": hub["view"] == "owner",
+            "mail": app_state(request).mail is not None,
         },
         headers=headers,
     )

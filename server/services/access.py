@@ -79,6 +79,8 @@ class Limits(Protocol):
 
     def spend(self, client: str, kind: str) -> None: ...
 
+    def allow(self, client: str, kind: str) -> bool: ...
+
 
 class Access:
     """The checks for one request's credentials."""

@@ -101,6 +101,20 @@ async def edit(
     return {"id": bundle_id, "url": urls.bundle(bundle_id)}
 
 
+async def delete(ctx: Context, credentials: Credentials, bundle_id: str) -> dict[str, Any]:
+    """Delete a bundle (its hub's owner: the owner token or the owner signed in). The pages
+    it listed stay as they are; the bundle leaves the hub page, its markdown, llms.txt,
+    recall and its own URL at once."""
+    access = Access(ctx.limits, credentials)
+
+    async def remove(conn):
+        await _owned_bundle(conn, access, bundle_id)
+        await bundle_store.delete_bundle(conn, bundle_id)
+
+    await ctx.db.write(remove)
+    return {"id": bundle_id, "deleted": True}
+
+
 async def read(ctx: Context, bundle_id: str, *, analysis: bool = False) -> tuple[dict, list[dict], dict | None]:
     """The bundle, its public members in reading order (read as the public role) and, when
     asked for, its analysis."""

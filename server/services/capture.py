@@ -20,6 +20,7 @@ from memorywiki.formats import Captured, FormatError, count_conversations, iter_
 from ..capture import capture_url, convert_file
 from ..store import docs as doc_store
 from ..tokens import hash_token, new_token
+from . import redaction
 from .access import Access, Credentials
 from .context import Context
 from .docs import MAX_TITLE, already_captured, page_content
@@ -55,17 +56,22 @@ async def save(
         max_title=MAX_TITLE,
         default_title="Untitled",
     )
+    prepared = await redaction.prepare(
+        redaction.Page(title=title, markdown=markdown, source=captured.source, meta=captured.meta)
+    )
 
     async def store(conn):
         hub, via = await access.hub_writer(conn, options.hub) if options.hub else (None, "anonymous")
-        return await doc_store.save_doc(
+        chosen = await redaction.choose(conn, prepared, hub["id"] if hub else None)
+        page = chosen.page
+        row, status = await doc_store.save_doc(
             conn,
             hub_id=hub["id"] if hub else None,
             external_id=captured.external_id,
-            title=title,
-            markdown=markdown,
-            source=captured.source,
-            meta=captured.meta,
+            title=page.title if page.title is not None else title,
+            markdown=page.markdown if page.markdown is not None else markdown,
+            source=page.source,
+            meta=page.meta if page.meta is not None else captured.meta,
             is_draft=options.is_draft,
             password_hash=None,
             allowed_emails=[],
@@ -73,8 +79,9 @@ async def save(
             via=via,
             dedupe=options.dedupe,
         )
+        return row, status, chosen.report
 
-    row, status = await ctx.db.write(store)
+    row, status, redacted = await ctx.db.write(store)
     ctx.wake_worker()
     body = {
         "id": row["id"],
@@ -83,6 +90,7 @@ async def save(
         "source": row["source"],
         "status": status,
         "edit_token": edit_token if status == "created" else None,
+        "redacted": redacted,
     }
     if status == "exists":
         body["message"] = already_captured(urls, row["id"])
@@ -159,6 +167,7 @@ async def import_export(
         conversations = EXPORTERS[kind](path, skipped=skipped)
         counts = {"created": 0, "updated": 0, "unchanged": 0, "deleted": 0}
         docs: list[dict[str, Any]] = []
+        redacted: dict[str, Any] | None = None
         try:
             batch = await asyncio.to_thread(_next_batch, conversations)  # a file that is no export fails here
             await progress({"total": await asyncio.to_thread(count_conversations, path)})
@@ -166,11 +175,13 @@ async def import_export(
                 for captured in batch:
                     saved = await save(ctx, credentials, urls, captured, Options(hub=hub))
                     counts[saved["status"]] += 1
-                    docs.append({k: saved[k] for k in ("id", "url", "title", "status")})
+                    redacted = redaction.add(redacted, saved["redacted"])
+                    docs.append({k: saved[k] for k in ("id", "url", "title", "status", "redacted")})
                     await progress({"done": sum(counts.values()), **counts})
                 batch = await asyncio.to_thread(_next_batch, conversations)
         except FormatError as exc:
             raise FormatError(
                 exc.code, f"{exc.message} ({sum(counts.values())} conversations were saved before this)"
             ) from None
-    return {"hub": hub, "kind": kind, **counts, "skipped": skipped, "docs": docs}
+    redacted = redacted or redaction.report(redaction.Redaction(), redaction.Redaction())
+    return {"hub": hub, "kind": kind, **counts, "skipped": skipped, "docs": docs, "redacted": redacted}

@@ -13,6 +13,7 @@ from ..store import docs as doc_store
 from ..store import graph as graph_store
 from ..store import hubs as hub_store
 from ..tokens import acceptable_password_hash, hash_password, hash_token, looks_like_id, new_token, verify_password
+from . import redaction, sharing
 from .access import Access, Credentials
 from .context import Context
 from .urls import Urls
@@ -119,20 +120,25 @@ async def create(ctx: Context, credentials: Credentials, urls: Urls, new: NewDoc
     password_hash = _carried_hash(new) or (hash_password(new.password) if new.password else None)
     access = Access(ctx.limits, credentials)
     edit_token = new_token("mwe")
+    prepared = await redaction.prepare(
+        redaction.Page(title=new.title, markdown=new.markdown, source=new.source, meta=new.meta)
+    )
 
     async def save(conn):
         hub, via = await access.hub_writer(conn, new.hub) if new.hub else (None, "anonymous")
         if new.dates and via != "owner":
             raise Forbidden("forbidden", "only the hub's owner may date an imported page")
         privacy = await _named_privacy(conn, hub, new, password_hash)
-        return await doc_store.save_doc(
+        chosen = await redaction.choose(conn, prepared, hub["id"] if hub else None)
+        page = chosen.page
+        doc, status = await doc_store.save_doc(
             conn,
             hub_id=hub["id"] if hub else None,
             external_id=new.external_id,
-            title=new.title,
-            markdown=new.markdown,
-            source=new.source,
-            meta=new.meta,
+            title=page.title if page.title is not None else new.title,
+            markdown=page.markdown if page.markdown is not None else new.markdown,
+            source=page.source,
+            meta=page.meta if page.meta is not None else new.meta,
             is_draft=new.is_draft,
             password_hash=password_hash,
             allowed_emails=new.allowed_emails,
@@ -142,10 +148,25 @@ async def create(ctx: Context, credentials: Credentials, urls: Urls, new: NewDoc
             privacy=privacy,
             dates=new.dates,
         )
+        # an import brings a page as it was, its people told already: it mails nobody
+        invited = await sharing.invite(ctx, credentials, conn, urls, doc["id"], mail=new.external_id is None)
+        return doc, status, invited, chosen.report
 
-    doc, status = await ctx.db.write(save)
+    doc, status, invited, redacted = await ctx.db.write(save)
     ctx.wake_worker()
-    return saved_json(urls, doc, status, edit_token)
+    body = {**saved_json(urls, doc, status, edit_token), "redacted": redacted}
+    if new.external_id is None:  # an import's answer stays as it was: it told nobody
+        _tell(ctx, body, doc, invited, named="allowed_emails" in new.named)
+    return body
+
+
+def _tell(ctx: Context, body: dict[str, Any], doc: dict[str, Any], invited: sharing.Invited, *, named: bool) -> None:
+    """Add what the save told the page's people to its answer (when the request named them,
+    or someone was newly told), and send the mail queued."""
+    if invited.mailed:
+        ctx.wake_mail()
+    if named or invited.mailed or invited.unmailed or invited.held_back:
+        body["sharing"] = sharing.sharing_note(ctx, doc, invited)
 
 
 def _carried_hash(new: NewDoc) -> str | None:
@@ -268,6 +289,14 @@ async def edit(
     columns = {k: v for k, v in changes.items() if k not in ("password", MOVE)}
     if "password" in changes:
         columns["password_hash"] = hash_password(changes["password"]) if changes["password"] else None
+    prepared = await redaction.prepare(
+        redaction.Page(
+            title=changes.get("title"),
+            markdown=changes.get("markdown"),
+            source=changes.get("source"),
+            meta=changes.get("meta"),
+        )
+    )
 
     async def apply(conn):
         doc, via = await _lock_for_edit(conn, access, doc_id)
@@ -276,15 +305,20 @@ async def edit(
             slug = changes[MOVE]
             wanted["hub_id"] = (await access.hub_writer(conn, slug))[0]["id"] if slug else None
         check_version(doc, expected)
+        chosen = await redaction.choose(conn, prepared, wanted.get("hub_id", doc["hub_id"]))
+        wanted = redaction.merged(chosen.page, wanted)
         _apply_title_rule(doc, wanted)
         updated = await doc_store.update_doc(conn, doc, wanted, via=via)
         if updated["hub_id"] != doc["hub_id"]:  # its neighbours are in the new hub now
             await graph_store.refresh_doc_edges(conn, doc_id, ctx.settings.edge_rule)
-        return updated, await hub_store.hub_slug(conn, updated["hub_id"])
+        invited = await sharing.invite(ctx, credentials, conn, urls, doc_id)
+        return updated, await hub_store.hub_slug(conn, updated["hub_id"]), invited, chosen.report
 
-    updated, slug = await ctx.db.write(apply)
+    updated, slug, invited, redacted = await ctx.db.write(apply)
     ctx.wake_worker()
-    return doc_json(urls, updated, slug, owner_view=True)
+    body = {**doc_json(urls, updated, slug, owner_view=True), "redacted": redacted}
+    _tell(ctx, body, updated, invited, named="allowed_emails" in changes)
+    return body
 
 
 async def delete(ctx: Context, credentials: Credentials, doc_id: str) -> dict[str, Any]:
@@ -314,11 +348,21 @@ async def issue_access(ctx: Context, credentials: Credentials, urls: Urls, doc_i
     return {"access_token": token, "email": email, "url": f"{urls.doc(doc_id)}?access={token}"}
 
 
-async def for_editor(ctx: Context, doc_id: str) -> dict[str, Any]:
+async def for_editor(ctx: Context, doc_id: str, credentials: Credentials | None = None) -> dict[str, Any]:
     """What the editor page may show without a token: a public doc whole; of a private one,
-    only that it exists (the page's script fetches it with the browser's token)."""
+    only that it exists (the page's script fetches it with the browser's token). With the
+    browser's cookie `credentials`: "reader", the address of the reader it signed in as when
+    that is all it holds for the doc (the page then offers no editor)."""
     if not looks_like_id(doc_id):
         raise not_found("doc")
+    if credentials is not None and credentials.sessions:
+        async with ctx.db.owner.connection() as conn:
+            doc = await doc_store.find_doc(conn, doc_id)
+            access = Access(ctx.limits, credentials)
+            if doc is not None and doc["allowed_emails"] and not await access.can_edit(conn, doc):
+                reader = await access.reader_email(conn, doc)
+                if reader is not None:
+                    return {"id": doc_id, "private": True, "reader": reader}
     async with ctx.db.public.connection() as conn:
         public = await doc_store.public_doc(conn, doc_id)
     if public is not None:

@@ -47,17 +47,28 @@ async def create(ctx: Context, urls: Urls, slug: str) -> dict[str, Any]:
 
 
 async def update(
-    ctx: Context, credentials: Credentials, urls: Urls, slug: str, *, listed: bool | None, description: str | None
+    ctx: Context,
+    credentials: Credentials,
+    urls: Urls,
+    slug: str,
+    *,
+    listed: bool | None,
+    description: str | None,
+    redact_secrets: bool | None = None,
 ) -> dict[str, Any]:
-    """The owner lists the hub on the home page and /llms.txt (or unlists it), and gives it
-    the one-line description those show (None: unchanged)."""
+    """The owner lists the hub on the home page and /llms.txt (or unlists it), gives it the
+    one-line description those show, and turns redaction of secrets off for a hub that
+    wants raw text, or on again (None: unchanged). Turning it on changes no page saved
+    while it was off; their next edit is redacted."""
     access = Access(ctx.limits, credentials)
     if description is not None:
         description = " ".join(description.split())
 
     async def change(conn):
         hub = await access.hub_owner(conn, slug)
-        return await hub_store.update_hub(conn, hub["id"], listed=listed, description=description)
+        return await hub_store.update_hub(
+            conn, hub["id"], listed=listed, description=description, redact_secrets=redact_secrets
+        )
 
     hub = await ctx.db.write(change)
     return {
@@ -65,6 +76,7 @@ async def update(
         "url": urls.hub(hub["slug"]),
         "listed": hub["listed"],
         "description": hub["description"],
+        "redact_secrets": hub["redact_secrets"],
     }
 
 
@@ -88,7 +100,10 @@ def _doc_entry(urls: Urls, d: dict[str, Any]) -> dict[str, Any]:
 
 
 def _bundle_entry(urls: Urls, b: dict[str, Any]) -> dict[str, Any]:
-    return {"id": b["id"], "title": b["title"], "description": b["description"], "url": urls.bundle(b["id"])}
+    entry = {"id": b["id"], "title": b["title"], "description": b["description"], "url": urls.bundle(b["id"])}
+    if "public" in b:  # the owner's view: a bundle with no public page is hidden from everyone else
+        entry["public"] = b["public"]
+    return entry
 
 
 def _pages(total: int, per_page: int | None) -> int:
@@ -148,6 +163,7 @@ async def _owner_contents(
         docs, total, in_trash, bundles = await hub_store.owner_contents(
             conn, hub["id"], credentials.bearer_hash, credentials.session_hashes, limit=per_page, offset=offset
         )
+        redact_secrets = await hub_store.redacts_secrets(conn, hub["id"])
     return {
         "slug": slug,
         "url": urls.hub(slug),
@@ -161,6 +177,7 @@ async def _owner_contents(
         "page": page,
         "pages": _pages(total, per_page),
         "trash": in_trash,
+        "redact_secrets": redact_secrets,
     }
 
 

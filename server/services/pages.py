@@ -54,7 +54,7 @@ async def doc_page_view(ctx: Context, credentials: Credentials, urls: Urls, doc_
     as the public role, so a private doc shows none). Raises PasswordRequired when only
     the doc's password would open it."""
     try:
-        doc, _ = await docs.readable(ctx, credentials, doc_id)
+        doc, editor = await docs.readable(ctx, credentials, doc_id)
     except NotFound as exc:
         if await _password_protected(ctx, doc_id):
             raise PasswordRequired(exc.code, exc.message) from None
@@ -64,8 +64,8 @@ async def doc_page_view(ctx: Context, credentials: Credentials, urls: Urls, doc_
         raise
     view = await curation.doc_view(ctx, urls, doc) if ctx.settings.curation else None
     related = await curation.related_docs(ctx, urls, doc["id"], RELATED) if view is not None else []
-    reader = None
-    if credentials.sessions and doc.get("allowed_emails"):  # read as a person it is shared with?
+    reader = None  # read as a person it is shared with, who may not edit it: no edit control
+    if credentials.sessions and doc.get("allowed_emails") and not editor:
         async with ctx.db.owner.connection() as conn:
             reader = await Access(ctx.limits, credentials).reader_email(conn, doc)
     async with ctx.db.public.connection() as conn:

@@ -20,6 +20,7 @@ from ..store import docs as doc_store
 from ..store import hubs as hub_store
 from ..store import versions as version_store
 from ..tokens import looks_like_id
+from . import redaction
 from .access import Access, Credentials
 from .context import Context
 from .docs import check_version, doc_json
@@ -118,22 +119,34 @@ async def get_version(ctx: Context, credentials: Credentials, doc_id: str, numbe
     }
 
 
-async def _bring_back(conn, via: str, doc: dict[str, Any], number: int) -> tuple[dict[str, Any], str | None]:
+async def _bring_back(
+    conn, via: str, doc: dict[str, Any], number: int
+) -> tuple[dict[str, Any], str | None, dict[str, Any]]:
     """A new version of the locked doc with version `number`'s title, markdown and meta (live
-    again if it was deleted), saved through the credential `via`; the doc as saved and its hub."""
+    again if it was deleted), saved through the credential `via`; the doc as saved, its hub,
+    and what was redacted: a version saved before secrets were redacted is redacted now, so
+    restoring it never publishes them again."""
     old = doc if number == doc["version"] else await version_store.get_version(conn, doc["id"], number)
     if old is None:
         raise unknown_version(doc["id"], number)
-    changes = {"title": old["title"], "markdown": old["markdown"], "meta": old["meta"] or {}, "deleted_at": None}
+    chosen = await redaction.redact_in(
+        conn, redaction.Page(title=old["title"], markdown=old["markdown"], meta=old["meta"] or {}), doc["hub_id"]
+    )
+    changes = redaction.merged(chosen.page, {"deleted_at": None})
     updated = await doc_store.update_doc(conn, doc, changes, via=via, action="restore", restored_from=number)
-    return updated, await hub_store.hub_slug(conn, updated["hub_id"])
+    return updated, await hub_store.hub_slug(conn, updated["hub_id"]), chosen.report
 
 
 def _restored(
-    urls: Urls, doc: dict[str, Any], updated: dict[str, Any], slug: str | None, number: int
+    urls: Urls,
+    doc: dict[str, Any],
+    updated: dict[str, Any],
+    slug: str | None,
+    number: int,
+    redacted: dict[str, Any],
 ) -> dict[str, Any]:
     body = doc_json(urls, updated, slug, owner_view=True)
-    body.update({"restored_from": number, "changed": updated["version"] != doc["version"]})
+    body.update({"restored_from": number, "changed": updated["version"] != doc["version"], "redacted": redacted})
     return body
 
 
@@ -151,9 +164,9 @@ async def restore(
         check_version(doc, expected)
         return (doc, *await _bring_back(conn, via, doc, number))
 
-    doc, updated, slug = await ctx.db.write(restore_in)
+    doc, updated, slug, redacted = await ctx.db.write(restore_in)
     ctx.wake_worker()
-    return _restored(urls, doc, updated, slug, number)
+    return _restored(urls, doc, updated, slug, number, redacted)
 
 
 async def undelete(ctx: Context, credentials: Credentials, urls: Urls, doc_id: str) -> dict[str, Any]:
@@ -171,9 +184,9 @@ async def undelete(ctx: Context, credentials: Credentials, urls: Urls, doc_id: s
         number = await version_store.last_live_version(conn, doc_id) or doc["version"]
         return (doc, number, *await _bring_back(conn, via, doc, number))
 
-    doc, number, updated, slug = await ctx.db.write(undelete_in)
+    doc, number, updated, slug, redacted = await ctx.db.write(undelete_in)
     ctx.wake_worker()
-    return _restored(urls, doc, updated, slug, number)
+    return _restored(urls, doc, updated, slug, number, redacted)
 
 
 def _page_versions(doc: dict[str, Any], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -226,6 +239,7 @@ async def history(ctx: Context, credentials: Credentials, doc_id: str, a: int | 
     if not looks_like_id(doc_id):
         raise not_found("doc")
     async with _readable_doc(ctx, credentials, doc_id) as (conn, doc):
+        reader = await _reader_only(conn, Access(ctx.limits, credentials), doc)
         versions = _page_versions(doc, await version_store.list_versions(conn, doc_id))
         numbers = [v["version"] for v in versions]
         a = a if a is not None else numbers[1] if len(numbers) > 1 else doc["version"]
@@ -239,4 +253,14 @@ async def history(ctx: Context, credentials: Credentials, doc_id: str, a: int | 
             "unknown_version", f"this page has no version {missing[0]}; its versions: " + ", ".join(map(str, numbers))
         )
     lines, cut = diff_lines(f"# {old['title']}\n\n{old['markdown']}", f"# {new['title']}\n\n{new['markdown']}")
-    return {"doc": doc, "versions": versions, "a": a, "b": b, "diff": lines, "cut": cut}
+    return {"doc": doc, "versions": versions, "a": a, "b": b, "diff": lines, "cut": cut, "reader": reader}
+
+
+async def _reader_only(conn, access: Access, doc: dict[str, Any]) -> str | None:
+    """The address of the reader this browser signed in as, when that is what opened the doc
+    and nothing it holds may edit it (the page then offers no restore or edit); else None."""
+    if not access.credentials.sessions or not doc.get("allowed_emails"):
+        return None
+    if await access.can_edit(conn, doc):
+        return None
+    return await access.reader_email(conn, doc)

@@ -205,6 +205,11 @@
       becomePage(data.id, data.edit_token);
     }
     state.version = data.version;
+    if (data.sharing) {  // who was mailed a sign-in link, or why nobody was
+      $("sharing").hidden = false;
+      $("sharing").textContent = data.sharing.message.charAt(0).toUpperCase() + data.sharing.message.slice(1) + ".";
+      $("sharing").classList.toggle("warn", !data.sharing.mail || data.sharing.not_mailed.length > 0);
+    }
     if ("hub" in sent) state.hub = sent.hub || "";
     if (!field("title").value.trim() && data.title) field("title").value = data.title;
     field("password").value = "";

@@ -55,6 +55,10 @@
       act(b, "DELETE", hubPath + "/session", undefined, "Signing out", function () {
         location.assign("/hub/" + encodeURIComponent(slug));
       });
+    } else if (b.dataset.deleteBundle) {
+      // A bundle has no trash to bring it back from: ask first. Its pages stay as they are.
+      if (!window.confirm("Delete the bundle \u201c" + b.dataset.title + "\u201d? Its pages stay; the bundle cannot be brought back.")) return;
+      act(b, "DELETE", "/api/bundles/" + encodeURIComponent(b.dataset.deleteBundle), undefined, "Deleting the bundle", reload);
     } else if (b.dataset.delete) {
       act(b, "DELETE", "/api/docs/" + b.dataset.delete, undefined, "Deleting", reload);
     } else if (b.dataset.publish) {
@@ -74,10 +78,12 @@
     event.preventDefault();
     var button = settings.querySelector("button[type=submit]");
     var body = { description: settings.elements.namedItem("description").value,
-                 listed: settings.elements.namedItem("listed").checked };
+                 listed: settings.elements.namedItem("listed").checked,
+                 redact_secrets: settings.elements.namedItem("redact_secrets").checked };
     act(button, "PATCH", hubPath, body, "Saving the settings", function (data) {
       button.disabled = false;
-      say("Saved: the hub is " + (data.listed ? "listed" : "unlisted") + ".");
+      say("Saved: the hub is " + (data.listed ? "listed" : "unlisted") + "; secrets are " +
+          (data.redact_secrets ? "redacted from its pages." : "kept in its pages as written."));
     });
   });
 

@@ -1,7 +1,8 @@
-// Memory.Wiki: the people of the owner's hub page. Per page shared with people, a copyable
-// access link per address (POST /api/docs/{id}/access) and removing an address (which ends its
-// access at once); the hub's members, added (their token shown once), listed and removed. All
-// through the HTTP API with the owner's session and the page's CSRF token.
+// Memory.Wiki: the people of the owner's hub page. Per page, sharing it with an address (the
+// server mails a new address its sign-in link, and the answer says so), a copyable access link
+// per address (POST /api/docs/{id}/access) and removing an address (which ends its access at
+// once); the hub's members, added (their token shown once), listed and removed. All through the
+// HTTP API with the owner's session and the page's CSRF token.
 (function () {
   "use strict";
   var root = document.querySelector("[data-mw-owner]");
@@ -28,6 +29,36 @@
     if (navigator.clipboard) navigator.clipboard.writeText(input.value).catch(function () {});
   }
 
+  // What the last change said (who was mailed a sign-in link, or why nobody was): kept across
+  // the reload that shows the new list.
+  var KEPT = "mw:owner-said";
+  try {
+    var kept = sessionStorage.getItem(KEPT);
+    if (kept) { sessionStorage.removeItem(KEPT); say(kept); }
+  } catch (e) { /* private mode */ }
+  function sayAfterReload(text) {
+    try { sessionStorage.setItem(KEPT, text); } catch (e) { /* private mode */ }
+    location.reload();
+  }
+  function sentence(text) { return text.charAt(0).toUpperCase() + text.slice(1) + "."; }
+
+  document.addEventListener("submit", function (event) {
+    var form = event.target.closest("[data-share]");
+    if (!form) return;
+    event.preventDefault();
+    var people = form.closest("[data-people]"), input = form.elements.namedItem("email");
+    var email = input.value.trim().toLowerCase();
+    var list = people.dataset.emails.split(",").filter(function (e) { return e; });
+    if (!email || list.indexOf(email) >= 0) return say(email ? email + " is on the list already." : "Type an address.");
+    var button = form.querySelector("button");
+    button.disabled = true;
+    api("PATCH", "/api/docs/" + people.dataset.doc, { allowed_emails: list.concat([email]) }).then(function (res) {
+      button.disabled = false;
+      if (!res.r.ok) return say("Not shared: " + problem(res));
+      sayAfterReload("Shared with " + email + ". " + sentence((res.data.sharing || {}).message || ""));
+    });
+  });
+
   document.addEventListener("click", function (event) {
     var b = event.target.closest("button");
     if (!b) return;
@@ -47,7 +78,7 @@
       b.disabled = true;
       api("PATCH", "/api/docs/" + people.dataset.doc, { allowed_emails: keep }).then(function (res) {
         if (!res.r.ok) { b.disabled = false; return say("Not removed: " + problem(res)); }
-        location.reload();
+        sayAfterReload("Removed " + b.dataset.unshare + ": their links and sign-ins to the page end now.");
       });
     } else if (b.dataset.removeMember) {
       b.disabled = true;

@@ -102,6 +102,21 @@ async def update_bundle(
     await conn.execute(SET_SOURCE_HASH, (bundle_id,))
 
 
+async def delete_bundle(conn: psycopg.AsyncConnection, bundle_id: str) -> None:
+    """Soft delete: the bundle leaves every read at once (row-level security and every owner
+    query skip deleted bundles); its members and their order stay with the row. The hub's
+    suggestions are marked owed, since a group this bundle held may be offered again."""
+    row = await (
+        await conn.execute(
+            "UPDATE bundles SET deleted_at = now(), version = version + 1, updated_at = now()"
+            " WHERE id = %s AND deleted_at IS NULL RETURNING hub_id",
+            (bundle_id,),
+        )
+    ).fetchone()
+    if row is not None:
+        await conn.execute("SELECT curation_mark_hub(%s)", (row["hub_id"],))
+
+
 BUNDLE = """
 SELECT b.id, b.title, b.description, b.updated_at, h.slug AS hub_slug
 FROM bundles b JOIN hubs h ON h.id = b.hub_id WHERE b.id = %s

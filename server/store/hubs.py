@@ -29,16 +29,30 @@ async def find_hub(conn: psycopg.AsyncConnection, slug: str) -> dict[str, Any] |
 
 
 async def update_hub(
-    conn: psycopg.AsyncConnection, hub_id: int, *, listed: bool | None, description: str | None
+    conn: psycopg.AsyncConnection,
+    hub_id: int,
+    *,
+    listed: bool | None,
+    description: str | None,
+    redact_secrets: bool | None = None,
 ) -> dict[str, Any]:
     """Set what the owner changed (None: unchanged); the hub as it is now."""
     return await (
         await conn.execute(
-            "UPDATE hubs SET listed = coalesce(%s, listed), description = coalesce(%s, description)"
-            " WHERE id = %s RETURNING id, slug, listed, description",
-            (listed, description, hub_id),
+            "UPDATE hubs SET listed = coalesce(%s, listed), description = coalesce(%s, description),"
+            " redact_secrets = coalesce(%s, redact_secrets)"
+            " WHERE id = %s RETURNING id, slug, listed, description, redact_secrets",
+            (listed, description, redact_secrets, hub_id),
         )
     ).fetchone()
+
+
+async def redacts_secrets(conn: psycopg.AsyncConnection, hub_id: int | None) -> bool:
+    """Whether writes into the hub are redacted (a page in no hub always is). Owner pool only."""
+    if hub_id is None:
+        return True
+    row = await (await conn.execute("SELECT redact_secrets FROM hubs WHERE id = %s", (hub_id,))).fetchone()
+    return True if row is None else bool(row["redact_secrets"])
 
 
 # The listed hubs with their public page counts (run on the public pool: the counts are of
@@ -152,7 +166,7 @@ WHERE d.hub_id = %(hub)s AND hub_owned(%(hub)s, %(token)s, %(sessions)s)
 """
 
 OWNER_BUNDLES = """
-SELECT b.id, b.title, b.description, b.updated_at
+SELECT b.id, b.title, b.description, b.updated_at, bundle_is_public(b) AS public
 FROM bundles b
 WHERE b.hub_id = %(hub)s AND b.deleted_at IS NULL AND hub_owned(%(hub)s, %(token)s, %(sessions)s)
 ORDER BY b.updated_at DESC

@@ -83,3 +83,54 @@ async def people_only(conn: psycopg.AsyncConnection, doc_id: str) -> bool | None
         )
     ).fetchone()
     return row["in_hub"] if row else None
+
+
+# The addresses a page is shared with that were never told: only while the page can open to
+# them (live, in a hub, read by its listed people only), each address once whatever its case.
+UNINVITED = """
+SELECT DISTINCT ON (lower(e)) e AS email
+FROM docs d, unnest(d.allowed_emails) AS e
+WHERE d.id = %s AND d.hub_id IS NOT NULL AND d.deleted_at IS NULL AND doc_visibility(d) = 'people'
+  AND NOT EXISTS (SELECT 1 FROM doc_invitations i WHERE i.doc_id = d.id AND i.email = lower(e))
+ORDER BY lower(e)
+"""
+
+# Record that the address was told; RETURNING nothing when a concurrent save told it first.
+RECORD_INVITATION = """
+INSERT INTO doc_invitations (doc_id, email, mailed) VALUES (%s, lower(%s), %s)
+ON CONFLICT DO NOTHING RETURNING email
+"""
+
+# The sign-in link and its mail, as REQUEST makes them, for an address just recorded as told.
+INVITE = """
+WITH link AS (
+    INSERT INTO signin_links (secret_hash, hub_id, doc_id, email, expires_at)
+    SELECT %(hash)s, d.hub_id, d.id, %(email)s, now() + make_interval(secs => %(seconds)s)
+    FROM docs d WHERE d.id = %(doc)s
+    RETURNING email
+)
+INSERT INTO mail_outbox (recipient, subject, body)
+SELECT email, %(subject)s, %(body)s FROM link
+RETURNING id
+"""
+
+
+async def uninvited(conn: psycopg.AsyncConnection, doc_id: str) -> list[str]:
+    """The listed addresses of the doc never told it is shared with them (none unless the
+    doc can open to them now)."""
+    return [r["email"] for r in await (await conn.execute(UNINVITED, (doc_id,))).fetchall()]
+
+
+async def record_invitation(conn: psycopg.AsyncConnection, doc_id: str, email: str, *, mailed: bool) -> bool:
+    """Mark the address told; False when it already was."""
+    return await (await conn.execute(RECORD_INVITATION, (doc_id, email, mailed))).fetchone() is not None
+
+
+async def queue_invitation(
+    conn: psycopg.AsyncConnection, *, doc_id: str, email: str, secret_hash: str, seconds: int, subject: str, body: str
+) -> None:
+    """Keep a sign-in link for the address and queue its mail."""
+    await conn.execute(
+        INVITE,
+        {"doc": doc_id, "email": email, "hash": secret_hash, "seconds": seconds, "subject": subject, "body": body},
+    )

@@ -32,6 +32,7 @@ WHAT = {
     "embed": "re-index requests",
     "link_client": "sign-in link requests",
     "link_address": "sign-in link requests for this address",
+    "invite": "sign-in mails to people pages were shared with",
 }
 
 
@@ -58,6 +59,7 @@ class RateLimits:
             "embed": parse(settings.rate_embed),
             "link_client": parse(settings.rate_link_client),
             "link_address": parse(settings.rate_link_address),
+            "invite": parse(settings.rate_invite),
         }
 
     def _refusal(self, kind: str, key: str) -> RateLimited:
@@ -78,6 +80,10 @@ class RateLimits:
     def failed(self, client: str, kind: str) -> None:
         """After a failed attempt: spend one from the budget."""
         self._limiter.hit(self._items[kind], kind, client)
+
+    def allow(self, client: str, kind: str) -> bool:
+        """Spend one from the budget if it has room; whether it had (never raises)."""
+        return self._limiter.hit(self._items[kind], kind, client)
 
     def spend(self, client: str, kind: str) -> None:
         """Count this request; 429 when it is one over the budget."""

@@ -4,6 +4,7 @@ memorywiki.client.operations. ``TOOLS`` is the order the server lists them in.""
 from . import (
     capture,
     create_bundle,
+    delete_bundle,
     digest,
     doc_history,
     hub_url,
@@ -26,6 +27,7 @@ TOOLS = (
     list_docs,
     hub_url,
     create_bundle,
+    delete_bundle,
     related,
     digest,
     suggest_bundles,

@@ -7,6 +7,7 @@ from typing import Annotated
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ToolAnnotations
 from memorywiki.client import operations as ops
+from memorywiki.client.operations.types import redaction_line
 from pydantic import Field
 
 from ..context import MemoryWiki
@@ -70,8 +71,12 @@ def capture(
         "hub": slug,
         "is_draft": is_draft,
         "status": captured.status,
+        "redacted": captured.data.get("redacted"),
     }
     head = f"{out['url']}\nid: {out['id']}  version: {out['version']}"
+    said = redaction_line(out["redacted"])
+    if said:
+        head += f"\n{said} (the page holds a marker in their place)"
     if captured.status == ops.EXISTS:
         return result(
             f"Already captured: {head}\n"

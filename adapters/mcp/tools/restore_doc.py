@@ -7,6 +7,7 @@ from typing import Annotated
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ToolAnnotations
 from memorywiki.client import operations as ops
+from memorywiki.client.operations.types import redaction_line
 from pydantic import Field
 
 from ..context import MemoryWiki
@@ -39,7 +40,10 @@ def restore_doc(
         "version": data.get("version"),
         "restored_from": version,
         "changed": data.get("changed"),
+        "redacted": data.get("redacted"),
     }
+    said = redaction_line(out["redacted"])
+    said = f"\n{said}" if said else ""
     if not data.get("changed"):
         return result(f"Version {version} already is the page's text: {out['url']} (nothing changed)", out)
-    return result(f"Restored version {version} as version {out['version']}: {out['url']}", out)
+    return result(f"Restored version {version} as version {out['version']}: {out['url']}{said}", out)

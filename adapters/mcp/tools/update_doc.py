@@ -9,6 +9,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, ToolAnnotations
 from memorywiki.client import operations as ops
 from memorywiki.client.errors import VersionConflict
+from memorywiki.client.operations.types import redaction_line
 from pydantic import Field
 
 from ..context import MemoryWiki
@@ -75,5 +76,8 @@ def update_doc(
         "version": data.get("version"),
         "title": data.get("title"),
         "section": section,
+        "redacted": data.get("redacted"),
     }
-    return result(f"Updated {updated.what}: {out['url']}\nversion: {out['version']}", out)
+    said = redaction_line(out["redacted"])
+    text = f"Updated {updated.what}: {out['url']}\nversion: {out['version']}" + (f"\n{said}" if said else "")
+    return result(text, out)

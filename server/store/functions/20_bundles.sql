@@ -19,3 +19,15 @@ BEGIN
     RETURN NEW;
 END
 $$;
+
+-- Whether strangers see a bundle at all: live, and holding at least one public page. A bundle
+-- emptied of pages, or whose pages are all private, is on no public surface (hub page, its
+-- markdown, llms.txt, the bundle's URL, recall, digest): the bundles_public policy calls this.
+-- SECURITY DEFINER: the public role may not read the docs columns the gates look at; the
+-- answer is one boolean about a bundle row the caller already holds.
+CREATE OR REPLACE FUNCTION bundle_is_public(b bundles) RETURNS boolean
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $$
+    SELECT b.deleted_at IS NULL AND EXISTS (
+        SELECT 1 FROM bundle_docs bd JOIN docs d ON d.id = bd.doc_id
+        WHERE bd.bundle_id = b.id AND doc_is_public(d))
+$$;

@@ -14,3 +14,15 @@ LANGUAGE sql STABLE AS $$
     LIMIT 1
 $$;
 REVOKE ALL ON FUNCTION reader_email(text, text[]) FROM PUBLIC;
+
+-- An address taken off a page is no longer "told" (doc_invitations, migration 0126): adding it
+-- again mails it a new sign-in link.
+CREATE OR REPLACE FUNCTION docs_forget_invitations() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM doc_invitations i
+    WHERE i.doc_id = NEW.id
+      AND i.email <> ALL (ARRAY(SELECT lower(e) FROM unnest(NEW.allowed_emails) AS e));
+    RETURN NULL;
+END
+$$;
