@@ -344,3 +344,21 @@ def test_with_a_chat_model_the_model_writes_the_summary_once_per_change(make_cli
 def test_without_a_chat_model_no_model_is_called(client, owner, chat_server):
     assert put(client, owner).json()["summary"] == "extractive"
     assert chat_server.calls == 0
+
+
+def test_a_secret_in_a_session_reaches_neither_the_page_nor_the_model(make_client, chat_server):
+    from pathlib import Path
+
+    kinds = json.loads((Path(__file__).parent / "data" / "secrets" / "kinds.json").read_text())
+    planted = [k for k in kinds if k["name"] in ("aws-access-key", "aws-secret-key", "openai-api-key")]
+    client = make_client(llm_model="test-chat", llm_base_url=chat_server.base_url, curation=False)
+    token = client.post("/api/hubs", json={"slug": "dev"}).json()["owner_token"]
+    owner = {"Authorization": f"Bearer {token}"}
+    leaky = FIRST + "\n## User\n\nUse these:\n" + "\n".join(k["line"] for k in planted) + "\n\n## Assistant\n\nDone.\n"
+    made = put(client, owner, leaky).json()
+    assert made["redacted"]["secrets"] == 3 and made["redacted"]["scanned"] is True
+    page = doc(client, owner, made["id"])["markdown"]
+    sent = json.dumps(chat_server.requests)
+    for k in planted:
+        assert k["secret"] not in page and k["secret"] not in sent
+    assert "[redacted: openai-api-key]" in page

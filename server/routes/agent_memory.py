@@ -53,7 +53,7 @@ CONTEXT = obj(
     project={"type": ["object", "null"]},
 )
 CAPTURED = obj(
-    ["id", "url", "version", "status", "draft", "turns"],
+    ["id", "url", "version", "status", "draft", "turns", "redacted"],
     id=TEXT,
     url=TEXT,
     version={"type": "integer"},
@@ -62,7 +62,11 @@ CAPTURED = obj(
     summary={**NULLABLE_TEXT, "description": "extractive, or the chat model that wrote the summary"},
     appended={"type": "boolean", "description": "the page was edited by hand: new turns were added below"},
     turns={"type": "integer"},
-    redacted={"type": ["object", "null"], "description": "what the write path redacted, when it did"},
+    redacted={
+        "type": "object",
+        "description": "what was taken out before the session was stored: secrets by kind (never their "
+        "values), <private> spans, and whether it was scanned for secrets (the hub's setting)",
+    },
     earlier_pages_deleted={"type": "integer", "description": "pages of this session its owner deleted"},
 )
 USAGE = obj(

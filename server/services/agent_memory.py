@@ -19,7 +19,7 @@ import asyncio
 import hashlib
 import logging
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -34,7 +34,7 @@ from ..store import agent_memory as store
 from ..store import hubs as hub_store
 from ..web.render import summary as opening_line
 from ..web.timing import Phases
-from . import docs, recall
+from . import docs, recall, redaction
 from .access import Access, Credentials
 from .context import Context
 from .urls import Urls
@@ -196,13 +196,19 @@ async def _writer_hub(ctx: Context, credentials: Credentials, slug: str) -> dict
 
 async def capture_session(ctx: Context, credentials: Credentials, urls: Urls, cap: SessionCapture) -> dict[str, Any]:
     """Save the session as its page (see the module's docstring); the page as saved."""
-    sections = turns(cap.transcript)
-    if not sections:
+    if not turns(cap.transcript):
         raise BadRequest("empty_markdown", "'transcript' has no turn to capture yet")
     hub = await _writer_hub(ctx, credentials, cap.slug)
+    # The session as this hub stores it (secrets redacted unless its owner keeps raw text) before
+    # anything reads it: a chat model writing the summary never sees what the page will not hold.
+    prepared = await redaction.prepare(redaction.Page(title=cap.title, markdown=cap.transcript))
+    async with ctx.db.owner.connection() as conn:
+        chosen = await redaction.choose(conn, prepared, hub["id"])
+    cap = replace(cap, title=chosen.page.title or cap.title, transcript=chosen.page.markdown or cap.transcript)
+    sections = turns(cap.transcript)
     key = session_key(cap.tool, cap.session_id)
     project = project_record(cap.project)
-    # what the capture was sent, by its digest: the stored page may differ from it (redaction)
+    # what the capture was sent, by its digest: a page edited by hand differs from it
     digest = hashlib.sha256(cap.transcript.encode("utf-8")).hexdigest()[:16]
     for _ in range(20):  # each round finds the page, or the next free one after a deleted page
         async with ctx.db.owner.connection() as conn:
@@ -266,7 +272,7 @@ async def capture_session(ctx: Context, credentials: Credentials, urls: Urls, ca
             "summary": summary_mode,
             "appended": by_hand,
             "turns": len(sections),
-            "redacted": saved.get("redacted"),
+            "redacted": chosen.report,
             "earlier_pages_deleted": len(pages) - (1 if live else 0),
         }
     raise ApiError(409, "conflict", "this session's pages keep being deleted while it is captured; try again")
