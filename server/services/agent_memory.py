@@ -4,7 +4,8 @@ Two use cases, reached by the coding tools' hooks:
 
 - `capture_session`: a session's transcript becomes one page per session, saved through
   the same write path as any page (docs.create, by an importer id), a draft when it is made,
-  updated in place when the session goes on, with a summary at its top. A page its owner
+  updated in place when the session goes on, with a summary at its top, written from the
+  session as the hub stores it (secrets redacted, services/redaction.py). A page its owner
   edited by hand keeps their text: the turns the session added since are appended below it.
   A page its owner deleted stays deleted: the session continues on a new page.
 - `context`: what a session should start with (the project's latest pages, and the passages
@@ -44,7 +45,7 @@ log = logging.getLogger("memorywiki.agent_memory")
 KINDS = ("start", "prompt")
 TOOL_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,39}$")
 MAX_SESSION_ID = 200
-MAX_TOKENS = 20_000  # a hook may ask for less than the server's budget, never for a context window
+MAX_TOKENS = 20_000  # a hook may set its own budget (default: the server's), never a context window
 LABELS = {"claude-code": "Claude Code", "codex": "Codex CLI", "cursor": "Cursor", "aider": "Aider"}
 _TURN = re.compile(r"(?m)^## (?:User|Assistant)[ \t]*$")
 SUMMARY_HEADING = "## Summary"
