@@ -1,6 +1,6 @@
 """The coding tools' hooks, timed as the tool runs them: `python -m memorywiki.adapters.hooks
 claude-code EVENT`, a new process per event, its JSON on stdin, against a server on a hub of
-10,000 chunks (1,000 with --smoke).
+10,000 chunks (300 with --smoke).
 
 The hub is the latency section's (bench/suite/latency.py: SciFact abstracts then synthetic
 distractors, perturbed real vectors), in a database of its own, with 12 captured sessions of one
@@ -200,8 +200,8 @@ def _row(name: str, walls: list[float], cpus: list[float] | None, budget: str, n
 
 async def _main(opts: Options, pg: Postgres) -> dict:
     data = load_beir(opts.dataset)
-    n = 1000 if opts.smoke else 10_000
-    runs = opts.requests or (10 if opts.smoke else 100)
+    n = 300 if opts.smoke else 10_000
+    runs = opts.requests or (5 if opts.smoke else 100)
     embedder = make_bench_embedder()
     texts = chunk_texts(data.corpus, n)
     base = await sample_vectors(embedder, [t for _, t in texts[:SAMPLE]], opts.smoke)
