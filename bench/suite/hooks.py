@@ -354,7 +354,7 @@ start is the floor of any hook in Python; the hook adds its imports (standard li
 no httpx, typer or rich; its own HTTP/1.1 over a socket), the config read, the git remote read
 from .git/config, one request, and the answer's JSON.
 
-The relevance floor of the prompt hook (`MEMORYWIKI_HOOK_MIN_SIMILARITY`, cosine, default 0.5),
+The relevance floor of the prompt hook (`MEMORYWIKI_HOOK_MIN_SIMILARITY`, cosine, default 0.4),
 against the same embedder: each question beside its own evidence passage and {NEGATIVES} passages
 drawn from elsewhere in the collection (SciFact: a claim and its evidence abstract, about one
 chunk; LoCoMo: a question about a conversation and its evidence turn, against turns of other
