@@ -36,7 +36,11 @@ from .context import CONTEXT, ServerOpt, State, package_version
 
 
 def _debug() -> bool:
-    return os.environ.get("MEMORYWIKI_DEBUG", "").lower() not in ("", "0", "false", "no")
+    """MEMORYWIKI_DEBUG, declared with the server's settings (docs/configuration.md); read only
+    when a command failed, so no command pays for importing the declarations."""
+    from memorywiki.server.config import cli_debug
+
+    return cli_debug(os.environ)
 
 
 class _Group(typer.core.TyperGroup):

@@ -15,7 +15,8 @@ else ``$HOME/.config/memorywiki/config.toml``. Format::
     hub = "myhub"
 
 The file holds secrets, so it is written with mode 0600 (atomically, via a temp file).
-Precedence for the server URL: ``--url`` flag > ``$MEMORYWIKI_URL`` > ``server`` > default.
+Precedence for the server URL: ``--url`` flag > ``$MEMORYWIKI_URL`` > ``server`` > default;
+``hub create`` and ``hub use`` record the server they talked to as ``server``.
 ``$MEMORYWIKI_TOKEN`` overrides any token read from the file; ``$MEMORYWIKI_HUB`` overrides
 the default hub.
 """
@@ -109,12 +110,29 @@ class Config:
 
     # ---- server ------------------------------------------------------------------------
 
-    def server_url(self, flag: str | None = None) -> str:
-        url = flag or os.environ.get("MEMORYWIKI_URL") or self.data.get("server") or DEFAULT_SERVER
+    def server(self, flag: str | None = None) -> tuple[str, str]:
+        """The server URL and where it came from (the flag, the environment, this file or the
+        default), so an unreachable server can be named with the setting to change."""
+        if flag:
+            url, origin = flag, "from --server"
+        elif os.environ.get("MEMORYWIKI_URL"):
+            url, origin = os.environ["MEMORYWIKI_URL"], "from $MEMORYWIKI_URL"
+        elif self.data.get("server"):
+            url, origin = self.data["server"], f"from `server` in {self.path}"
+        else:
+            url, origin = DEFAULT_SERVER, "the default: no --server, $MEMORYWIKI_URL or `server` in the config"
         url = str(url).strip().rstrip("/")
         if "://" not in url:
             url = "http://" + url
-        return url
+        return url, origin
+
+    def server_url(self, flag: str | None = None) -> str:
+        return self.server(flag)[0]
+
+    def remember_server(self, url: str) -> None:
+        """Keep the server a hub was created or chosen on, so later commands in any shell talk
+        to it without the flag or the variable."""
+        self.data["server"] = url
 
     # ---- hubs --------------------------------------------------------------------------
 

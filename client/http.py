@@ -21,8 +21,9 @@ from .refs import seg
 DEFAULT_USER_AGENT = "memorywiki-client/0.1"
 
 
-def not_running_message(base_url: str, env: Mapping[str, str] = os.environ) -> str:
-    """Why a connection was refused. Inside Codex's sandbox (it sets
+def not_running_message(base_url: str, env: Mapping[str, str] = os.environ, origin: str | None = None) -> str:
+    """Why a connection was refused; `origin` says where the URL came from (a flag, the
+    environment, the config file, the default). Inside Codex's sandbox (it sets
     CODEX_SANDBOX_NETWORK_DISABLED=1) the server is usually fine and the sandbox is the cause:
     "start the server" would send the user the wrong way."""
     if env.get("CODEX_SANDBOX_NETWORK_DISABLED") == "1":
@@ -31,7 +32,8 @@ def not_running_message(base_url: str, env: Mapping[str, str] = os.environ) -> s
             "access; allow it (network_access = true under [sandbox_workspace_write] in "
             "~/.codex/config.toml) or approve running memorywiki outside the sandbox"
         )
-    return f"Memory.Wiki server is not running at {base_url} — start it with `memorywiki serve`"
+    where = f"{base_url} ({origin})" if origin else base_url
+    return f"Memory.Wiki server is not running at {where} — start it with `memorywiki serve`"
 
 
 def _api_error(resp: httpx.Response) -> ApiError:
@@ -72,8 +74,11 @@ def _refuse_undecodable(body: Any) -> None:
 
 
 class Client:
-    def __init__(self, base_url: str, timeout: float = 60.0, user_agent: str = DEFAULT_USER_AGENT):
+    def __init__(
+        self, base_url: str, timeout: float = 60.0, user_agent: str = DEFAULT_USER_AGENT, origin: str | None = None
+    ):
         self.base_url = base_url.rstrip("/")
+        self.origin = origin  # where base_url came from, named when the server cannot be reached
         try:
             self._http = httpx.Client(
                 base_url=self.base_url,
@@ -126,7 +131,7 @@ class Client:
         try:
             yield
         except httpx.ConnectError:
-            raise MemoryWikiError(not_running_message(self.base_url), UNREACHABLE) from None
+            raise MemoryWikiError(not_running_message(self.base_url, origin=self.origin), UNREACHABLE) from None
         except httpx.TimeoutException:
             raise MemoryWikiError(f"the server at {self.base_url} did not answer in time", UNREACHABLE) from None
         except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:

@@ -17,7 +17,11 @@ mw_install() {
     local extras="$1" what="$2" imports="$3"
     local stamp=".venv/.memorywiki-installed-${extras//,/-}"
     local want
-    want="$({ cat pyproject.toml setup.py; ls -d -- */; } | sha256sum | cut -d' ' -f1)"
+    # The top-level folders are what setup.py maps to packages; the folders an install itself
+    # makes (memorywiki.egg-info/, build/, dist/) are left out, or the first install would
+    # change the stamp and every later run would reinstall.
+    want="$({ cat pyproject.toml setup.py; ls -d -- */ | grep -v -x -e '.*\.egg-info/' -e 'build/' -e 'dist/'; } \
+        | sha256sum | cut -d' ' -f1)"
     if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && .venv/bin/python -c "$imports" 2>/dev/null; then
         return 0
     fi

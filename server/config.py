@@ -18,11 +18,11 @@ from typing import Any
 import platformdirs
 
 from .indexing.chunker import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS, ChunkSize
-from .setting import SettingsError, listing, markdown, read_env, section, setting
+from .setting import SettingsError, declared, listing, markdown, read_env, section, setting
 from .store.embedded import parse_size
 from .store.graph import EdgeRule
 
-__all__ = ["Settings", "SettingsError", "configuration_markdown", "default_data_dir", "settings_listing"]
+__all__ = ["Settings", "SettingsError", "cli_debug", "configuration_markdown", "default_data_dir", "settings_listing"]
 
 MB = 1024 * 1024
 RATE = "a rate such as 10/minute"
@@ -119,6 +119,10 @@ class Settings:
     )
     index_slice: int = setting(
         64, "MEMORYWIKI_INDEX_SLICE", "texts embedded per batch at most: a big doc is indexed a slice at a time"
+    )
+    # read by the `memorywiki` command (cli/main.py, through cli_debug below), for bug reports
+    debug: bool = setting(
+        False, "MEMORYWIKI_DEBUG", "`memorywiki` commands show the traceback of an unexpected error, not one line"
     )
 
     section("Embedding")
@@ -445,10 +449,17 @@ INTRO = """# Configuration
 The server (`memorywiki serve`) and its workers (`memorywiki worker`) read these environment
 variables once at startup; a bad value stops them with a one-line error. `memorywiki config
 --server` lists them with the values your environment sets. A flag is on for 1, true, yes or on.
+`MEMORYWIKI_DEBUG` is read by every `memorywiki` command.
 
 This file is generated from server/config.py
 (`python -m memorywiki.server.config --markdown > docs/configuration.md`): edit the declarations there.
 """
+
+
+def cli_debug(env: Mapping[str, str]) -> bool:
+    """MEMORYWIKI_DEBUG as its declaration reads it (the command line reads no other setting)."""
+    meta = next(meta for f, meta in declared(Settings) if f.name == "debug")
+    return meta.read(env) is True
 
 
 def configuration_markdown() -> str:

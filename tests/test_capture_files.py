@@ -43,6 +43,41 @@ def test_docx_keeps_headings_tables_lists():
     assert "## Embeddings" in md
     assert "| openai | 1536 |" in md
     assert "* Fully offline with the local model." in md
+    assert "| provider | dimension |\n| --- | --- |\n| openai | 1536 |" in md, "the first row is the header"
+
+
+def test_a_docx_is_titled_by_its_title_property_and_its_tables_keep_their_header(client):
+    """Word marks no header row, and markitdown put an empty one above each table; the page's
+    title is the document's Title property, not its first heading."""
+    from tests.docx_file import make_docx
+
+    okrs = make_docx(
+        "Quarterly OKRs",
+        [
+            ("h1", "Objectives"),
+            ("p", "Grow recall quality by ten percent this quarter."),
+            ("h2", "Key results"),
+            ("table", [["Result", "Owner"], ["nDCG@10 above 0.72", "Ana"], ["p95 under 50 ms", "Ben"]]),
+        ],
+    )
+    cap = convert_file(okrs, "okrs.docx")
+    assert cap.title == "Quarterly OKRs"
+    assert cap.markdown.startswith("# Objectives\n"), "the first heading stays the body's own"
+    table = cap.markdown.split("## Key results\n\n", 1)[1].strip()
+    assert table == "| Result | Owner |\n| --- | --- |\n| nDCG@10 above 0.72 | Ana |\n| p95 under 50 ms | Ben |"
+    # the same through the API, as the CLI, the editor and the owner's view send it
+    token = client.post("/api/hubs", json={"slug": "files"}).json()["owner_token"]
+    r = client.post(
+        "/api/capture/file",
+        files={"file": ("okrs.docx", okrs)},
+        data={"hub": "files"},
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert r.status_code == 201, r.text
+    doc = client.get(f"/api/docs/{r.json()['id']}").json()
+    assert doc["title"] == "Quarterly OKRs" and "|  |  |" not in doc["markdown"]
+    untitled = convert_file(make_docx(None, [("h1", "Objectives"), ("p", "Grow recall.")]), "okrs.docx")
+    assert untitled.title == "Objectives", "without a Title property the first heading names the page"
 
 
 def test_pptx_slides_become_sections():

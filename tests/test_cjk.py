@@ -136,7 +136,8 @@ def test_bundles_are_found_by_a_word_inside_their_title_without_vectors(make_cli
         r = client.post("/api/bundles", headers=owner, json={"hub": "notes", "title": title, "doc_ids": [doc["id"]]})
         assert r.status_code == 201, r.text
     body = client.post("/api/hub/notes/recall", json={"question": "花园怎么养护", "level": "bundle", "k": 5}).json()
-    assert [b["title"] for b in body["results"]] == ["春季花园养护指南"]
+    # the other bundle holds the page "花园" too, so it matches, below the one whose own title does
+    assert [b["title"] for b in body["results"]] == ["春季花园养护指南", "秋季厨房腌菜手册"]
 
 
 # ---------------------------------------------------------------- highlighting

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import tomli_w
 from memorywiki.cli.main import app
 from typer.testing import CliRunner
 
@@ -67,6 +68,48 @@ def doc_id(url: str) -> str:
 
 
 # ---- hubs -----------------------------------------------------------------------------
+
+
+def test_the_cli_remembers_the_server_a_hub_was_chosen_on(env, monkeypatch):
+    """`MEMORYWIKI_URL=... hub use` (or `hub create`) records the server; a new shell without
+    the variable talks to it, and an unreachable server is named with where its URL came from."""
+    import socket
+
+    s = slug()
+    token = httpx.post(f"{env.url}/api/hubs", json={"slug": s}).json()["owner_token"]
+    run("hub", "use", s, "--token", token)  # MEMORYWIKI_URL is set, as in the walk-through's shell
+    assert config(env)["server"] == env.url
+    monkeypatch.delenv("MEMORYWIKI_URL")  # a new shell
+    run("capture", "--title", "Remembered", "-", input="Where the server was.\n")
+    assert "Remembered" in run("list").stdout
+    assert f"server: {env.url} (from `server` in {env.config})" in run("config").stdout
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    failed = run("--server", closed, "list", ok=False)
+    assert failed.exit_code == 1 and f"not running at {closed} (from --server)" in failed.stderr
+    monkeypatch.setenv("MEMORYWIKI_URL", closed)
+    assert f"not running at {closed} (from $MEMORYWIKI_URL)" in run("list", ok=False).stderr
+    monkeypatch.delenv("MEMORYWIKI_URL")
+    data = tomllib.loads(env.config.read_text())
+    data["server"] = closed
+    env.config.write_text(tomli_w.dumps(data))
+    assert f"not running at {closed} (from `server` in {env.config})" in run("list", ok=False).stderr
+    # a hub created on another server moves the record there
+    s2 = slug()
+    run("--server", env.url, "hub", "create", s2)
+    assert config(env)["server"] == env.url and f"{s2}" in run("hub", "show", s2).stdout
+
+
+def test_the_default_server_says_it_is_the_default(tmp_path, monkeypatch):
+    for name in ("MEMORYWIKI_URL", "MEMORYWIKI_TOKEN", "MEMORYWIKI_HUB", "XDG_CONFIG_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MEMORYWIKI_CONFIG", str(tmp_path / "none.toml"))
+    from memorywiki.client.config import DEFAULT_SERVER, Config
+
+    url, origin = Config.load().server()
+    assert url == DEFAULT_SERVER and origin.startswith("the default")
 
 
 def test_hub_create_stores_token_and_default(env):

@@ -322,7 +322,7 @@ def test_server_not_running(args, clean_env):
     url = f"http://127.0.0.1:{closed_port()}"
     result = runner.invoke(app, ["--url", url, *args])
     assert result.exit_code == 1
-    assert result.stderr == f"error: {not_running_message(url)}\n"
+    assert result.stderr == f"error: {not_running_message(url, origin='from --server')}\n"
     assert "start it with `memorywiki serve`" in result.stderr
     assert "Traceback" not in result.output
 
@@ -482,3 +482,29 @@ def test_running_the_cli_loads_no_server_module():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("value", ["1", "on", "yes", "off", "0", ""])
+def test_memorywiki_debug_is_the_declared_flag(clean_env, monkeypatch, value):
+    """MEMORYWIKI_DEBUG reads as every flag setting does (docs/configuration.md): on, a bug
+    shows its traceback; off (also "off", which used to turn it on), one line."""
+    from memorywiki.client.config import Config
+
+    def broken(cls, path=None):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(Config, "load", classmethod(broken))
+    monkeypatch.setenv("MEMORYWIKI_DEBUG", value)
+    result = runner.invoke(app, ["list", "--hub", "h"])
+    assert result.exit_code == 1
+    if value in ("1", "on", "yes"):
+        assert isinstance(result.exception, RuntimeError), "the traceback is shown"
+    else:
+        assert result.stderr == "error: RuntimeError: boom\n"
+
+
+def test_every_variable_the_cli_reads_for_itself_is_documented():
+    """The command's own switch is declared with the settings, so docs/configuration.md names it."""
+    from memorywiki.server.config import configuration_markdown
+
+    assert "| `MEMORYWIKI_DEBUG` | `off` |" in configuration_markdown()

@@ -80,7 +80,9 @@ def front_matter(text):
 
 
 def sections(text):
-    return re.findall(r"^## (.+)$", text.split("\n---\n\n## Summary", 1)[1] if "## Summary" in text else "", re.M)
+    """The headings of the curation block (after the page's body and its last `---`)."""
+    _, cut, block = text.rpartition("\n---\n\n## ")
+    return [h for h in re.findall(r"^## (.+)$", "## " + block, re.M) if h != "Summary"] if cut else []
 
 
 SHAPE = [
@@ -127,11 +129,11 @@ def test_model_enrichment_is_stored_and_rendered_in_the_shape(model_client, chat
     relations = text.split("## Concept relations (within this doc's concepts)\n\n", 1)[1].split("\n\n")[0]
     assert relations == "- **HNSW index** is stored in **PostgreSQL**\n- **BM25** complements **HNSW index**"
     assert (
-        f"## Bundles containing this document\n\n- [Search stack](http://testserver/b/{bundle_id})\n"
+        f"## Bundles containing this document\n\n- [Search stack](http://testserver/b/{bundle_id}.md)\n"
         "  > How recall works.\n"
     ) in text
     assert text.rstrip().endswith(
-        "_Hub canonical:_ http://testserver/hub/cur\n\n_Concept digest:_ http://testserver/raw/hub/cur?digest=1"
+        "_Hub:_ http://testserver/hub/cur.md\n\n_Concept digest:_ http://testserver/raw/hub/cur?digest=1"
     )
     # the markdown twin an AI fetcher gets is the same document
     assert client.get(f"/{doc_id}", headers={"Accept": "text/markdown"}).text == text
@@ -188,7 +190,7 @@ def test_truncated_output_keeps_what_validated_and_marks_the_rest_missing(model_
     assert e["missing"] == ["takeaways", "insights", "open_questions", "concepts", "relations"]
     text = client.get(f"/raw/{doc_id}").text
     assert front_matter(text)["enrichment_missing"] == e["missing"]
-    assert sections(text) == SHAPE, "every section is still there"
+    assert sections(text) == SHAPE[:-1], "every section the model owed says it is missing (no bundle: none)"
     takeaways = text.split("## Key takeaways\n\n", 1)[1].split("\n\n")[0]
     assert takeaways.startswith("_Missing:")
     assert "cut off at the token limit" in chat_server.requests[1]["messages"][-1]["content"]
@@ -318,13 +320,17 @@ def test_extractive_mode_without_a_model(make_client):
     text = client.get(f"/raw/{doc_id}").text
     fields = front_matter(text)
     assert fields["enrichment"] == "extractive" and "enrichment_model" not in fields
-    assert sections(text) == SHAPE
-    summary = text.split("## Summary\n\n", 1)[1].split("\n\n")[0]
+    # no section that holds nothing: no relations in extractive mode, no empty bundle list
+    shown = sections(text)
+    assert shown == [s for s in SHAPE if s in shown] and {"Themes", "Concepts in this document"} <= set(shown)
+    assert not any(s.startswith(("Concept relations", "Bundles")) for s in shown)
+    summary = client.get(f"/api/docs/{doc_id}/enrichment").json()["data"]["summary"]
+    assert "## Summary" not in text, "a summary as long as half the page says the page again"
     flat = " ".join(DOC.split())
     for sentence in re.split(r"(?<=\.) ", summary):
         assert sentence in flat, f"an extractive summary only quotes the doc: {sentence!r}"
     assert "- How large can the HNSW index grow before memory runs out?" in text
-    assert "_None inferred: extractive mode does not invent relations" in text
+    assert "_None" not in text and "Not in any bundle" not in text
     assert "- **HNSW index**" in text
     assert client.get("/healthz").json()["curation"]["model_calls"] == 0
 
@@ -334,13 +340,14 @@ def test_extractive_mode_without_a_model(make_client):
 ANIMALS = {
     "otter": "Otters hold hands while sleeping. The sea otter uses rocks as tools to open shellfish.",
     "beaver": "Beavers build dams from branches and mud. The beaver dam creates ponds for wetland habitats.",
-    "heron": "Herons wade in shallow wetland water. The grey heron hunts fish with its sharp beak.",
+    "heron": "Herons wade in wetland habitats. The grey heron hunts fish with its sharp beak.",
 }
 SECRET = "The quokkazyx project codename stays internal. The quokkazyx budget is private."
 
 
 def test_private_docs_never_reach_digest_related_or_suggestions(make_client):
-    client = make_client(suggest_debounce=0)
+    # every page within reach of every other (no floor on related): only privacy keeps one out
+    client = make_client(suggest_debounce=0, graph_max_distance=2.0)
     owner = new_hub(client)
     ids = {
         name: capture(client, owner, f"Notes on the {name}", f"# {name}\n\n{body}\n\n{body}")

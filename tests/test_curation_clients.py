@@ -61,9 +61,11 @@ def test_cli_pull_gives_the_doc_as_saved(env):
     make_hub(env)
     url = capture(env, "## Notes\n\nPostgreSQL vacuum reclaims dead tuples.\n", "--title", "Vacuum")
     wait_curated(env.url)
-    assert "## Summary" in httpx.get(url.replace(env.url, f"{env.url}/raw"), timeout=10).text
+    assert "## Concepts in this document" in httpx.get(url.replace(env.url, f"{env.url}/raw"), timeout=10).text
     pulled = run("pull", doc_id(url)).stdout
-    assert "## Summary" not in pulled and pulled.rstrip().endswith("PostgreSQL vacuum reclaims dead tuples.")
+    assert "## Concepts in this document" not in pulled and pulled.rstrip().endswith(
+        "PostgreSQL vacuum reclaims dead tuples."
+    )
 
 
 def test_mcp_related_digest_and_suggest_bundles(live_server, mcp_stdio):

@@ -467,11 +467,26 @@ def test_the_quantizer_filter_drops_only_its_advice_and_leaves_the_root_logger_a
 
     root = logging.getLogger()
     handlers = list(root.handlers)
-    with onnx_bert._without_preprocessing_advice():
+    with onnx_bert._quiet_quantizer():
         logging.warning(onnx_bert.PREPROCESSING_ADVICE + ". Refer to example: ...")
         logging.getLogger("memorywiki.test").warning("something else")
     assert root.handlers == handlers and not root.filters
     assert [r.getMessage() for r in caplog.records] == ["something else"]
+
+
+def test_building_the_int8_graph_says_nothing_at_info(model_dir, tmp_path, caplog):
+    """The server logs at INFO, and its embedding child with it: onnxruntime's quantizer wrote
+    a line per MatMul it leaves in float and per tensor it sets no parameters for (24 lines for
+    all-MiniLM-L6-v2) on the first vector use. Its notes stay out of the log; the server's own
+    INFO lines do not."""
+    import logging
+
+    caplog.set_level(logging.INFO)
+    with onnx_bert._quiet_quantizer():
+        logging.info("the server's own note")
+    path = onnx_bert.export(model_dir, tmp_path, quantize=True)
+    assert path.name.endswith("-int8.onnx") and path.is_file()
+    assert [r.getMessage() for r in caplog.records] == ["the server's own note"]
 
 
 async def test_a_multilingual_model_with_a_sentencepiece_tokenizer_runs_on_onnx(tmp_path):

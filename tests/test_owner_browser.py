@@ -171,6 +171,7 @@ def test_the_owner_sees_every_page_deletes_undeletes_and_sets_the_hub(tab, live_
     listed = httpx.get(f"{live_server.url}/api/hub/notes").json()
     assert (listed["listed"], listed["description"]) == (True, "What I read and write")
 
+    t.page.once("dialog", lambda dialog: dialog.accept())  # "Delete …? It goes to the trash."
     with t.page.expect_navigation():  # done, the page shows the hub as it is now
         t.page.get_by_role("button", name="Delete Half-written essay").click()
     trash = t.page.locator("section.trash")

@@ -88,7 +88,7 @@ ENDPOINTS = [
     ),
     ("POST", "/api/hub/main/suggestions/{suggestion}/accept", "owner", {"title": "t"}, ["title", "description"]),
     ("POST", "/api/bundles/suggest", None, {"hub": "main", "intent": "narwhal"}, ["hub", "intent", "k"]),
-    ("PATCH", "/api/hub/main", "owner", {"listed": True}, ["listed", "description"]),
+    ("PATCH", "/api/hub/main", "owner", {"listed": True}, ["listed", "description", "redact_secrets"]),
     ("POST", "/api/render", None, {"markdown": "# x"}, ["markdown"]),
     ("POST", "/api/hub/main/lookup", "owner", {"external_ids": ["file:a.md"]}, ["external_ids"]),
     ("POST", "/api/hub/main/members", "owner", {"name": "bob"}, ["name"]),

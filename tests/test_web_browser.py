@@ -303,6 +303,7 @@ def test_view_and_restore_a_version(tab, live_server):
     t.page.get_by_role("link", name="history").click()
     t.page.wait_for_url(f"**/{doc['id']}/history")
     assert "+Three eggs and milk." in t.page.locator("pre.diff").inner_text()
+    t.page.once("dialog", lambda dialog: dialog.accept())  # "Restore version 1? ..."
     t.page.get_by_role("button", name="Restore").click()  # this browser holds no token yet: it asks
     t.page.locator("[data-mw=need-token]").wait_for(state="visible")
     t.page.locator("[data-mw=token-input]").fill(f"{live_server.url}/{doc['id']}/edit#token={doc['edit_token']}")

@@ -79,6 +79,7 @@ def test_home_lists_only_the_hubs_their_owners_listed(client, hub):
         "url": "http://testserver/hub/garden",
         "listed": True,
         "description": "Notes from the garden",
+        "redact_secrets": True,
     }
     home = client.get("/", headers=HTML).text
     assert 'href="/hub/garden"' in home and "Notes from the garden" in home and "1 page" in home
@@ -241,7 +242,7 @@ def test_twins_for_ais(client, hub):
         == client.get("/hub/garden", headers={"Accept": "text/markdown"}).text
     )
     assert hub_md.startswith('---\ntitle: "garden"\n') and "pages: 2" in hub_md
-    assert f"- [Kit](http://testserver/b/{bundle['id']}) — Read in order" in hub_md
+    assert f"- [Kit](http://testserver/b/{bundle['id']}.md) — Read in order" in hub_md
     b = client.get(f"/b/{bundle['id']}.md").text
     assert b == client.get(f"/raw/b/{bundle['id']}").text
     assert b.index("## Guide") < b.index("### Steps") < b.index("## Later")  # in order, headings stepped down

@@ -78,7 +78,8 @@ def config_cmd(
             output.note(stored)
     out = sys.stdout
     out.write(f"config: {cfg.path}{'' if cfg.path.exists() else ' (not created yet)'}\n")
-    out.write(f"server: {cfg.server_url(st.server_flag)}\n")
+    url, origin = cfg.server(st.server_flag)
+    out.write(f"server: {url} ({origin})\n")
     out.write(f"hub: {cfg.default_hub() or '-'}\n")
     owned = ", ".join(sorted(s for s, e in cfg.hubs.items() if isinstance(e, dict) and e.get("owner_token"))) or "-"
     out.write(f"hubs with owner tokens: {owned}\n")

@@ -114,7 +114,12 @@ def create_hub(wiki: Wiki, slug: str) -> CreatedHub:
     warning = None
     if token:
         became_default = not wiki.config.data.get("hub")
-        warning = wiki.update_config(lambda cfg: cfg.remember_hub(hub_slug, token, data.get("url")))
+
+        def keep(cfg: Config) -> None:
+            cfg.remember_hub(hub_slug, token, data.get("url"))
+            cfg.remember_server(wiki.base_url)
+
+        warning = wiki.update_config(keep)
     return CreatedHub(data, hub_slug, became_default, warning)
 
 
@@ -127,6 +132,7 @@ def use_hub(wiki: Wiki, slug: str, token: str | None = None) -> HubListing:
     def choose(cfg: Config) -> None:
         cfg.remember_hub(slug, token.strip() if token else None, data.get("url"))
         cfg.set_default_hub(slug)
+        cfg.remember_server(wiki.base_url)
 
     warning = wiki.update_config(choose)
     if warning:

@@ -33,7 +33,8 @@ class Wiki:
         timeout: float = 60.0,
         default_hub: str | None = None,
     ) -> Wiki:
-        client = Client(config.server_url(server_flag), timeout=timeout, user_agent=user_agent)
+        url, origin = config.server(server_flag)
+        client = Client(url, timeout=timeout, user_agent=user_agent, origin=origin)
         return cls(config, client, source, default_hub)
 
     def __enter__(self) -> Wiki:

@@ -127,6 +127,36 @@ def _first_heading(md: str) -> str | None:
     return m.group(1).strip() if m else None
 
 
+_EMPTY_ROW = re.compile(r"^\|(?:[ \t]*\|)+[ \t]*$")
+_DELIMITER_ROW = re.compile(r"^\|(?:[ \t]*:?-+:?[ \t]*\|)+[ \t]*$")
+_TABLE_ROW = re.compile(r"^\|.*\|[ \t]*$")
+
+
+def _table_headers(md: str) -> str:
+    """A converted table keeps its header. Word tables (and HTML ones without <th>) mark no
+    header row, so markitdown puts an empty one above the first row: that first row, the
+    column names a reader sees at the top, becomes the header again."""
+    lines = md.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        starts_table = not out or not out[-1].strip()
+        if (
+            starts_table
+            and _EMPTY_ROW.match(line)
+            and i + 2 < len(lines)
+            and _DELIMITER_ROW.match(lines[i + 1])
+            and _TABLE_ROW.match(lines[i + 2])
+        ):
+            out += [lines[i + 2], lines[i + 1]]
+            i += 3
+            continue
+        out.append(line)
+        i += 1
+    return "\n".join(out)
+
+
 def _tidy(md: str) -> str:
     md = md.replace("\r\n", "\n").replace("\x0c", "\n\n")
     md = re.sub(r"[ \t]+\n", "\n", md)
@@ -280,6 +310,8 @@ def convert_file(
                 raise Unprocessable("empty", f"{name} is empty.")
 
     md = _tidy(md)
+    if kind in ("docx", "pptx", "html", "pdf"):  # markitdown's tables
+        md = _table_headers(md)
     if not md.strip():
         raise Unprocessable("empty", f"{name} has no text.")
     final_title, md = split_title((title or "").strip() or doc_title, md)

@@ -155,3 +155,41 @@ def fold_doc_concepts(concepts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     order = {concept_key(c["name"]): i for i, c in enumerate(concepts)}
     merged.sort(key=lambda c: min(order.get(k, 1 << 30) for k in c.keys))
     return [{"name": c.name, "kind": c.kind, "gloss": c.gloss, "aliases": c.aliases} for c in merged]
+
+
+def hub_concepts(
+    mentions: Iterable[dict[str, Any]], terms: Iterable[dict[str, Any]], docs: dict[str, dict[str, Any]]
+) -> list[Concept]:
+    """A hub's concepts: few and real. The pages' own concepts, folded as above; each is linked
+    to every page that holds it (names it in its text or title, or lists it as its own
+    concept: "Postgres" reaches the pages titled "Postgres …") and kept when two or more pages
+    do, or when it is part of a page's title. A phrase one page used and no title names is that
+    page's business, not the hub's.
+
+    `mentions`: as for fold(); `terms`: the pages' terms ({"doc_id", "key", "in_title"},
+    store/concepts.py), at least those with the concepts' term keys; `docs`: {id: the fields a
+    concept's doc entry carries, "title" among them}, in the order pages are listed.
+    """
+    from .terms import term_key
+
+    holders: dict[str, set[str]] = defaultdict(set)
+    title_keys: dict[str, set[str]] = defaultdict(set)
+    for t in terms:
+        holders[t["key"]].add(t["doc_id"])
+        if t["in_title"]:
+            title_keys[t["doc_id"]].add(t["key"])
+    whole_titles = {term_key(d["title"]) for d in docs.values()}
+    order = {doc_id: i for i, doc_id in enumerate(docs)}
+    kept = []
+    for c in fold(mentions):
+        keys = {term_key(k) for k in c.keys} | {term_key(concept_key(a)) for a in c.aliases}
+        named = {d["doc_id"]: d for d in c.docs}
+        for doc_id in set().union(*(holders.get(k, set()) for k in keys)):
+            if doc_id not in named and doc_id in docs:
+                named[doc_id] = {"doc_id": doc_id, **docs[doc_id]}
+        c.docs = sorted(named.values(), key=lambda d: order.get(d["doc_id"], len(order)))
+        in_a_title = not keys & whole_titles and any(keys & title_keys.get(d, set()) for d in named)
+        if len(c.docs) >= 2 or in_a_title:
+            kept.append(c)
+    kept.sort(key=lambda c: (-len(c.docs), c.name.lower()))
+    return kept

@@ -24,6 +24,7 @@ from .concepts import fold_doc_concepts
 from .contract import ENRICHMENT_SCHEMA, tidy_enrichment
 from .extractive import chunk_centrality, extract
 from .llm import ChatModel, ModelRefused, ask_validated, estimate_tokens
+from .terms import Term, page_terms
 
 SYSTEM = """You curate a personal knowledge wiki. You read one document (a saved chat, notes, \
 an article or a transcript) and describe it for someone deciding whether to read it.
@@ -81,6 +82,7 @@ class Enrichment:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     note: str | None = None
+    terms: list[Term] = field(default_factory=list)  # the noun phrases the doc holds, whatever the mode
 
 
 def _section(chunk: ChunkText, limit_tokens: int) -> str:
@@ -207,12 +209,23 @@ def enrich_extractively(
     return Enrichment(mode="extractive", model=None, data=data, note=note)
 
 
+def doc_terms(title: str, chunks: Sequence[ChunkText], max_chars: int) -> list[Term]:
+    """The terms of the text extractive enrichment reads (its most central chunks past
+    `max_chars`), whatever enriched the doc."""
+    keep = _most_central(chunks, [len(c.markdown) for c in chunks], max_chars)
+    return page_terms(title, [chunks[i].markdown for i in keep])
+
+
 async def enrich(model: ChatModel | None, title: str, chunks: Sequence[ChunkText], budget: Budget) -> Enrichment:
     """The doc's enrichment. ModelUnavailable propagates (the work stays owed); a model that
     refuses the request outright gets the extractive enrichment, with the reason noted."""
+    result = None
     if model is not None:
         try:
-            return await enrich_with_model(model, title, chunks, budget)
+            result = await enrich_with_model(model, title, chunks, budget)
         except ModelRefused as exc:
-            return await asyncio.to_thread(enrich_extractively, title, chunks, str(exc)[:300], budget.extract_chars)
-    return await asyncio.to_thread(enrich_extractively, title, chunks, None, budget.extract_chars)
+            result = await asyncio.to_thread(enrich_extractively, title, chunks, str(exc)[:300], budget.extract_chars)
+    if result is None:
+        result = await asyncio.to_thread(enrich_extractively, title, chunks, None, budget.extract_chars)
+    result.terms = await asyncio.to_thread(doc_terms, title, chunks, budget.extract_chars)
+    return result

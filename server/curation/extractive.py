@@ -23,6 +23,8 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 
+from .terms import is_term
+
 MAX_TEXT_CHARS = 60_000  # keyphrases of a very long doc come from its first ~10k words
 SUMMARY_WORDS = 90
 SUMMARY_SENTENCES = 3
@@ -53,6 +55,8 @@ _GENERIC = frozenset(
     "user assistant question answer summary notes note decisions decision code open questions "
     "overview introduction conclusion context background details update updates misc other "
     "speaker session turn turns chat transcript".split()
+    # nouns too common to name anything a reader would look up
+    + "time times people person thing things way ways lot lots place part kind bit stuff day".split()
 )
 _VERBS = frozenset(
     "is are was were be been being am has have had do does did make makes made use uses used keep keeps "
@@ -101,6 +105,39 @@ def _noun_like(word: str) -> bool:
     if low in _VERBS or low in _CALENDAR:
         return False
     return not (low.endswith(("ed", "ly")) and word[:1].islower())
+
+
+_DETERMINERS = (
+    "the|a|an|my|your|his|her|its|our|their|this|that|these|those|some|any|no|every|each|of|in|on|for|with|about"
+)
+_AFTER_A_NOUN = "of|and|or|to|in|on|for|with|is|was|are|were|that|which|at|from|by|as|has|have|had|can|will|would"
+
+
+def _used_as_noun(phrase: str, text: str) -> bool:
+    """A word or phrase the text uses as a noun at least once: after a determiner or
+    preposition (two words may stand between) and before punctuation or a word that follows a
+    noun ("the drive to", "my kids."). Keeps out the adjectives and verbs a keyphrase extractor
+    also ranks ("Important", "Inspiring", "Happen", "heron hunts")."""
+    pattern = re.compile(
+        rf"\b(?:{_DETERMINERS})\s+(?:[\w-]+\s+){{0,2}}{re.escape(phrase)}(?:s|es)?"
+        rf"(?=\s*(?:[.,;:!?)]|$)|\s+(?:{_AFTER_A_NOUN})\b)",
+        re.I | re.M,
+    )
+    return pattern.search(text) is not None
+
+
+def _agrees_like_a_verb(phrase: str) -> bool:
+    """A phrase that may be a subject and its verb: a singular word then a lowercase one in -s
+    ("dam creates"), or a plural then a lowercase one without ("herons wade")."""
+    words = phrase.split()
+    if len(words) < 2 or not words[-1].islower():
+        return False
+    before, last = words[-2].lower(), words[-1]
+
+    def plural(w: str) -> bool:
+        return w.endswith("s") and not w.endswith(("ss", "us", "is"))
+
+    return plural(last) != plural(before)
 
 
 @dataclass
@@ -210,6 +247,8 @@ def keyphrases(text: str, top: int = 24) -> list[str]:
         if len(words) > 1 and sum(w in _VERBS for w in low) > 0:
             continue
         if not any(ch.isalpha() for ch in phrase) or len(phrase) < 3:
+            continue
+        if not is_term(phrase):  # a clause fragment ("Node lost", "API locally"), a quantity, a date
             continue
         phrases.append(phrase)
         if len(phrases) >= top:
@@ -408,6 +447,7 @@ def extract(
         if len(p.split()) > 1
         and not set(_words(p)) & _FUNCTION_WORDS
         and (p.lower() in named or all(w[:1].isupper() for w in p.split()) or not _verb_like(p))
+        and (p.lower() in named or not _agrees_like_a_verb(p) or _used_as_noun(p, text))
     ]
     single = [
         p
@@ -416,6 +456,7 @@ def extract(
         and _noun_like(p)
         and (counts[p.lower()] >= 2 or _kind(p, code, text) == "entity")
         and p not in speakers
+        and (_kind(p, code, text) == "entity" or _used_as_noun(p, text))
     ]
     # Names ("PostgreSQL") stay concepts of their own even inside a longer phrase: they are
     # what docs share.
@@ -446,6 +487,8 @@ def extract(
     for phrase in candidates:
         key = phrase.lower()
         if key in _GENERIC or key in chosen:
+            continue
+        if phrase not in speakers and phrase not in code and not is_term(phrase):
             continue
         chosen.append(key)
         alias = aliases.get(key)

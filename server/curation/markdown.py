@@ -18,16 +18,16 @@ SECTIONS = (
     ("relations", "Concept relations (within this doc's concepts)"),
 )
 MISSING = "_Missing: the model's answer for this section did not validate; it is retried when the page changes._"
-NONE_MODEL = "_None._"
-NONE_EXTRACTIVE = "_None found in the text._"
-NO_RELATIONS_EXTRACTIVE = (
-    "_None inferred: extractive mode does not invent relations (configure a chat model for them)._"
-)
-NOT_BUNDLED = "_Not in any bundle yet._"
 
 
 def _one_line(text: str) -> str:
     return " ".join((text or "").split())
+
+
+def markdown_twin(url: str) -> str:
+    """The markdown address of a page, hub or bundle URL: an AI that follows a link from a
+    markdown surface sends no `Accept: text/markdown`, so it is given the `.md` twin."""
+    return url if url.endswith(".md") else f"{url}.md"
 
 
 def enrichment_fields(enrichment: dict[str, Any] | None, bundles: list[dict[str, Any]]) -> dict[str, Any]:
@@ -46,8 +46,31 @@ def enrichment_fields(enrichment: dict[str, Any] | None, bundles: list[dict[str,
     return fields
 
 
-def _section_body(name: str, enrichment: dict[str, Any]) -> str:
+# Sections an extractive enrichment fills with the page's own sentences.
+QUOTING = ("summary", "takeaways", "insights", "open_questions")
+
+
+def _says_the_page_again(enrichment: dict[str, Any], body_chars: int | None) -> bool:
+    """An extractive enrichment whose quoted sentences run to half the page's text: on a short
+    page they are most of the page, which the reader has just read."""
+    if enrichment["mode"] != "extractive" or body_chars is None:
+        return False
+    data = enrichment["data"]
+    quoted = sum(
+        len(data.get(name) or "") if name == "summary" else sum(map(len, data.get(name) or [])) for name in QUOTING
+    )
+    return 2 * quoted >= body_chars
+
+
+def _section_body(name: str, enrichment: dict[str, Any], quote: bool = True) -> str:
+    """The section's markdown; "" when it holds nothing (the section is then left out).
+
+    In extractive mode every line is the page's own words, and the page is right above: a
+    concept's gloss (the first sentence naming it) is left out, and so are the quoting sections
+    unless `quote`."""
     data, extractive = enrichment["data"], enrichment["mode"] == "extractive"
+    if extractive and not quote and name in QUOTING:
+        return ""
     if name in (enrichment.get("missing") or []) or name not in data:
         return MISSING
     value = data[name]
@@ -57,46 +80,51 @@ def _section_body(name: str, enrichment: dict[str, Any]) -> str:
         lines = []
         for c in value:
             lines.append(f"- **{_one_line(c['name'])}** _({c['kind']})_")
-            gloss = _one_line(c.get("gloss", ""))
+            gloss = "" if extractive else _one_line(c.get("gloss", ""))
             if c.get("aliases"):
                 gloss = f"{gloss} (also: {', '.join(_one_line(a) for a in c['aliases'])})".strip()
             if gloss:
                 lines.append(f"  {gloss}")
-        return "\n".join(lines) or (NONE_EXTRACTIVE if extractive else NONE_MODEL)
+        return "\n".join(lines)
     if name == "relations":
-        if extractive:
-            return NO_RELATIONS_EXTRACTIVE
-        return (
-            "\n".join(
-                f"- **{_one_line(r['subject'])}** {_one_line(r['relation'])} **{_one_line(r['object'])}**"
-                for r in value
-            )
-            or NONE_MODEL
+        return "\n".join(
+            f"- **{_one_line(r['subject'])}** {_one_line(r['relation'])} **{_one_line(r['object'])}**" for r in value
         )
-    return "\n".join(f"- {_one_line(item)}" for item in value) or (NONE_EXTRACTIVE if extractive else NONE_MODEL)
+    return "\n".join(f"- {_one_line(item)}" for item in value)
 
 
 def enrichment_markdown(
-    enrichment: dict[str, Any] | None, bundles: list[dict[str, Any]], hub_url: str | None, digest_url: str | None
+    enrichment: dict[str, Any] | None,
+    bundles: list[dict[str, Any]],
+    hub_url: str | None,
+    digest_url: str | None,
+    body_chars: int | None = None,
 ) -> str:
     """The block appended after a doc's body on /raw/{id} and the .md twin.
 
     `enrichment`: {"mode", "model", "data", "missing"} or None while it is owed; `bundles`:
-    the public bundles holding the doc ({"title", "url", "description"}).
+    the public bundles holding the doc ({"title", "url", "description"}); `body_chars`: the
+    length of the page's text. A section with nothing in it, or nothing the page does not
+    already say, is left out: an AI reading the page should not read scaffolding. Links go to
+    markdown twins.
     """
     parts = []
     if enrichment is not None:
+        quote = not _says_the_page_again(enrichment, body_chars)
         for name, heading in SECTIONS:
-            parts.append(f"## {heading}\n\n{_section_body(name, enrichment)}")
+            body = _section_body(name, enrichment, quote)
+            if body:
+                parts.append(f"## {heading}\n\n{body}")
     bundle_lines = []
     for b in bundles:
-        bundle_lines.append(f"- [{_one_line(b['title'])}]({b['url']})")
+        bundle_lines.append(f"- [{_one_line(b['title'])}]({markdown_twin(b['url'])})")
         if _one_line(b.get("description") or ""):
             bundle_lines.append(f"  > {_one_line(b['description'])}")
-    parts.append("## Bundles containing this document\n\n" + ("\n".join(bundle_lines) or NOT_BUNDLED))
+    if bundle_lines:
+        parts.append("## Bundles containing this document\n\n" + "\n".join(bundle_lines))
     links = []
     if hub_url:
-        links.append(f"_Hub canonical:_ {hub_url}")
+        links.append(f"_Hub:_ {markdown_twin(hub_url)}")
     if digest_url:
         links.append(f"_Concept digest:_ {digest_url}")
     if links:
@@ -131,7 +159,9 @@ def digest_markdown(
             lines.append(f"- **{_one_line(c.name)}** _({c.kind})_: {_one_line(c.gloss)}".rstrip(": "))
             if c.aliases:
                 lines.append(f"  Also: {', '.join(_one_line(a) for a in c.aliases)}")
-            lines.append("  Docs: " + ", ".join(f"[{_one_line(d['title'])}]({d['url']})" for d in c.docs))
+            lines.append(
+                "  Docs: " + ", ".join(f"[{_one_line(d['title'])}]({markdown_twin(d['url'])})" for d in c.docs)
+            )
         if not concepts:
             lines.append("_No concepts yet: pages are enriched in the background._")
         return "\n".join(lines).rstrip() + "\n"
@@ -170,15 +200,20 @@ ANALYSIS_SECTIONS = (("themes", "Themes"), ("insights", "Insights"), ("gaps", "G
 
 
 def analysis_markdown(analysis: dict[str, Any] | None) -> str:
-    """A bundle's cross-doc analysis, placed after its reading order."""
+    """A bundle's cross-doc analysis, placed after its reading order ("" when it found nothing)."""
     if analysis is None:
         return ""
     data = analysis["data"]
     parts = ["## Across these documents", ""]
     if analysis["mode"] == "extractive":
         parts += ["_Extractive: drawn from the members' own enrichments, no model._", ""]
+    shown = 0
     for name, heading in ANALYSIS_SECTIONS:
         items = data.get(name)
-        body = MISSING if items is None else ("\n".join(f"- {_one_line(i)}" for i in items) or NONE_MODEL)
-        parts += [f"### {heading}", "", body, ""]
+        body = MISSING if items is None else "\n".join(f"- {_one_line(i)}" for i in items)
+        if body:  # a list with nothing in it is left out
+            parts += [f"### {heading}", "", body, ""]
+            shown += 1
+    if not shown:
+        return ""
     return "\n".join(parts).rstrip() + "\n"

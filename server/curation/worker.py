@@ -92,7 +92,8 @@ class Curator(OwedWork):
             await enrichment_store.add_usage(
                 conn, "enrich", result.calls, result.prompt_tokens, result.completion_tokens
             )
-            return await enrichment_store.write(conn, doc_id, doc["source_hash"], result, rows)
+            terms = [(t.key, t.in_title) for t in result.terms]
+            return await enrichment_store.write(conn, doc_id, doc["source_hash"], result, rows, terms)
 
     async def enrich_owed(self) -> int:
         async with self.db.owner.connection() as conn:

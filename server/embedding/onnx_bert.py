@@ -196,25 +196,32 @@ def build(model_dir: Path) -> onnx.ModelProto:  # noqa: F821 (onnx is imported l
     return model
 
 
-# onnxruntime's quantizer warns on the root logger unless the model went through its
-# pre-processing (symbolic shape inference and graph optimisation). That would rewrite the graph
-# before the weights are quantized, so int8 vectors would change under the same space name; the
-# graph built here is already plain and fully shaped, and dynamic quantization needs neither step.
+# onnxruntime's quantizer logs on the root logger: at INFO, a line for every MatMul it leaves
+# in float (the attention products, whose inputs are no weights) and every tensor it sets no
+# parameters for (two dozen lines for MiniLM, shown since the server logs at INFO); at WARNING,
+# advice to run its pre-processing (symbolic shape inference and graph optimisation). That would
+# rewrite the graph before the weights are quantized, so int8 vectors would change under the
+# same space name; the graph built here is already plain and fully shaped, and dynamic
+# quantization needs neither step. Its other warnings and errors pass.
 PREPROCESSING_ADVICE = "Please consider to run pre-processing before quantization"
+_QUANTIZER = os.path.join("onnxruntime", "quantization", "")
 
 
-class _DropPreprocessingAdvice(logging.Filter):
+class _QuietQuantizer(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
-        return not str(record.msg).startswith(PREPROCESSING_ADVICE)
+        if str(record.msg).startswith(PREPROCESSING_ADVICE):
+            return False
+        return record.levelno >= logging.WARNING or _QUANTIZER not in record.pathname
 
 
 @contextlib.contextmanager
-def _without_preprocessing_advice():
-    """The quantizer's advice dropped from the log (every other record passes). It logs through
-    logging.warning(), which configures the root logger (a stderr handler, for good) when it has
-    no handler: a NullHandler stands in meanwhile so that never happens here."""
+def _quiet_quantizer():
+    """The quantizer's progress notes and its advice dropped from the log (every other record
+    passes). It logs through logging.info() and .warning(), which configure the root logger (a
+    stderr handler, for good) when it has no handler: a NullHandler stands in meanwhile so that
+    never happens here."""
     root = logging.getLogger()
-    drop = _DropPreprocessingAdvice()
+    drop = _QuietQuantizer()
     stand_in = logging.NullHandler() if not root.handlers else None
     root.addFilter(drop)
     if stand_in is not None:
@@ -252,7 +259,7 @@ def export(model_dir: Path, target_dir: Path, *, name: str | None = None, quanti
             fd, tmp = tempfile.mkstemp(prefix=".export-", suffix=".onnx", dir=path.parent)
             os.close(fd)
             try:
-                with _without_preprocessing_advice():
+                with _quiet_quantizer():
                     quantize_dynamic(fp32, tmp, weight_type=QuantType.QInt8)
             finally:
                 os.unlink(fp32)

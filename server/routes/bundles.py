@@ -6,7 +6,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..curation.markdown import analysis_markdown
+from ..curation.markdown import analysis_markdown, markdown_twin
 from ..services import bundles
 from ..services.bundles import MAX_DESCRIPTION, MAX_TITLE
 from ..services.urls import Urls
@@ -120,14 +120,17 @@ def bundle_markdown(page_urls: Urls, bundle: dict, members: list[dict], analysis
         parts.append(bundle["description"].strip() + "\n")
     parts.append(
         "Reading order:\n\n"
-        + "\n".join(f"{i}. [{m['title']}]({page_urls.doc(m['doc_id'])})" for i, m in enumerate(members, 1))
+        + "\n".join(
+            f"{i}. [{m['title']}]({markdown_twin(page_urls.doc(m['doc_id']))})" for i, m in enumerate(members, 1)
+        )
         + "\n"
     )
     if analysis:
         parts.append(analysis_markdown(analysis))
     for m in members:
         body = member_body(m).strip()
-        parts.append(f"\n---\n\n## {' '.join(m['title'].split())}\n\n<{page_urls.doc(m['doc_id'])}>\n\n{body}\n")
+        url = markdown_twin(page_urls.doc(m["doc_id"]))
+        parts.append(f"\n---\n\n## {' '.join(m['title'].split())}\n\n<{url}>\n\n{body}\n")
     return "\n".join(parts)
 
 

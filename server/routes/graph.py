@@ -9,6 +9,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ..curation.markdown import markdown_twin
 from ..services import graph as graph_service
 from ..web.graphview import picture
 from ..web.negotiate import markdown_response, wants_markdown
@@ -77,11 +78,11 @@ def graph_markdown(graph: dict[str, Any]) -> str:
         if len(members) < 2:
             continue
         lines += [f"## Cluster {number + 1}", ""]
-        lines += [f"- [{n['title']}]({n['url']})" for n in members]
+        lines += [f"- [{n['title']}]({markdown_twin(n['url'])})" for n in members]
         lines.append("")
     loners = [n for members in groups.values() if len(members) == 1 for n in members]
     if loners:
-        lines += ["## Pages with no close neighbour", ""] + [f"- [{n['title']}]({n['url']})" for n in loners] + [""]
+        lines += ["## Pages with no close neighbour", ""] + [f"- [{n['title']}]({markdown_twin(n['url'])})" for n in loners] + [""]
     if graph["edges"]:
         lines += ["## Neighbours", ""]
         lines += [f"- {titles[e['source']]} ↔ {titles[e['target']]} (similarity {e['weight']})" for e in graph["edges"]]

@@ -9,6 +9,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ..curation.markdown import markdown_twin
 from ..services import curation, hubs
 from ..services.hubs import MAX_DESCRIPTION
 from ..web.negotiate import markdown_response, wants_markdown
@@ -155,7 +156,8 @@ async def update_hub(request: Request) -> Response:
 
 
 def hub_markdown(hub: dict[str, Any]) -> str:
-    """The hub as one markdown index an AI reads end to end: every public page, newest first."""
+    """The hub as one markdown index an AI reads end to end: every public page, newest first,
+    each linked to its markdown twin."""
     head = front_matter(
         {
             "title": hub["slug"],
@@ -173,12 +175,15 @@ def hub_markdown(hub: dict[str, Any]) -> str:
     if hub["bundles"]:
         lines += ["## Bundles", ""]
         lines += [
-            f"- [{b['title']}]({b['url']})" + (f" — {b['description']}" if b["description"] else "")
+            f"- [{b['title']}]({markdown_twin(b['url'])})" + (f" — {b['description']}" if b["description"] else "")
             for b in hub["bundles"]
         ]
         lines.append("")
     lines += ["## Pages", ""]
-    lines += [f"- [{d['title']}]({d['url']})" + (f" — {d['summary']}" if d["summary"] else "") for d in hub["docs"]]
+    lines += [
+        f"- [{d['title']}]({markdown_twin(d['url'])})" + (f" — {d['summary']}" if d["summary"] else "")
+        for d in hub["docs"]
+    ]
     return head + "\n".join(lines).rstrip() + "\n"
 
 
@@ -274,7 +279,7 @@ async def hub_page(request: Request) -> Response:
         question=question,
     )
     if hub["found"] is not None:
-        for result in hub["found"]["results"]:
+        for result in [*hub["found"]["results"], *hub["found"]["more"]]:
             result["snippet"] = highlighted(result["snippet"])
     headers = {**PRIVATE, "Vary": "Accept, Cookie"} if hub["view"] == "owner" or hub["session"] else {"Vary": "Accept"}
     return templates.TemplateResponse(

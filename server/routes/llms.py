@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from ..curation.markdown import markdown_twin
 from ..services import hubs
 from ..web.negotiate import MARKDOWN, markdown_response
 from ..web.openapi import markdown_page, operation
@@ -81,10 +82,10 @@ def hub_llms_text(request: Request, hub: dict[str, Any]) -> str:
     ]
     if hub["bundles"]:
         lines += ["## Bundles", ""]
-        lines += [f"- [{b['title']}]({b['url']}.md){_note(b['description'])}" for b in hub["bundles"]]
+        lines += [f"- [{b['title']}]({markdown_twin(b['url'])}){_note(b['description'])}" for b in hub["bundles"]]
         lines.append("")
     lines += ["## Pages", ""]
-    lines += [f"- [{d['title']}]({d['url']}.md){_note(d['summary'])}" for d in hub["docs"]]
+    lines += [f"- [{d['title']}]({markdown_twin(d['url'])}){_note(d['summary'])}" for d in hub["docs"]]
     lines += [
         "",
         "## Optional",
@@ -126,7 +127,7 @@ async def hub_llms_full(request: Request) -> Response:
             "`## Title`, its headings one level down.\n"
         )
         async for doc in docs:
-            url = page_urls.doc(doc["id"])
+            url = markdown_twin(page_urls.doc(doc["id"]))
             yield (
                 f"\n---\n\n## {' '.join(doc['title'].split())}\n\n<{url}> · updated "
                 f"{doc['updated_at'].date().isoformat()}\n\n{member_body(doc).strip()}\n"

@@ -103,7 +103,7 @@ RECALL = obj(
                 "chunk: markdown, heading_path, doc_id, doc_url, title, chunk_id and the scores; "
                 "doc: doc_id, doc_url, title, markdown, the scores and the section that ranked it "
                 "(rerank_score when reranked); "
-                "bundle: bundle_id, bundle_url, title, description, similarity"
+                "bundle: bundle_id, bundle_url, title, description and the scores (rrf_score too)"
             ),
         },
     },

@@ -10,10 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 from ..curation import suggest
-from ..curation.concepts import Concept, fold
+from ..curation.concepts import Concept, concept_key
+from ..curation.concepts import hub_concepts as hub_index
 from ..curation.extractive import _units
 from ..curation.markdown import digest_markdown, enrichment_fields, enrichment_markdown
 from ..curation.suggest import as_list
+from ..curation.terms import term_key
 from ..errors import Conflict, not_found, unknown_hub
 from ..store import analyses as analysis_store
 from ..store import bundles as bundle_store
@@ -22,6 +24,7 @@ from ..store import enrichments as enrichment_store
 from ..store import hubs as hub_store
 from ..store import recall
 from ..store import suggestions as suggestion_store
+from ..store.space import current_space
 from ..tokens import looks_like_id, new_id
 from . import docs
 from .access import Access, Credentials
@@ -61,22 +64,29 @@ async def doc_view(ctx: Context, urls: Urls, doc: dict[str, Any]) -> dict[str, A
         "hub_url": hub_url,
         "digest_url": digest_url,
         "fields": enrichment_fields(enrichment, bundle_list),
-        "markdown": enrichment_markdown(enrichment, bundle_list, hub_url, digest_url),
+        "markdown": enrichment_markdown(
+            enrichment, bundle_list, hub_url, digest_url, body_chars=len(doc.get("markdown") or "")
+        ),
     }
 
 
 async def related_docs(ctx: Context, urls: Urls, doc_id: str, k: int) -> list[dict[str, Any]]:
-    """Nearest public docs of the doc's hub by vector, then (to fill up, or with no
-    vectors) the public docs sharing most of its concepts."""
+    """Nearest public docs of the doc's hub by vector, closer than the graph's limit for the
+    embedding space (past it texts are unrelated, and a small hub's nearest may be far), then
+    (to fill up, or with no vectors) the public docs holding most of its concepts."""
     async with ctx.db.owner.connection() as conn:  # the doc itself may be the reader's private one
         vector, dim, hub_id = await concept_store.doc_vector(conn, doc_id)
-        keys = [c["key"] for c in await concept_store.doc_concepts(conn, doc_id)]
+        own = [(c["key"], term_key(c["name"]), c["name"]) for c in await concept_store.doc_concepts(conn, doc_id)]
+        space = await current_space(conn)
     if hub_id is None:
         return []
     out: list[dict[str, Any]] = []
+    ceiling = ctx.settings.edge_rule.ceiling(space[0] if space else None)
     async with ctx.db.public.connection() as conn:
         if vector is not None and dim:
-            for r in await concept_store.nearest(conn, doc_id=doc_id, hub_id=hub_id, vector=vector, dim=dim, k=k):
+            for r in await concept_store.nearest(
+                conn, doc_id=doc_id, hub_id=hub_id, vector=vector, dim=dim, k=k, max_distance=ceiling
+            ):
                 out.append(
                     {
                         "id": r["id"],
@@ -86,10 +96,10 @@ async def related_docs(ctx: Context, urls: Urls, doc_id: str, k: int) -> list[di
                         "similarity": round(float(r["similarity"]), 4),
                     }
                 )
-        if len(out) < k and keys:
+        if len(out) < k and own:
             seen = {r["id"] for r in out}
             for r in await concept_store.sharing_concepts(
-                conn, doc_id=doc_id, hub_id=hub_id, keys=keys, k=k + len(seen)
+                conn, doc_id=doc_id, hub_id=hub_id, concepts=own, k=k + len(seen)
             ):
                 if r["id"] not in seen and len(out) < k:
                     out.append(
@@ -128,22 +138,30 @@ async def enrichment(ctx: Context, credentials: Credentials, urls: Urls, doc_id:
 
 
 async def hub_concepts(ctx: Context, urls: Urls, hub_id: int) -> tuple[list[Concept], int]:
-    """The hub's public concepts folded across docs, and its public doc count."""
+    """The hub's public concepts (those two or more pages hold, or a page's title names), each
+    with every public page that holds it, and its public doc count."""
     async with ctx.db.public.connection() as conn:
         mentions = await concept_store.hub_mentions(conn, hub_id)
+        keys = sorted({term_key(concept_key(n)) for m in mentions for n in [m["name"], *(m["aliases"] or [])]})
+        terms = await concept_store.hub_terms(conn, hub_id, keys)
         count = await concept_store.hub_doc_count(conn, hub_id)
-    concepts = fold(
-        {
-            "doc_id": m["doc_id"],
-            "id": m["doc_id"],
-            "title": m["title"],
-            "url": urls.doc(m["doc_id"]),
-            "name": m["name"],
-            "kind": m["kind"],
-            "gloss": m["gloss"],
-            "aliases": m["aliases"],
-        }
-        for m in mentions
+    docs: dict[str, dict[str, Any]] = {}
+    for row in sorted([*mentions, *terms], key=lambda r: (r["updated_at"], r["doc_id"]), reverse=True):
+        docs.setdefault(row["doc_id"], {"id": row["doc_id"], "title": row["title"], "url": urls.doc(row["doc_id"])})
+    concepts = hub_index(
+        (
+            {
+                "doc_id": m["doc_id"],
+                **docs[m["doc_id"]],
+                "name": m["name"],
+                "kind": m["kind"],
+                "gloss": m["gloss"],
+                "aliases": m["aliases"],
+            }
+            for m in mentions
+        ),
+        terms,
+        docs,
     )
     return concepts, count
 

@@ -22,6 +22,7 @@ SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
 RESERVED = {"api", "raw", "hub", "b", "healthz", "static", "admin", "new", "login"}
 MAX_DESCRIPTION = 500
 SEARCH_RESULTS = 10
+RELATIVE_FTS = 0.6  # of the best full-text score: what still answers the words asked
 FULL_BATCH = 100
 PAGE_CONCEPTS = 60
 PAGE_TRASH = 50  # deleted pages the owner's hub page lists (the trash API pages through all)
@@ -236,9 +237,24 @@ async def trash(
     }
 
 
+def _answers(results: list[dict[str, Any]], min_similarity: float) -> list[bool]:
+    """Which results answer the question: those full text scores at least RELATIVE_FTS of its
+    best (a page matching one word of a two-word question scores about half), and those whose
+    meaning is as close as the hub graph's neighbours (the embedding space's limit). The first
+    result always does; the rest of a small hub's ten are whatever was left."""
+    best = max((r["fts_score"] or 0.0 for r in results), default=0.0)
+    return [
+        i == 0
+        or (best > 0 and (r["fts_score"] or 0.0) >= RELATIVE_FTS * best)
+        or (r["similarity"] is not None and r["similarity"] >= min_similarity)
+        for i, r in enumerate(results)
+    ]
+
+
 async def search(ctx: Context, urls: Urls, slug: str, question: str) -> dict[str, Any]:
     """The recall endpoint's answer for the search box, with snippets (their matches between
-    recall_store.MARK_START and MARK_END) and breadcrumbs."""
+    recall_store.MARK_START and MARK_END) and breadcrumbs: `results` above the relevance floor,
+    `more` the rest, each in the recall's order."""
     found = await recall.answer(ctx, urls, recall.Question(slug, recall.check_question(question), k=SEARCH_RESULTS))
     async with ctx.db.public.connection() as conn:
         snippets = await recall_store.headlines(conn, question, [plain_text(r["markdown"]) for r in found["results"]])
@@ -246,7 +262,15 @@ async def search(ctx: Context, urls: Urls, slug: str, question: str) -> dict[str
     for r, snippet in zip(found["results"], snippets):
         crumbs = [part.strip() for part in r["heading_path"].split(" > ")]
         results.append({"title": r["title"], "url": r["doc_url"], "sections": crumbs[1:], "snippet": snippet})
-    return {"results": results, "mode": found["mode"], "vector_note": found.get("vector_note")}
+    space = found.get("space")
+    ceiling = ctx.settings.edge_rule.ceiling(space["model"] if space else None)
+    answers = _answers(found["results"], 1.0 - ceiling)
+    return {
+        "results": [r for r, answer in zip(results, answers, strict=True) if answer],
+        "more": [r for r, answer in zip(results, answers, strict=True) if not answer],
+        "mode": found["mode"],
+        "vector_note": found.get("vector_note"),
+    }
 
 
 USAGE_DAYS = 30  # the owner's hub page shows the hooks' injections of this many days

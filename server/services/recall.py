@@ -197,6 +197,11 @@ def _results(urls: Urls, level: str, rows: list[dict[str, Any]], fusion: str) ->
             "title": r["title"],
             "description": r["description"],
             "similarity": _round(r["similarity"]),
+            "score": _round(r["score"]),
+            "vector_rank": r["vector_rank"],
+            "fts_rank": r["fts_rank"],
+            "rrf_score": _round(r["rrf_score"]),
+            "fts_score": _round(r["fts_score"]),
         }
         for r in rows
     ]
@@ -262,7 +267,15 @@ async def answer(ctx: Context, urls: Urls, q: Question, phases: Phases | None = 
     with phases.span("recall", "the recall statement"):
         async with ctx.db.public.connection() as conn:
             if level == "bundle":
-                rows = await recall.recall_bundles(conn, **query)
+                rows = await recall.recall_bundles(
+                    conn,
+                    **query,
+                    hybrid=hybrid,
+                    k1=settings.bm25_k1,
+                    b=settings.bm25_b,
+                    fusion=q.fusion,
+                    max_distance=settings.edge_rule.ceiling(space[0] if space else None),
+                )
             else:
                 rows = await (recall.recall_chunks if level == "chunk" else recall.recall_docs)(
                     conn,
@@ -284,12 +297,7 @@ async def answer(ctx: Context, urls: Urls, q: Question, phases: Phases | None = 
     else:
         results, tokens = _within_budget(level, results, q.max_tokens)
 
-    if qvec is None:
-        mode = "fulltext"
-    elif level == "bundle":
-        mode = "vector"
-    else:
-        mode = "hybrid" if hybrid else "vector"
+    mode = "fulltext" if qvec is None else ("hybrid" if hybrid else "vector")
     body: dict[str, Any] = {
         "hub": q.slug,
         "level": level,
@@ -299,8 +307,7 @@ async def answer(ctx: Context, urls: Urls, q: Question, phases: Phases | None = 
         # the embedding space the question was searched in (None: no vectors used)
         "space": {"model": space[0], "dim": space[1]} if qvec is not None else None,
     }
-    if level != "bundle":
-        body["fusion"] = q.fusion
+    body["fusion"] = q.fusion
     body["results"] = results
     body["tokens"] = tokens
     if q.max_tokens is not None:

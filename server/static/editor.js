@@ -190,6 +190,11 @@
     if (editToken) store.set("mw:edit:" + id, editToken);
     history.replaceState(null, "", "/" + id + "/edit");
     form.dataset.docId = id;
+    // what a reload of the new address would say: this is now a page being edited, not a new one
+    var heading = document.querySelector("main h1");
+    if (heading) heading.textContent = "Edit page";
+    var title = field("title").value.trim();
+    document.title = "Edit" + (title ? ": " + title : "") + " · Memory.Wiki";
     $("view-link").href = "/" + id; $("view-link").hidden = false;
     $("history-link").href = "/" + id + "/history"; $("history-link").hidden = false;
     showEditLink();

@@ -39,7 +39,11 @@
 
   form.addEventListener("click", function (event) {
     var button = event.target.closest("[data-restore]");
-    if (button) restore(parseInt(button.dataset.restore, 10));
+    if (!button) return;
+    // the page's text becomes that version's (as a new version): ask before it changes
+    var version = parseInt(button.dataset.restore, 10);
+    if (!window.confirm("Restore version " + version + "? Its text becomes the page's current text, as a new version.")) return;
+    restore(version);
   });
   $("use-token").addEventListener("click", function () {
     var value = $("token-input").value.trim(), match = /token=([^&\s]+)/.exec(value);

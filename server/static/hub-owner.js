@@ -60,6 +60,9 @@
       if (!window.confirm("Delete the bundle \u201c" + b.dataset.title + "\u201d? Its pages stay; the bundle cannot be brought back.")) return;
       act(b, "DELETE", "/api/bundles/" + encodeURIComponent(b.dataset.deleteBundle), undefined, "Deleting the bundle", reload);
     } else if (b.dataset.delete) {
+      // one click must not take a page off the hub: ask first (the trash brings it back)
+      var title = (b.closest("li") || b).querySelector(".title");
+      if (!window.confirm("Delete “" + (title ? title.textContent.trim() : "this page") + "”? It goes to the trash.")) return;
       act(b, "DELETE", "/api/docs/" + b.dataset.delete, undefined, "Deleting", reload);
     } else if (b.dataset.publish) {
       act(b, "PATCH", "/api/docs/" + b.dataset.publish, { is_draft: false }, "Publishing", reload);

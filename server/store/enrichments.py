@@ -106,10 +106,11 @@ async def write(
     source_hash: str,
     enrichment: Any,
     concept_rows: list[tuple[str, str, str, str, list[str]]],
+    term_rows: list[tuple[str, bool]] = (),
 ) -> bool:
     """Store an enrichment computed for `source_hash`; False (nothing stored, claim
     released) when the doc changed or went away meanwhile. concept_rows: (key, name, kind,
-    gloss, aliases)."""
+    gloss, aliases); term_rows: (key, in_title), the noun phrases the doc holds."""
     async with conn.transaction():
         doc = await (
             await conn.execute(
@@ -148,6 +149,14 @@ async def write(
             async with conn.cursor() as cur:
                 await cur.executemany(
                     INSERT_CONCEPT, [(doc_id, doc["hub_id"], i, *row) for i, row in enumerate(concept_rows)]
+                )
+        await conn.execute("DELETE FROM doc_terms WHERE doc_id = %s", (doc_id,))
+        if term_rows:
+            async with conn.cursor() as cur:
+                await cur.executemany(
+                    "INSERT INTO doc_terms (doc_id, hub_id, key, in_title) VALUES (%s, %s, %s, %s)"
+                    " ON CONFLICT DO NOTHING",
+                    [(doc_id, doc["hub_id"], key, in_title) for key, in_title in term_rows],
                 )
         await conn.execute(
             """UPDATE docs SET enriched_hash = source_hash, enrich_claimed_until = NULL, enrich_claimed_by = NULL,

@@ -183,28 +183,73 @@ LEFT JOIN chunks c ON c.id = s.id
 ORDER BY t.score DESC, t.vector_rank NULLS LAST, t.fts_rank NULLS LAST, t.doc_id
 """
 
-BUNDLE_VECTOR = """
-SELECT b.id AS bundle_id, b.title, b.description,
-       (1 - (b.embedding::vector({dim}) <=> %(qvec)s::vector({dim})))::float8 AS similarity
-FROM bundles b
-WHERE b.hub_id = %(hub)s AND b.embedding IS NOT NULL
-ORDER BY b.embedding::vector({dim}) <=> %(qvec)s::vector({dim})
-LIMIT %(k)s
-"""
-
-# Without vectors, bundles rank by their text with the question's terms OR-ed (a question is
-# never AND-ed term by term), read by the full-text analyzer (bigrams for Han, Kana, Hangul).
-BUNDLE_FULLTEXT = """
-WITH q AS (
-    SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery AS query
-    FROM unnest(bm25_tsvector(%(question)s))
+# Bundles are ranked as pages are, in one statement of their own: BM25 over each bundle's text
+# (its title, description and its public members' titles, read by the full-text analyzer, the
+# question's terms OR-ed), so a bundle is found the moment it is saved or edited, and with
+# vectors the bundles' embeddings too, the two fused as chunks are (z-scores above each pool's
+# floor, summed; or "rrf"). A hub holds tens of bundles, not millions of chunks: BM25 is
+# computed here over all of them, with no postings table. A pool of a few bundles has no
+# spread to tell the close from the far, so the vector side offers only bundles closer than
+# the embedding space's limit (the hub graph's): an unrelated bundle, alone in the pool, would
+# otherwise weigh as much as the one whose words match.
+BUNDLE_RECALL = """
+WITH q AS (SELECT DISTINCT lexeme FROM unnest(bm25_tsvector(%(question)s))),
+texts AS (
+    SELECT b.id, bm25_tsvector(concat_ws(' ', b.title, b.description,
+                                         string_agg(d.title, ' ' ORDER BY bd.position))) AS tsv
+    FROM bundles b
+    LEFT JOIN bundle_docs bd ON bd.bundle_id = b.id
+    LEFT JOIN docs d ON d.id = bd.doc_id
+    WHERE b.hub_id = %(hub)s
+    GROUP BY b.id
+),
+terms AS (
+    SELECT t.id, u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf
+    FROM texts t CROSS JOIN LATERAL unnest(t.tsv) u
+),
+lens AS (SELECT t.id, coalesce(sum(m.tf), 0) AS len FROM texts t LEFT JOIN terms m ON m.id = t.id GROUP BY t.id),
+stats AS (SELECT count(*)::float8 AS n, greatest(avg(len), 1)::float8 AS avgdl FROM lens),
+df AS (SELECT lexeme, count(*)::float8 AS df FROM terms WHERE lexeme IN (SELECT lexeme FROM q) GROUP BY lexeme),
+fts AS (
+    SELECT s.id, s.score, row_number() OVER (ORDER BY s.score DESC, s.id) AS rank
+    FROM (SELECT m.id, sum(ln(1 + (st.n - df.df + 0.5) / (df.df + 0.5))
+                            * m.tf * (%(k1)s + 1) / (m.tf + %(k1)s * (1 - %(b)s + %(b)s * l.len / st.avgdl))) AS score
+          FROM terms m JOIN df ON df.lexeme = m.lexeme JOIN lens l ON l.id = m.id CROSS JOIN stats st
+          GROUP BY m.id) s
+    ORDER BY s.score DESC, s.id
+    LIMIT %(pool)s
+),
+vec AS (
+    SELECT v.id, 1 - v.dist AS similarity, row_number() OVER (ORDER BY v.dist, v.id) AS rank
+    FROM (SELECT b.id, b.embedding::vector({dim}) <=> %(qvec)s::vector({dim}) AS dist
+          FROM bundles b
+          WHERE b.hub_id = %(hub)s AND b.embedding IS NOT NULL{vector_dims}
+          ORDER BY dist
+          LIMIT %(pool)s) v
+    WHERE v.dist < %(max_distance)s
+),
+vz AS (SELECT vec.*, CASE WHEN stddev_pop(similarity) OVER () > 0
+                          THEN (similarity - min(similarity) OVER ()) / stddev_pop(similarity) OVER ()
+                          ELSE 1 END AS z
+       FROM vec),
+fz AS (SELECT fts.*, CASE WHEN stddev_pop(score) OVER () > 0
+                          THEN (score - min(score) OVER ()) / stddev_pop(score) OVER ()
+                          ELSE 1 END AS z
+       FROM fts),
+fused AS (
+    SELECT coalesce(v.id, f.id) AS id, v.rank AS vector_rank, f.rank AS fts_rank,
+           v.similarity, f.score AS fts_score,
+           coalesce(1.0::float8 / ({rrf_k} + v.rank), 0) + coalesce(1.0::float8 / ({rrf_k} + f.rank), 0) AS rrf_score,
+           coalesce(v.z, 0) + coalesce(f.z, 0) AS z
+    FROM vz v FULL JOIN fz f ON f.id = v.id
 )
-SELECT b.id AS bundle_id, b.title, b.description, NULL::float8 AS similarity,
-       ts_rank(bm25_tsvector(b.title || ' ' || b.description), q.query)::float8 AS fts_score
-FROM bundles b, q
-WHERE b.hub_id = %(hub)s AND q.query IS NOT NULL
-  AND bm25_tsvector(b.title || ' ' || b.description) @@ q.query
-ORDER BY fts_score DESC
+SELECT b.id AS bundle_id, b.title, b.description, f.vector_rank, f.fts_rank,
+       -- every result's cosine when vectors ran, below the pool's floor too: what its vector says
+       coalesce(f.similarity, {similarity})::float8 AS similarity,
+       f.fts_score::float8 AS fts_score, f.rrf_score::float8 AS rrf_score,
+       (CASE WHEN %(fusion)s = 'rrf' THEN f.rrf_score ELSE f.z END)::float8 AS score
+FROM fused f JOIN bundles b ON b.id = f.id
+ORDER BY score DESC, f.vector_rank NULLS LAST, f.fts_rank NULLS LAST, b.id
 LIMIT %(k)s
 """
 
@@ -372,13 +417,48 @@ async def recall_docs(conn: psycopg.AsyncConnection, **query: Any) -> list[dict[
 
 
 async def recall_bundles(
-    conn: psycopg.AsyncConnection, *, hub_id: int, question: str, k: int, qvec: list[float] | None, dim: int | None
+    conn: psycopg.AsyncConnection,
+    *,
+    hub_id: int,
+    question: str,
+    k: int,
+    qvec: list[float] | None,
+    dim: int | None,
+    hybrid: bool = True,
+    k1: float = 1.2,
+    b: float = 0.75,
+    fusion: str = "zscore",
+    max_distance: float = 2.0,
 ) -> list[dict[str, Any]]:
-    params = {"hub": hub_id, "question": question, "k": k, "qvec": Vector(qvec) if qvec is not None else None}
-    if qvec is not None and dim is not None:
-        query = sql.SQL(BUNDLE_VECTOR).format(dim=sql.Literal(int(dim)))
-        return await (await conn.execute(query, params)).fetchall()
-    return await (await conn.execute(BUNDLE_FULLTEXT, params)).fetchall()
+    """The hub's bundles for a question: full text always (with vectors unless `hybrid` is
+    off), vectors when `qvec` is given (bundles closer than `max_distance`), fused."""
+    with_vectors = qvec is not None and dim is not None
+    query = sql.SQL(BUNDLE_RECALL).format(
+        dim=sql.Literal(int(dim) if with_vectors else 1),
+        vector_dims=sql.SQL("" if with_vectors else " AND false"),
+        similarity=sql.SQL(
+            "1 - (b.embedding::vector({dim}) <=> %(qvec)s::vector({dim}))".format(dim=int(dim))
+            if with_vectors
+            else "NULL"
+        ),
+        rrf_k=sql.Literal(RRF_K),
+    )
+    params = {
+        "hub": hub_id,
+        "question": question,
+        "k": k,
+        "pool": max(RRF_DEPTH * k, POOL_MIN),
+        "qvec": Vector(qvec) if with_vectors else None,
+        "k1": k1,
+        "b": b,
+        "fusion": fusion,
+        "max_distance": max_distance,
+    }
+    rows = await (await conn.execute(query, params)).fetchall()
+    if with_vectors and not hybrid:  # vectors alone: what full text found alone is no answer
+        rows = [r for r in rows if r["vector_rank"] is not None]
+        rows.sort(key=lambda r: r["vector_rank"])
+    return rows
 
 
 # Highlighted snippets for the hub page's search results: Postgres's own headline, with the

@@ -19,6 +19,10 @@ PALETTE = 8  # cluster colours in the stylesheet: .c0 ... .c7 (c7 is grey: loner
 WIDTH, HEIGHT, MARGIN = 1000, 680, 70
 MAX_DRAWN = 300  # nodes in the picture; the JSON always has them all
 LABELS = 30  # the best-connected nodes get a visible label; every node has a tooltip
+LABEL_CHARS = 34  # a label's title is cut to this many characters
+# The label's font size in the picture's units (the stylesheet's .graph text), and the width of
+# a character at that size, to keep every label inside the picture: an estimate, generous.
+LABEL_FONT, CHAR_WIDTH = 13, 0.62 * 13
 
 
 def clusters(node_ids: list[str], edges: list[tuple[str, str, float]]) -> dict[str, int]:
@@ -54,6 +58,18 @@ class Drawn:
         """Near the right edge the label goes on the node's left, inside the picture."""
         return self.x > WIDTH - 220
 
+    @property
+    def label_text(self) -> str:
+        return self.title if len(self.title) <= LABEL_CHARS else self.title[: LABEL_CHARS - 1].rstrip() + "…"
+
+    def extent(self) -> tuple[float, float, float, float]:
+        """The box the node and its label take: left, top, right, bottom."""
+        left, right = self.x - self.r, self.x + self.r
+        if self.label:
+            width = len(self.label_text) * CHAR_WIDTH + self.r + 3
+            left, right = (min(left, self.x - width), right) if self.label_left else (left, max(right, self.x + width))
+        return left, self.y - max(self.r, LABEL_FONT), right, self.y + max(self.r, LABEL_FONT)
+
 
 @dataclass(frozen=True)
 class Picture:
@@ -61,6 +77,7 @@ class Picture:
     lines: tuple[tuple[float, float, float, float, float], ...]  # x1, y1, x2, y2, weight
     hulls: tuple[tuple[float, float, float, int], ...]  # cx, cy, radius, colour, per cluster of 2+
     total: int
+    view: str = f"0 0 {WIDTH} {HEIGHT}"  # the SVG's viewBox: every ring, node and label inside it
 
 
 def _radius(size: int) -> float:
@@ -127,4 +144,16 @@ def picture(graph: dict[str, Any]) -> Picture:
         cy = sum(d.y for d in members) / len(members)
         radius = max(math.hypot(d.x - cx, d.y - cy) + d.r for d in members) + 10
         hulls.append((round(cx, 1), round(cy, 1), round(radius, 1), members[0].colour))
-    return Picture(tuple(nodes), lines, tuple(hulls), len(graph["nodes"]))
+    return Picture(tuple(nodes), lines, tuple(hulls), len(graph["nodes"]), _view(nodes, hulls))
+
+
+def _view(nodes: list[Drawn], hulls: list[tuple[float, float, float, int]]) -> str:
+    """A viewBox holding the whole picture: a cluster's ring reaches past its outermost node
+    (by that node's size and a gap), so the largest one was cut off at the box's edge."""
+    boxes = [d.extent() for d in nodes] + [(cx - r, cy - r, cx + r, cy + r) for cx, cy, r, _ in hulls]
+    pad = 4
+    left = min(0.0, *(b[0] for b in boxes)) - pad
+    top = min(0.0, *(b[1] for b in boxes)) - pad
+    right = max(float(WIDTH), *(b[2] for b in boxes)) + pad
+    bottom = max(float(HEIGHT), *(b[3] for b in boxes)) + pad
+    return f"{left:.0f} {top:.0f} {right - left:.0f} {bottom - top:.0f}"

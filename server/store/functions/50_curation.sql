@@ -8,18 +8,21 @@ LANGUAGE sql AS $$
     INSERT INTO curation_marks (hub_id) VALUES (p_hub)
 $$;
 
--- An edited doc's enrichment describes text that may be gone (a pasted secret, removed):
--- it is dropped in the same transaction, and the doc is owed a new one. A doc moved to
--- another hub takes its concepts along. Hub and privacy changes re-suggest both hubs.
+-- An edited doc's enrichment (and the terms read with it) describes text that may be gone (a
+-- pasted secret, removed): it is dropped in the same transaction, and the doc is owed a new
+-- one. A doc moved to another hub takes its concepts along. Hub and privacy changes re-suggest
+-- both hubs.
 CREATE OR REPLACE FUNCTION curation_doc_changed() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
     IF NEW.source_hash IS DISTINCT FROM OLD.source_hash THEN
         DELETE FROM doc_concepts WHERE doc_id = NEW.id;
+        DELETE FROM doc_terms WHERE doc_id = NEW.id;
         DELETE FROM enrichments WHERE doc_id = NEW.id;
     END IF;
     IF NEW.hub_id IS DISTINCT FROM OLD.hub_id THEN
         UPDATE doc_concepts SET hub_id = NEW.hub_id WHERE doc_id = NEW.id;
+        UPDATE doc_terms SET hub_id = NEW.hub_id WHERE doc_id = NEW.id;
         UPDATE enrichments SET hub_id = NEW.hub_id WHERE doc_id = NEW.id;
     END IF;
     IF NEW.hub_id IS DISTINCT FROM OLD.hub_id
