@@ -27,6 +27,7 @@ from .mail.outbox import Outbox
 from .mail.smtp import SmtpSender
 from .redaction import DETECTOR
 from .routes import (
+    agent_memory,
     bundles,
     capture,
     contract,
@@ -122,6 +123,7 @@ def create_app(
         *embed.routes,
         *bundles.routes,
         *recall.routes,
+        *agent_memory.routes,
         *capture.routes,
         *curation.routes,
         *crossrefs.routes,

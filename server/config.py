@@ -329,6 +329,34 @@ class Settings:
         2000, "MEMORYWIKI_DIGEST_COMPACT_TOKENS", "token budget of a hub's compact digest"
     )
 
+    section("Coding-tool hooks")
+    hook_max_tokens: int = setting(
+        1500,
+        "MEMORYWIKI_HOOK_MAX_TOKENS",
+        "tokens of a project's memory injected when a coding session starts (a hook may ask for fewer)",
+    )
+    hook_prompt_tokens: int = setting(
+        600, "MEMORYWIKI_HOOK_PROMPT_TOKENS", "tokens of passages added to one prompt at most (--recall-prompts)"
+    )
+    hook_prompt_k: int = setting(3, "MEMORYWIKI_HOOK_PROMPT_K", "passages added to one prompt at most")
+    # 0.4: on SciFact and LoCoMo it keeps 87% and 73% of the evidence and lets 2% and 0% of
+    # unrelated passages through (bench/results/hooks.md; 0.5 kept 66% and 48%)
+    hook_min_similarity: float = setting(
+        0.4,
+        "MEMORYWIKI_HOOK_MIN_SIMILARITY",
+        "relevance floor of a passage added to a prompt: its cosine similarity to the prompt",
+    )
+    hook_min_fts: float = setting(
+        2.0,
+        "MEMORYWIKI_HOOK_MIN_FTS",
+        "relevance floor when no vectors are used: the passage's BM25 score for the prompt",
+    )
+    hook_summary_timeout: float = setting(
+        60.0,
+        "MEMORYWIKI_HOOK_SUMMARY_TIMEOUT",
+        "seconds a captured session's summary may take the chat model (then: extractive)",
+    )
+
     section("Security")
     # unset: a random key kept in the database, so every server on one database shares it
     secret_key: str | None = setting(

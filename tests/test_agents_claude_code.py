@@ -148,3 +148,133 @@ def test_mcp_recall(workspace, model_server, claude, scope):
     assert step.action == "mcp-recall" and step.command, step
     assert url in step.output and url in result["result"]
     assert_model_clean(model_server)
+
+
+# ---- the hooks: memory that follows the person from one session to the next ------------------
+
+DECIDE = "Should the cache keep SQLite in WAL mode? Decide it for this project."
+DECIDED = "Decided: we keep the cache in SQLite WAL mode, because readers never block the writer."
+NEXT = "What did we decide about the cache last time?"
+# Secrets in their providers' real formats, made up (tests/data/secrets/make_secrets.py).
+SECRETS = {
+    k["name"]: k
+    for k in json.loads((Path(__file__).parent / "data" / "secrets" / "kinds.json").read_text())
+    if k["name"] in ("aws-access-key", "aws-secret-key", "openai-api-key")
+}
+
+
+def hooked(ws: Workspace, *extra: str) -> None:
+    """A project in git with its origin, `memorywiki install claude-code --hooks` run in it."""
+    git_init(ws.project)
+    ws.run(["git", "remote", "add", "origin", "git@github.com:acme/api.git"])
+    ws.memorywiki("install", "claude-code", "--hooks", *extra)
+    # A test server's first recall is cold (seconds on a loaded machine); what these tests show
+    # is what the hooks do, bench/ measures how fast (bench/results/hooks.md).
+    cfg = ws.home / ".config" / "memorywiki" / "config.toml"
+    cfg.write_text(cfg.read_text() + "\n[hooks]\nstart_timeout = 30\nprompt_timeout = 30\n", encoding="utf-8")
+
+
+def session_pages(ws: Workspace) -> list[dict]:
+    import httpx
+
+    token = ws.owner_token()
+    docs = httpx.get(f"{ws.server_url}/api/hub/{ws.hub}", headers={"Authorization": f"Bearer {token}"}).json()
+    pages = [ws.doc(d["url"]) for d in docs["docs"]]
+    return [p for p in pages if p["meta"].get("session_id")]
+
+
+def wait_session_page(ws: Workspace, sid: str, turns: int = 2) -> dict:
+    from tests.polling import wait_until
+
+    def found():
+        pages = [p for p in session_pages(ws) if p["meta"]["session_id"] == sid]
+        return pages[0] if pages and pages[0]["meta"]["capture"]["turns"] >= turns else None
+
+    return wait_until(found, f"the page of session {sid} with {turns} turns", timeout=120)
+
+
+def first_request(server, after: int, prompt: str):
+    """The first model request after exchange `after` that carries the user's `prompt`."""
+    for exchange in server.exchanges[after:]:
+        if any(prompt in m.text for m in exchange.turn.messages):
+            return exchange.turn
+    raise AssertionError(f"no request carried {prompt!r}")
+
+
+def test_the_next_session_starts_with_what_the_last_one_decided(workspace, model_server, claude):
+    hooked(workspace)
+    model = model_server.model
+    model.chat["WAL mode"] = DECIDED
+    model.chat["decide about the cache"] = "Last time we decided on WAL mode."
+
+    first = run_claude(workspace, model_server, claude, DECIDE)
+    sid = first["session_id"]
+    assert first["result"] == DECIDED
+    # The session ended: its transcript became one draft page of the project, summary on top.
+    page = wait_session_page(workspace, sid)
+    assert page["is_draft"] is True and page["source"] == "claude-code"
+    assert page["meta"]["project"]["keys"][:2] == ["remote:github.com/acme/api", f"path:{workspace.project}"]
+    summary = page["markdown"].split("\n## User", 1)[0]
+    assert summary.startswith("## Summary") and "WAL mode" in summary
+    assert f"## User\n\n{DECIDE}\n\n## Assistant\n\n{DECIDED}" in page["markdown"]
+
+    # A new session: its first model request carries what the first one decided, with its URL.
+    seen = len(model_server.exchanges)
+    second = run_claude(workspace, model_server, claude, NEXT)
+    assert second["session_id"] != sid
+    request = first_request(model_server, seen, NEXT)
+    context = request.system if "<memorywiki" in request.system else request.all_text()
+    injected = context[context.index("<memorywiki") : context.index("</memorywiki>") + len("</memorywiki>")]
+    print("\n--- injected at the start of the second session ---\n" + injected)
+    assert page["url"] in injected and "WAL mode" in injected
+    assert f"## Lately in {workspace.project.name}" in injected
+    assert_model_clean(model_server)
+
+
+def test_a_resumed_session_updates_its_page_and_never_makes_a_second(workspace, model_server, claude):
+    hooked(workspace, "--recall-prompts")
+    model_server.model.chat["WAL mode"] = DECIDED
+    model_server.model.chat["checkpoint"] = "Checkpoint every 1000 pages with wal_autocheckpoint."
+    sid = run_claude(workspace, model_server, claude, DECIDE)["session_id"]
+    page = wait_session_page(workspace, sid)
+
+    run_claude(workspace, model_server, claude, "And how often should the WAL checkpoint run?", "--resume", sid)
+    resumed = wait_session_page(workspace, sid, turns=4)
+    assert resumed["id"] == page["id"] and resumed["version"] > page["version"]
+    assert "wal_autocheckpoint" in resumed["markdown"] and resumed["is_draft"] is True
+    assert [p["id"] for p in session_pages(workspace) if p["meta"]["session_id"] == sid] == [page["id"]]
+    assert_model_clean(model_server)
+
+
+def test_a_secret_typed_in_a_session_is_in_no_page_version_or_recall(workspace, model_server, claude):
+    import httpx
+
+    hooked(workspace)
+    keys = [k["secret"] for k in SECRETS.values()]
+    prompt = "For the WAL mode migration, use these:\n" + "\n".join(k["line"] for k in SECRETS.values())
+    model_server.model.chat["WAL mode"] = DECIDED
+    sid = run_claude(workspace, model_server, claude, prompt)["session_id"]
+    page = wait_session_page(workspace, sid)
+    owner = {"Authorization": f"Bearer {workspace.owner_token()}"}
+    # published, so that public recall and the markdown twin can see it at all
+    httpx.patch(f"{workspace.server_url}/api/docs/{page['id']}", json={"is_draft": False}, headers=owner)
+    workspace.wait_indexed(page["id"])
+    seen = [workspace.doc(page["url"])["markdown"], httpx.get(page["url"], headers={"Accept": "text/markdown"}).text]
+    versions = httpx.get(f"{workspace.server_url}/api/docs/{page['id']}/versions", headers=owner).json()["versions"]
+    for v in versions:
+        number = v["version"]
+        seen.append(httpx.get(f"{workspace.server_url}/api/docs/{page['id']}/versions/{number}", headers=owner).text)
+    for secret in keys:
+        found = httpx.post(
+            f"{workspace.server_url}/api/hub/{workspace.hub}/recall", json={"question": secret, "k": 10}
+        ).json()
+        seen.append(json.dumps(found))
+    context = httpx.post(
+        f"{workspace.server_url}/api/hub/{workspace.hub}/agent-context",
+        json={"kind": "start", "project": page["meta"]["project"]},
+        headers=owner,
+    ).json()
+    seen.append(context["text"])
+    assert "[redacted: " in seen[0]  # the page says what was there
+    for text in seen:
+        assert not [k for k in keys if k in text]

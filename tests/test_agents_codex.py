@@ -154,3 +154,51 @@ def test_not_running_message_names_the_codex_sandbox():
     assert "start it with `memorywiki serve`" in not_running_message(url, env={})
     sandboxed = not_running_message(url, env={"CODEX_SANDBOX_NETWORK_DISABLED": "1"})
     assert url in sandboxed and "sandbox blocks network access" in sandboxed and "memorywiki serve" not in sandboxed
+
+
+def test_hooks_carry_the_last_sessions_decision_into_the_next(workspace, model_server, codex):
+    """`install codex --hooks`: a session's end becomes its draft page, and the next session's
+    first request carries it. Codex runs a hook only once the user has trusted it (/hooks in
+    its TUI); a script says so with --dangerously-bypass-hook-trust, as here."""
+    import httpx
+
+    from tests.polling import wait_until
+
+    git_init(workspace.project)
+    workspace.run(["git", "remote", "add", "origin", "git@github.com:acme/api.git"])
+    workspace.memorywiki("install", "codex", "--hooks", "--user")
+    configure(workspace, model_server)
+    cfg = workspace.home / ".config" / "memorywiki" / "config.toml"  # a cold test server: see bench/
+    cfg.write_text(cfg.read_text() + "\n[hooks]\nstart_timeout = 30\n", encoding="utf-8")
+    decided = "Decided: we keep the cache in SQLite WAL mode, because readers never block the writer."
+    model_server.model.chat["WAL mode"] = decided
+
+    def run(prompt: str) -> str:
+        argv = [codex, "exec", "--dangerously-bypass-hook-trust", "--json", "--skip-git-repo-check"]
+        out = workspace.run([*argv, "--sandbox", "workspace-write", prompt], env={"SCRIPTED_MODEL_KEY": "x"})
+        assert out.returncode == 0, out.stderr[-2000:]
+        events = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+        return next(e["thread_id"] for e in events if e.get("type") == "thread.started")
+
+    thread = run("Should the cache keep SQLite in WAL mode? Decide it.")
+    token = workspace.owner_token()
+
+    def page():
+        docs = httpx.get(
+            f"{workspace.server_url}/api/hub/{workspace.hub}", headers={"Authorization": f"Bearer {token}"}
+        )
+        for d in docs.json()["docs"]:
+            full = workspace.doc(d["url"])
+            if full["meta"].get("session_id") == thread:
+                return full
+        return None
+
+    captured = wait_until(page, "the Codex session's page", timeout=120)
+    assert captured["is_draft"] is True and captured["source"] == "codex" and decided in captured["markdown"]
+
+    seen = len(model_server.exchanges)
+    prompt = "What did we decide about the cache?"
+    run(prompt)
+    first = next(e.turn for e in model_server.exchanges[seen:] if prompt in e.turn.all_text())
+    assert captured["url"] in first.all_text() and "WAL mode" in first.all_text()
+    assert_model_clean(model_server)

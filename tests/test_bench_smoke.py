@@ -43,6 +43,7 @@ def test_bench_all_smoke(smoke_env, tmp_path):
         "soak.md",
         "scaleout.md",
         "longdocs.md",
+        "hooks.md",
         "README.md",
         "quality.png",
         "latency.png",

@@ -334,3 +334,20 @@ def test_the_owner_downloads_the_hub_as_a_zip(tab, live_server):
     assert names == ["takeout/index.md", "takeout/pages/Open notes.md", "takeout/pages/Private plan.md"]
     assert index.startswith("---\nmemorywiki_export: 1\n") and "visibility: draft" in draft
     assert hub["token"] not in index + draft
+
+
+def test_a_captured_session_is_published_with_one_click(tab, live_server):
+    hub = make_hub(live_server, "sessions")
+    with api(live_server) as http:
+        made = http.put(
+            "/api/hub/sessions/agent-sessions/claude-code/s-1",
+            headers=hub["owner"],
+            json={"title": "api: cache mode", "transcript": "## User\n\nWAL?\n\n## Assistant\n\nYes, WAL.\n"},
+        ).json()
+    assert made["draft"] is True
+    t = signed_in(tab, hub)
+    with t.page.expect_navigation():
+        t.page.get_by_role("button", name="Publish api: cache mode").click()
+    badge = t.page.locator(f'li[data-doc="{made["id"]}"] .badge').inner_text()
+    assert badge == "public" and t.page.get_by_role("button", name="Publish api: cache mode").count() == 0
+    assert httpx.get(made["url"], headers={"Accept": "text/markdown"}).status_code == 200

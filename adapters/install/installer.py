@@ -23,6 +23,7 @@ from memorywiki.skill.render import AIDER_CONVENTIONS, render
 
 from .aider_conf import install_aider_conf, remove_aider_conf
 from .files import prune_dirs, read, sha
+from .hook_config import installed_hooks, remove_hooks
 from .launch import shell_command
 from .locations import check_scope, env_or_os, resolve, target
 from .manifest import Action, Manifest, matches, record_base
@@ -115,6 +116,8 @@ def uninstall(
             actions.append(remove_aider_conf(path, rec, manifest, dry_run, force))
         elif kind in ("mcp-json", "mcp-toml"):
             actions.append(remove_mcp(path, rec, manifest, dry_run, force))
+        elif kind == "hooks-json":
+            actions.append(remove_hooks(path, rec, manifest, dry_run, force))
     if not dry_run:
         prune_dirs(sorted(dirs, key=lambda d: d.count(os.sep)))  # deepest last -> removed first
         manifest.save()
@@ -134,6 +137,8 @@ def list_installed(project_dir: Path | str | None = None, home: Path | str | Non
             status = "missing"
         elif rec.get("kind") in ("mcp-json", "mcp-toml"):
             status = "installed" if registered_entry(Path(key), rec) == rec.get("value") else "modified"
+        elif rec.get("kind") == "hooks-json":
+            status = "installed" if installed_hooks(Path(key), rec) else "modified"
         else:
             status = "installed" if sha(current) == rec.get("sha256") else "modified"
         out.append(

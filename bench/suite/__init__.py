@@ -59,6 +59,12 @@ SECTIONS: tuple[Section, ...] = (
         ("beir",),
     ),
     Section(
+        "hooks",
+        "the coding-tool hooks as the tool runs them: session start p50/p95 on a 10k-chunk hub, prompt, session end",
+        ("hooks.md",),
+        ("beir",),
+    ),
+    Section(
         "pages",
         "page weights and render times of hostile markdown (--screenshots DIR)",
         ("pages.md",),

@@ -63,7 +63,7 @@ CHUNKS_PER_DOC = 10
 BATCH = 2000
 K = 10
 MODES = ("vector", "fulltext", "hybrid")
-BUILD_VERSION = 1
+BUILD_VERSION = 2  # 2: the docs record the chunker that made their rows
 # The baseline server predates the int8 space: it runs on a copy of the hub (before_copy), made
 # up to this size (the 1M hub's copy would be ~20 GB more on disk).
 BEFORE_COPY_MAX = 100000
@@ -182,6 +182,12 @@ def data_schema() -> str:
     return hashlib.sha256("".join(parts).encode()).hexdigest()
 
 
+def _chunker_version() -> str:
+    from memorywiki.server.config import Settings
+
+    return Settings.from_env().chunk_size.version
+
+
 def build_hub(
     pg: Postgres, name: str, n: int, texts: list[tuple[str, str]], vectors: np.ndarray, model: str, smoke: bool
 ) -> tuple[str, float]:
@@ -236,6 +242,9 @@ def build_hub(
             if (stop // BATCH) % 10 == 0 or stop == n:
                 log(f"    {name}: {stop}/{n} chunks ({time.perf_counter() - t0:.0f}s)")
         load_s = time.perf_counter() - t0
+        # the chunker that "made" these rows is the server's own: else a server with no
+        # in-process worker chunks the docs again from their (empty) markdown, and the hub is gone
+        conn.execute("UPDATE docs SET chunker = %s WHERE hub_id = %s", (_chunker_version(), hub))
         conn.execute("INSERT INTO embedding_space (model, dim) VALUES (%s, %s)", (model, dim))
         conn.execute("SET maintenance_work_mem = '4GB'")  # the 1M-chunk graph (~2 GB) fits in memory
         conn.execute("SET max_parallel_maintenance_workers = 1")
@@ -270,13 +279,14 @@ class _Connection:
         self._streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
         self.head = b""  # the last answer's status line and headers
 
-    async def post(self, path: str, body: bytes) -> tuple[int, bytes]:
+    async def post(self, path: str, body: bytes, headers: str = "") -> tuple[int, bytes]:
+        """`headers`: more header lines, each ending in CRLF."""
         if self._streams is None:
             self._streams = await asyncio.open_connection(self.host, self.port)
         reader, writer = self._streams
         writer.write(
             f"POST {path} HTTP/1.1\r\nhost: {self.host}:{self.port}\r\ncontent-type: "
-            f"application/json\r\ncontent-length: {len(body)}\r\n\r\n".encode()
+            f"application/json\r\ncontent-length: {len(body)}\r\n{headers}\r\n".encode()
             + body
         )
         head = self.head = await reader.readuntil(b"\r\n\r\n")

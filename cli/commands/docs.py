@@ -198,6 +198,26 @@ def undelete(ctx: typer.Context, doc: DocArg, url: ServerOpt = None, as_json: Js
     sys.stdout.write(f"{restored.data.get('url') or restored.doc_id}\n")
 
 
+def publish(ctx: typer.Context, doc: DocArg, url: ServerOpt = None, as_json: JsonOpt = False) -> None:
+    """Publish a draft (a captured coding session is one): readers and AIs see it from now on."""
+    _set_draft(ctx, doc, url, as_json, draft=False)
+
+
+def unpublish(ctx: typer.Context, doc: DocArg, url: ServerOpt = None, as_json: JsonOpt = False) -> None:
+    """Make a page a draft again: only its editors (the hub's owner, its edit token) read it."""
+    _set_draft(ctx, doc, url, as_json, draft=True)
+
+
+def _set_draft(ctx: typer.Context, doc: str, url: str | None, as_json: bool, *, draft: bool) -> None:
+    with state(ctx).wiki(url) as wiki:
+        data = ops.set_draft(wiki, doc, draft)
+    if as_json:
+        output.print_json(data)
+        return
+    output.note(f"{'a draft again' if draft else 'published'}: version {data.get('version')}")
+    sys.stdout.write(f"{data.get('url') or doc}\n")
+
+
 def register(app: typer.Typer) -> None:
-    for command in (pull, update, history, restore, embed, delete, undelete):
+    for command in (pull, update, history, restore, embed, delete, undelete, publish, unpublish):
         app.command()(command)

@@ -12,9 +12,12 @@ from typing import Annotated, ParamSpec, TypeVar
 
 import typer
 from memorywiki.adapters.install import (
+    HOOK_SUPPORT,
     Action,
     InstallError,
+    hooks_path,
     install,
+    install_hooks,
     list_installed,
     manifest_path,
     mcp_command,
@@ -126,6 +129,21 @@ def _mcp_hint(tool: str, scope: str) -> None:
     out.write(mcp_registration(tool))
 
 
+def _hooks_note(tool: str, scope: str, prompts: bool) -> None:
+    out = sys.stdout
+    out.write(f"\nHooks ({HOOK_SUPPORT[tool]}), in {hooks_path(tool, scope, project_dir=Path.cwd())}:\n")
+    out.write("  a session starts with this project's memory from your hub (its sources named), within\n")
+    out.write("  [hooks] max_tokens (default: the server's, 1,500); the session ends as a draft page\n")
+    out.write("  (one per session, updated when it resumes); `memorywiki publish <url>` makes it public.\n")
+    if prompts:
+        out.write("  Each prompt also gets the few passages above the relevance floor.\n")
+    if tool == "codex":
+        out.write("  Codex runs new hooks only once you trust them: open Codex, type /hooks and trust them.\n")
+    if tool == "cursor":
+        out.write("  Cursor reads .cursor/hooks.json when it starts: restart it.\n")
+    out.write("  Remove them with `memorywiki uninstall " + tool + ("" if scope == "project" else " --user") + "`.\n")
+
+
 def install_cmd(
     tool: Annotated[
         str | None, typer.Argument(metavar="TOOL", help=f"The tool: {TOOLS_HELP}.", show_default=False)
@@ -145,6 +163,20 @@ def install_cmd(
         bool,
         typer.Option("--mcp", help="Also register the MCP server (by its absolute path) in the tool's MCP config."),
     ] = False,
+    hooks: Annotated[
+        bool,
+        typer.Option(
+            "--hooks",
+            help="Also install the hooks: each session starts with this project's memory, and ends as a draft page.",
+        ),
+    ] = False,
+    recall_prompts: Annotated[
+        bool,
+        typer.Option(
+            "--recall-prompts",
+            help="With --hooks: also add the few passages above a relevance floor to each prompt.",
+        ),
+    ] = False,
     list_: Annotated[
         bool, typer.Option("--list", help="List what is installed (user scope and this project).")
     ] = False,
@@ -157,6 +189,10 @@ def install_cmd(
         raise MemoryWikiError(f"which tool? memorywiki install TOOL, where TOOL is {TOOLS_HELP} (or --list)")
     name = _normalize(tool)
     scope = _scope(user)
+    if recall_prompts and not hooks:
+        raise MemoryWikiError("--recall-prompts goes with --hooks")
+    if hooks and HOOK_SUPPORT.get(name, "none").startswith("none"):
+        raise MemoryWikiError(f"{name} has no hooks to install; /memory.wiki works without them")
     where = str(Path.cwd()) if scope == "project" else "~"
     sys.stdout.write(
         f"{'Would install' if dry_run else 'Installing'} /memory.wiki for {name} ({scope} scope: {where})\n"
@@ -167,6 +203,18 @@ def install_cmd(
         output.note(f"{name} has no MCP client: nothing to register (use /run memorywiki ... instead)")
     elif mcp:
         actions += _run(write_mcp_registration, name, scope, project_dir=Path.cwd(), dry_run=dry_run, force=force)
+    if hooks:
+        actions.append(
+            _run(
+                install_hooks,
+                name,
+                scope,
+                project_dir=Path.cwd(),
+                prompts=recall_prompts,
+                dry_run=dry_run,
+                force=force,
+            )
+        )
     _print_actions(actions)
     conflicts = [a for a in actions if a.op == "conflict"]
     if conflicts:
@@ -175,8 +223,10 @@ def install_cmd(
             f"rerun with --force to overwrite them ({_rerun('install', shlex.quote(name), '--user' if user else '', '--mcp' if mcp else '')})"
         )
         raise Exit(1)
-    if not mcp and has_mcp:
+    if not mcp and has_mcp and not hooks:
         _mcp_hint(name, scope)
+    if hooks:
+        _hooks_note(name, scope, recall_prompts)
     if not dry_run:
         sys.stdout.write("\nThen, inside the tool:\n")
         for line in USAGE[name]:

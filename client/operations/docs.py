@@ -197,6 +197,14 @@ def delete_doc(wiki: Wiki, ref: str) -> Deleted:
     return Deleted(doc_id, warning)
 
 
+def set_draft(wiki: Wiki, ref: str, draft: bool) -> Doc:
+    """Make the doc a draft (private to its editors) or publish it (readable by whoever its other
+    gates let in); the doc as saved."""
+    return with_doc_token(
+        wiki, ref, lambda doc_id, token: wiki.client.patch_doc(doc_id, {"is_draft": draft}, token=token)
+    )
+
+
 def index_doc(wiki: Wiki, ref: str) -> dict[str, Any]:
     """Index the doc now (skipped when its text has not changed)."""
     doc_id = doc_id_from(ref)

@@ -144,6 +144,12 @@ class Access:
                     return Writer(hub, MEMBER + member["name"], member["id"])
         return Writer(await self.hub_owner(conn, slug), "owner", None)
 
+    async def writable_hub(self, conn: Conn, slug: str) -> dict[str, Any]:
+        """The hub, when these credentials may write pages into it (its owner or a member)."""
+        hub = (await self.hub_writer(conn, slug)).hub
+        assert hub is not None  # hub_writer names a hub or refuses
+        return hub
+
     async def owns(self, conn: Conn, hub: dict[str, Any]) -> bool:
         """Whether the bearer token or the browser's session owns the hub, refusing nothing: a
         read that is not the owner's shows what strangers see. A token that does not own the

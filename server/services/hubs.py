@@ -10,6 +10,7 @@ from typing import Any
 from memorywiki.formats.mdutil import plain_text, summary
 
 from ..errors import BadRequest, Conflict, unknown_hub
+from ..store import agent_memory as agent_memory_store
 from ..store import hubs as hub_store
 from ..store import recall as recall_store
 from ..store.connection import Conn
@@ -273,6 +274,9 @@ async def search(ctx: Context, urls: Urls, slug: str, question: str) -> dict[str
     }
 
 
+USAGE_DAYS = 30  # the owner's hub page shows the hooks' injections of this many days
+
+
 async def page(
     ctx: Context, credentials: Credentials, urls: Urls, slug: str, *, page: int, per_page: int, question: str
 ) -> dict[str, Any]:
@@ -289,6 +293,13 @@ async def page(
     hub["session"] = await sessions.status(ctx, credentials, urls, slug) if credentials.sessions else None
     if hub["view"] == "owner":
         hub["trash_docs"] = (await trash(ctx, credentials, urls, slug, page=1, per_page=PAGE_TRASH))["docs"]
+        async with ctx.db.owner.connection() as conn:  # what the coding tools' hooks handed out
+            usage = await agent_memory_store.usage(conn, hub["hub_id"], USAGE_DAYS)
+        hub["context_usage"] = {
+            "days": USAGE_DAYS,
+            "calls": sum(r["calls"] for r in usage),
+            "tokens": sum(r["tokens"] for r in usage),
+        }
     return hub
 
 

@@ -64,6 +64,8 @@
       var title = (b.closest("li") || b).querySelector(".title");
       if (!window.confirm("Delete “" + (title ? title.textContent.trim() : "this page") + "”? It goes to the trash.")) return;
       act(b, "DELETE", "/api/docs/" + b.dataset.delete, undefined, "Deleting", reload);
+    } else if (b.dataset.publish) {
+      act(b, "PATCH", "/api/docs/" + b.dataset.publish, { is_draft: false }, "Publishing", reload);
     } else if (b.dataset.undelete) {
       act(b, "POST", "/api/docs/" + b.dataset.undelete + "/undelete", {}, "Bringing it back", reload);
     } else if (b.dataset.accept) {
