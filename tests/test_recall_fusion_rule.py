@@ -203,6 +203,9 @@ def test_a_hub_where_every_chunk_holds_the_questions_words(client):
         ("what did Caroline do in May 2023", []),  # a year is a number, not an identifier
         ("3.5% of 10,000,000 people, -12 degrees", []),
         ("p53 X1", []),  # too short to single anything out
+        ("met on Aug 15th, 1/2000 of them", []),  # an ordinal, a fraction
+        ("anti-interleukin-2 and 0-dimensional", []),  # words joined to a number
+        ("MW_FLUSH_INTERVAL_MS3 on RX-220-B1", ["mw_flush_interval_ms3", "rx-220-b1"]),
         ("?!...;", []),
         ("", []),
     ],
