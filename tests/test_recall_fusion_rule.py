@@ -249,3 +249,23 @@ def test_an_identifier_held_whole_outweighs_near_misses_and_the_vectors_pick(cli
         embedding_server.plant({})
     assert body["results"][0]["doc_id"] == ids["Incident notes 0"]
     assert in_rank_order(body)
+
+
+def test_an_identifier_full_texts_top_does_not_hold_is_left_to_the_rankers(client):
+    """An alias: the question says FoxO3a, the answer FOXO3. Full text puts the answer first, so
+    the identifier is not what the question turns on, and the note that merely lists FoxO3a gets
+    no identifier's weight: it ranks as the two rankers rank it."""
+    pages = {
+        "Neurons": "## Oxidative stress\n\nReactive oxygen species activate FOXO3 in neuronal death; FOXO3 "
+        "activation is mediated by oxidative stress in neurons.",
+        "Gene list": "## Genes\n\nGenes on the panel: FoxO3a, Sirt1, Tp53 and Bcl2 among others.",
+        **{
+            f"Filler {i}": f"## Notes {i}\n\nThe {SERVICES[i % len(SERVICES)]} service was deployed again."
+            for i in range(10)
+        },
+    }
+    ids = make_hub(client, "alias", pages)
+    body = recall(client, "alias", "FoxO3a activation in neuronal death is mediated by reactive oxygen species")
+    assert body["results"][0]["doc_id"] == ids["Neurons"] and body["results"][0]["fts_rank"] == 1
+    gene_list = [r for r in body["results"] if r["doc_id"] == ids["Gene list"]]
+    assert not gene_list or gene_list[0]["score"] < 12 / math.sqrt(11)  # no lone holder's weight

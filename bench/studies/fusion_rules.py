@@ -10,7 +10,10 @@ Rules:
 - z-sum, pool floor: each pool's (score - min) / stddev, a lone candidate or equal scores 1
   (the default before issue 37);
 - z-sum, zeros padded: the same, but a full-text pool shorter than the vector pool is read as its
-  matches among the zeros of the chunks that did not match (the default since);
+  matches among the zeros of the chunks that did not match;
+- padded + identifiers (the default since issue 37): and one ranker more per identifier the
+  question names that full text's top candidate holds: 1 for a candidate holding it whole, 0
+  otherwise, normalised as the short pool is;
 - RRF: sum 1 / (60 + rank) over both top 40s.
 The vectors weigh 0 for a question mostly in a script the embedder does not read (the server's
 rule), in every z rule.
@@ -97,8 +100,8 @@ KEPT = "padded + identifiers"  # the rule the server runs
 
 
 def holders_by_question(pools: dict) -> dict[tuple[str, int], list[set[int]]]:
-    """For each question, per identifier it names (server/store/identifiers.py), the candidates
-    (either pool) whose text holds it."""
+    """For each question, per identifier it names (server/store/identifiers.py) and full text's
+    top candidate holds, the candidates (either pool) whose text holds it."""
     from memorywiki.server.store.identifiers import held, identifiers
 
     chunks = pools["chunks"]
@@ -107,9 +110,9 @@ def holders_by_question(pools: dict) -> dict[tuple[str, int], list[set[int]]]:
         for i, (text, _relevant, _evidence) in enumerate(questions):
             p = pools["pools"][(name, i)]
             cand = {c for c, _ in p["vec"]} | {c for c, _ in p["fts"]}
-            out[(name, i)] = [
-                {c for c in cand if c in chunks and held(token, chunks[c][1])} for token in identifiers(text)
-            ]
+            top = p["fts"][0][0] if p["fts"] else None
+            per = [{c for c in cand if c in chunks and held(token, chunks[c][1])} for token in identifiers(text)]
+            out[(name, i)] = [h for h in per if top in h]  # counted only when full text's top holds it
     return out
 
 

@@ -8,9 +8,9 @@ one more per identifier the question names: whether a candidate's text holds tha
 whole (server/store/recall.py).
 
 An identifier is a whitespace-separated token of the question, its surrounding punctuation
-stripped, at least MIN_CHARS long, that holds a digit and either a letter or at least
+stripped, at least MIN_CHARS long, that holds a digit and a letter, or is a run of at least
 MIN_DIGITS digits: INC-20417, ERR_RATE_6684, 9f3ab27c, 12041788, req-9521-av62, IL-6, BRCA1;
-not 2023, 3.5, -12, 1/2000 or 10,000,000 (numbers), 18th, nor a word such as
+not 2023, 3.5, -12, 1/2000, 1972-1979 or 10,000,000 (numbers), 18th or 1960s, nor a word such as
 anti-interleukin-2 (five lowercase letters in a row make a word; MW_FLUSH_INTERVAL_MS3 is upper case). A text holds it when the token occurs in it
 case-insensitively, not as part of a longer token (INC-2041 is not in INC-20417).
 """
@@ -25,11 +25,9 @@ MAX_IDENTIFIERS = 8  # a question naming more is a list, not a lookup: the first
 MAX_CHARS = 64  # longer tokens are pasted text, not an identifier
 
 _STRIP = "\"'`.,;:!?()[]{}<>"
-# a number written as one (signed, with separators, decimals, a fraction, a date or a percent
-# sign), an ordinal, or a word joined to a number (anti-interleukin-2, 0-dimensional: a run of
-# five lowercase letters is a word): not identifiers
-_FORMATTED_NUMBER = re.compile(r"^(?=.*[+.,%/:]|-)[+-]?[\d.,/:]+%?$")
-_ORDINAL = re.compile(r"^\d+(st|nd|rd|th)$", re.IGNORECASE)
+# an ordinal or a decade (18th, 1960s), or a word joined to a number (anti-interleukin-2,
+# 0-dimensional: a run of five lowercase letters is a word): not identifiers
+_ORDINAL = re.compile(r"^\d+(st|nd|rd|th|s)$", re.IGNORECASE)
 _WORDY = re.compile(r"[a-z]{5}")
 
 
@@ -38,11 +36,13 @@ def identifiers(question: str) -> list[str]:
     out: list[str] = []
     for raw in question.split():
         token = raw.strip(_STRIP)
-        if not MIN_CHARS <= len(token) <= MAX_CHARS or _FORMATTED_NUMBER.match(token):
+        if not MIN_CHARS <= len(token) <= MAX_CHARS:
             continue
         digits = sum(ch.isdigit() for ch in token)
         letters = any(ch.isalpha() for ch in token)
-        if not digits or not (letters or digits >= MIN_DIGITS) or _ORDINAL.match(token) or _WORDY.search(token):
+        if not digits or (not letters and not (token.isdigit() and digits >= MIN_DIGITS)):
+            continue  # no digit, or a number (a date, a range, a fraction) that is no long serial
+        if _ORDINAL.match(token) or _WORDY.search(token):
             continue
         if token.lower() not in out:
             out.append(token.lower())

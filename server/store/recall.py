@@ -93,7 +93,9 @@ iz AS (    -- one ranker per identifier: 1 if held, 0 if not, over the pool, as 
                           THEN 1 / sqrt((t.held::float8 / p.n) * (1 - t.held::float8 / p.n))
                           ELSE 1 END) AS z
     FROM held h
-    JOIN (SELECT pattern, count(*) AS held FROM held GROUP BY pattern) t ON t.pattern = h.pattern
+    JOIN (SELECT pattern, count(*) AS held FROM held GROUP BY pattern
+          HAVING bool_or(id = (SELECT id FROM fts WHERE rank = 1))) t   -- full text's top holds it
+      ON t.pattern = h.pattern
     CROSS JOIN (SELECT greatest((SELECT count(*) FROM vec), (SELECT count(*) FROM fts)) AS n) p
     GROUP BY h.id
 ),
@@ -114,8 +116,11 @@ fused AS (
 # holds it whole and 0 for one that does not, normalised as full text's short pool is (its
 # holders among the zeros of the pool: a lone holder stands n / sqrt(n - 1) deviations out,
 # one held by half the pool 1, one every candidate holds tells nothing and counts 1 for all),
-# and counted with full text. A question naming none (nearly every question in prose) is fused
-# exactly as without it; a lone ranker (hybrid off, or no vectors) is never touched.
+# and counted with full text. It counts only when full text's own top candidate holds it: full
+# text reads the identifier too, and when it ranks a chunk without it first, the identifier is
+# not what the question turns on (an alias: FoxO3a asked, FOXO3 written in the answer, on
+# SciFact). A question naming none (nearly every question in prose) is fused exactly as without
+# it; a lone ranker (hybrid off, or no vectors) is never touched.
 # A pool's deviation below this share of its largest score is rounding, not spread.
 FLAT = 1e-9
 
