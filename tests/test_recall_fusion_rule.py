@@ -205,6 +205,8 @@ def test_a_hub_where_every_chunk_holds_the_questions_words(client):
         ("p53 X1", []),  # too short to single anything out
         ("met on Aug 15th, 1/2000 of them", []),  # an ordinal, a fraction
         ("anti-interleukin-2 and 0-dimensional", []),  # words joined to a number
+        ("1990년에 무슨 일이", []),  # a year in Korean
+        ("1960s and 1972-1979", []),  # a decade, a range
         ("MW_FLUSH_INTERVAL_MS3 on RX-220-B1", ["mw_flush_interval_ms3", "rx-220-b1"]),
         ("?!...;", []),
         ("", []),

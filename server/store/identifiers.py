@@ -7,7 +7,7 @@ cuts an identifier into pieces (INC-20417 is `inc` and `-20417`; ERR_RATE_6684 i
 one more per identifier the question names: whether a candidate's text holds that identifier
 whole (server/store/recall.py).
 
-An identifier is a whitespace-separated token of the question, its surrounding punctuation
+An identifier is a whitespace-separated token of the question, in ASCII, its surrounding punctuation
 stripped, at least MIN_CHARS long, that holds a digit and a letter, or is a run of at least
 MIN_DIGITS digits: INC-20417, ERR_RATE_6684, 9f3ab27c, 12041788, req-9521-av62, IL-6, BRCA1;
 not 2023, 3.5, -12, 1/2000, 1972-1979 or 10,000,000 (numbers), 18th or 1960s, nor a word such as
@@ -38,6 +38,8 @@ def identifiers(question: str) -> list[str]:
         token = raw.strip(_STRIP)
         if not MIN_CHARS <= len(token) <= MAX_CHARS:
             continue
+        if not token.isascii():
+            continue  # 1990년, αvβ8: a number or a name in another script, not a record's key
         digits = sum(ch.isdigit() for ch in token)
         letters = any(ch.isalpha() for ch in token)
         if not digits or (not letters and not (token.isdigit() and digits >= MIN_DIGITS)):
