@@ -94,7 +94,7 @@ class Replica:
     replay_lsn: int = 0
     lag_seconds: float | None = None
     checked_at: float = 0.0
-    probe: AnyConn | None = None
+    probe: psycopg.Connection[Any] | None = None  # the checks' own connection, used from a thread
     served: int = 0
 
     @property
@@ -234,7 +234,7 @@ class PublicReads:
                 await self._checker
         for replica in self.replicas:
             if replica.probe is not None:
-                await replica.probe.close()
+                await asyncio.to_thread(replica.probe.close)
             await replica.pool.close()
         await self.primary.close()
 
@@ -273,11 +273,7 @@ class PublicReads:
 
     async def _check(self, replica: Replica, *, system: int | None, dbname: str) -> None:
         try:
-            if replica.probe is None or replica.probe.closed or replica.probe.broken:
-                replica.probe = await psycopg.AsyncConnection.connect(
-                    replica.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT
-                )
-            row = await (await replica.probe.execute(PROBE)).fetchone()
+            row = await asyncio.to_thread(_probe, replica)
         except (psycopg.Error, OSError) as exc:
             replica.down(_why(exc))
             return
@@ -337,6 +333,14 @@ class PublicReads:
             replica.down(f"its pool did not open: {type(exc).__name__}")
             return
         log.info("%s reads public pages", replica.name)
+
+
+def _probe(replica: Replica) -> Any:
+    """One check's query on the replica (in a thread: an asynchronous connect to a standby that
+    had just restarted kept failing with "starting up" long after it accepted connections)."""
+    if replica.probe is None or replica.probe.closed or replica.probe.broken:
+        replica.probe = psycopg.connect(replica.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+    return replica.probe.execute(PROBE).fetchone()
 
 
 def _why(exc: BaseException) -> str:
