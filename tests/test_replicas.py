@@ -160,7 +160,8 @@ def test_an_unreachable_replica_is_down_and_recall_answers_from_the_primary(make
 
 def test_killing_the_replica_mid_load_loses_only_the_reads_in_flight(settings, replica):
     """8 readers recall through a real server; the replica is killed halfway. What fails is at
-    most what was in flight then, and recall keeps answering from the primary, nothing promoted."""
+    most what was in flight then; recall keeps answering from the primary, and once the replica
+    is started again it is read again: nothing was promoted."""
     readers, per_reader = 8, 40
     with serving(settings) as live:
         with httpx.Client(base_url=live.url, timeout=30) as http:
@@ -201,3 +202,8 @@ def test_killing_the_replica_mid_load_loses_only_the_reads_in_flight(settings, r
                 assert r.status_code == 200 and r.json()["results"]
         finally:
             replica.start()  # for the module's other tests; nothing was promoted meanwhile
+        with httpx.Client(base_url=live.url, timeout=30) as http:  # back, and read again
+            wait_state(http, "ok", timeout=30)
+            before = replicas(http)[0]["reads"]
+            assert http.post("/api/hub/priv/recall", json={"question": "pangolin ants"}).status_code == 200
+            assert replicas(http)[0]["reads"] > before

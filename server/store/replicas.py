@@ -94,6 +94,7 @@ class Replica:
     replay_lsn: int = 0
     lag_seconds: float | None = None
     checked_at: float = 0.0
+    stale_pool: bool = True  # its pool must be opened afresh before it is read (at start, after down)
     probe: psycopg.Connection[Any] | None = None  # the checks' own connection, used from a thread
     served: int = 0
 
@@ -102,6 +103,7 @@ class Replica:
         return self.state == "ok"
 
     def down(self, why: str) -> None:
+        self.stale_pool = True
         if self.state != "down":
             log.warning("%s is down (%s): public reads go to the other replicas or the primary", self.name, why)
         self.state, self.error = "down", why
@@ -294,6 +296,7 @@ class PublicReads:
             if replica.state != "read-write":
                 log.warning("%s accepts writes (promoted, or not a standby): it is no longer read", replica.name)
             replica.state, replica.error, replica.lag_seconds = "read-write", "not in recovery: accepts writes", None
+            replica.stale_pool = True
             return
         replica.replay_lsn = lsn_int(replay) or 0
         replica.lag_seconds = self.lag(replica.replay_lsn)
@@ -304,7 +307,7 @@ class PublicReads:
                 )
             replica.state, replica.error = "lagging", f"{replica.lag_seconds:.1f} s behind (bound {self.max_lag:g} s)"
             return
-        if replica.state in ("starting", "down", "read-write"):
+        if replica.stale_pool:
             await self._reopen(replica)
             if replica.state == "down":
                 return
@@ -332,6 +335,7 @@ class PublicReads:
         except (PoolTimeout, psycopg.Error) as exc:
             replica.down(f"its pool did not open: {type(exc).__name__}")
             return
+        replica.stale_pool = False
         log.info("%s reads public pages", replica.name)
 
 
