@@ -282,8 +282,7 @@ class Settings:
     replica_urls: tuple[str, ...] = setting(
         (),
         "MEMORYWIKI_REPLICA_URLS",
-        "streaming replicas of the database public reads (recall, pages, graph, llms.txt...) are spread "
-        "over, separated by commas; unset: the primary reads them",
+        "streaming replicas public reads (recall, pages, graph...) are spread over; unset: the primary's",
         parse=_replica_urls,
         expects="postgresql:// URLs separated by commas",
         shown_default="",
@@ -291,7 +290,7 @@ class Settings:
     replica_max_lag: float = setting(
         10.0,
         "MEMORYWIKI_REPLICA_MAX_LAG",
-        "seconds a replica may be behind the primary; further behind, it is skipped until it catches up",
+        "seconds a replica may lag behind the primary; further behind, it is skipped until it catches up",
         parse=_seconds,
         expects="a number of seconds above 0",
     )

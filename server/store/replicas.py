@@ -250,7 +250,7 @@ class PublicReads:
                         primary_url, autocommit=True, connect_timeout=CONNECT_TIMEOUT
                     )
                 row = await (await probe.execute(PRIMARY)).fetchone()
-                self._history.append((time.monotonic(), lsn_int(row[0]) or 0))
+                self._history.append((time.monotonic(), lsn_int(row[0] if row else None) or 0))
                 if self.side is not None and len(self._history) % 30 == 0:
                     async with self.side.connection(timeout=ACQUIRE_TIMEOUT) as conn:
                         await forget_old_writes(conn, self.max_lag * 2)
