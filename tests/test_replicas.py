@@ -207,3 +207,45 @@ def test_killing_the_replica_mid_load_loses_only_the_reads_in_flight(settings, r
             before = replicas(http)[0]["reads"]
             assert http.post("/api/hub/priv/recall", json={"question": "pangolin ants"}).status_code == 200
             assert replicas(http)[0]["reads"] > before
+
+
+def test_a_primary_restart_while_the_replica_serves(tmp_path, settings):
+    """A primary of its own, stopped under a server that reads a replica of it: public recall goes
+    on from the replica, a save is refused (503, nothing acknowledged and lost), and once the
+    primary is back the save goes through and its writer reads it at once."""
+    from tests.test_outages import SeparatePostgres
+
+    pg = SeparatePostgres(tmp_path / "pg")
+    own = None
+    try:
+        own = ReplicaCluster(pg._server)
+        own.replayed("memorywiki", pg.url)
+        ours = replace(settings, database_url=pg.url, replica_urls=(own.url("memorywiki"),), db_timeout=3.0)
+        with serving(ours) as live, httpx.Client(base_url=live.url, timeout=30) as http:
+            r = http.post("/api/hubs", json={"slug": "ops"})
+            owner = {"Authorization": f"Bearer {r.json()['owner_token']}"}
+            body = {"hub": "ops", "title": "Runbook", "markdown": "# Runbook\n\nrestart the walrus gently\n"}
+            assert http.post("/api/docs", json=body, headers=owner).status_code == 201
+            own.replayed("memorywiki", pg.url)
+            wait_state(http, "ok")
+            pg.stop()
+            try:
+                for _ in range(20):  # strangers read on, from the replica
+                    r = http.post("/api/hub/ops/recall", json={"question": "walrus"})
+                    assert r.status_code == 200 and r.json()["results"], r.text
+                later = {"hub": "ops", "title": "Later", "markdown": "# Later\n\nthe narwhal waits\n"}
+                r = http.post("/api/docs", json=later, headers=owner)
+                assert r.status_code == 503 and r.headers["retry-after"], r.text
+            finally:
+                pg.start()
+
+            def saved() -> bool:
+                return http.post("/api/docs", json=later, headers=owner).status_code == 201
+
+            wait_until(saved, "the save once the primary is back", timeout=60, interval=0.5)
+            r = http.post("/api/hub/ops/recall", json={"question": "narwhal"}, headers=owner)
+            assert r.status_code == 200 and r.json()["results"], r.text
+    finally:
+        if own is not None:
+            own.remove()
+        pg.close()
