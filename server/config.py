@@ -83,6 +83,8 @@ def _public_url(value: str) -> str:
 
 def _replica_urls(value: str) -> tuple[str, ...]:
     """PostgreSQL URLs separated by commas or spaces; ValueError for one that is no such URL."""
+    from urllib.parse import urlsplit
+
     from psycopg.conninfo import conninfo_to_dict
 
     urls = tuple(u for u in value.replace(",", " ").split() if u)
@@ -90,6 +92,7 @@ def _replica_urls(value: str) -> tuple[str, ...]:
         if not url.startswith(("postgresql://", "postgres://")):
             raise ValueError(url)
         try:
+            urlsplit(url).port  # noqa: B018  (a port that is no number raises ValueError)
             conninfo_to_dict(url)
         except Exception as exc:
             raise ValueError(url) from exc

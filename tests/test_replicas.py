@@ -249,3 +249,11 @@ def test_a_primary_restart_while_the_replica_serves(tmp_path, settings):
         if own is not None:
             own.remove()
         pg.close()
+
+
+@pytest.mark.parametrize("value", ["localhost:5432", "postgresql://u@h:notaport/db", "mysql://h/db"])
+def test_a_replica_url_that_is_no_postgresql_url_is_a_settings_error(value):
+    from memorywiki.server.config import Settings, SettingsError
+
+    with pytest.raises(SettingsError, match="MEMORYWIKI_REPLICA_URLS"):
+        Settings.from_env({"MEMORYWIKI_REPLICA_URLS": value})

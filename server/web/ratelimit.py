@@ -28,6 +28,8 @@ from ..config import Settings
 from ..store import ratelimits
 from ..store.db import Database
 
+PRUNE_EVERY = 500  # attempts counted between two sweeps of the rows every window has left
+
 WHAT = {
     "password": "wrong passwords",
     "token": "refused tokens",
@@ -55,6 +57,7 @@ def client_key(request: Request) -> str:
 class RateLimits:
     def __init__(self, settings: Settings, db: Database):
         self._db = db
+        self._hits = 0
         self._items: dict[str, RateLimitItem] = {
             "password": parse(settings.rate_password),
             "token": parse(settings.rate_token_failures),
@@ -79,8 +82,12 @@ class RateLimits:
 
     async def _hit(self, client: str, kind: str) -> tuple[bool, float]:
         item = self._items[kind]
-        async with self._db.side.connection() as conn, conn.transaction():
-            return await ratelimits.hit(conn, kind, client, float(item.get_expiry()), item.amount)
+        self._hits += 1
+        async with self._db.side.connection() as conn:
+            if self._hits % PRUNE_EVERY == 0:  # keys never hit again keep their rows only this long
+                await ratelimits.prune(conn, self.longest_window)
+            async with conn.transaction():
+                return await ratelimits.hit(conn, kind, client, float(item.get_expiry()), item.amount)
 
     async def check(self, client: str, kind: str) -> None:
         """Before an attempt: 429 when this client has no budget left (counts nothing)."""
