@@ -50,26 +50,42 @@ def _postmaster(pgdata: Path) -> int:
     return int((pgdata / "postmaster.pid").read_text().split()[0])
 
 
-async def _recalls(url: str, n: int, lags: list[float]) -> tuple[list[float], int]:
-    """`n` recalls at CONCURRENCY; their latencies (ms) and the errors. Samples /healthz lags."""
+async def _recalls(url: str, n: int, lags: list[float], auth: dict | None = None) -> dict:
+    """`n` recalls at CONCURRENCY, and (with `auth`) one writer saving a page into hub "rw" every
+    0.25 s and recalling it at once with its token. Latencies (ms), errors, writes, the writes
+    its writer did not read back, and /healthz's replica lags sampled every 0.5 s."""
     rng = random.Random(7)
     questions = [" ".join(rng.choice(WORDS) for _ in range(3)) for _ in range(n)]
     latency: list[float] = []
-    errors = 0
+    out = {"errors": 0, "writes": 0, "unread": 0}
+    running = True
     async with httpx.AsyncClient(base_url=url, timeout=60, limits=httpx.Limits(max_connections=64)) as http:
 
         async def one(question: str) -> None:
-            nonlocal errors
             t0 = time.perf_counter()
             r = await http.post("/api/hub/scale/recall", json={"question": question, "level": "chunk"})
             if r.status_code == 200:
                 latency.append((time.perf_counter() - t0) * 1000)
             else:
-                errors += 1
+                out["errors"] += 1
 
         async def client(k: int) -> None:
             for i in range(k, n, CONCURRENCY):
                 await one(questions[i])
+
+        async def writer() -> None:
+            while running and auth:
+                word = f"zq{out['writes']}x{int(time.time() * 1000) % 100000}"
+                body = {"hub": "rw", "title": f"Write {word}", "markdown": f"# {word}\n\nthe {word} note\n"}
+                r = await http.post("/api/docs", json=body, headers=auth)
+                if r.status_code == 201:
+                    out["writes"] += 1
+                    got = await http.post("/api/hub/rw/recall", json={"question": word}, headers=auth)
+                    if r.json()["id"] not in got.text:
+                        out["unread"] += 1
+                else:
+                    out["errors"] += 1
+                await asyncio.sleep(0.25)
 
         async def sample() -> None:
             while True:
@@ -77,27 +93,32 @@ async def _recalls(url: str, n: int, lags: list[float]) -> tuple[list[float], in
                 health = (await http.get("/healthz")).json()
                 lags.extend(r["lag_seconds"] or 0.0 for r in health.get("replicas", []))
 
-        sampler = asyncio.create_task(sample())
+        side = [asyncio.create_task(sample()), asyncio.create_task(writer())]
         await asyncio.gather(*(client(k) for k in range(CONCURRENCY)))
-        sampler.cancel()
-    return latency, errors
+        running = False
+        await side[1]
+        side[0].cancel()
+    return {"latency": latency, **out}
 
 
-def _measure(server: Proc, clusters: dict[str, int], n: int) -> dict:
+def _measure(server: Proc, clusters: dict[str, int], n: int, auth: dict) -> dict:
     """Recalls through `server`; CPU seconds of each cluster (by postmaster pid) and the server."""
     asyncio.run(_recalls(server.url, min(64, n), []))  # warm: plans, caches, the question lane
     before = {name: _tree_cpu(pid) for name, pid in clusters.items()}
     server_before = _tree_cpu(server.pid)
     lags: list[float] = []
     t0 = time.perf_counter()
-    latency, errors = asyncio.run(_recalls(server.url, n, lags))
+    run = asyncio.run(_recalls(server.url, n, lags, auth))
     seconds = time.perf_counter() - t0
+    latency, errors = run["latency"], run["errors"]
     cpu = {name: (_tree_cpu(pid) - before[name]) / n * 1000 for name, pid in clusters.items()}
     return {
         "rate": n / seconds,
         "p50": pct(latency, 50),
         "p95": pct(latency, 95),
         "errors": errors,
+        "writes": run["writes"],
+        "unread": run["unread"],
         "cpu_ms": cpu,
         "server_cpu_ms": (_tree_cpu(server.pid) - server_before) / n * 1000,
         "lag_max": max(lags) if lags else None,
@@ -121,7 +142,9 @@ def replica_row(pg, url: str, logs: Path, *, smoke: bool) -> str:
         clusters = {"primary": pg._pg.get_pid()}
         alone = Proc("serve", url, logs, worker="external")
         try:
-            first = _measure(alone, clusters, n)
+            token = httpx.post(f"{alone.url}/api/hubs", json={"slug": "rw"}, timeout=30).json()["owner_token"]
+            auth = {"Authorization": f"Bearer {token}"}
+            first = _measure(alone, clusters, n, auth)
         finally:
             alone.stop()
         clusters.update({f"replica {i + 1}": _postmaster(r.pgdata) for i, r in enumerate(replicas)})
@@ -139,7 +162,7 @@ def replica_row(pg, url: str, logs: Path, *, smoke: bool) -> str:
                 if states == ["ok", "ok"]:
                     break
                 time.sleep(0.2)
-            second = _measure(spread, clusters, n)
+            second = _measure(spread, clusters, n, auth)
         finally:
             spread.stop()
     finally:
@@ -163,8 +186,8 @@ def _text(first: dict, second: dict, n: int) -> str:
 
     names = ["primary", "replica 1", "replica 2"]
     rows = [
-        ["primary alone", first["rate"], first["p50"], first["p95"], *(cpu(first, x) for x in names), first["server_cpu_ms"], "", first["errors"]],
-        ["primary + 2 replicas", second["rate"], second["p50"], second["p95"], *(cpu(second, x) for x in names), second["server_cpu_ms"], second["lag_max"], second["errors"]],
+        ["primary alone", first["rate"], first["p50"], first["p95"], *(cpu(first, x) for x in names), first["server_cpu_ms"], "", f"{first['writes']} / {first['unread']}", first["errors"]],
+        ["primary + 2 replicas", second["rate"], second["p50"], second["p95"], *(cpu(second, x) for x in names), second["server_cpu_ms"], second["lag_max"], f"{second['writes']} / {second['unread']}", second["errors"]],
     ]  # fmt: skip
     db_per_recall = sum(second["cpu_ms"][x] for x in names)
     replica_share = (second["cpu_ms"]["replica 1"] + second["cpu_ms"]["replica 2"]) / max(db_per_recall, 1e-9)
@@ -175,7 +198,7 @@ def _text(first: dict, second: dict, n: int) -> str:
     per_machine = cores * 1000 / max(app + db_per_recall * replica_share, 1e-9)
     primary_alone = cores * 1000 / max(first["server_cpu_ms"] + first["cpu_ms"]["primary"], 1e-9)
     health = second["health"]
-    header = ["setup", "recalls/s", "p50 ms", "p95 ms", "primary CPU ms/recall", "replica 1 CPU ms/recall", "replica 2 CPU ms/recall", "server CPU ms/recall", "max replica lag s", "errors"]  # fmt: skip
+    header = ["setup", "recalls/s", "p50 ms", "p95 ms", "primary CPU ms/recall", "replica 1 CPU ms/recall", "replica 2 CPU ms/recall", "server CPU ms/recall", "max replica lag s", "writes / not read back at once", "errors"]  # fmt: skip
     return f"""
 ### Read replicas: one primary and two streaming replicas, on this one machine
 
@@ -184,12 +207,15 @@ The scale-out database (its pages indexed) copied to two streaming replicas with
 words each) at concurrency {CONCURRENCY} through one server (`MEMORYWIKI_WORKER=external`): first
 reading the primary alone, then with `MEMORYWIKI_REPLICA_URLS` naming both replicas. CPU is each
 cluster's processes' user + system seconds over the run, per recall; the lag is the largest
-/healthz showed, sampled every 0.5 s.
+/healthz showed, sampled every 0.5 s. Meanwhile one writer saves a page every 0.25 s into another
+hub and recalls it at once with its token: a write it did not read back would break
+read-your-writes.
 
 {md_table(header, rows, 1)}
 
-Public reads the second server sent to the primary anyway: {health.get("public_reads_on_primary")}
-(with no write in the run, only those of the warm-up before the replicas' first check);
+Public reads the second server sent to the primary: {health.get("public_reads_on_primary")} (the
+writer's reads of what it had just saved, until a replica had replayed it, and the warm-up's
+before the replicas' first check);
 replicas at the end: {", ".join(f"{r['name'].split(' (')[0]} {r['state']}, {r['reads']} reads" for r in health.get("replicas", []))}.
 
 **What this machine cannot show.** All three clusters and the server share this machine's
@@ -200,7 +226,8 @@ separate machines is a projection from the CPU per recall measured above: on a m
 {app + db_per_recall * replica_share:.1f} ms of CPU per recall ({app:.1f} ms the server's, the rest
 PostgreSQL's), so it serves about {per_machine:.0f} recalls/s when CPU-bound, and N such machines
 about N times that, while the primary keeps only writes and owner reads
-({cpu(second, "primary")} ms of primary CPU per recall was left on it here). The primary alone on
+({second["cpu_ms"]["primary"]:.1f} ms of primary CPU per recall was left on it here: the
+writer's saves, and the lookup of each reader's last write). The primary alone on
 this machine projects to {primary_alone:.0f} recalls/s by the same count. Measured on one machine,
 not on several: the projection leaves out the network between them.
 """

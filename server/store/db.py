@@ -170,7 +170,7 @@ class Database:
             url,
             connection_class=Conn,
             kwargs={"row_factory": dict_row, "autocommit": True},
-            check=AsyncConnectionPool.check_connection,
+            check=check_without_round_trip,
             min_size=1,
             max_size=4,
             open=False,
@@ -184,6 +184,7 @@ class Database:
             max_lag=replica_max_lag,
             check_seconds=replica_check_seconds,
             configure=_configure_public,
+            check=check_without_round_trip,
         )
 
     async def open(self) -> None:

@@ -157,6 +157,7 @@ class PublicReads:
     max_lag: float = 10.0
     check_seconds: float = 1.0
     configure: Callable[[AnyConn], Coroutine[Any, Any, None]] | None = None
+    check: Callable[[Conn], Coroutine[Any, Any, None]] | None = None  # as a connection leaves a replica's pool
     primary_reads: int = 0
     _turn: itertools.count[int] = field(default_factory=itertools.count)
     _history: deque[tuple[float, int]] = field(default_factory=deque)  # (when, primary's WAL position)
@@ -321,7 +322,7 @@ class PublicReads:
             connection_class=Conn,
             configure=self.configure,
             kwargs={"row_factory": dict_row, "autocommit": True, "connect_timeout": CONNECT_TIMEOUT},
-            check=AsyncConnectionPool.check_connection,
+            check=self.check or AsyncConnectionPool.check_connection,
             min_size=old.min_size,
             max_size=old.max_size,
             open=False,
