@@ -226,10 +226,17 @@ def test_a_primary_restart_while_the_replica_serves(tmp_path, settings):
             owner = {"Authorization": f"Bearer {r.json()['owner_token']}"}
             body = {"hub": "ops", "title": "Runbook", "markdown": "# Runbook\n\nrestart the walrus gently\n"}
             assert http.post("/api/docs", json=body, headers=owner).status_code == 201
+
+            def indexed() -> bool:
+                health = http.get("/healthz").json()
+                return health["owed"] == 0 and health["space"] is not None
+
+            wait_until(indexed, "the page to be indexed")  # a recall before that asks the primary why not
             own.replayed("memorywiki", pg.url)
             wait_state(http, "ok")
             pg.stop()
             try:
+                wait_until(lambda: not live.app.state.mw.db.public.primary_up, "the check to see the primary down")
                 for _ in range(20):  # strangers read on, from the replica
                     r = http.post("/api/hub/ops/recall", json={"question": "walrus"})
                     assert r.status_code == 200 and r.json()["results"], r.text

@@ -159,6 +159,7 @@ class PublicReads:
     configure: Callable[[AnyConn], Coroutine[Any, Any, None]] | None = None
     check: Callable[[Conn], Coroutine[Any, Any, None]] | None = None  # as a connection leaves a replica's pool
     primary_reads: int = 0
+    primary_up: bool = True  # as the last check found it: while it is down, no lookup waits on it
     _turn: itertools.count[int] = field(default_factory=itertools.count)
     _history: deque[tuple[float, int]] = field(default_factory=deque)  # (when, primary's WAL position)
     _checker: asyncio.Task[None] | None = None
@@ -166,7 +167,7 @@ class PublicReads:
     async def _last_write(self) -> int:
         """The WAL position of this request's client's last write (0: none, or none found)."""
         reader = READER.get()
-        if reader is None or not reader.keys or self.side is None:
+        if reader is None or not reader.keys or self.side is None or not self.primary_up:
             return 0
         if reader.lsn is None:
             reader.lsn = 0
@@ -251,11 +252,13 @@ class PublicReads:
                         primary_url, autocommit=True, connect_timeout=CONNECT_TIMEOUT
                     )
                 row = await (await probe.execute(PRIMARY)).fetchone()
+                self.primary_up = True
                 self._history.append((time.monotonic(), lsn_int(row[0] if row else None) or 0))
                 if self.side is not None and len(self._history) % 30 == 0:
                     async with self.side.connection(timeout=ACQUIRE_TIMEOUT) as conn:
                         await forget_old_writes(conn, self.max_lag * 2)
             except (psycopg.Error, PoolTimeout, OSError) as exc:  # the primary restarts: keep serving
+                self.primary_up = False
                 log.debug("the primary's WAL position was not read (%s)", type(exc).__name__)
             while self._history and self._history[0][0] < time.monotonic() - self.max_lag * 3:
                 self._history.popleft()
