@@ -13,6 +13,7 @@ from the CPU per recall measured here.
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import time
 from pathlib import Path
@@ -222,9 +223,9 @@ words each) at concurrency {CONCURRENCY} through one server (`MEMORYWIKI_WORKER=
 reading the primary alone, then with `MEMORYWIKI_REPLICA_URLS` naming both replicas. CPU is each
 cluster's processes' user + system seconds over the run, per recall; the lag is the largest
 /healthz showed, sampled every 0.5 s (its resolution is the check interval, 1 s), and beside it
-the largest `replay_lag` the primary's `pg_stat_replication` showed at the same moments. Meanwhile one writer saves a page every 0.25 s into another
-hub and recalls it at once with its token: a write it did not read back would break
-read-your-writes.
+the largest `replay_lag` the primary's `pg_stat_replication` showed at the same moments.
+Meanwhile one writer saves a page every 0.25 s into another hub and recalls it at once with its
+token: a write it did not read back would break read-your-writes.
 
 {md_table(header, rows, 1)}
 
@@ -245,4 +246,6 @@ about N times that, while the primary keeps only writes and owner reads
 writer's saves, and the lookup of each reader's last write). The primary alone on
 this machine projects to {primary_alone:.0f} recalls/s by the same count. Measured on one machine,
 not on several: the projection leaves out the network between them.
+
+Machine load at the end of the run: a load average of {os.getloadavg()[0]:.1f} on its {cores} cores.
 """
