@@ -76,7 +76,7 @@ def test_the_budget_applies_to_what_a_result_hands_a_model(client, harbour):
 
 
 def test_the_fast_count_is_the_rule_read_a_piece_at_a_time():
-    """estimate_tokens (bytes for ASCII, one match per token otherwise) counts as the rule reads."""
+    """estimate_tokens (each character's class, in bytes) counts as the rule reads, a piece at a time."""
     import random
 
     rnd = random.Random(7)
@@ -88,7 +88,11 @@ def test_the_fast_count_is_the_rule_read_a_piece_at_a_time():
         "Ünïcödé wörds, naïve café; ΑΒΓ αβγ — “quotes” 한국어 ｶﾀｶﾅ",
     ]
     texts += [
-        "".join(rnd.choice("ab1_ .,;!\t\n\x1c\x7féß日한-–") for _ in range(rnd.randint(0, 60))) for _ in range(3000)
+        "".join(
+            rnd.choice("ab1_ .,;!\t\n\x1c\x7féß日한-–Αβ١\u00a0\u2028\u203f\U00020000\ud800")
+            for _ in range(rnd.randint(0, 60))
+        )
+        for _ in range(3000)
     ]
     texts += ["".join(chr(rnd.randint(0, 127)) for _ in range(rnd.randint(0, 60))) for _ in range(3000)]
     for text in texts:

@@ -12,6 +12,7 @@ default model's word pieces, so a budget errs on the side of fitting.
 
 from __future__ import annotations
 
+import codecs
 import math
 import re
 
@@ -19,27 +20,42 @@ import re
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _PIECE = re.compile(f"[{_CJK}]|[^\\W_{_CJK}]+|[^\\w\\s]|_")
 CHARS_PER_TOKEN = 5
-# The same rule with each token a match of its own: a word of letters or digits is cut into
-# pieces of up to five characters (the greedy {1,5}), one match each, so the count is the number
-# of matches and no Python runs per piece.
-_TOKEN = re.compile(f"[{_CJK}]|[^\\W_{_CJK}]{{1,{CHARS_PER_TOKEN}}}|[^\\w\\s]|_")
-# ASCII text (most of it) is counted faster still, in bytes: each character mapped to its class
-# (a: letter or digit, b: punctuation, symbol or "_", space: anything else), then the runs of
-# "a" counted five at a time. Built from the regular expression itself, so the two agree.
+# The rule counted in C, in bytes: each character mapped to its class (a: letter or digit, b:
+# punctuation, symbol or "_", Han, Kana or Hangul: each one token; space: anything else), then
+# the runs of "a" counted five at a time. ASCII maps through a table; any other character is
+# classed by the regular expression itself as the ASCII encoder meets it (an error handler: one
+# call per run of them) and stands in as an ASCII character of its class, so the two agree.
+_WORD = re.compile(f"[^\\W_{_CJK}]")
 _ASCII_CLASS = (
     bytes(
-        ord("a") if re.fullmatch(f"[^\\W_{_CJK}]", chr(c)) else ord("b") if _PIECE.fullmatch(chr(c)) else ord(" ")
-        for c in range(128)
+        ord("a") if _WORD.fullmatch(chr(c)) else ord("b") if _PIECE.fullmatch(chr(c)) else ord(" ") for c in range(128)
     )
     + b" " * 128
 )
+_STAND_IN: dict[str, str] = {}  # a non-ASCII character -> an ASCII one of its class ("a", "." or " ")
+_STAND_INS_KEPT = 4096
+
+
+def _stand_in(char: str) -> str:
+    found = _STAND_IN.get(char)
+    if found is None:
+        found = "a" if _WORD.fullmatch(char) else "." if _PIECE.fullmatch(char) else " "
+        if len(_STAND_IN) < _STAND_INS_KEPT:
+            _STAND_IN[char] = found
+    return found
+
+
+def _stand_ins(error: UnicodeError) -> tuple[str, int]:
+    assert isinstance(error, UnicodeEncodeError)
+    return "".join(_stand_in(char) for char in error.object[error.start : error.end]), error.end
+
+
+codecs.register_error("memorywiki.token_class", _stand_ins)
 
 
 def estimate_tokens(text: str) -> int:
     """The estimated tokens of one text (0 for an empty or blank one)."""
-    if not text.isascii():
-        return len(_TOKEN.findall(text))
-    classes = text.encode("ascii").translate(_ASCII_CLASS)
+    classes = text.encode("ascii", "memorywiki.token_class").translate(_ASCII_CLASS)
     full = b"a" * CHARS_PER_TOKEN
     count = classes.count(full)  # each a token; what is left of a word (1-4 characters) is one more
     rest = classes.replace(full, b" ")
