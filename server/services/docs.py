@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, NotRequired, TypedDict
 
@@ -257,28 +259,57 @@ async def _named_privacy(
     return privacy
 
 
-async def readable(ctx: Context, credentials: Credentials, doc_id: str) -> tuple[dict[str, Any], bool]:
-    """The doc as these credentials may see it, and whether they see it as an editor.
+@dataclass(frozen=True)
+class Reading:
+    """A doc as a reader may see it, and the connection it was read on (read more of it there)."""
 
-    Without credentials the read runs on the public pool, where row-level security
-    decides; credentials are checked one by one on the owner pool.
-    """
-    if not looks_like_id(doc_id):
-        raise not_found("doc")
+    conn: Conn
+    doc: dict[str, Any]
+    access: Access
+    private: bool  # read on the owner pool: the credentials proved they may read it
+
+
+@contextlib.asynccontextmanager
+async def reading(
+    ctx: Context, credentials: Credentials, doc_id: str, *, deleted: bool = False
+) -> AsyncIterator[Reading]:
+    """The read rule of a page, private or public. Credentials are checked one by one on the
+    owner pool (Access.can_read_private; with `deleted`, a deleted doc too, for its hub's owner:
+    Access.owns_deleted); without them, or when they open nothing, the read runs on the public
+    pool, where row-level security decides. A doc neither shows is a 404, or the refusal of the
+    credentials given. Whatever else is read of the doc is read on the connection yielded, so
+    the public pool's row-level security covers it too."""
     access = Access(ctx.limits, credentials)
     if credentials.given:
         async with ctx.db.owner.connection() as conn:
-            doc = await doc_store.find_doc(conn, doc_id)
-            if doc is not None and await access.can_read_private(conn, doc):
-                doc["hub_slug"] = await hub_store.hub_slug(conn, doc["hub_id"])
-                return doc, await access.can_edit(conn, doc)
+            doc = await (doc_store.find_any_doc if deleted else doc_store.find_doc)(conn, doc_id)
+            if doc is not None and await _may_read(conn, access, doc):
+                yield Reading(conn, doc, access, private=True)
+                return
     async with ctx.db.public.connection() as conn:
         doc = await doc_store.public_doc(conn, doc_id)
-    if doc is None:
-        if credentials.given:
-            access.refused()
+        if doc is None:
+            if credentials.given:
+                access.refused()
+            raise not_found("doc")
+        yield Reading(conn, doc, access, private=False)
+
+
+async def _may_read(conn: Conn, access: Access, doc: dict[str, Any]) -> bool:
+    if doc["deleted_at"] is not None:
+        return await access.owns_deleted(conn, doc)
+    return await access.can_read_private(conn, doc)
+
+
+async def readable(ctx: Context, credentials: Credentials, doc_id: str) -> tuple[dict[str, Any], bool]:
+    """The doc as these credentials may see it (`reading`), and whether they see it as an editor."""
+    if not looks_like_id(doc_id):
         raise not_found("doc")
-    return doc, False
+    async with reading(ctx, credentials, doc_id) as read:
+        if not read.private:
+            return read.doc, False
+        read.doc["hub_slug"] = await hub_store.hub_slug(read.conn, read.doc["hub_id"])
+        return read.doc, await read.access.can_edit(read.conn, read.doc)
 
 
 async def read(ctx: Context, credentials: Credentials, urls: Urls, doc_id: str) -> DocJson:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 from collections.abc import AsyncIterator
-from typing import Any, Literal, TypedDict
+from typing import Any, TypedDict
 
 from ..errors import BadRequest, Conflict, NotFound, not_found
 from ..store import docs as doc_store
@@ -27,7 +27,7 @@ from ..tokens import looks_like_id
 from . import redaction
 from .access import Access, Credentials
 from .context import Context
-from .docs import DocJson, check_version, doc_json
+from .docs import DocJson, check_version, doc_json, reading
 from .urls import Urls
 
 MAX_VERSION = 2**31 - 1  # docs.version is an integer column
@@ -99,14 +99,10 @@ def visibility(doc: dict[str, Any]) -> str:
     return "people" if doc["allowed_emails"] else "public"
 
 
-async def _versions_visible(conn: Conn, access: Access, doc: dict[str, Any]) -> list[str] | Literal[False] | None:
-    """Which versions of the doc these credentials see (None: all of them), or False when they
-    may not read it at all."""
-    if doc["deleted_at"] is not None:
-        return None if await access.owns_deleted(conn, doc) else False
-    if not await access.can_read_private(conn, doc):
-        return False
-    if await access.can_edit(conn, doc):
+async def _versions_visible(conn: Conn, access: Access, doc: dict[str, Any]) -> list[str] | None:
+    """Which versions of a doc these credentials proved they may read (docs.reading) they see
+    (None: all of them): a deleted doc's owner and its editors see all."""
+    if doc["deleted_at"] is not None or await access.can_edit(conn, doc):
         return None
     return sorted({"public", visibility(doc)})
 
@@ -114,25 +110,15 @@ async def _versions_visible(conn: Conn, access: Access, doc: dict[str, Any]) -> 
 @contextlib.asynccontextmanager
 async def _readable_doc(
     ctx: Context, credentials: Credentials, doc_id: str
-) -> AsyncIterator[tuple[Any, dict[str, Any], list[str] | None]]:
+) -> AsyncIterator[tuple[Conn, dict[str, Any], list[str] | None]]:
     """(connection, doc, the versions' visibilities these credentials see) for a doc they may
-    read; its versions are read on that connection, so the public pool's row-level security
-    covers them too."""
-    access = Access(ctx.limits, credentials)
-    if credentials.given:
-        async with ctx.db.owner.connection() as conn:
-            doc = await doc_store.find_any_doc(conn, doc_id)
-            visible = await _versions_visible(conn, access, doc) if doc is not None else False
-            if doc is not None and visible is not False:
-                yield conn, doc, visible
-                return
-    async with ctx.db.public.connection() as conn:
-        doc = await doc_store.public_doc(conn, doc_id)
-        if doc is None:
-            if credentials.given:
-                access.refused()
-            raise not_found("doc")
-        yield conn, {**doc, "deleted_at": None}, PUBLIC_ONLY
+    read, deleted ones too (docs.reading); its versions are read on that connection, so the
+    public pool's row-level security covers them too."""
+    async with reading(ctx, credentials, doc_id, deleted=True) as read:
+        if read.private:
+            yield read.conn, read.doc, await _versions_visible(read.conn, read.access, read.doc)
+        else:
+            yield read.conn, {**read.doc, "deleted_at": None}, PUBLIC_ONLY
 
 
 def _entry(row: dict[str, Any], *, current: bool) -> VersionEntry:
