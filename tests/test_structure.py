@@ -458,7 +458,6 @@ def test_no_sql_outside_the_store():
 MAX_FUNCTION_LINES = 80
 LONG_FUNCTIONS = {
     "server/services/recall.py:answer",
-    "adapters/install/mcp_config.py:write_mcp_registration",
 }
 
 
