@@ -31,7 +31,7 @@ from ..curation.enrich import Budget, ChunkText, enrich_with_model
 from ..curation.extractive import extract
 from ..curation.llm import ChatModel, ModelError
 from ..embedding.tokens import estimate_tokens
-from ..errors import ApiError, BadRequest, unknown_hub
+from ..errors import BadRequest, Conflict, unknown_hub
 from ..store import agent_memory as store
 from ..store import hubs as hub_store
 from ..store.connection import Conn
@@ -275,10 +275,11 @@ async def capture_session(ctx: Context, credentials: Credentials, urls: Urls, ca
             "summary": summary_mode,
             "appended": by_hand,
             "turns": len(sections),
-            "redacted": chosen.report,
+            # the transcript's, and what the page's other parts had (a note, a git remote's token)
+            "redacted": redaction.add(chosen.report, saved.get("redacted")),
             "earlier_pages_deleted": len(pages) - (1 if live else 0),
         }
-    raise ApiError(409, "capture_conflict", "this session's pages keep being deleted while it is captured; try again")
+    raise Conflict("capture_conflict", "this session's pages keep being deleted while it is captured; try again")
 
 
 # ---- context ---------------------------------------------------------------------------------
