@@ -279,15 +279,34 @@ async def contents(
         hub = await hub_store.find_hub(conn, slug)
         if hub is None:
             raise unknown_hub(slug)
-        offset = (page - 1) * per_page if per_page else 0
-        docs, total, bundles = await hub_store.hub_contents(conn, hub["id"], limit=per_page, offset=offset)
+        docs, total, bundles = await hub_store.hub_contents(
+            conn, hub["id"], limit=per_page, offset=_offset(page, per_page)
+        )
+    return _contents_json(urls, hub, "public", docs, bundles, total, page=page, per_page=per_page)
+
+
+def _offset(page: int, per_page: int | None) -> int:
+    return (page - 1) * per_page if per_page else 0
+
+
+def _contents_json(
+    urls: Urls,
+    hub: dict[str, Any],
+    view: str,
+    docs: list[dict[str, Any]],
+    bundles: list[dict[str, Any]],
+    total: int,
+    *,
+    page: int,
+    per_page: int | None,
+) -> HubContents:
     return {
-        "slug": slug,
-        "url": urls.hub(slug),
+        "slug": hub["slug"],
+        "url": urls.hub(hub["slug"]),
         "description": hub["description"],
         "listed": hub["listed"],
         "hub_id": hub["id"],
-        "view": "public",
+        "view": view,
         "docs": [_doc_entry(urls, d) for d in docs],
         "bundles": [_bundle_entry(urls, b) for b in bundles],
         "total_docs": total,
@@ -308,26 +327,19 @@ async def _owner_contents(
             raise unknown_hub(slug)
         if not await access.owns(conn, hub):
             return None
-        offset = (page - 1) * per_page if per_page else 0
         docs, total, in_trash, bundles = await hub_store.owner_contents(
-            conn, hub["id"], credentials.bearer_hash, credentials.session_hashes, limit=per_page, offset=offset
+            conn,
+            hub["id"],
+            credentials.bearer_hash,
+            credentials.session_hashes,
+            limit=per_page,
+            offset=_offset(page, per_page),
         )
         redact_secrets = await hub_store.redacts_secrets(conn, hub["id"])
-    return {
-        "slug": slug,
-        "url": urls.hub(slug),
-        "description": hub["description"],
-        "listed": hub["listed"],
-        "hub_id": hub["id"],
-        "view": "owner",
-        "docs": [_doc_entry(urls, d) for d in docs],
-        "bundles": [_bundle_entry(urls, b) for b in bundles],
-        "total_docs": total,
-        "page": page,
-        "pages": _pages(total, per_page),
-        "trash": in_trash,
-        "redact_secrets": redact_secrets,
-    }
+    owned = _contents_json(urls, hub, "owner", docs, bundles, total, page=page, per_page=per_page)
+    owned["trash"] = in_trash
+    owned["redact_secrets"] = redact_secrets
+    return owned
 
 
 def _next_page(urls: Urls, path: str, page: int, pages: int, per_page: int) -> str | None:
