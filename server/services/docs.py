@@ -290,7 +290,7 @@ async def reading(
         doc = await doc_store.public_doc(conn, doc_id)
         if doc is None:
             if credentials.given:
-                access.refused()
+                await access.refused()
             raise not_found("doc")
         yield Reading(conn, doc, access, private=False)
 
