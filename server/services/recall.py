@@ -126,12 +126,24 @@ def _round(value: Any) -> Any:
     return round(value, 6) if isinstance(value, float) else value
 
 
+def rrf_score(vector_rank: int | None, fts_rank: int | None) -> float:
+    """Reciprocal Rank Fusion of the ranks beside a result, sum(1 / (60 + rank)), in the order
+    the SQL adds them (vector first), so that under "fusion": "rrf" it is the score bit for bit."""
+    total = 0.0
+    for rank in (vector_rank, fts_rank):
+        if rank is not None:
+            total += 1.0 / (recall.RRF_K + rank)
+    return total
+
+
 def _scores(r: dict[str, Any], fusion: str) -> dict[str, Any]:
-    """The fused score; under RRF also as `rrf_score`, unrounded, so that it is exactly
-    sum(1 / (60 + rank)) over the ranks reported beside it."""
+    """The fused score, and `rrf_score` whatever fusion ran (the seeds' contract): unrounded, so
+    that it is exactly sum(1 / (60 + rank)) over the ranks reported beside it; under RRF it is
+    the score itself."""
+    rrf = rrf_score(r["vector_rank"], r["fts_rank"])
     if fusion == "rrf":
-        return {"score": r["score"], "rrf_score": r["score"]}
-    return {"score": _round(r["score"])}
+        return {"score": r["score"], "rrf_score": rrf}
+    return {"score": _round(r["score"]), "rrf_score": rrf}
 
 
 def _within_budget(
