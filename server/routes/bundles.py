@@ -183,7 +183,7 @@ async def bundle_raw(request: Request) -> Response:
 async def _editor(request: Request, **where: str) -> Response:
     view = await bundles.for_editor(app_state(request), credentials(request), urls(request), **where)
     return templates.TemplateResponse(
-        request, "bundle_editor.html", view, headers={"Cache-Control": "private, no-store"}
+        request, "bundle_editor.html", {**view}, headers={"Cache-Control": "private, no-store"}
     )
 
 

@@ -157,7 +157,7 @@ async def update_hub(request: Request) -> Response:
     )
 
 
-def hub_markdown(hub: dict[str, Any]) -> str:
+def hub_markdown(hub: hubs.HubContents) -> str:
     """The hub as one markdown index an AI reads end to end: every public page, newest first,
     each linked to its markdown twin."""
     head = front_matter(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 from ..curation.markdown import analysis_markdown
 from ..errors import BadRequest, not_found
@@ -17,6 +17,39 @@ from .urls import Urls
 MAX_TITLE = 500
 MAX_DESCRIPTION = 5000
 EDITOR_PAGES = 1000  # the hub's newest pages the editor offers to add (any other by its id or URL)
+
+
+class BundleRef(TypedDict):
+    id: str
+    url: str
+
+
+class EditedBundle(BundleRef):
+    redacted: dict[str, Any]  # what was redacted of its title and description (services/redaction.py)
+
+
+class SavedBundle(EditedBundle):
+    status: str  # "created", "updated" or "unchanged"
+
+
+class DeletedBundle(TypedDict):
+    id: str
+    deleted: bool
+
+
+class EditorPage(TypedDict):
+    id: str
+    title: str
+    url: str
+    visibility: str
+
+
+class BundleEditor(TypedDict):
+    bundle: dict[str, Any] | None  # the bundle's row; None for a new one
+    hub_slug: str
+    members: list[EditorPage]
+    pages: list[EditorPage]  # the hub's live pages to choose from
+    more_pages: bool
 
 
 def _titled(texts: dict[str, str]) -> dict[str, str]:
@@ -48,7 +81,7 @@ async def create(
     doc_ids: list[str],
     external_id: str | None = None,
     dates: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> SavedBundle:
     """A bundle of the hub's docs in this order (owner token). With an importer's
     `external_id`, the hub's live bundle known by it is set to this instead ("updated", or
     "unchanged" when it already was), dated by `dates` (created_at, updated_at) if given.
@@ -101,7 +134,7 @@ async def edit(
     bundle_id: str,
     changes: dict[str, Any],
     doc_ids: list[str] | None,
-) -> dict[str, Any]:
+) -> EditedBundle:
     """Change title or description (`changes`, redacted as a page's text is) or the members
     (`doc_ids`, None: unchanged); the bundle alone is re-embedded."""
     access = Access(ctx.limits, credentials)
@@ -119,7 +152,7 @@ async def edit(
     return {"id": bundle_id, "url": urls.bundle(bundle_id), "redacted": redacted}
 
 
-async def delete(ctx: Context, credentials: Credentials, bundle_id: str) -> dict[str, Any]:
+async def delete(ctx: Context, credentials: Credentials, bundle_id: str) -> DeletedBundle:
     """Delete a bundle (its hub's owner: the owner token or the owner signed in). The pages
     it listed stay as they are; the bundle leaves the hub page, its markdown, llms.txt,
     recall and its own URL at once."""
@@ -150,7 +183,7 @@ async def read(
 
 async def for_editor(
     ctx: Context, credentials: Credentials, urls: Urls, *, bundle_id: str | None = None, slug: str | None = None
-) -> dict[str, Any]:
+) -> BundleEditor:
     """What the bundle editor shows its hub's owner: the bundle (None for a new one in hub
     `slug`), all its live members in order, and every live page of the hub to choose from,
     each with its visibility. Anyone else gets 401 or 403, never a member's title."""
