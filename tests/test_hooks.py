@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -277,7 +278,63 @@ def test_the_hook_reads_the_config_as_the_cli_does(tmp_path, monkeypatch, env):
     assert hook.server == cli.server_url()
     assert hook.hub == cli.resolve_hub(None)
     assert hook.token == cli.hub_token(cli.resolve_hub(None))
-    assert lean.config_path(os.environ) == cfg
+    assert Path(lean.config_path(os.environ)) == cfg
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'server = "http://127.0.0.1:8000"\nhub = "a"\n\n[hubs.a]\nowner_token = "mwo_a"\n',
+        '# mine\nhub = "a" # the default\n[hooks]\nmax_tokens = 800\nstart_timeout = 1.5\nx = true\n',
+        '[hubs."dotted.slug"]\nowner_token = "t"\n',  # a quoted key: tomllib reads it
+        'server = "http://h/\\u00e9"\n',  # an escape: tomllib
+        "hub = 'literal'\nlist = [1, 2]\nwhen = 2026-12-02\n",
+        "[hubs]\na = { owner_token = 't' }\n",
+    ],
+)
+def test_the_hooks_config_reader_reads_what_tomllib_reads(text):
+    import tomllib
+
+    assert lean.read_toml(text) == tomllib.loads(text)
+
+
+def test_a_broken_config_is_said_once_and_the_hook_goes_on(tmp_path):
+    machine = make_machine(tmp_path, "http://127.0.0.1:9", "dev", None)
+    (machine.home / ".config" / "memorywiki" / "config.toml").write_text('server = "http://127.0.0.1:9\n[[x')
+    data = output(machine.hook("claude-code", "session-start", {"session_id": "s"})[0])
+    assert data["systemMessage"].startswith("Memory.Wiki: no hub configured")
+    assert "cannot read" in machine.log()
+
+
+def test_the_hooks_json_is_jsons():
+    for text in ('{"a": [1, 2.5, -3e5, true, false, null, "\\u00fc\\n"]}', " [] ", '"s"', "NaN"):
+        assert json.dumps(lean.loads(text)) == json.dumps(json.loads(text))
+    for bad in ("", "{", '{"a": 1} x', "[1,]"):
+        with pytest.raises(ValueError):
+            lean.loads(bad)
+    value = {"a": 'ü\n"', "b": [1, 2.5, None, True], "c": {"d": -1}}
+    assert lean.dumps(value) == json.dumps(value, ensure_ascii=False)
+    with pytest.raises(TypeError):
+        lean.dumps({"a": object()})
+
+
+def test_the_installed_hook_imports_only_what_it_needs(tmp_path):
+    """The installed command (-I -S, run.py) loads a handful of modules: no site, no json
+    package, re, pathlib, socket, threading or tomllib (adapters/hooks/lean.py says why)."""
+    machine = make_machine(tmp_path, "http://127.0.0.1:9", "dev", "mwo_t")
+    python, *rest = shlex.split(hook_command("claude-code", "session-start"))
+    out = subprocess.run(
+        [python, "-X", "importtime", *rest],
+        input=json.dumps({"session_id": "s", "cwd": str(machine.project)}),
+        capture_output=True,
+        text=True,
+        env=machine.env,
+        cwd=machine.project,
+    )
+    assert "not reachable" in json.loads(out.stdout)["systemMessage"]
+    imported = {line.rsplit("|", 1)[1].strip() for line in out.stderr.splitlines() if line.startswith("import time:")}
+    assert "memorywiki.adapters.hooks.main" in imported
+    assert not imported & {"site", "json", "re", "pathlib", "socket", "threading", "tomllib", "typing", "subprocess"}
 
 
 def test_a_project_is_its_git_root_and_origin(tmp_path):
