@@ -144,6 +144,42 @@ def test_a_session_end_becomes_its_draft_page_and_a_compaction_updates_it(machin
     wait_until(lambda: not list((machine.state / "spool").glob("*.json")), "the spool to empty")
 
 
+def test_a_session_resumed_after_its_page_was_edited_or_deleted_by_hand_loses_nothing(machine):
+    """The owner's hand wins, and the session's later turns are still kept: below the text they
+    edited, or on a new page once they deleted the session's page. The tool waits for neither."""
+    sid = "resumed"
+    transcript = machine.home / "t" / f"{sid}.jsonl"
+    turns = list(TURNS)
+    claude_transcript(transcript, sid, machine.project, turns)
+    machine.hook("claude-code", "session-end", payload(machine, sid, transcript))
+    page = machine.wait_page(sid)
+    owner = machine.headers
+
+    edited = "## Notes\n\nMy own words on the cache: WAL, decided on Monday.\n"
+    r = httpx.patch(f"{machine.server}/api/docs/{page['id']}", json={"markdown": edited}, headers=owner)
+    assert r.status_code == 200, r.text
+    turns.append(("And checkpoints?", "Every 1000 pages, with wal_autocheckpoint."))
+    claude_transcript(transcript, sid, machine.project, turns)
+    out, elapsed = machine.hook("claude-code", "session-end", payload(machine, sid, transcript))
+    assert output(out) == {} and elapsed < 10  # the capture runs on, detached
+    kept = machine.wait_page(sid, turns=4)
+    assert kept["id"] == page["id"]
+    assert kept["markdown"].startswith(edited.strip())  # their text, as they left it
+    assert "wal_autocheckpoint" in kept["markdown"] and "Session continued" in kept["markdown"]
+
+    assert httpx.delete(f"{machine.server}/api/docs/{page['id']}", headers=owner).status_code == 200
+    turns.append(("And the backup?", "Nightly, with the online backup API."))
+    claude_transcript(transcript, sid, machine.project, turns)
+    out, elapsed = machine.hook("claude-code", "session-end", payload(machine, sid, transcript))
+    assert output(out) == {} and elapsed < 10
+    fresh = machine.wait_page(sid, turns=6)
+    assert fresh["id"] != page["id"]  # a new page: the deleted one stays deleted
+    assert httpx.get(f"{machine.server}/api/docs/{page['id']}", headers=owner).status_code == 404
+    for _, answer in turns:  # every turn of the session is on it
+        assert answer in fresh["markdown"]
+    wait_until(lambda: not list((machine.state / "spool").glob("*.json")), "the spool to empty")
+
+
 def test_a_50_mb_transcript_ends_the_session_at_once_and_is_kept_within_the_page_limit(machine):
     sid = "big-one"
     chunk = "Line of build output that goes on and on. " * 24_000  # ~1 MB a turn
