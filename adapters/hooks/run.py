@@ -10,12 +10,14 @@ checkout installed editable (the setup.py mapping). The hook imports the standar
 only; the capture that needs the rest is a child started the usual way (main.detach).
 """
 
+import os
 import sys
 
 if __name__ == "__main__":
     if "memorywiki" not in sys.modules:
         package = type(sys)("memorywiki")
-        package.__path__ = [__file__.rsplit("/", 3)[0]]
+        here = os.path.dirname(os.path.abspath(__file__))  # .../adapters/hooks
+        package.__path__ = [os.path.dirname(os.path.dirname(here))]
         sys.modules["memorywiki"] = package
     from memorywiki.adapters.hooks.main import main
 
