@@ -31,7 +31,7 @@ from ..curation.enrich import Budget, ChunkText, enrich_with_model
 from ..curation.extractive import extract
 from ..curation.llm import ChatModel, ModelError
 from ..embedding.tokens import estimate_tokens
-from ..errors import ApiError, BadRequest, unknown_hub
+from ..errors import BadRequest, Conflict, unknown_hub
 from ..store import agent_memory as store
 from ..store import hubs as hub_store
 from ..store.connection import Conn
@@ -196,6 +196,19 @@ async def _writer_hub(ctx: Context, credentials: Credentials, slug: str) -> dict
     return hub
 
 
+def _session_meta(cap: SessionCapture, project: dict[str, Any] | None, capture: dict[str, Any]) -> dict[str, Any]:
+    """The page's meta: the session it keeps, its project, and what the last capture sent."""
+    return {
+        "tool": cap.tool,
+        "session_id": cap.session_id,
+        "cwd": cap.cwd,
+        "git_branch": cap.git_branch,
+        "started_at": cap.started_at,
+        **({"project": project} if project else {}),
+        "capture": capture,
+    }
+
+
 async def capture_session(ctx: Context, credentials: Credentials, urls: Urls, cap: SessionCapture) -> dict[str, Any]:
     """Save the session as its page (see the module's docstring); the page as saved."""
     if not turns(cap.transcript):
@@ -235,20 +248,8 @@ async def capture_session(ctx: Context, credentials: Credentials, urls: Urls, ca
             summary_mode = summary.mode
             title, markdown = cap.title, page_markdown(summary, cap, sections)
         title, markdown = docs.page_content(title, markdown, max_title=docs.MAX_TITLE)
-        meta = {
-            "tool": cap.tool,
-            "session_id": cap.session_id,
-            "cwd": cap.cwd,
-            "git_branch": cap.git_branch,
-            "started_at": cap.started_at,
-            **({"project": project} if project else {}),
-            "capture": {
-                "transcript": digest,
-                "turns": len(sections),
-                "summary": summary_mode,
-                "by_hand": by_hand,
-            },
-        }
+        capture = {"transcript": digest, "turns": len(sections), "summary": summary_mode, "by_hand": by_hand}
+        meta = _session_meta(cap, project, capture)
         saved = await docs.create(
             ctx,
             credentials,
@@ -277,7 +278,7 @@ async def capture_session(ctx: Context, credentials: Credentials, urls: Urls, ca
             "redacted": chosen.report,
             "earlier_pages_deleted": len(pages) - (1 if live else 0),
         }
-    raise ApiError(409, "conflict", "this session's pages keep being deleted while it is captured; try again")
+    raise Conflict("capture_conflict", "this session's pages keep being deleted while it is captured; try again")
 
 
 # ---- context ---------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from typing import Any
 
 from memorywiki.formats.mdutil import split_title
 
-from ..errors import ApiError, BadRequest, Conflict, Forbidden, not_found
+from ..errors import BadRequest, Conflict, Forbidden, not_found
 from ..store import access as access_store
 from ..store import docs as doc_store
 from ..store import graph as graph_store
@@ -112,7 +112,7 @@ async def create(ctx: Context, credentials: Credentials, urls: Urls, new: NewDoc
     """Save a page: a new doc, the hub's doc with this importer id, or (with `dedupe`) the
     hub's live doc that already holds this content."""
     if new.external_id is not None and not new.hub:
-        raise ApiError(400, "missing_field", "'external_id' needs a 'hub': ids are unique per hub")
+        raise BadRequest("missing_field", "'external_id' needs a 'hub': ids are unique per hub")
     if new.dates and new.external_id is None:
         raise BadRequest(
             "missing_field",
@@ -345,7 +345,7 @@ async def issue_access(ctx: Context, credentials: Credentials, urls: Urls, doc_i
     async def issue(conn: Conn) -> None:
         doc, _ = await _lock_for_edit(conn, access, doc_id)
         if email not in doc["allowed_emails"]:
-            raise ApiError(400, "not_allowed", f"{email} is not in this doc's allowed_emails")
+            raise BadRequest("not_allowed", f"{email} is not in this doc's allowed_emails")
         await access_store.issue(conn, hash_token(token), doc_id, email)
 
     await ctx.db.write(issue)

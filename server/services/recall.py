@@ -11,7 +11,7 @@ from ..embedding.base import EmbedderError
 from ..embedding.rerank import RerankError
 from ..embedding.scripts import embedder_scripts, reads
 from ..embedding.tokens import estimate_tokens
-from ..errors import ApiError, unknown_hub
+from ..errors import BadRequest, unknown_hub
 from ..store import recall
 from ..store.hubs import find_hub_for_recall
 from ..store.space import current_space, vector_backlog
@@ -45,13 +45,13 @@ class Question:
 
 def check_question(question: str) -> str:
     if len(question) > MAX_QUESTION:
-        raise ApiError(400, "question_too_long", f"'question' is longer than {MAX_QUESTION} characters")
+        raise BadRequest("question_too_long", f"'question' is longer than {MAX_QUESTION} characters")
     return question
 
 
 def check_fusion(fusion: str) -> str:
     if fusion not in FUSIONS:
-        raise ApiError(400, "unknown_fusion", f"'fusion' must be one of {', '.join(FUSIONS)}")
+        raise BadRequest("unknown_fusion", f"'fusion' must be one of {', '.join(FUSIONS)}")
     return fusion
 
 
