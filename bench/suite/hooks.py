@@ -253,17 +253,29 @@ async def _main(opts: Options, pg: Postgres) -> dict:
 
         for _ in range(5):  # warm-up
             _run_hook(env, project, "session-start", start_payload)
+        # The installed command, and every other run the same hook started as `python -m` and
+        # the two interpreter floors, one after another: on a shared machine each row then sees
+        # the same load, so the rows compare (their order within a round alternates).
         start_walls, start_cpus, tokens = [], [], []
-        for _ in range(runs):
+        module_walls, module_cpus = [], []
+        floor_walls, floor_cpus, lean_floor_walls, lean_floor_cpus = [], [], [], []
+        for i in range(runs):
+            if i % 2 == 0:
+                wall, cpu, _ = _run_hook(env, project, "session-start", start_payload, module=True)
+                module_walls.append(wall)
+                module_cpus.append(cpu)
             wall, cpu, out = _run_hook(env, project, "session-start", start_payload)
             start_walls.append(wall)
             start_cpus.append(cpu)
             tokens.append(json.loads(out)["systemMessage"].split(" tokens")[0].rsplit(" ", 1)[-1])
-        module_walls, module_cpus = [], []
-        for _ in range(runs // 2 or 1):  # the same hook, started through the package (site and all)
-            wall, cpu, _ = _run_hook(env, project, "session-start", start_payload, module=True)
-            module_walls.append(wall)
-            module_cpus.append(cpu)
+            if i % 2 == 1:
+                for flags, walls, cpus in (
+                    ((), floor_walls, floor_cpus),
+                    (("-I", "-S"), lean_floor_walls, lean_floor_cpus),
+                ):
+                    w, c = _python_floor(1, *flags)
+                    walls += w
+                    cpus += c
         sample = json.loads(_run_hook(env, project, "session-start", start_payload)[2])
         injected = sample["hookSpecificOutput"]["additionalContext"]
 
@@ -317,8 +329,6 @@ async def _main(opts: Options, pg: Postgres) -> dict:
             )
             end_walls.append(wall)
             end_cpus.append(cpu)
-        floor_walls, floor_cpus = _python_floor(min(runs, 50))
-        lean_floor_walls, lean_floor_cpus = _python_floor(min(runs, 50), "-I", "-S")
     floor_rows = await _floor_study(embedder, data, opts.locomo, opts.smoke)
 
     rows = [
@@ -373,8 +383,9 @@ captured sessions of the project `{PROJECT}` (its git remote and path), on this 
 same question each time). Each hook is a new process, as Claude Code starts it, with the command
 `memorywiki install claude-code --hooks` writes: `PYTHON -I -S .../adapters/hooks/run.py
 claude-code EVENT`, the tool's JSON on stdin; wall time is what the tool waits (spawn to exit),
-CPU the hook process's own. {runs} runs per row after 5 warm-up runs ({runs // 2 or 1} for the
-`python -m` row).
+CPU the hook process's own. {runs} runs per row after 5 warm-up runs; the `python -m` start and
+the two floors ran every other round of the session starts ({len(module_walls)} runs each), so
+those four rows saw the same load.
 
 {table}
 
