@@ -275,7 +275,8 @@ async def capture_session(ctx: Context, credentials: Credentials, urls: Urls, ca
             "summary": summary_mode,
             "appended": by_hand,
             "turns": len(sections),
-            "redacted": chosen.report,
+            # the transcript's, and what the page's other parts had (a note, a git remote's token)
+            "redacted": redaction.add(chosen.report, saved.get("redacted")),
             "earlier_pages_deleted": len(pages) - (1 if live else 0),
         }
     raise Conflict("capture_conflict", "this session's pages keep being deleted while it is captured; try again")

@@ -230,7 +230,7 @@ async def readable(ctx: Context, credentials: Credentials, doc_id: str) -> tuple
         doc = await doc_store.public_doc(conn, doc_id)
     if doc is None:
         if credentials.given:
-            access.refused()
+            await access.refused()
         raise not_found("doc")
     return doc, False
 

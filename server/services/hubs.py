@@ -15,7 +15,7 @@ from ..store import hubs as hub_store
 from ..store import recall as recall_store
 from ..store.connection import Conn
 from ..tokens import hash_token, new_token
-from . import curation, recall, sessions
+from . import curation, recall, redaction, sessions
 from .access import NO_CREDENTIALS, Access, Credentials
 from .context import Context
 from .urls import Urls
@@ -61,24 +61,36 @@ async def update(
     """The owner lists the hub on the home page and /llms.txt (or unlists it), gives it the
     one-line description those show, and turns redaction of secrets off for a hub that
     wants raw text, or on again (None: unchanged). Turning it on changes no page saved
-    while it was off; their next edit is redacted."""
+    while it was off; their next edit is redacted. The description is redacted as a page's
+    text is (services/redaction.py), by the setting as this change leaves it."""
     access = Access(ctx.limits, credentials)
     if description is not None:
         description = " ".join(description.split())
+    prepared = await redaction.prepare_fields({"description": description})
 
-    async def change(conn: Conn) -> dict[str, Any]:
+    async def change(conn: Conn) -> tuple[dict[str, Any], dict[str, Any] | None]:
         hub = await access.hub_owner(conn, slug)
-        return await hub_store.update_hub(
-            conn, hub["id"], listed=listed, description=description, redact_secrets=redact_secrets
+        redacted = None
+        texts: dict[str, str] = {}
+        if description is not None:
+            texts, redacted = await redaction.choose_fields(conn, prepared, hub["id"], redacts=redact_secrets)
+        changed = await hub_store.update_hub(
+            conn,
+            hub["id"],
+            listed=listed,
+            description=" ".join(texts["description"].split()) if description is not None else None,
+            redact_secrets=redact_secrets,
         )
+        return changed, redacted
 
-    hub = await ctx.db.write(change)
+    hub, redacted = await ctx.db.write(change)
     return {
         "slug": hub["slug"],
         "url": urls.hub(hub["slug"]),
         "listed": hub["listed"],
         "description": hub["description"],
         "redact_secrets": hub["redact_secrets"],
+        **({"redacted": redacted} if redacted is not None else {}),
     }
 
 

@@ -84,7 +84,7 @@ async def _readable_doc(
         doc = await doc_store.public_doc(conn, doc_id)
         if doc is None:
             if credentials.given:
-                access.refused()
+                await access.refused()
             raise not_found("doc")
         yield conn, {**doc, "deleted_at": None}, PUBLIC_ONLY
 
