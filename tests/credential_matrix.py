@@ -95,6 +95,7 @@ WRITING = "Writing pages"
 HUB = "Running the hub"
 SIGNING_IN = "Signing in"
 PUBLIC = "Public surfaces"
+AGENTS = "Coding tools' hooks"
 READERS = EDITORS | {"reader_session", "access_link"}  # a page shared with ann
 
 OPERATIONS = (
@@ -266,6 +267,32 @@ OPERATIONS = (
         SIGNING_IN,
         "sign in with a link used already",
         "POST /api/docs/{doc_id}/access/session",
+    ),
+    # ---- the coding tools' hooks (server/routes/agent_memory.py)
+    op(
+        "agent_capture",
+        AGENTS,
+        "save a coding session as its page",
+        "PUT /api/hub/{slug}/agent-sessions/{tool}/{session_id}",
+        yes=WRITERS,
+    ),
+    op(
+        "agent_context",
+        AGENTS,
+        "the memory a session starts with (its project's drafts)",
+        "POST /api/hub/{slug}/agent-context",
+        yes=WRITERS,
+        public=ALL - WRITERS - {"removed_member"},
+        note="a bearer token that neither owns the hub nor is a member's is refused, so a hook with a wrong "
+        "or ended token says so; no bearer token gets what strangers get, and a page's own credentials "
+        "(edit token, password, access link, a reader's sign-in) do not open the hub's drafts",
+    ),
+    op(
+        "agent_usage",
+        AGENTS,
+        "what the hooks injected (calls and tokens per day)",
+        "GET /api/hub/{slug}/agent-context/usage",
+        yes=WRITERS,
     ),
     # ---- public surfaces: what an AI reads is what strangers read, whoever asks
     op("recall", PUBLIC, "recall", "POST /api/hub/{slug}/recall", public=ALL),

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
-import sys
 import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+from memorywiki.adapters.install.hook_config import hook_command
 
 from tests.polling import wait_until
 
@@ -52,7 +53,7 @@ class Machine:
         """Run the hook as the tool does: its JSON on stdin, from the project directory."""
         started = time.monotonic()
         out = subprocess.run(
-            [sys.executable, "-m", "memorywiki.adapters.hooks", tool, event],
+            shlex.split(hook_command(tool, event)),  # as installed: the lean entry, -I -S
             input=json.dumps(payload),
             capture_output=True,
             text=True,

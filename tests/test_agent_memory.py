@@ -6,6 +6,7 @@ the owner would use them."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from memorywiki.formats.project import normalize_remote, project_keys, project_record
@@ -131,6 +132,35 @@ def test_capturing_needs_the_hubs_owner_or_a_member(client, owner):
     assert r.status_code == 201 and r.headers["cache-control"] == "private, no-store"
     other = client.post("/api/hubs", json={"slug": "other"}).json()["owner_token"]
     assert put(client, {"Authorization": f"Bearer {other}"}).status_code == 403  # another hub's owner
+
+
+def test_the_hook_routes_as_an_attacker_sees_them(client, owner):
+    """Beyond the credential matrix's cells (tests/credential_matrix.py): a member and the owner
+    of another hub, and the owner's own browser cookie sent without the page's CSRF token."""
+    put(client, owner)  # a draft of the project: only the hub's writers may read it
+    other_owner = client.post("/api/hubs", json={"slug": "other"}).json()["owner_token"]
+    other_member = client.post(
+        "/api/hub/other/members", json={"name": "eve"}, headers={"Authorization": f"Bearer {other_owner}"}
+    ).json()["token"]
+    for token in (other_owner, other_member):
+        strange = {"Authorization": f"Bearer {token}"}
+        assert put(client, strange, sid="theirs").status_code == 403
+        r = client.post("/api/hub/dev/agent-context", json={"kind": "start", "project": PROJECT}, headers=strange)
+        assert r.status_code == 403 and "WAL" not in r.text
+        assert client.get("/api/hub/dev/agent-context/usage", headers=strange).status_code == 403
+    # the owner's browser: its cookie, without the CSRF token a page gives, writes nothing
+    page = client.get("/new-hub", headers={"Accept": "text/html"}).text
+    csrf = re.search(r'name="csrf-token" content="([^"]+)"', page).group(1)
+    token = owner["Authorization"].split(" ", 1)[1]
+    assert client.post("/api/hub/dev/session", json={"token": token}, headers={"X-CSRF-Token": csrf}).status_code == 200
+    assert put(client, {}, sid="forged").json()["error"]["code"] == "csrf_failed"
+    r = client.post("/api/hub/dev/agent-context", json={"kind": "start", "project": PROJECT})
+    assert r.status_code == 403 and r.json()["error"]["code"] == "csrf_failed" and "WAL" not in r.text
+    assert put(client, {"X-CSRF-Token": csrf}, sid="mine").status_code == 201  # with it, the owner
+    assert "WAL" in start(client, {"X-CSRF-Token": csrf})["text"]
+    assert client.get("/api/hub/dev/agent-context/usage").status_code == 200  # a read needs no CSRF token
+    client.cookies.clear()
+    assert put(client, {}, sid="anon").status_code == 401
 
 
 @pytest.mark.parametrize(

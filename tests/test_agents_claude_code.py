@@ -8,6 +8,7 @@ captures read the transcript Claude Code itself wrote for the earlier turns.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -228,7 +229,32 @@ def test_the_next_session_starts_with_what_the_last_one_decided(workspace, model
     print("\n--- injected at the start of the second session ---\n" + injected)
     assert page["url"] in injected and "WAL mode" in injected
     assert f"## Lately in {workspace.project.name}" in injected
+    # `request` is the session's first request carrying the user's prompt (first_request): any
+    # the tool made before it are its own, without the prompt
+    note = os.environ.get("MEMORYWIKI_HOOKS_SESSION_MD")
+    if note:  # the record for bench/results/hooks-session.md (docs/coding-tools.md links it)
+        write_session_note(Path(note), claude, page, second, request, injected)
     assert_model_clean(model_server)
+
+
+def write_session_note(path: Path, exe: str, page: dict, second: dict, request, injected: str) -> None:
+    import subprocess
+
+    version = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.strip()
+    where = "the system prompt" if "<memorywiki" in request.system else "a message"
+    path.write_text(
+        "## Two real Claude Code sessions, one after another\n\n"
+        "`tests/test_agents_claude_code.py::test_the_next_session_starts_with_what_the_last_one_decided`,\n"
+        f"run with `MEMORYWIKI_HOOKS_SESSION_MD={path.name}`: Claude Code {version} (pinned,\n"
+        "scripts/install-agent-tools.sh), `memorywiki install claude-code --hooks` in a fresh git project,\n"
+        "a scripted model server on loopback, a live Memory.Wiki server.\n\n"
+        f"1. First session (`claude -p`): {DECIDE!r}, answered {DECIDED!r}. Its end made the draft\n"
+        f"   page {page['url']} (summary on top).\n"
+        f"2. Second session (`claude -p`, session {second['session_id']}): {NEXT!r}. Its first model\n"
+        f"   request carried, in {where}, what the SessionStart hook injected:\n\n"
+        f"```\n{injected}\n```\n",
+        encoding="utf-8",
+    )
 
 
 def test_a_resumed_session_updates_its_page_and_never_makes_a_second(workspace, model_server, claude):

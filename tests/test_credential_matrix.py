@@ -780,6 +780,60 @@ def embed_bundle(w: World, cred: str) -> Outcome:
     return Outcome(r, r.status_code == 200)
 
 
+# ---- the coding tools' hooks --------------------------------------------------------------------
+
+PROJECT_NAME = "matrix-proj"
+
+
+def _session(marker: str) -> dict[str, Any]:
+    return {
+        "title": f"Session {marker}",
+        "transcript": f"## User\n\nKeep the {marker} plan?\n\n## Assistant\n\nWe decided to keep the {marker} plan.\n",
+        "project": {"name": PROJECT_NAME, "remote": None, "path": f"/srv/{PROJECT_NAME}"},
+    }
+
+
+@runs("agent_capture")
+def agent_capture(w: World, cred: str) -> Outcome:
+    sent = w.send(cred)
+    sid = "s" + secrets.token_hex(4)
+    marker = word()
+    w.private_words.add(marker)
+    r = sent.client.put(f"/api/hub/h/agent-sessions/claude-code/{sid}", json=_session(marker), headers=sent.headers)
+    saved = w.row(
+        "SELECT d.is_draft FROM docs d JOIN hubs h ON h.id = d.hub_id WHERE h.slug = 'h' AND d.external_id = %s",
+        f"session:claude-code:{sid}",
+    )
+    return Outcome(r, saved is not None and saved["is_draft"])
+
+
+def _project_draft(w: World) -> str:
+    """A session of the project, captured by the owner: a draft only the hub's writers see."""
+    if not hasattr(w, "agent_marker"):
+        marker = word()
+        w.private_words.add(marker)
+        r = w.anon.put("/api/hub/h/agent-sessions/claude-code/matrix-draft", json=_session(marker), headers=w.owner)
+        assert r.status_code == 201, r.text
+        w.agent_marker = marker  # type: ignore[attr-defined]
+    return w.agent_marker  # type: ignore[attr-defined]
+
+
+@runs("agent_context")
+def agent_context(w: World, cred: str) -> Outcome:
+    marker = _project_draft(w)
+    sent = w.send(cred)
+    body = {"kind": "start", "project": {"name": PROJECT_NAME, "path": f"/srv/{PROJECT_NAME}"}}
+    r = sent.client.post("/api/hub/h/agent-context", json=body, headers=sent.headers)
+    return shows(r, marker)
+
+
+@runs("agent_usage")
+def agent_usage(w: World, cred: str) -> Outcome:
+    sent = w.send(cred)
+    r = sent.client.get("/api/hub/h/agent-context/usage", headers=sent.headers)
+    return Outcome(r, r.status_code == 200 and r.json().get("hub") == "h" and "by_kind" in r.json())
+
+
 # ---- the test -------------------------------------------------------------------------------
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -140,6 +141,42 @@ def test_a_session_end_becomes_its_draft_page_and_a_compaction_updates_it(machin
     updated = machine.wait_page(sid, turns=4)
     assert updated["id"] == page["id"] and "wal_autocheckpoint" in updated["markdown"]
     assert len(machine.session_pages()) == 1
+    wait_until(lambda: not list((machine.state / "spool").glob("*.json")), "the spool to empty")
+
+
+def test_a_session_resumed_after_its_page_was_edited_or_deleted_by_hand_loses_nothing(machine):
+    """The owner's hand wins, and the session's later turns are still kept: below the text they
+    edited, or on a new page once they deleted the session's page. The tool waits for neither."""
+    sid = "resumed"
+    transcript = machine.home / "t" / f"{sid}.jsonl"
+    turns = list(TURNS)
+    claude_transcript(transcript, sid, machine.project, turns)
+    machine.hook("claude-code", "session-end", payload(machine, sid, transcript))
+    page = machine.wait_page(sid)
+    owner = machine.headers
+
+    edited = "## Notes\n\nMy own words on the cache: WAL, decided on Monday.\n"
+    r = httpx.patch(f"{machine.server}/api/docs/{page['id']}", json={"markdown": edited}, headers=owner)
+    assert r.status_code == 200, r.text
+    turns.append(("And checkpoints?", "Every 1000 pages, with wal_autocheckpoint."))
+    claude_transcript(transcript, sid, machine.project, turns)
+    out, elapsed = machine.hook("claude-code", "session-end", payload(machine, sid, transcript))
+    assert output(out) == {} and elapsed < 10  # the capture runs on, detached
+    kept = machine.wait_page(sid, turns=4)
+    assert kept["id"] == page["id"]
+    assert kept["markdown"].startswith(edited.strip())  # their text, as they left it
+    assert "wal_autocheckpoint" in kept["markdown"] and "Session continued" in kept["markdown"]
+
+    assert httpx.delete(f"{machine.server}/api/docs/{page['id']}", headers=owner).status_code == 200
+    turns.append(("And the backup?", "Nightly, with the online backup API."))
+    claude_transcript(transcript, sid, machine.project, turns)
+    out, elapsed = machine.hook("claude-code", "session-end", payload(machine, sid, transcript))
+    assert output(out) == {} and elapsed < 10
+    fresh = machine.wait_page(sid, turns=6)
+    assert fresh["id"] != page["id"]  # a new page: the deleted one stays deleted
+    assert httpx.get(f"{machine.server}/api/docs/{page['id']}", headers=owner).status_code == 404
+    for _, answer in turns:  # every turn of the session is on it
+        assert answer in fresh["markdown"]
     wait_until(lambda: not list((machine.state / "spool").glob("*.json")), "the spool to empty")
 
 
@@ -277,7 +314,63 @@ def test_the_hook_reads_the_config_as_the_cli_does(tmp_path, monkeypatch, env):
     assert hook.server == cli.server_url()
     assert hook.hub == cli.resolve_hub(None)
     assert hook.token == cli.hub_token(cli.resolve_hub(None))
-    assert lean.config_path(os.environ) == cfg
+    assert Path(lean.config_path(os.environ)) == cfg
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'server = "http://127.0.0.1:8000"\nhub = "a"\n\n[hubs.a]\nowner_token = "mwo_a"\n',
+        '# mine\nhub = "a" # the default\n[hooks]\nmax_tokens = 800\nstart_timeout = 1.5\nx = true\n',
+        '[hubs."dotted.slug"]\nowner_token = "t"\n',  # a quoted key: tomllib reads it
+        'server = "http://h/\\u00e9"\n',  # an escape: tomllib
+        "hub = 'literal'\nlist = [1, 2]\nwhen = 2026-12-02\n",
+        "[hubs]\na = { owner_token = 't' }\n",
+    ],
+)
+def test_the_hooks_config_reader_reads_what_tomllib_reads(text):
+    import tomllib
+
+    assert lean.read_toml(text) == tomllib.loads(text)
+
+
+def test_a_broken_config_is_said_once_and_the_hook_goes_on(tmp_path):
+    machine = make_machine(tmp_path, "http://127.0.0.1:9", "dev", None)
+    (machine.home / ".config" / "memorywiki" / "config.toml").write_text('server = "http://127.0.0.1:9\n[[x')
+    data = output(machine.hook("claude-code", "session-start", {"session_id": "s"})[0])
+    assert data["systemMessage"].startswith("Memory.Wiki: no hub configured")
+    assert "cannot read" in machine.log()
+
+
+def test_the_hooks_json_is_jsons():
+    for text in ('{"a": [1, 2.5, -3e5, true, false, null, "\\u00fc\\n"]}', " [] ", '"s"', "NaN"):
+        assert json.dumps(lean.loads(text)) == json.dumps(json.loads(text))
+    for bad in ("", "{", '{"a": 1} x', "[1,]"):
+        with pytest.raises(ValueError):
+            lean.loads(bad)
+    value = {"a": 'ü\n"', "b": [1, 2.5, None, True], "c": {"d": -1}}
+    assert lean.dumps(value) == json.dumps(value, ensure_ascii=False)
+    with pytest.raises(TypeError):
+        lean.dumps({"a": object()})
+
+
+def test_the_installed_hook_imports_only_what_it_needs(tmp_path):
+    """The installed command (-I -S, run.py) loads a handful of modules: no site, no json
+    package, re, pathlib, socket, threading or tomllib (adapters/hooks/lean.py says why)."""
+    machine = make_machine(tmp_path, "http://127.0.0.1:9", "dev", "mwo_t")
+    python, *rest = shlex.split(hook_command("claude-code", "session-start"))
+    out = subprocess.run(
+        [python, "-X", "importtime", *rest],
+        input=json.dumps({"session_id": "s", "cwd": str(machine.project)}),
+        capture_output=True,
+        text=True,
+        env=machine.env,
+        cwd=machine.project,
+    )
+    assert "not reachable" in json.loads(out.stdout)["systemMessage"]
+    imported = {line.rsplit("|", 1)[1].strip() for line in out.stderr.splitlines() if line.startswith("import time:")}
+    assert "memorywiki.adapters.hooks.main" in imported
+    assert not imported & {"site", "json", "re", "pathlib", "socket", "threading", "tomllib", "typing", "subprocess"}
 
 
 def test_a_project_is_its_git_root_and_origin(tmp_path):

@@ -195,7 +195,7 @@ def run_spooled(args: list[str]) -> int:
     cfg = lean.load()
     if args == ["--all"]:
         try:
-            paths = sorted(p for p in spool_dir().iterdir() if p.suffix == ".json")
+            paths = sorted(p for p in Path(spool_dir()).iterdir() if p.suffix == ".json")
         except OSError:
             return 0
         wait = 0.0
@@ -204,7 +204,7 @@ def run_spooled(args: list[str]) -> int:
     for path in paths:
         _one(path, cfg, wait)
     try:  # lock files of sessions captured long ago (a fresh one may be held right now)
-        for stale in spool_dir().glob("*.lock"):
+        for stale in Path(spool_dir()).glob("*.lock"):
             if not stale.with_suffix(".json").exists() and time.time() - stale.stat().st_mtime > 86400:
                 stale.unlink(missing_ok=True)
     except OSError:

@@ -9,11 +9,9 @@ limit, and says in one line what it could not do.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
-from pathlib import Path
 
 from . import lean
 from .project import project_of
@@ -31,7 +29,7 @@ LABELS = {"claude-code": "Claude Code", "codex": "Codex CLI", "cursor": "Cursor"
 def _input() -> dict[str, object]:
     try:
         raw = sys.stdin.buffer.read(MAX_STDIN) if not sys.stdin.isatty() else b""
-        data = json.loads(raw) if raw.strip() else {}
+        data = lean.loads(raw) if raw.strip() else {}
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -61,13 +59,13 @@ def render(tool: str, event: str, text: str, message: str | None) -> str:
     if tool == "cursor":
         if event != "session-start":
             return ""
-        return json.dumps({"additional_context": text}, ensure_ascii=False)
+        return lean.dumps({"additional_context": text})
     out: dict[str, object] = {}
     if text and event in EVENT_NAMES.get(tool, {}):
         out["hookSpecificOutput"] = {"hookEventName": EVENT_NAMES[tool][event], "additionalContext": text}
     if message:
         out["systemMessage"] = message
-    return json.dumps(out, ensure_ascii=False) if out else ""
+    return lean.dumps(out) if out else ""
 
 
 # ---- session start and prompts -------------------------------------------------------------------
@@ -118,8 +116,8 @@ def _context(tool: str, event: str, data: dict[str, object], cfg: lean.HookConfi
 # ---- session end and compaction: a detached capture --------------------------------------------
 
 
-def spool_dir() -> Path:
-    return lean.state_dir() / "spool"
+def spool_dir() -> str:
+    return os.path.join(lean.state_dir(), "spool")
 
 
 def _spool_name(tool: str, session_id: str) -> str:
@@ -127,13 +125,14 @@ def _spool_name(tool: str, session_id: str) -> str:
     return f"{tool}--{safe}.json"
 
 
-def spool(tool: str, event: str, data: dict[str, object]) -> Path | None:
+def spool(tool: str, event: str, data: dict[str, object]) -> str | None:
     """Keep what the capture needs (never the transcript: it stays in the tool's own file) until
     the capture has it on the server. A later event of the same session replaces it."""
     session_id = session_id_of(tool, data)
     if not session_id:
         return None
-    path = spool_dir() / _spool_name(tool, session_id)
+    folder = spool_dir()
+    path = os.path.join(folder, _spool_name(tool, session_id))
     entry = {
         "tool": tool,
         "event": event,
@@ -142,48 +141,74 @@ def spool(tool: str, event: str, data: dict[str, object]) -> Path | None:
         "cwd": cwd_of(data),
         "at": time.time(),
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(entry), encoding="utf-8")
+    os.makedirs(folder, exist_ok=True)
+    tmp = os.path.join(folder, f".{_spool_name(tool, session_id)}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(lean.dumps(entry))
     os.replace(tmp, path)
     return path
 
 
-def detach(tool: str, *args: str) -> None:
-    """Start the capture in a child of its own session: it outlives the tool's exit and the
-    hook's time limit, and its output goes to the log, never to the tool."""
-    import subprocess  # only here: its import costs the other events' answers
+def capture_command(tool: str, *args: str) -> list[str]:
+    """The capture's command: the package as installed, with everything it imports."""
+    return [sys.executable, "-m", "memorywiki.adapters.hooks", tool, "capture-spooled", *args]
 
-    log_path = lean.state_dir() / "hooks.log"
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "a", encoding="utf-8") as log_file:
-        subprocess.Popen(
-            [sys.executable, "-m", "memorywiki.adapters.hooks", tool, "capture-spooled", *args],
-            stdin=subprocess.DEVNULL,
-            stdout=log_file,
-            stderr=log_file,
-            start_new_session=True,
-            close_fds=True,
-        )
+
+def detach(tool: str, *args: str, wait: bool = False) -> None:
+    """Start the capture in a child of its own session: it outlives the tool's exit and the
+    hook's time limit, and its output goes to the log, never to the tool. os.posix_spawn
+    starts it; subprocess, whose import costs a hook more than the spawn, only where there is
+    no posix_spawn."""
+    folder = lean.state_dir()
+    os.makedirs(folder, exist_ok=True)
+    log_fd = os.open(os.path.join(folder, "hooks.log"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    command = capture_command(tool, *args)
+    try:
+        try:
+            pid = os.posix_spawn(
+                command[0],
+                command,
+                os.environ,
+                file_actions=[
+                    (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                    (os.POSIX_SPAWN_DUP2, log_fd, 1),
+                    (os.POSIX_SPAWN_DUP2, log_fd, 2),
+                ],
+                setsid=True,
+            )
+        except (AttributeError, NotImplementedError, TypeError):  # no posix_spawn, or no setsid in it
+            import subprocess
+
+            child = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=log_fd,
+                stderr=log_fd,
+                start_new_session=True,
+                close_fds=True,
+            )
+            if wait:
+                child.wait()
+            return
+        if wait:
+            os.waitpid(pid, 0)
+    finally:
+        os.close(log_fd)
 
 
 def _capture(tool: str, event: str, data: dict[str, object]) -> str | None:
     path = spool(tool, event, data)
     if path is None:
         return "Memory.Wiki: the tool gave no session id; this session is not captured"
-    if os.environ.get("MEMORYWIKI_HOOK_FOREGROUND"):  # for debugging: capture before returning
-        from .capture import run_spooled
-
-        run_spooled([str(path)])
-    else:
-        detach(tool, str(path))
+    # MEMORYWIKI_HOOK_FOREGROUND, for debugging: the capture is done before the hook returns
+    detach(tool, path, wait=bool(os.environ.get("MEMORYWIKI_HOOK_FOREGROUND")))
     return None
 
 
 def _flush_spool_in_background(tool: str) -> None:
     """Captures left over (the server was down, no token was set): tried again, detached."""
     try:
-        waiting = any(p.suffix == ".json" for p in spool_dir().iterdir())
+        waiting = any(name.endswith(".json") for name in os.listdir(spool_dir()))
     except OSError:
         return
     if waiting:
@@ -196,6 +221,8 @@ def _flush_spool_in_background(tool: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) >= 2 and args[1] == "capture-spooled":
+        if sys.flags.no_site:  # started as the lean entry (run.py): the capture needs the package
+            os.execv(sys.executable, capture_command(*args[:1], *args[2:]))
         from .capture import run_spooled
 
         return run_spooled(args[2:])
@@ -223,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     elapsed = (time.monotonic() - started) * 1000
     lean.log(f"{tool} {event}: {elapsed:.0f} ms" + (f"; {message}" if message else ""))
     out = render(tool, event, text, message)
-    if out:
-        sys.stdout.write(out + "\n")
-        sys.stdout.flush()
+    if out:  # UTF-8 whatever the locale: the tools read JSON
+        sys.stdout.buffer.write((out + "\n").encode("utf-8"))
+        sys.stdout.buffer.flush()
     return 0

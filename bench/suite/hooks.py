@@ -1,13 +1,16 @@
-"""The coding tools' hooks, timed as the tool runs them: `python -m memorywiki.adapters.hooks
-claude-code EVENT`, a new process per event, its JSON on stdin, against a server on a hub of
-10,000 chunks (300 with --smoke).
+"""The coding tools' hooks, timed as the tool runs them: the command `memorywiki install
+claude-code --hooks` writes (`PYTHON -I -S .../adapters/hooks/run.py claude-code EVENT`), a new
+process per event, its JSON on stdin, against a server on a hub of 10,000 chunks (300 with
+--smoke).
 
 The hub is the latency section's (bench/suite/latency.py: SciFact abstracts then synthetic
 distractors, perturbed real vectors), in a database of its own, with 12 captured sessions of one
 project added through the API, so a session's start finds "lately" pages and passages. The
 server is this checkout's (bench.proc serve, local embedder, in-process worker).
 
-Rows: the interpreter alone (`python -c pass`, the floor of any hook written in Python); the
+Rows: the interpreter alone (`python -c pass`, and `python -I -S -c pass`, the floor of the
+installed command); the same hook started as `python -m memorywiki.adapters.hooks` (the
+package's import path, with site); the
 session-start hook (the project's memory); the prompt hook (SciFact's questions as prompts);
 the session-end hook (it hands the capture to a detached child, so this is what the tool
 waits); the same context request from a keep-alive client (the server's share); and the first
@@ -22,6 +25,7 @@ import json
 import os
 import re
 import resource
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -78,12 +82,21 @@ def _sessions(corpus: list[dict]) -> list[str]:
     return out
 
 
-def _run_hook(env: dict, cwd: Path, event: str, payload: dict) -> tuple[float, float, str]:
+def _command(event: str, module: bool = False) -> list[str]:
+    """The hook's command as installed, or (`module`) as `python -m` starts it."""
+    if module:
+        return [sys.executable, "-m", "memorywiki.adapters.hooks", "claude-code", event]
+    from memorywiki.adapters.install.hook_config import hook_command
+
+    return shlex.split(hook_command("claude-code", event))
+
+
+def _run_hook(env: dict, cwd: Path, event: str, payload: dict, module: bool = False) -> tuple[float, float, str]:
     """(wall ms, CPU ms of the hook process, stdout) of one hook run."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     out = subprocess.run(
-        [sys.executable, "-m", "memorywiki.adapters.hooks", "claude-code", event],
+        _command(event, module),
         input=json.dumps(payload),
         capture_output=True,
         text=True,
@@ -99,12 +112,12 @@ def _run_hook(env: dict, cwd: Path, event: str, payload: dict) -> tuple[float, f
     return wall, cpu, out.stdout
 
 
-def _python_floor(n: int) -> tuple[list[float], list[float]]:
+def _python_floor(n: int, *flags: str) -> tuple[list[float], list[float]]:
     walls, cpus = [], []
     for _ in range(n):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        subprocess.run([sys.executable, *flags, "-c", "pass"], check=True)
         walls.append((time.perf_counter() - t0) * 1000)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpus.append((after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000)
@@ -240,12 +253,29 @@ async def _main(opts: Options, pg: Postgres) -> dict:
 
         for _ in range(5):  # warm-up
             _run_hook(env, project, "session-start", start_payload)
+        # The installed command, and every other run the same hook started as `python -m` and
+        # the two interpreter floors, one after another: on a shared machine each row then sees
+        # the same load, so the rows compare (their order within a round alternates).
         start_walls, start_cpus, tokens = [], [], []
-        for _ in range(runs):
+        module_walls, module_cpus = [], []
+        floor_walls, floor_cpus, lean_floor_walls, lean_floor_cpus = [], [], [], []
+        for i in range(runs):
+            if i % 2 == 0:
+                wall, cpu, _ = _run_hook(env, project, "session-start", start_payload, module=True)
+                module_walls.append(wall)
+                module_cpus.append(cpu)
             wall, cpu, out = _run_hook(env, project, "session-start", start_payload)
             start_walls.append(wall)
             start_cpus.append(cpu)
             tokens.append(json.loads(out)["systemMessage"].split(" tokens")[0].rsplit(" ", 1)[-1])
+            if i % 2 == 1:
+                for flags, walls, cpus in (
+                    ((), floor_walls, floor_cpus),
+                    (("-I", "-S"), lean_floor_walls, lean_floor_cpus),
+                ):
+                    w, c = _python_floor(1, *flags)
+                    walls += w
+                    cpus += c
         sample = json.loads(_run_hook(env, project, "session-start", start_payload)[2])
         injected = sample["hookSpecificOutput"]["additionalContext"]
 
@@ -299,17 +329,24 @@ async def _main(opts: Options, pg: Postgres) -> dict:
             )
             end_walls.append(wall)
             end_cpus.append(cpu)
-        floor_walls, floor_cpus = _python_floor(min(runs, 50))
     floor_rows = await _floor_study(embedder, data, opts.locomo, opts.smoke)
 
     rows = [
         _row("`python -c pass` (the interpreter alone)", floor_walls, floor_cpus, "–"),
+        _row("`python -I -S -c pass` (the installed command's floor)", lean_floor_walls, lean_floor_cpus, "–"),
         _row(
             "session start (warm server)",
             start_walls,
             start_cpus,
             f"p95 < {GOAL_P95_MS:.0f} ms; {2000:,} ms time-out",
             f"tokens injected p50 {pct([float(t) for t in tokens], 50):.0f} (budget 1,500)",
+        ),
+        _row(
+            "session start, as `python -m memorywiki.adapters.hooks` (site, the package's path)",
+            module_walls,
+            module_cpus,
+            "–",
+            "the command before this change",
         ),
         _row(
             "prompt (--recall-prompts)",
@@ -343,16 +380,21 @@ async def _main(opts: Options, pg: Postgres) -> dict:
 SciFact abstracts then synthetic distractors, perturbed real {embedder.name} vectors) plus {SESSIONS}
 captured sessions of the project `{PROJECT}` (its git remote and path), on this checkout's server
 (bench.proc serve, local embedder, its question cache on as by default: a project's start asks the
-same question each time). Each hook is a new process, as Claude Code starts it:
-`python -m memorywiki.adapters.hooks claude-code EVENT` with the tool's JSON on stdin; wall time is
-what the tool waits (spawn to exit), CPU the hook process's own. {runs} runs per row after 5 warm-up runs.
+same question each time). Each hook is a new process, as Claude Code starts it, with the command
+`memorywiki install claude-code --hooks` writes: `PYTHON -I -S .../adapters/hooks/run.py
+claude-code EVENT`, the tool's JSON on stdin; wall time is what the tool waits (spawn to exit),
+CPU the hook process's own. {runs} runs per row after 5 warm-up runs; the `python -m` start and
+the two floors ran every other round of the session starts ({len(module_walls)} runs each), so
+those four rows saw the same load.
 
 {table}
 
 Session start, p95 {fmt(p95, 1)} ms: **{verdict}** the goal of {GOAL_P95_MS:.0f} ms. The interpreter's own
-start is the floor of any hook in Python; the hook adds its imports (standard library only:
-no httpx, typer or rich; its own HTTP/1.1 over a socket), the config read, the git remote read
-from .git/config, one request, and the answer's JSON.
+start is the floor of any hook in Python; `-I -S` takes site (site-packages' .pth files, an
+editable install's finder) out of it, and the hook adds a handful of modules (os, `_socket`,
+`_json` and its own three: no json package, re, pathlib, socket, threading or tomllib, see
+adapters/hooks/lean.py), the config read, the git remote read from .git/config, one request
+over HTTP/1.1, and the answer's JSON.
 
 The relevance floor of the prompt hook (`MEMORYWIKI_HOOK_MIN_SIMILARITY`, cosine, default 0.4),
 against the same embedder: each question beside its own evidence passage and {NEGATIVES} passages

@@ -135,14 +135,20 @@ class Access:
         """The hub and who may write pages into it: the owner ("owner", by token or session) or
         one of its members ("member:<name>", by the member's token); 401/403 otherwise."""
         token = self.credentials.bearer
-        if token is not None:
-            hub = await hubs.find_hub(conn, slug)
-            if hub is not None:
-                await self._check("token")
-                member = await member_store.member(conn, hub["id"], hash_token(token))
-                if member is not None:
-                    return Writer(hub, MEMBER + member["name"], member["id"])
-        return Writer(await self.hub_owner(conn, slug), "owner", None)
+        if token is None:
+            return Writer(await self.hub_owner(conn, slug), "owner", None)
+        # one round trip: the hub, and whether the token is its owner's or a member's
+        found = await hubs.find_hub_for_token(conn, slug, hash_token(token))
+        if found is None:
+            raise unknown_hub(slug)
+        await self._check("token")
+        hub = {k: found[k] for k in ("id", "slug", "listed", "description")}
+        if found["member_id"] is not None:
+            return Writer(hub, MEMBER + found["member_name"], found["member_id"])
+        if not found["is_owner"]:
+            await self._failed("token")
+            raise Forbidden("forbidden", f"that token does not own hub '{slug}'")
+        return Writer(hub, "owner", None)
 
     async def writable_hub(self, conn: Conn, slug: str) -> dict[str, Any]:
         """The hub, when these credentials may write pages into it (its owner or a member)."""

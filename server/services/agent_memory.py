@@ -416,6 +416,37 @@ async def _passages(
     return [r for r in found["results"] if _relevant(r, found["mode"], ctx, name)], found["mode"]
 
 
+Passages = tuple[list[dict[str, Any]], str | None]
+
+
+def _ask_early(
+    ctx: Context,
+    urls: Urls,
+    slug: str,
+    question: str | None,
+    k: int,
+    name: str | None,
+    phases: Phases,
+    description: str,
+) -> asyncio.Task[Passages] | None:
+    """The passages above the floor for `question`, asked now, in a task; None for no question."""
+    if not question:
+        return None
+
+    async def run() -> Passages:
+        with phases.span("recall", description):
+            return await _passages(ctx, urls, slug, question, k, name=name)
+
+    return asyncio.create_task(run())
+
+
+def _retrieved(task: asyncio.Task[Passages]) -> None:
+    """An early recall's outcome, read so that an error it ended with (the answer's own error,
+    or one no answer needed) is never logged as unread."""
+    if not task.cancelled():
+        task.exception()
+
+
 async def context(
     ctx: Context, credentials: Credentials, urls: Urls, ask: ContextAsk, phases: Phases | None = None
 ) -> tuple[dict[str, Any], Injection]:
@@ -425,16 +456,31 @@ async def context(
     if ask.kind not in KINDS:
         raise BadRequest("invalid_field", f"'kind' must be one of {', '.join(KINDS)}")
     phases = phases or Phases()
-    with phases.span("auth", "the hub and the credential"):
-        hub, private = await _reader(ctx, credentials, ask.slug)
     project = project_record(ask.project)
+    # What best answers the session's question is public (recall reads what strangers read), so
+    # it is asked while the credential is checked: the check's round trip no longer adds to it.
+    # A refused credential cancels it, unread.
     if ask.kind == "start":
-        budget = min(ask.max_tokens or ctx.settings.hook_max_tokens, MAX_TOKENS)
-        text, mode = await _start(ctx, urls, hub, private, project, ask, budget, phases)
+        name = _project_name(project)
+        question = f"What should I know before working on {name}?" if name else None
+        found = _ask_early(ctx, urls, ask.slug, question, 8, name, phases, "what to know before working on the project")
     else:
-        budget = min(ask.max_tokens or ctx.settings.hook_prompt_tokens, MAX_TOKENS)
-        with phases.span("recall", "the passages"):
-            text, mode = await _prompt(ctx, urls, ask, budget)
+        prompt = (ask.prompt or "").strip()
+        question = prompt if len(prompt.split()) >= SHORT_PROMPT_WORDS else None
+        found = _ask_early(ctx, urls, ask.slug, question, ctx.settings.hook_prompt_k * 2, None, phases, "the passages")
+    try:
+        with phases.span("auth", "the hub and the credential"):
+            hub, private = await _reader(ctx, credentials, ask.slug)
+        if ask.kind == "start":
+            budget = min(ask.max_tokens or ctx.settings.hook_max_tokens, MAX_TOKENS)
+            text, mode = await _start(ctx, urls, hub, private, project, ask, budget, phases, found)
+        else:
+            budget = min(ask.max_tokens or ctx.settings.hook_prompt_tokens, MAX_TOKENS)
+            text, mode = await _prompt(ctx, ask, budget, found)
+    finally:  # a refused credential, a failure, or an answer that never needed it: not left running
+        if found is not None:
+            found.cancel()
+            found.add_done_callback(_retrieved)
     body = "\n".join(text.lines)
     tokens = estimate_tokens(body) if body else 0
 
@@ -482,6 +528,7 @@ async def _start(
     ask: ContextAsk,
     budget: int,
     phases: Phases,
+    found: asyncio.Task[Passages] | None,
 ) -> tuple[_Text, str | None]:
     name = _project_name(project)
     text = _Text(budget)
@@ -510,11 +557,8 @@ async def _start(
                     limit=LATELY,
                 )
 
-    async def to_know() -> tuple[list[dict[str, Any]], str | None]:
-        if not name:
-            return [], None
-        with phases.span("recall", "what best answers what to know before working on the project"):
-            return await _passages(ctx, urls, ask.slug, f"What should I know before working on {name}?", 8, name=name)
+    async def to_know() -> Passages:
+        return await found if found is not None else ([], None)
 
     # the two reads wait on different things (a query; the question's vector): side by side
     latest, (passages, mode) = await asyncio.gather(lately(), to_know())
@@ -542,12 +586,13 @@ async def _start(
     return text, mode
 
 
-async def _prompt(ctx: Context, urls: Urls, ask: ContextAsk, budget: int) -> tuple[_Text, str | None]:
+async def _prompt(
+    ctx: Context, ask: ContextAsk, budget: int, found: asyncio.Task[Passages] | None
+) -> tuple[_Text, str | None]:
     text = _Text(budget)
-    prompt = (ask.prompt or "").strip()
-    if len(prompt.split()) < SHORT_PROMPT_WORDS:
+    if found is None:  # no prompt, or too short to be a question ("yes", "go on")
         return text, None
-    passages, mode = await _passages(ctx, urls, ask.slug, prompt, ctx.settings.hook_prompt_k * 2)
+    passages, mode = await found
     passages = passages[: ctx.settings.hook_prompt_k]
     if not passages:
         return text, mode

@@ -82,6 +82,25 @@ async def find_hub_for_recall(conn: Conn, slug: str) -> dict[str, Any] | None:
     return await (await conn.execute(HUB_FOR_RECALL, {"slug": slug})).fetchone()
 
 
+# The hub and what a bearer token is to it, in one round trip: its owner's, a live member's
+# (hub_members, migrations/0100_members.sql), or neither.
+HUB_FOR_TOKEN = """
+SELECT h.id, h.slug, h.listed, h.description,
+       h.owner_token_hash = %(token)s AS is_owner, m.id AS member_id, m.name AS member_name
+FROM hubs h
+LEFT JOIN hub_members m ON m.hub_id = h.id AND m.token_hash = %(token)s AND m.revoked_at IS NULL
+WHERE h.slug = %(slug)s
+"""
+
+
+async def find_hub_for_token(conn: Conn, slug: str, token_hash: str) -> dict[str, Any] | None:
+    """find_hub's columns, plus "is_owner", "member_id" and "member_name" for the token whose
+    sha256 is `token_hash`; None when there is no such hub."""
+    if "\x00" in slug:
+        return None
+    return await (await conn.execute(HUB_FOR_TOKEN, {"slug": slug, "token": token_hash})).fetchone()
+
+
 async def is_owner(conn: Conn, hub_id: int, token_hash: str) -> bool:
     row = await (
         await conn.execute("SELECT 1 FROM hubs WHERE id = %s AND owner_token_hash = %s", (hub_id, token_hash))
