@@ -569,6 +569,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
 async def _main(args: argparse.Namespace, pg: Postgres, questions: list[dict[str, Any]]) -> int:
     from .locomo import token_counter
 
+    started = time.time()
     qs = sample(questions, args.questions, args.seed)
     if args.no_build:
         built = State(args.cache, args.variant).hubs
@@ -622,6 +623,9 @@ async def _main(args: argparse.Namespace, pg: Postgres, questions: list[dict[str
     print(text)
     name = "longmemeval.md" if variant == "default" else f"longmemeval-{variant}.md"
     write_result(opts, name, text)
+    from .report import write_index
+
+    write_index(opts, {"longmemeval" if variant == "default" else f"longmemeval-{variant}": time.time() - started})
     (args.out / ".logs").mkdir(parents=True, exist_ok=True)
     (args.out / ".logs" / f"longmemeval-{variant}.json").write_text(json.dumps(scores))
     return 0
