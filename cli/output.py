@@ -119,8 +119,10 @@ def render_doc_lines(data: Mapping[str, Any], *, visibility: bool = False) -> No
 def _scores(r: dict[str, Any]) -> str:
     parts = []
     score = r.get("score", r.get("rrf_score"))  # an older server sends only rrf_score
+    # every result carries rrf_score; the score is RRF's only when RRF ordered the list
+    by_rrf = "score" in r and r.get("rrf_score") is not None and r["score"] == r["rrf_score"]
     if score is not None:
-        parts.append(f"rrf {float(score):.4f}" if "rrf_score" in r and "score" in r else f"score {float(score):.2f}")
+        parts.append(f"rrf {float(score):.4f}" if by_rrf else f"score {float(score):.2f}")
     if r.get("vector_rank") is not None:
         parts.append(f"vector #{r['vector_rank']}")
     if r.get("fts_rank") is not None:

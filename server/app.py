@@ -52,6 +52,7 @@ from .routes import (
 from .store.db import Database, PrivacyRoleMissing, open_database
 from .store.embedded import EmbeddedPostgres
 from .store.migrate import MigrationError
+from .store.replicas import ReplicaMismatch
 from .store.secrets import server_secret
 from .store.space import reset_if_model_changed
 from .web import assets
@@ -62,6 +63,7 @@ from .web.hosts import TrustedHostMiddleware, serve_note
 from .web.logs import redact_access_log
 from .web.middleware import CsrfMiddleware, SecurityHeadersMiddleware
 from .web.ratelimit import RateLimits
+from .web.replicas import ReadYourWritesMiddleware
 from .web.sessions import SessionCookies
 from .web.state import AppState
 from .worker import WorkerProcess
@@ -84,7 +86,7 @@ def create_app(
         embedder = embedder_factory(settings)
         try:
             db, embedded = await open_database(settings)
-        except (MigrationError, PrivacyRoleMissing) as exc:
+        except (MigrationError, PrivacyRoleMissing, ReplicaMismatch) as exc:
             log.error("the server will not start: %s", exc)  # the one line to read in the traceback below
             raise
         # The secret detector compiles its rules once (seconds the first time on a machine): not in
@@ -143,6 +145,7 @@ def create_app(
         Middleware(TrustedHostMiddleware, settings=settings),
         Middleware(PrivateAnswersMiddleware),
         Middleware(CsrfMiddleware),
+        Middleware(ReadYourWritesMiddleware),  # with replicas: a client reads what it wrote
     ]
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan, exception_handlers=EXCEPTION_HANDLERS)
 
@@ -201,7 +204,7 @@ async def _app_state(settings: Settings, db: Database, embedder: Embedder | None
         embedder=embedder,
         csrf=CsrfTokens(secret, settings.csrf_max_age),
         sessions=SessionCookies(secret),
-        limits=RateLimits(settings),
+        limits=RateLimits(settings, db),
         reranker=make_reranker(settings),
     )
     if embedder is not None:

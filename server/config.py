@@ -81,6 +81,32 @@ def _public_url(value: str) -> str:
     return value
 
 
+def _replica_urls(value: str) -> tuple[str, ...]:
+    """PostgreSQL URLs separated by commas or spaces; ValueError for one that is no such URL."""
+    from urllib.parse import urlsplit
+
+    from psycopg.conninfo import conninfo_to_dict
+
+    urls = tuple(u for u in value.replace(",", " ").split() if u)
+    for url in urls:
+        if not url.startswith(("postgresql://", "postgres://")):
+            raise ValueError(url)
+        try:
+            urlsplit(url).port  # noqa: B018  (a port that is no number raises ValueError)
+            conninfo_to_dict(url)
+        except Exception as exc:
+            raise ValueError(url) from exc
+    return urls
+
+
+def _seconds(value: str) -> float:
+    """A positive number of seconds; ValueError otherwise."""
+    seconds = float(value)
+    if not seconds > 0:
+        raise ValueError(value)
+    return seconds
+
+
 def _days(value: str) -> int:
     """A whole number of days from 1 to ten years; ValueError otherwise."""
     days = int(value)
@@ -254,6 +280,29 @@ class Settings:
     )
     db_timeout: float = setting(
         10.0, "MEMORYWIKI_DB_TIMEOUT", "seconds a request waits for a connection, then 503 with Retry-After"
+    )
+    # docs/architecture.md, "Read replicas": public reads only; writes and owner reads stay on the primary
+    replica_urls: tuple[str, ...] = setting(
+        (),
+        "MEMORYWIKI_REPLICA_URLS",
+        "streaming replicas public reads (recall, pages, graph...) are spread over; unset: the primary's",
+        parse=_replica_urls,
+        expects="postgresql:// URLs separated by commas",
+        shown_default="",
+    )
+    replica_max_lag: float = setting(
+        10.0,
+        "MEMORYWIKI_REPLICA_MAX_LAG",
+        "seconds a replica may lag behind the primary; further behind, it is skipped until it catches up",
+        parse=_seconds,
+        expects="a number of seconds above 0",
+    )
+    replica_check_seconds: float = setting(
+        1.0,
+        "MEMORYWIKI_REPLICA_CHECK_SECONDS",
+        "seconds between checks of each replica's health and replay position",
+        parse=_seconds,
+        expects="a number of seconds above 0",
     )
 
     section("Limits")

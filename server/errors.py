@@ -76,6 +76,7 @@ CODES: dict[str, ErrorCode] = {
         ErrorCode("hub_taken", 409, "a hub of that slug exists already"),
         ErrorCode("member_exists", 409, "the hub has a live member of that name already"),
         ErrorCode("version_conflict", 409, "the doc changed since the version named in If-Match (with `current`)"),
+        ErrorCode("capture_conflict", 409, "a session's pages kept being deleted while it was captured; try again"),
         ErrorCode("not_deleted", 409, "undelete of a doc that is not deleted"),
         ErrorCode("embedder_unavailable", 409, "no embedder is configured, so nothing can be indexed now"),
         ErrorCode("suggestion_closed", 409, "the suggested bundle was accepted or dismissed already"),

@@ -55,7 +55,9 @@ def _run(
 
     async def main() -> None:
         # the server's child: its database work runs below the server's requests, as it does
-        db, embedded = await open_database(settings, backend_nice=max(0, settings.worker_nice) if parent_pid else 0)
+        db, embedded = await open_database(
+            settings, backend_nice=max(0, settings.worker_nice) if parent_pid else 0, replicas=False
+        )
         loops: list[OwedWork] = []
         if embedder is not None:
             loops.append(Worker.from_settings(settings, db, embedder))

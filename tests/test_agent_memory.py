@@ -362,3 +362,13 @@ def test_a_secret_in_a_session_reaches_neither_the_page_nor_the_model(make_clien
     for k in planted:
         assert k["secret"] not in page and k["secret"] not in sent
     assert "[redacted: openai-api-key]" in page
+    # what the hook sends beside the transcript is stored too (the page's session line, its meta)
+    github = next(k for k in kinds if k["name"] == "github-token")["secret"]
+    again = put(client, owner, leaky, sid="s-2", note=f"Left out: the push with {github}").json()
+    assert again["redacted"]["kinds"] == {
+        "aws-access-token": 1,
+        "aws-secret-access-key": 1,
+        "github-pat": 1,
+        "openai-api-key": 1,
+    }
+    assert github not in json.dumps(doc(client, owner, again["id"]))

@@ -75,6 +75,7 @@ def test_bench_pages_smoke(smoke_env, tmp_path):
         (("bench.studies.fulltext",), ("scifact.zip",)),
         (("bench.studies.plan", "bench_lat_100000"), ("scifact.zip",)),
         (("bench.studies.ablation",), ("scifact.zip", "snap-research/locomo")),
+        (("bench.studies.bm25_cost",), ("scifact.zip",)),
     ],
 )
 def test_bench_without_its_data_says_where_to_get_it(tmp_path, args, missing):
@@ -82,7 +83,8 @@ def test_bench_without_its_data_says_where_to_get_it(tmp_path, args, missing):
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
     env.update({"MEMORYWIKI_BENCH_DATA": str(tmp_path / "data"), "SCIFACT_DIR": str(tmp_path / "data" / "scifact")})
     pg_dir = tmp_path / "pg"
-    extra = ("--pg-dir", str(pg_dir)) if args[0] in ("bench", "bench.studies.plan", "bench.studies.ablation") else ()
+    with_pg = ("bench", "bench.studies.plan", "bench.studies.ablation", "bench.studies.bm25_cost")
+    extra = ("--pg-dir", str(pg_dir)) if args[0] in with_pg else ()
     proc = bench(*args, *extra, env=env, timeout=60)
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr and proc.stdout == ""

@@ -508,3 +508,13 @@ def test_every_variable_the_cli_reads_for_itself_is_documented():
     from memorywiki.server.config import configuration_markdown
 
     assert "| `MEMORYWIKI_DEBUG` | `off` |" in configuration_markdown()
+
+
+def test_a_results_scores_say_rrf_only_when_rrf_ordered_the_list():
+    from memorywiki.cli.output import _scores
+
+    rrf = 1 / 61 + 1 / 63
+    assert _scores({"score": rrf, "rrf_score": rrf, "vector_rank": 1, "fts_rank": 3}).startswith("rrf 0.0323")
+    zscore = _scores({"score": 5.12, "rrf_score": rrf, "vector_rank": 1, "fts_rank": 3})
+    assert zscore.startswith("score 5.12") and "vector #1" in zscore and "text #3" in zscore
+    assert _scores({"rrf_score": rrf}).startswith("score 0.03")  # an older server's RRF-only answer

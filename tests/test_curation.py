@@ -451,9 +451,19 @@ def test_suggested_bundles_and_accepting_one(make_client):
     assert r.status_code == 201, r.text
     bundle = r.json()
     assert set(bundle["doc_ids"]) == pg and bundle["title"] == chosen["title"]
+    assert bundle["redacted"] == {"secrets": 0, "kinds": {}, "private": 0, "scanned": True}
     assert client.post(accept, headers=owner).status_code == 409, "a suggestion is accepted once"
     left = client.get("/api/hub/cur/suggestions").json()["suggestions"]
     assert all({d["id"] for d in s["docs"]} != pg for s in left), "no longer offered once bundled"
+    # a title given in its place is redacted as any text a bundle stores (docs/secrets.md)
+    token = "ghp_" + "Q7uXk2Lm9Zt4Rb8Vn1Cw6Yh3Jd5Fs0Pe2Ga7"
+    bread_id = next(s["id"] for s in left if {d["id"] for d in s["docs"]} == bread)
+    r = client.post(
+        f"/api/hub/cur/suggestions/{bread_id}/accept", json={"title": f"Bread, pushed with {token}"}, headers=owner
+    )
+    assert r.status_code == 201 and r.json()["title"] == "Bread, pushed with [redacted: github-pat]"
+    assert r.json()["redacted"]["kinds"] == {"github-pat": 1}
+    assert token not in client.get(f"/raw/b/{r.json()['id']}").text
     wait_curated(client)
     raw = client.get(f"/raw/b/{bundle['id']}").text
     assert "## Across these documents" in raw and "### Themes" in raw and "### Connections" in raw

@@ -95,10 +95,23 @@ def test_the_answer_names_its_fusion_and_rrf_score_means_rrf(client, zoo, level)
     default = ask(client, level=level)
     assert default["fusion"] == "zscore"
     assert ask(client, level=level, fusion="zscore")["results"] == default["results"]
-    assert default["results"] and all("rrf_score" not in r for r in default["results"])
-    assert all("rrf_score" in r for r in ask(client, level=level, fusion="rrf")["results"])
+    assert default["results"] and all("rrf_score" in r for r in ask(client, level=level, fusion="rrf")["results"])
     vector_only = ask(client, level=level, hybrid=False, fusion="rrf")
     assert vector_only["mode"] == "vector" and vector_only["fusion"] == "rrf"
+
+
+@pytest.mark.parametrize("level", ["chunk", "doc"])
+def test_every_hybrid_result_carries_rrf_score_whatever_fusion_ordered_it(client, zoo, level):
+    """The seeds' contract: vector_rank, fts_rank and rrf_score on every hybrid result; under
+    the default fusion the order follows `score`, and rrf_score is still RRF of the ranks."""
+    default = ask(client, level=level, k=5)
+    assert default["fusion"] == "zscore" and len(default["results"]) == 5
+    for r in default["results"]:
+        assert {"vector_rank", "fts_rank", "rrf_score", "score"} <= set(r)
+        assert r["rrf_score"] == rrf(r["vector_rank"], r["fts_rank"])  # exactly, not rounded
+    scores = [r["score"] for r in default["results"]]
+    assert scores == sorted(scores, reverse=True)
+    assert any(r["rrf_score"] != r["score"] for r in default["results"])  # not the order's score
 
 
 @pytest.mark.parametrize("fusion", ["RRF", "combsum", "", 3, True, ["rrf"]])

@@ -4,7 +4,7 @@ cut chunk; each result says its `tokens` and the answer their total."""
 from __future__ import annotations
 
 import pytest
-from memorywiki.server.embedding.tokens import estimate_tokens
+from memorywiki.server.embedding.tokens import estimate_tokens, estimate_tokens_by_piece
 
 from tests.polling import wait_indexed
 
@@ -73,6 +73,30 @@ def test_the_budget_applies_to_what_a_result_hands_a_model(client, harbour):
     assert estimate_tokens("港口的潮汐每天变化两次") == 11
     assert estimate_tokens("the tide turns") == 3
     assert estimate_tokens("") == estimate_tokens("   \n ") == 0
+
+
+def test_the_fast_count_is_the_rule_read_a_piece_at_a_time():
+    """estimate_tokens (each character's class, in bytes) counts as the rule reads, a piece at a time."""
+    import random
+
+    rnd = random.Random(7)
+    texts = [
+        "",
+        "the tide turns",
+        "港口的潮汐每天变化两次 and the harbour_master's log (2026-12-01): 12.5 m!",
+        "a" * 23 + " " + "b1" * 7 + "__" + "\x1c\x00\x7f\t",
+        "Ünïcödé wörds, naïve café; ΑΒΓ αβγ — “quotes” 한국어 ｶﾀｶﾅ",
+    ]
+    texts += [
+        "".join(
+            rnd.choice("ab1_ .,;!\t\n\x1c\x7féß日한-–Αβ١\u00a0\u2028\u203f\U00020000\ud800")
+            for _ in range(rnd.randint(0, 60))
+        )
+        for _ in range(3000)
+    ]
+    texts += ["".join(chr(rnd.randint(0, 127)) for _ in range(rnd.randint(0, 60))) for _ in range(3000)]
+    for text in texts:
+        assert estimate_tokens(text) == estimate_tokens_by_piece(text), repr(text)
 
 
 @pytest.mark.parametrize("max_tokens", [0, -5, 10**8, "100", 1.5, True, [100], {"n": 1}])

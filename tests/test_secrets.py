@@ -389,3 +389,57 @@ def test_the_cli_says_what_it_redacted_and_the_owner_sets_raw_text(live_server, 
     result = run("capture", "--title", "Raw", "-", input=f"raw {secret['github-token']}\n")
     assert result.stderr.strip() == ""
     assert secret["github-token"] in run("pull", result.stdout.strip()).stdout
+
+
+def test_bundle_titles_descriptions_and_the_hub_description_are_redacted(http, live_server, settings):
+    owner = new_hub(http, "labels")
+    secret = {k["name"]: k["secret"] for k in KINDS}
+    github, openai, stripe = secret["github-token"], secret["openai-api-key"], secret["stripe-secret-key"]
+    doc = http.post("/api/docs", json={"hub": "labels", "title": "A page", "markdown": "plain"}, headers=owner)
+    doc_id = doc.json()["id"]
+
+    # a bundle: its title and description, created and then edited
+    r = http.post(
+        "/api/bundles",
+        json={
+            "hub": "labels",
+            "title": f"Deploy with {github}",
+            "description": f"Keys: OPENAI_API_KEY={openai} <private>the vault is in the attic</private> done.",
+            "doc_ids": [doc_id],
+        },
+        headers=owner,
+    )
+    assert r.status_code == 201, r.text
+    bundle = r.json()
+    assert bundle["redacted"] == {
+        "secrets": 2,
+        "kinds": {"github-pat": 1, "openai-api-key": 1},
+        "private": 1,
+        "scanned": True,
+    }
+    page = http.get(f"/b/{bundle['id']}.md").text
+    assert "Deploy with [redacted: github-pat]" in page and "OPENAI_API_KEY=[redacted: openai-api-key]  done." in page
+    r = http.patch(f"/api/bundles/{bundle['id']}", json={"description": f"STRIPE_SECRET_KEY={stripe}"}, headers=owner)
+    assert r.status_code == 200 and r.json()["redacted"]["kinds"] == {"stripe-access-token": 1}
+    assert "STRIPE_SECRET_KEY=[redacted: stripe-access-token]" in http.get(f"/b/{bundle['id']}.md").text
+    r = http.patch(f"/api/bundles/{bundle['id']}", json={"title": "<private>all of it</private>"}, headers=owner)
+    assert r.status_code == 400 and r.json()["error"]["code"] == "missing_field"
+
+    # the hub's description, which the home page and /llms.txt show strangers
+    r = http.patch(
+        "/api/hub/labels", json={"listed": True, "description": f"Our notes (token {github})"}, headers=owner
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["description"] == "Our notes (token [redacted: github-pat])"
+    assert r.json()["redacted"]["kinds"] == {"github-pat": 1}
+    for surface in (http.get("/").text, http.get("/llms.txt").text, http.get("/api/hub/labels").text):
+        assert not leaks(surface, probes(github))
+    kept_out = [*probes(github), *probes(openai), *probes(stripe), "the vault is in the attic"]
+    assert not stored_anywhere(settings.database_url, kept_out)
+
+    # a hub that keeps raw text keeps it here too (the setting as this very change leaves it)
+    r = http.patch("/api/hub/labels", json={"redact_secrets": False, "description": f"raw {github}"}, headers=owner)
+    assert r.json()["description"] == f"raw {github}" and r.json()["redacted"]["scanned"] is False
+    r = http.post("/api/bundles", json={"hub": "labels", "title": f"raw {github}", "doc_ids": [doc_id]}, headers=owner)
+    assert r.status_code == 201 and r.json()["redacted"]["scanned"] is False
+    assert github in http.get(f"/b/{r.json()['id']}.md").text

@@ -92,6 +92,20 @@ ENDPOINTS = [
     ("POST", "/api/render", None, {"markdown": "# x"}, ["markdown"]),
     ("POST", "/api/hub/main/lookup", "owner", {"external_ids": ["file:a.md"]}, ["external_ids"]),
     ("POST", "/api/hub/main/members", "owner", {"name": "bob"}, ["name"]),
+    (
+        "PUT",
+        "/api/hub/main/agent-sessions/claude-code/s-1",
+        "owner",
+        {"title": "t", "transcript": "## User\n\nhi\n"},
+        ["title", "transcript", "project", "cwd", "git_branch", "started_at", "note"],
+    ),
+    (
+        "POST",
+        "/api/hub/main/agent-context",
+        "owner",
+        {"kind": "start"},
+        ["kind", "project", "prompt", "max_tokens", "tool", "session_id"],
+    ),
     ("POST", "/api/docs/{loose}/access/request", None, {"email": "a@b.co"}, ["email"]),
 ]
 # Routes that take no JSON body (multipart uploads, the password form, explicit re-embedding,
@@ -138,7 +152,8 @@ def test_every_json_endpoint_is_covered_here():
             .replace("{loose}", "{doc_id}")
             .replace("{bundle}", "{bundle_id}")
             .replace("{suggestion}", "{suggestion_id}")
-            .replace("/hub/main", "/hub/{slug}"),
+            .replace("/hub/main", "/hub/{slug}")
+            .replace("/claude-code/s-1", "/{tool}/{session_id}"),
         )
         for method, path, *_ in ENDPOINTS
     }

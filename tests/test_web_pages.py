@@ -80,6 +80,7 @@ def test_home_lists_only_the_hubs_their_owners_listed(client, hub):
         "listed": True,
         "description": "Notes from the garden",
         "redact_secrets": True,
+        "redacted": {"secrets": 0, "kinds": {}, "private": 0, "scanned": True},  # the description's (docs/secrets.md)
     }
     home = client.get("/", headers=HTML).text
     assert 'href="/hub/garden"' in home and "Notes from the garden" in home and "1 page" in home

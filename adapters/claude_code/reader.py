@@ -209,102 +209,127 @@ def _user_text(content: Any) -> tuple[list[str], list[str]]:
     return texts, commands
 
 
-def read_session(path: Path) -> Transcript:
-    path = Path(path)
-    active = _active_lines(path)
-    md = MarkdownBuilder()
-    meta: dict[str, Any] = {"session_id": None, "cwd": None, "git_branch": None, "started_at": None}
-    title: str | None = None
-    summary_title: str | None = None
-    seen_blocks: set[tuple[Any, int]] = set()
-    seen_uuids: set[str] = set()
-    version: str | None = None
-    compactions = 0
-    title_is_custom = False
+class _Reading:
+    """What reading a transcript has gathered so far: the markdown, the session's meta, its
+    title, and what was seen already (records and blocks are written again on resume)."""
 
-    for idx, obj in iter_jsonl(path):
+    def __init__(self, active: set[int] | None):
+        self.active = active
+        self.md = MarkdownBuilder()
+        self.meta: dict[str, Any] = {"session_id": None, "cwd": None, "git_branch": None, "started_at": None}
+        self.title: str | None = None
+        self.summary_title: str | None = None
+        self.title_is_custom = False
+        self.seen_blocks: set[tuple[Any, int]] = set()
+        self.seen_uuids: set[str] = set()
+        self.version: str | None = None
+        self.compactions = 0
+
+    def record(self, idx: int, obj: dict[str, Any]) -> None:
         rtype = obj.get("type")
-        if rtype == "ai-title" and isinstance(obj.get("aiTitle"), str):
-            title = title if title and title_is_custom else obj["aiTitle"]
-            continue
-        if rtype == "custom-title" and isinstance(obj.get("customTitle"), str):
-            title = obj["customTitle"]
-            title_is_custom = True
-            continue
-        if rtype == "summary" and isinstance(obj.get("summary"), str):
-            summary_title = obj["summary"]
-            continue
+        if self._titled(rtype, obj):
+            return
         if rtype == "system" and obj.get("subtype") == "compact_boundary":
-            if active is None or idx in active:
-                compactions += 1
-            continue
+            if self.active is None or idx in self.active:
+                self.compactions += 1
+            return
         if rtype not in _CONVERSATIONAL or obj.get("isSidechain"):
-            continue
-        if active is not None and idx not in active:
-            continue
+            return
+        if self.active is not None and idx not in self.active:
+            return
         uuid = obj.get("uuid")
         if isinstance(uuid, str):
-            if uuid in seen_uuids:
-                continue
-            seen_uuids.add(uuid)
+            if uuid in self.seen_uuids:
+                return
+            self.seen_uuids.add(uuid)
+        self._note_meta(obj)
+        message = obj.get("message")
+        if not isinstance(message, dict):
+            return
+        if rtype == "user":
+            self._user(obj, message.get("content"))
+        else:
+            self._assistant(message, uuid or str(idx))
+
+    def _titled(self, rtype: Any, obj: dict[str, Any]) -> bool:
+        """Take the title a record gives (a custom one wins over the AI's); True if it was one."""
+        if rtype == "ai-title" and isinstance(obj.get("aiTitle"), str):
+            self.title = self.title if self.title and self.title_is_custom else obj["aiTitle"]
+            return True
+        if rtype == "custom-title" and isinstance(obj.get("customTitle"), str):
+            self.title = obj["customTitle"]
+            self.title_is_custom = True
+            return True
+        if rtype == "summary" and isinstance(obj.get("summary"), str):
+            self.summary_title = obj["summary"]
+            return True
+        return False
+
+    def _note_meta(self, obj: dict[str, Any]) -> None:
         for key, field in (
             ("session_id", "sessionId"),
             ("cwd", "cwd"),
             ("git_branch", "gitBranch"),
             ("started_at", "timestamp"),
         ):
-            if meta[key] is None and isinstance(obj.get(field), str) and obj.get(field):
-                meta[key] = obj[field]
-        version = obj.get("version") or version
-        message = obj.get("message")
-        if not isinstance(message, dict):
-            continue
+            if self.meta[key] is None and isinstance(obj.get(field), str) and obj.get(field):
+                self.meta[key] = obj[field]
+        self.version = obj.get("version") or self.version
+
+    def _user(self, obj: dict[str, Any], content: Any) -> None:
+        if obj.get("isMeta"):
+            return
+        if obj.get("isCompactSummary"):
+            if self.md.turns:  # the full earlier history is rendered above
+                self.md.text(ASSISTANT, "*[Context was compacted here; the conversation continues.]*")
+            else:  # history before the compaction is not in this file: keep the summary
+                texts, _ = _user_text(content)
+                self.md.text(USER, "*[Summary of the earlier conversation]*\n\n" + "\n\n".join(texts))
+            return
+        texts, commands = _user_text(content)
+        for command in commands:
+            self.md.text(USER, f"`{command}`" if "`" not in command else command)
+        for text in texts:
+            self.md.text(USER, text)
+
+    def _assistant(self, message: dict[str, Any], fallback_id: Any) -> None:
+        """One block per line in current versions, several in old ones."""
+        msg_id = message.get("id") if isinstance(message.get("id"), str) else fallback_id
         content = message.get("content")
-        if rtype == "user":
-            if obj.get("isMeta"):
-                continue
-            if obj.get("isCompactSummary"):
-                if md.turns:  # the full earlier history is rendered above
-                    md.text(ASSISTANT, "*[Context was compacted here; the conversation continues.]*")
-                else:  # history before the compaction is not in this file: keep the summary
-                    texts, _ = _user_text(content)
-                    md.text(USER, "*[Summary of the earlier conversation]*\n\n" + "\n\n".join(texts))
-                continue
-            texts, commands = _user_text(content)
-            for command in commands:
-                md.text(USER, f"`{command}`" if "`" not in command else command)
-            for text in texts:
-                md.text(USER, text)
-            continue
-        # assistant: one block per line in current versions, several in old ones
-        msg_id = message.get("id") if isinstance(message.get("id"), str) else (uuid or str(idx))
         blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
         for block in blocks:
             if not isinstance(block, dict):
                 continue
             block_key = (msg_id, hash(repr(sorted(block.items(), key=lambda kv: kv[0]))))
-            if block_key in seen_blocks:  # the same block re-written (streaming/resume)
+            if block_key in self.seen_blocks:  # the same block re-written (streaming/resume)
                 continue
-            seen_blocks.add(block_key)
+            self.seen_blocks.add(block_key)
             btype = block.get("type")
             if btype == "text" and isinstance(block.get("text"), str):
-                md.text(ASSISTANT, strip_injected(block["text"]))
+                self.md.text(ASSISTANT, strip_injected(block["text"]))
             elif btype in ("tool_use", "server_tool_use"):
-                md.tool(tool_line(str(block.get("name") or "tool"), block.get("input")))
+                self.md.tool(tool_line(str(block.get("name") or "tool"), block.get("input")))
             # thinking / redacted_thinking and unknown blocks are not part of the record
-        if len(seen_blocks) > 20000:  # bound memory on huge sessions; dupes are adjacent
-            seen_blocks.clear()
+        if len(self.seen_blocks) > 20000:  # bound memory on huge sessions; dupes are adjacent
+            self.seen_blocks.clear()
 
+
+def read_session(path: Path) -> Transcript:
+    path = Path(path)
+    reading = _Reading(_active_lines(path))
+    for idx, obj in iter_jsonl(path):
+        reading.record(idx, obj)
+    meta = reading.meta
     return Transcript(
-        markdown=md.build(),
+        markdown=reading.md.build(),
         tool=TOOL,
         session_id=meta["session_id"] or path.stem,
         cwd=meta["cwd"],
         # Outside a git repo (or on a detached HEAD) Claude Code records gitBranch "HEAD".
         git_branch=None if meta["git_branch"] in (None, "", "HEAD") else meta["git_branch"],
         started_at=meta["started_at"],
-        title=title or summary_title,
+        title=reading.title or reading.summary_title,
         path=str(path),
-        turns=md.turns,
-        extra={"version": version, "compactions": compactions},
+        turns=reading.md.turns,
+        extra={"version": reading.version, "compactions": reading.compactions},
     )

@@ -118,95 +118,103 @@ def _norm(text: str) -> str:
     return " ".join(text.split())
 
 
-def read_session(path: Path) -> Transcript:
-    path = Path(path)
-    md = MarkdownBuilder()
-    meta: dict[str, Any] = {}
-    cwd: str | None = None
-    started: str | None = None
-    # De-duplication: texts already rendered in the current run of this role.
-    recent: dict[str, set[str]] = {USER: set(), ASSISTANT: set()}
-    compactions = 0
+class _Reading:
+    """What reading a rollout has gathered so far: the markdown, the session's meta, and the
+    texts already rendered in the current run of each role (the same message is recorded both
+    as an event and as a response item)."""
 
-    def say(role: str, text: str) -> None:
+    def __init__(self) -> None:
+        self.md = MarkdownBuilder()
+        self.meta: dict[str, Any] = {}
+        self.cwd: str | None = None
+        self.started: str | None = None
+        self.recent: dict[str, set[str]] = {USER: set(), ASSISTANT: set()}
+        self.compactions = 0
+
+    def say(self, role: str, text: str) -> None:
         key = _norm(text)
         if not key:
             return
-        if key in recent[role]:
+        if key in self.recent[role]:
             return
-        recent[role].add(key)
-        recent[ASSISTANT if role == USER else USER].clear()
-        md.text(role, text)
+        self.recent[role].add(key)
+        self.recent[ASSISTANT if role == USER else USER].clear()
+        self.md.text(role, text)
 
-    for _, obj in iter_jsonl(path):
+    def tool(self, name: str, value: Any) -> None:
+        self.md.tool(tool_line(name, value))
+        self.recent[USER].clear()
+        self.recent[ASSISTANT].clear()
+
+    def record(self, obj: dict[str, Any]) -> None:
         rtype = obj.get("type")
         payload = obj.get("payload")
         if not isinstance(payload, dict):
-            continue
-        if started is None and isinstance(obj.get("timestamp"), str):
-            started = obj["timestamp"]
+            return
+        if self.started is None and isinstance(obj.get("timestamp"), str):
+            self.started = obj["timestamp"]
         if rtype == "session_meta":
-            if not meta:
-                meta = payload
-                cwd = payload.get("cwd") or cwd
-            continue
-        if rtype == "turn_context":
-            cwd = cwd or payload.get("cwd")
-            continue
-        if rtype == "compacted":
-            compactions += 1
-            continue
+            if not self.meta:
+                self.meta = payload
+                self.cwd = payload.get("cwd") or self.cwd
+        elif rtype == "turn_context":
+            self.cwd = self.cwd or payload.get("cwd")
+        elif rtype == "compacted":
+            self.compactions += 1
+        elif rtype == "event_msg":
+            self._event(payload)
+        elif rtype == "response_item":
+            self._item(payload)
+
+    def _event(self, payload: dict[str, Any]) -> None:
         ptype = payload.get("type")
-        if rtype == "event_msg":
-            if ptype == "user_message" and isinstance(payload.get("message"), str):
-                say(USER, _clean_user(payload["message"]))
-            elif ptype == "agent_message" and isinstance(payload.get("message"), str):
-                say(ASSISTANT, strip_injected(payload["message"]))
-            continue
-        if rtype != "response_item":
-            continue
+        if ptype == "user_message" and isinstance(payload.get("message"), str):
+            self.say(USER, _clean_user(payload["message"]))
+        elif ptype == "agent_message" and isinstance(payload.get("message"), str):
+            self.say(ASSISTANT, strip_injected(payload["message"]))
+
+    def _item(self, payload: dict[str, Any]) -> None:
+        ptype = payload.get("type")
         if ptype == "message":
             role = payload.get("role")
             for text in _texts(payload.get("content")):
                 if role == "user":
-                    say(USER, _clean_user(text))
+                    self.say(USER, _clean_user(text))
                 elif role == "assistant":
-                    say(ASSISTANT, strip_injected(text))
+                    self.say(ASSISTANT, strip_injected(text))
                 # developer / system messages are instructions, not conversation
         elif ptype == "function_call":
-            md.tool(tool_line(str(payload.get("name") or "function"), payload.get("arguments")))
-            recent[USER].clear()
-            recent[ASSISTANT].clear()
+            self.tool(str(payload.get("name") or "function"), payload.get("arguments"))
         elif ptype == "custom_tool_call":
-            md.tool(tool_line(str(payload.get("name") or "tool"), payload.get("input")))
-            recent[USER].clear()
-            recent[ASSISTANT].clear()
+            self.tool(str(payload.get("name") or "tool"), payload.get("input"))
         elif ptype == "local_shell_call":
-            action = _object(payload.get("action"))
-            md.tool(tool_line("shell", action.get("command")))
-            recent[USER].clear()
-            recent[ASSISTANT].clear()
+            self.tool("shell", _object(payload.get("action")).get("command"))
         elif ptype == "web_search_call":
             action = _object(payload.get("action"))
-            md.tool(tool_line("web_search", action.get("query") or action))
-            recent[USER].clear()
-            recent[ASSISTANT].clear()
+            self.tool("web_search", action.get("query") or action)
         # reasoning (encrypted), *_output and unknown payload types are not rendered
 
+
+def read_session(path: Path) -> Transcript:
+    path = Path(path)
+    reading = _Reading()
+    for _, obj in iter_jsonl(path):
+        reading.record(obj)
+    meta = reading.meta
     git = _object(meta.get("git"))
     session_id = meta.get("id") if isinstance(meta.get("id"), str) else None
     if not session_id:
         stem = path.stem  # rollout-YYYY-MM-DDThh-mm-ss-<uuid>
         session_id = stem[len("rollout-") + 20 :] if stem.startswith("rollout-") else stem
     return Transcript(
-        markdown=md.build(),
+        markdown=reading.md.build(),
         tool=TOOL,
         session_id=session_id,
-        cwd=cwd,
+        cwd=reading.cwd,
         git_branch=git.get("branch") or None,
-        started_at=meta.get("timestamp") or started,
+        started_at=meta.get("timestamp") or reading.started,
         title=None,
         path=str(path),
-        turns=md.turns,
-        extra={"cli_version": meta.get("cli_version"), "compactions": compactions},
+        turns=reading.md.turns,
+        extra={"cli_version": meta.get("cli_version"), "compactions": reading.compactions},
     )

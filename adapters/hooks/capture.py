@@ -15,7 +15,7 @@ import json
 import re
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from memorywiki.adapters.common import Transcript
 from memorywiki.adapters.sessions import capture_session
@@ -42,7 +42,8 @@ def read_transcript(entry: dict[str, Any]) -> Transcript | None:
     tool = normalize_tool(entry["tool"])
     path = entry.get("transcript_path")
     if path and Path(path).is_file() and tool in ("claude-code", "codex"):
-        return get_reader(tool).read_session(Path(path))
+        transcript: Transcript | None = get_reader(tool).read_session(Path(path))
+        return transcript
     return capture_session(tool, entry["session_id"], cwd=Path(entry.get("cwd") or "."), home=Path.home())
 
 
@@ -138,7 +139,7 @@ def capture_entry(entry: dict[str, Any], cfg: lean.HookConfig) -> dict[str, Any]
     raise Drop(reason)
 
 
-def _locked(path: Path, wait: float):
+def _locked(path: Path, wait: float) -> IO[str] | None:
     """An exclusive lock on the entry's lock file, or None when another capture keeps it
     longer than `wait` seconds."""
     lock = open(path.with_suffix(".lock"), "a")

@@ -16,6 +16,11 @@ import time
 import tomllib
 from pathlib import Path
 
+TYPE_CHECKING = False  # typing is not imported at run time: a hook's start is what the tool waits for
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
 DEFAULT_SERVER = "http://127.0.0.1:8000"
 USER_AGENT = "memorywiki-hook"
 LOG_LIMIT = 1_000_000  # bytes of hooks.log kept (the newest)
@@ -30,7 +35,7 @@ DEFAULTS = {
 }
 
 
-def config_path(env: dict[str, str] | os._Environ = os.environ) -> Path:
+def config_path(env: Mapping[str, str] = os.environ) -> Path:
     explicit = env.get("MEMORYWIKI_CONFIG")
     if explicit:
         return Path(explicit).expanduser()
@@ -43,7 +48,7 @@ def config_path(env: dict[str, str] | os._Environ = os.environ) -> Path:
     return base / "memorywiki" / "config.toml"
 
 
-def state_dir(env: dict[str, str] | os._Environ = os.environ) -> Path:
+def state_dir(env: Mapping[str, str] = os.environ) -> Path:
     """Where the hooks keep what they could not send yet, and their log."""
     xdg = env.get("XDG_STATE_HOME")
     if xdg and os.path.isabs(xdg):
@@ -68,10 +73,10 @@ class HookConfig:
         self.problem = problem  # the config file could not be read: logged, then defaults
 
 
-def load(env: dict[str, str] | os._Environ = os.environ) -> HookConfig:
+def load(env: Mapping[str, str] = os.environ) -> HookConfig:
     """The server, hub and token the CLI would use, and the hook settings."""
     path = config_path(env)
-    data: dict[str, object] = {}
+    data: dict[str, Any] = {}
     problem = None
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -84,12 +89,12 @@ def load(env: dict[str, str] | os._Environ = os.environ) -> HookConfig:
         server = "http://" + server
     hub = env.get("MEMORYWIKI_HUB") or data.get("hub") or None
     token = env.get("MEMORYWIKI_TOKEN") or None
-    hubs = data.get("hubs") if isinstance(data.get("hubs"), dict) else {}
+    hubs: dict[str, Any] = data["hubs"] if isinstance(data.get("hubs"), dict) else {}
     entry = hubs.get(hub) if hub else None
     if token is None and isinstance(entry, dict) and entry.get("owner_token"):
         token = str(entry["owner_token"])
-    table = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
-    settings = {}
+    table: dict[str, Any] = data["hooks"] if isinstance(data.get("hooks"), dict) else {}
+    settings: dict[str, float] = {}
     for name, (default, variable) in DEFAULTS.items():
         raw = env.get(variable, table.get(name, default))
         try:
@@ -131,7 +136,8 @@ def call(
         if isinstance(exc, OSError):
             raise HookError(f"the server at {cfg.server} is not reachable ({exc.strerror or exc})")
         raise HookError(f"the server at {cfg.server} answered something unexpected ({exc.__class__.__name__})")
-    return result["answer"]
+    answer: tuple[int, dict[str, object]] = result["answer"]  # type: ignore[assignment]
+    return answer
 
 
 def quote(text: str) -> str:
@@ -227,11 +233,12 @@ def hub_path(cfg: HookConfig, rest: str) -> str:
 
 
 def error_text(status: int, data: dict[str, object]) -> str:
-    err = data.get("error") if isinstance(data.get("error"), dict) else {}
+    found = data.get("error")
+    err: dict[str, object] = found if isinstance(found, dict) else {}
     return str(err.get("message") or f"HTTP {status}")
 
 
-def log(line: str, env: dict[str, str] | os._Environ = os.environ) -> None:
+def log(line: str, env: Mapping[str, str] = os.environ) -> None:
     """One line in the hooks' log (state_dir()/hooks.log), the newest kept; never raises."""
     try:
         path = state_dir(env) / "hooks.log"

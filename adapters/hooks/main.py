@@ -96,9 +96,10 @@ def _context(tool: str, event: str, data: dict[str, object], cfg: lean.HookConfi
     status, answer = lean.call(cfg, "POST", lean.hub_path(cfg, "/agent-context"), body, timeout)
     if status != 200:
         raise lean.HookError(f"the server answered {status}: {lean.error_text(status, answer)}")
-    text = answer.get("text") if isinstance(answer.get("text"), str) else ""
-    tokens = answer.get("tokens") if isinstance(answer.get("tokens"), int) else 0
-    sources = answer.get("sources") if isinstance(answer.get("sources"), list) else []
+    found_text, found_tokens, found_sources = answer.get("text"), answer.get("tokens"), answer.get("sources")
+    text = found_text if isinstance(found_text, str) else ""
+    tokens = found_tokens if isinstance(found_tokens, int) else 0
+    sources = found_sources if isinstance(found_sources, list) else []
     if not text:
         message = None
     elif event == "session-start":

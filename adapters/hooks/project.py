@@ -59,7 +59,7 @@ def origin_url(git_dir: Path) -> str | None:
     return urls.get("origin") or next(iter(urls.values()), None)
 
 
-def project_of(cwd: str | os.PathLike | None) -> dict[str, str | None] | None:
+def project_of(cwd: str | os.PathLike[str] | None) -> dict[str, str | None] | None:
     """{"name", "remote", "path"} of the project at `cwd`, None when there is no folder."""
     if not cwd:
         return None

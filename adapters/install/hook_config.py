@@ -212,7 +212,7 @@ def install_hooks(
     return Action(op, path, f"hooks: {events}")
 
 
-def remove_hooks(path: Path, rec: dict, manifest: Manifest, dry_run: bool, force: bool) -> Action:
+def remove_hooks(path: Path, rec: dict[str, Any], manifest: Manifest, dry_run: bool, force: bool) -> Action:
     text = read(path)
     if text is None:
         if not dry_run:
@@ -241,7 +241,7 @@ def remove_hooks(path: Path, rec: dict, manifest: Manifest, dry_run: bool, force
     return Action("update", path, "memorywiki hooks removed")
 
 
-def installed_hooks(path: Path, rec: dict) -> bool:
+def installed_hooks(path: Path, rec: dict[str, Any]) -> bool:
     """Whether every recorded entry is still in the file as written."""
     try:
         data = _load(read(path))

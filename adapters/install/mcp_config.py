@@ -123,6 +123,50 @@ def registered_entry(path: Path, rec: dict[str, Any]) -> Any:
         return None
 
 
+def _parsed(tool: str, path: Path, text: str | None) -> tuple[str, Any, Any] | Action:
+    """(manifest kind, the config as parsed, the entry it registers under our name), or the
+    conflict that leaves a config we cannot read alone."""
+    if tool == "codex":
+        try:
+            data = tomllib.loads(text or "")
+        except tomllib.TOMLDecodeError:
+            return Action("conflict", path, "not valid TOML; left alone", applied=False)
+        servers = data.get("mcp_servers")
+        return "mcp-toml", data, data.get("mcp_servers", {}).get(SERVER_NAME) if isinstance(servers, dict) else None
+    try:
+        data = json.loads(text) if text and text.strip() else {}
+    except ValueError:
+        return Action("conflict", path, "not valid JSON; left alone", applied=False)
+    if not isinstance(data, dict):
+        return Action("conflict", path, "not a JSON object; left alone", applied=False)
+    servers = data.get("mcpServers")
+    return "mcp-json", data, servers.get(SERVER_NAME) if isinstance(servers, dict) else None
+
+
+def _toml_with(text: str, entry: dict[str, Any]) -> str | None:
+    """config.toml with our table in place of the old one (or added at the end); None when the
+    result does not read back as that entry."""
+    span = _toml_span(text)
+    if span:
+        text = text[: span[0]] + _toml_block(entry) + ("\n" if span[1] < len(text) else "") + text[span[1] :]
+    else:
+        text = (
+            text
+            + ("\n" if text and not text.endswith("\n") else "")
+            + ("\n" if text.strip() else "")
+            + _toml_block(entry)
+        )
+    check = tomllib.loads(text)
+    return text if check.get("mcp_servers", {}).get(SERVER_NAME) == entry else None
+
+
+def _json_with(data: dict[str, Any], entry: dict[str, Any]) -> str:
+    if not isinstance(data.get("mcpServers"), dict):
+        data["mcpServers"] = {}
+    data["mcpServers"][SERVER_NAME] = entry
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
 def write_mcp_registration(
     tool: str,
     scope: str = "project",
@@ -146,25 +190,11 @@ def write_mcp_registration(
     rec = manifest.get(path)
     rec_base = record_base(tool, scope, project)
     text = read(path)
-    created = text is None
     entry = _mcp_entry(tool, command)
-    if tool == "codex":
-        kind = "mcp-toml"
-        try:
-            data = tomllib.loads(text or "")
-        except tomllib.TOMLDecodeError:
-            return [Action("conflict", path, "not valid TOML; left alone", applied=False)]
-        existing = data.get("mcp_servers", {}).get(SERVER_NAME) if isinstance(data.get("mcp_servers"), dict) else None
-    else:
-        kind = "mcp-json"
-        try:
-            data = json.loads(text) if text and text.strip() else {}
-        except ValueError:
-            return [Action("conflict", path, "not valid JSON; left alone", applied=False)]
-        if not isinstance(data, dict):
-            return [Action("conflict", path, "not a JSON object; left alone", applied=False)]
-        servers = data.get("mcpServers")
-        existing = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
+    parsed = _parsed(tool, path, text)
+    if isinstance(parsed, Action):
+        return [parsed]
+    kind, data, existing = parsed
     if existing == entry:
         if not dry_run and rec is None:
             manifest.put(path, **rec_base, kind=kind, value=entry, created=False)
@@ -175,38 +205,19 @@ def write_mcp_registration(
         return [
             Action("conflict", path, f"a different {SERVER_NAME!r} server is configured; use --force", applied=False)
         ]
-    op = "create" if created else "update"
+    op = "create" if text is None else "update"
     if dry_run:
         return [Action(op, path, f"mcp server {SERVER_NAME}", applied=False)]
-    if tool == "codex":
-        body = text or ""
-        span = _toml_span(body)
-        if span:
-            body = body[: span[0]] + _toml_block(entry) + ("\n" if span[1] < len(body) else "") + body[span[1] :]
-        else:
-            body = (
-                body
-                + ("\n" if body and not body.endswith("\n") else "")
-                + ("\n" if body.strip() else "")
-                + _toml_block(entry)
-            )
-        check = tomllib.loads(body)
-        if check.get("mcp_servers", {}).get(SERVER_NAME) != entry:
-            return [Action("conflict", path, "could not edit config.toml safely", applied=False)]
-        new_text = body
-    else:
-        if not isinstance(data.get("mcpServers"), dict):
-            data["mcpServers"] = {}
-        data["mcpServers"][SERVER_NAME] = entry
-        new_text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    new_text = _toml_with(text or "", entry) if tool == "codex" else _json_with(data, entry)
+    if new_text is None:
+        return [Action("conflict", path, "could not edit config.toml safely", applied=False)]
     dirs = write(path, new_text)
-    was_created = created or bool(rec and rec.get("created"))
     manifest.put(
         path,
         **rec_base,
         kind=kind,
         value=entry,
-        created=was_created,
+        created=text is None or bool(rec and rec.get("created")),
         dirs=dirs or (rec or {}).get("dirs", []),
         sha256=sha(new_text),
     )

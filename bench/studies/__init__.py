@@ -66,4 +66,10 @@ STUDIES: tuple[Study, ...] = (
     Study(
         "blind_questions", "questions one ranker is blind to, from the fusion bench's pools", "fusion.md", "2026-12-02"
     ),
+    Study(
+        "bm25_cost",
+        "a hybrid recall's PostgreSQL CPU at 100k chunks, and bm25_search's per term, posting and candidate",
+        "bm25-cost.md",
+        "2026-12-02",
+    ),
 )

@@ -14,8 +14,16 @@ regex (what a credential of that format looks like).
   literal and are left out), `secret` from the rule's regex and secretGroup in
   config/gitleaks.toml.
 - Kingfisher (Apache-2.0): the `examples:` of each rule in data/rules/*.yml, `secret` from the
-  rule's pattern; rules the catalog marks `visible: false` (ids, hosts: components of
-  another rule) are left out, they are no secrets.
+  rule's pattern: its capture group, or for a rule of several, the group that holds the secret
+  (scripts/update-secret-rules.py, SECRET_GROUPS: not a webhook's URL or an account's name
+  beside it), and in a URL with a password, the password (not the host); rules the catalog
+  marks `visible: false` (ids, hosts: components of another rule) are left out, they are no
+  secrets.
+
+    python -m bench.studies.secret_formats --refresh-secrets
+
+recomputes `secret` of the Kingfisher rows in place from their stored example and pattern
+(how the file was corrected when this reading changed).
 
 Kingfisher's own rules are not what `kingfisher-secret-scanner` ships (its catalog is
 Betterleaks' and Veles'), so its examples test the redactor from outside; gitleaks' are
@@ -35,6 +43,36 @@ import regex
 import yaml
 
 from ..common import ROOT, log
+
+
+def _secret_groups() -> dict[str, tuple[int, ...]]:
+    """SECRET_GROUPS of scripts/update-secret-rules.py: the groups of Kingfisher's multi-group
+    rules that hold the secret."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("update_secret_rules", ROOT / "scripts" / "update-secret-rules.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return dict(module.SECRET_GROUPS)
+
+
+# the password of a URL's userinfo, up to the authority's last `@`
+USERINFO = regex.compile(r"[a-z][a-z0-9+.-]*://[^:/@\s]*:([^/?#\s]+)@", regex.IGNORECASE)
+
+
+def kingfisher_secret(rule_id: str, found: regex.Match[str], groups: dict[str, tuple[int, ...]]) -> str:
+    """What a Kingfisher rule's match holds that must not be stored."""
+    if rule_id in groups:
+        named = [found.group(i) for i in groups[rule_id] if found.group(i)]
+        if named:
+            return str(named[0])
+    password = USERINFO.search(found.group(0))
+    if password:
+        return str(password.group(1))
+    captured = [g for g in found.groups() if g]
+    return str(max(captured, key=len) if captured else found.group(0))
+
 
 OUT = ROOT / "bench" / "data" / "secret-formats.jsonl"
 GO_STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"|`([^`]*)`')
@@ -83,6 +121,7 @@ def gitleaks(root: Path) -> list[dict[str, str]]:
 
 
 def kingfisher(root: Path) -> list[dict[str, str]]:
+    groups = _secret_groups()
     out = []
     for path in sorted((root / "data" / "rules").glob("*.yml")):
         for rule in yaml.safe_load(path.read_text()).get("rules", []):
@@ -93,8 +132,7 @@ def kingfisher(root: Path) -> list[dict[str, str]]:
                 found = pattern.search(example)
                 if not found:
                     continue
-                groups = [g for g in found.groups() if g]
-                secret = max(groups, key=len) if groups else found.group(0)
+                secret = kingfisher_secret(rule["id"], found, groups)
                 out.append(
                     {
                         "source": "kingfisher",
@@ -108,12 +146,35 @@ def kingfisher(root: Path) -> list[dict[str, str]]:
     return out
 
 
+def refresh_secrets(path: Path) -> int:
+    """`secret` of each Kingfisher row recomputed from its example and its rule's pattern."""
+    groups = _secret_groups()
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    patterns = {r["rule"]: r["pattern"] for r in rows if "pattern" in r}
+    changed = 0
+    for row in rows:
+        if row["source"] != "kingfisher":
+            continue
+        found = regex.compile(patterns[row["rule"]]).search(row["example"])
+        secret = kingfisher_secret(row["rule"], found, groups) if found else row["secret"]
+        changed += secret != row["secret"]
+        row["secret"] = secret
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    log(f"{changed} secrets changed -> {path}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.studies.secret_formats", description=__doc__)
-    parser.add_argument("--gitleaks", type=Path, required=True, help="a gitleaks checkout")
-    parser.add_argument("--kingfisher", type=Path, required=True, help="a Kingfisher checkout")
+    parser.add_argument("--gitleaks", type=Path, help="a gitleaks checkout")
+    parser.add_argument("--kingfisher", type=Path, help="a Kingfisher checkout")
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--refresh-secrets", action="store_true", help="recompute the Kingfisher rows' secrets")
     args = parser.parse_args(argv)
+    if args.refresh_secrets:
+        return refresh_secrets(args.out)
+    if not args.gitleaks or not args.kingfisher:
+        parser.error("--gitleaks and --kingfisher are needed to build the corpus")
     rows, seen, patterns = [], set(), set()
     for row in gitleaks(args.gitleaks) + kingfisher(args.kingfisher):
         key = (row["rule"], row["example"])

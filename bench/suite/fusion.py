@@ -23,9 +23,23 @@ nDCG@10 over docs: a result counts for the doc it belongs to, at the rank of tha
 paragraph; LoCoMo: the sessions that hold the evidence). LoCoMo also gets evidence recall@10, the
 share of the evidence turns among the returned chunks.
 
-The datasets are not in the repository: SciFact and LoCoMo from --data (the project's shared
-data folder), Cranfield, CISI, ARCD, CMRC 2018, JSQuAD and KorQuAD from --raw (the raw files
-named in its README). A collection whose files are missing is skipped and named.
+The exact-identifier set is in the repository (bench/data/identifiers.json, written by
+bench/data/make_identifiers.py: identifiers among look-alike decoys). The other datasets are not:
+SciFact and LoCoMo from --data (the project's shared data folder), the rest from --raw, one file
+or folder each, as their public git repositories hold them:
+
+    cran.all.1400, cran.qry, cranqrel   Cranfield, e.g. github.com/Chetan-Prasad/IR-Lucene_Cran
+    CISI.ALL, CISI.QRY, CISI.REL        CISI, e.g. github.com/Shakiba-Alipour/Information-Retrieval-on-CISI
+    arcd.json                           github.com/husseinmozannar/SOQAL (data/arcd.json)
+    cmrc2018_dev.json                   github.com/ymcui/cmrc2018 (squad-style-data/cmrc2018_dev.json)
+    jsquad_valid.json                   github.com/yahoojapan/JGLUE (datasets/jsquad-v1.3/valid-v1.3.json)
+    korquad_v1_dev.json                 github.com/korquad/korquad.github.io (dataset/KorQuAD_v1.0_dev.json)
+    dbpedia-entity/                     BEIR's DBpedia-Entity v2 (corpus.jsonl, queries.jsonl,
+                                        qrels/test.tsv); queries and qrels are in
+                                        github.com/iai-group/DBpedia-Entity, the 4.6 M abstracts
+                                        only in BEIR's download (a git copy is an LFS pointer)
+
+A collection whose files are missing is skipped and named.
 """
 
 from __future__ import annotations
@@ -230,7 +244,42 @@ def squad(name: str, language: str, file: str, hub: str):
     return load
 
 
+IDENTIFIERS = Path(__file__).resolve().parents[1] / "data" / "identifiers.json"
+
+
+def identifiers(data: Path, raw: Path) -> Collection | str:
+    """Exact identifiers among look-alike decoys (bench/data/identifiers.json): the one note
+    holding the identifier is the answer."""
+    if not IDENTIFIERS.is_file():
+        return f"identifiers: no {IDENTIFIERS} (python bench/data/make_identifiers.py)"
+    got = json.loads(IDENTIFIERS.read_text(encoding="utf-8"))
+    docs = [Doc(d["key"], "identifiers", d["title"], d["markdown"]) for d in got["docs"]]
+    queries = [Query("identifiers", q["text"], {q["relevant"]: 1}) for q in got["questions"]]
+    return Collection("Identifiers", "en", docs, queries, "the note holding the identifier")
+
+
+def dbpedia(data: Path, raw: Path) -> Collection | str:
+    """DBpedia-Entity v2 in BEIR's layout (test split, graded 0-2): entity search, short names
+    and descriptions as questions over DBpedia abstracts."""
+    folder = raw / "dbpedia-entity"
+    if not (folder / "corpus.jsonl").is_file():
+        return (
+            f"DBpedia-Entity: no {folder}/corpus.jsonl (BEIR's dbpedia-entity; the queries and qrels "
+            "are in github.com/iai-group/DBpedia-Entity, the abstracts are not in any git repository)"
+        )
+    beir = load_beir(folder)
+    docs = [
+        Doc(d["_id"], "dbpedia", (d["title"] or "").strip() or d["_id"], d["text"] or d["title"]) for d in beir.corpus
+    ]
+    queries = [
+        Query("dbpedia", beir.queries[q], {k: v for k, v in beir.qrels[q].items() if v > 0}) for q in beir.queries
+    ]
+    return Collection("DBpedia-Entity", "en", docs, [q for q in queries if q.relevant], "graded judgments")
+
+
 COLLECTIONS = {
+    "identifiers": identifiers,
+    "dbpedia": dbpedia,
     "scifact": scifact,
     "locomo": locomo,
     "cranfield": cranfield,

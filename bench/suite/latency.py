@@ -37,6 +37,7 @@ from pathlib import Path
 import httpx
 import numpy as np
 import psycopg
+from psycopg.rows import dict_row
 
 from ..baseline import baseline_env, describe, functions_differ, knows_int8, lacks_migrations
 from ..common import (
@@ -63,7 +64,9 @@ CHUNKS_PER_DOC = 10
 BATCH = 2000
 K = 10
 MODES = ("vector", "fulltext", "hybrid")
-BUILD_VERSION = 2  # 2: the docs record the chunker that made their rows
+# 2: the docs record the chunker that made their rows; 3: no chunks.tsv (nothing reads it since
+# migration 0110), the hub checked before each row (hub_state)
+BUILD_VERSION = 3
 # The baseline server predates the int8 space: it runs on a copy of the hub (before_copy), made
 # up to this size (the 1M hub's copy would be ~20 GB more on disk).
 BEFORE_COPY_MAX = 100000
@@ -205,11 +208,12 @@ def build_hub(
             with psycopg.connect(url) as conn:
                 row = conn.execute("SELECT signature, build_s FROM bench_meta").fetchone()
             if row and row[0] == signature:
+                hub_state(url, n)  # still the hub built: all its chunks there, nothing owed
                 log(f"[latency] reusing {name} ({n} chunks)")
                 record_space(url, model)
                 return url, float(row[1])
-        except psycopg.Error:
-            pass
+        except (psycopg.Error, RuntimeError) as exc:
+            log(f"[latency] not reusing {name}: {exc}")
     url = pg.fresh(name)
     dim = vectors.shape[1]
     t0 = time.perf_counter()
@@ -233,9 +237,8 @@ def build_hub(
                 mds = [texts[j][1] for j in range(start, stop)]
                 vecs = ["[" + ",".join(f"{x:.6f}" for x in vectors[j]) + "]" for j in range(start, stop)]
                 conn.execute(
-                    "INSERT INTO chunks (doc_id, hub_id, ordinal, heading_path, markdown, hash, embedding, tsv)"
-                    " SELECT d, %s, o, h, m, md5(m), e::vector,"
-                    "   setweight(to_tsvector('english', h), 'A') || setweight(to_tsvector('english', m), 'B')"
+                    "INSERT INTO chunks (doc_id, hub_id, ordinal, heading_path, markdown, hash, embedding)"
+                    " SELECT d, %s, o, h, m, md5(m), e::vector"
                     " FROM unnest(%s::text[], %s::int[], %s::text[], %s::text[], %s::text[]) AS u(d, o, h, m, e)",
                     (hub, doc_ids, [j % CHUNKS_PER_DOC for j in range(start, stop)], heads, mds, vecs),
                 )
@@ -260,7 +263,72 @@ def build_hub(
         conn.commit()
     with psycopg.connect(url, autocommit=True) as conn:  # what autovacuum would do after a bulk load
         conn.execute("VACUUM ANALYZE")
+    hub_state(url, n)
     return url, build_s
+
+
+# ---------------------------------------------------------------- the hub as measured
+
+# What a server could still owe the hub, or do to it, while its rows are measured: docs another
+# chunker made (a server with no in-process worker chunks them again, from the built docs' empty
+# markdown, deleting their rows: store/chunks.py rechunk_stale), docs owed indexing, chunks
+# queued for BM25 and not yet posted.
+HUB_STATE = """
+SELECT (SELECT count(*) FROM chunks c JOIN hubs h ON h.id = c.hub_id WHERE h.slug = 'lat') AS chunks,
+       (SELECT count(*) FROM bm25_chunks b JOIN hubs h ON h.id = b.hub_id WHERE h.slug = 'lat') AS posted,
+       (SELECT count(*) FROM docs WHERE chunker IS DISTINCT FROM %(chunker)s) AS stale,
+       (SELECT count(*) FROM docs WHERE deleted_at IS NULL AND source_hash IS DISTINCT FROM embedded_hash) AS owed,
+       (SELECT count(*) FROM bm25_queue) AS queued
+"""
+# Anything else PostgreSQL runs meanwhile, in any database: an autovacuum worker, or another
+# session's statement (the servers' sessions are idle between rows).
+OTHERS = """
+SELECT count(*) FILTER (WHERE backend_type = 'autovacuum worker') AS autovacuum,
+       count(*) FILTER (WHERE backend_type = 'client backend' AND state = 'active'
+                          AND pid <> pg_backend_pid()) AS active
+FROM pg_stat_activity
+"""
+QUIET_WAIT_S = 300
+
+
+def hub_state(url: str, n: int) -> dict:
+    """The hub as a row is about to measure it: it still holds its n chunks, all posted, no doc
+    stale or owed, nothing queued (else RuntimeError: the row would measure another hub); and
+    nothing else running on the cluster (no autovacuum worker, no other active statement),
+    waited for up to QUIET_WAIT_S. Returns the counts and how long it waited for quiet."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        cur = conn.cursor(row_factory=dict_row)
+        state = cur.execute(HUB_STATE, {"chunker": _chunker_version()}).fetchone()
+        assert state is not None
+        if (state["chunks"], state["posted"], state["stale"], state["owed"], state["queued"]) != (n, n, 0, 0, 0):
+            raise RuntimeError(f"the hub is not the one built ({n} chunks, all posted, nothing owed): {state}")
+        t0 = time.perf_counter()
+        waited = 0.0
+        while True:
+            others = cur.execute(OTHERS).fetchone()
+            assert others is not None
+            if not others["autovacuum"] and not others["active"]:
+                break
+            if time.perf_counter() - t0 > QUIET_WAIT_S:
+                raise RuntimeError(f"PostgreSQL did not fall quiet in {QUIET_WAIT_S} s: {others}")
+            time.sleep(0.5)
+            waited = time.perf_counter() - t0
+    return {**state, "waited_s": waited}
+
+
+def checks_line(rows: list[dict]) -> str:
+    """What the checks before each row found, for the results."""
+    checked = [r["check"] for r in rows if r.get("check")]
+    if not checked:
+        return ""
+    waited = [c["waited_s"] for c in checked]
+    sizes = " / ".join(f"{n:,}" for n in sorted({c["chunks"] for c in checked}))
+    return (
+        f"Checked before each of the {len(checked)} rows (hub_state): the hub held its {sizes} chunks, every one "
+        "posted for BM25, no doc another chunker made, none owed indexing, nothing queued; no "
+        "autovacuum worker and no other statement running in PostgreSQL (waited for it before "
+        f"{sum(w > 0 for w in waited)} of them, {sum(waited):.1f} s in all)."
+    )
 
 
 # ---------------------------------------------------------------- measure
@@ -566,6 +634,9 @@ async def _measure(
             floors: dict = {}
             for code, mode, server in runs:
                 for conc in (1, 16):
+                    check = await asyncio.to_thread(
+                        hub_state, before_url if code == "before" and before_url else url, size
+                    )
                     stats0 = await _lane_stats(server.url) if code == "after" else {}
                     cpu0 = _cpu_s(server, pg_folder)
                     outside: list[float] = []
@@ -575,6 +646,7 @@ async def _measure(
                     cpu = _cpu_ms_per_request(cpu0, _cpu_s(server, pg_folder), n)
                     stats1 = await _lane_stats(server.url) if code == "after" else {}
                     if (mode, conc) not in floors:
+                        await asyncio.to_thread(hub_state, url, size)
                         floors[mode, conc] = await sql_run(db, hub_id, questions, qvecs, dim, mode, conc, n)
                     flat, fqps = floors[mode, conc]
                     row = {
@@ -593,6 +665,7 @@ async def _measure(
                         "floor_qps": fqps,
                         "cpu_ms": cpu,
                         "outside_p50": pct(outside, 50) if outside else None,
+                        "check": check,
                     }
                     passes = stats1.get("forward_passes", 0) - stats0.get("forward_passes", 0)
                     row["per_pass"] = (
@@ -617,7 +690,10 @@ async def _measure(
             # the question cache: every question asked twice in a row, the second time from the cache
             twice = [q for q in questions for _ in (0, 1)]
             await http_run(cached.url, questions[:50], "hybrid", 4, 50)
+            check = await asyncio.to_thread(hub_state, url, size)
+            cpu0 = _cpu_s(cached, pg_folder)
             lat, rps = await http_run(cached.url, twice, "hybrid", 16, min(n, len(twice)))
+            cpu = _cpu_ms_per_request(cpu0, _cpu_s(cached, pg_folder), min(n, len(twice)))
             flat, fqps = floors["hybrid", 16]
             out.append(
                 {
@@ -636,6 +712,8 @@ async def _measure(
                     "floor_qps": fqps,
                     "per_pass": None,
                     "overhead_p50": None,
+                    "cpu_ms": cpu,
+                    "check": check,
                 }
             )
             if rerank_url:  # interleaved with the same questions without rerank, so load drifts cancel out
@@ -873,7 +951,11 @@ async def _main(opts: Options, pg: Postgres) -> dict:
                 f"recalls/s at concurrency 16 {b16['rps']:.0f} -> {c16['rps']:.0f} "
                 f"({c16['rps'] / b16['rps']:.1f}x)."
             )
-    cpu_rows = [r for r in results if r.get("cpu_ms") and r["concurrency"] == 16 and r["code"] in ("after", "before")]
+    cpu_rows = [
+        r
+        for r in results
+        if r.get("cpu_ms") and r["concurrency"] == 16 and r["code"] in ("after", "before", "after, cache")
+    ]
     cpu_table = ""
     if cpu_rows:
         lines = []
@@ -897,7 +979,8 @@ async def _main(opts: Options, pg: Postgres) -> dict:
         cpu_table = (
             "Where the CPU goes at concurrency 16 (CPU ms per recall, user + system, from /proc, over the "
             "row's requests; the 2 cores run all four, so 2,000 / total is the most recalls/s this "
-            "machine could serve with them):\n\n"
+            'machine could serve with them; "after, cache" asks each question twice in a row, the '
+            "second from the server's question cache, so half its recalls embed nothing):\n\n"
             + md_table(
                 [
                     "chunks",
@@ -962,6 +1045,8 @@ Peak RSS of the servers: {rss_line}.
 {cpu_table}
 
 {chr(10).join(goals)}
+
+{checks_line(results)}
 
 {rerank_line}
 

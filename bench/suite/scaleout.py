@@ -9,6 +9,9 @@ is counted apart, and so is a batch answered to it but not committed before the 
 chunks stayed owed and the other worker embedded them; a crash can cost that one batch, a race
 between the live workers nothing).
 
+Then a row with one primary and two streaming replicas (bench/suite/replicas.py): recalls/s,
+p95 and CPU per recall on each, the replica lag seen, and what separate machines would give.
+
     python -m bench scaleout                 # 600 captures, 8 clients
     python -m bench scaleout --smoke         # 40 captures
 """
@@ -25,6 +28,7 @@ import httpx
 import psycopg
 
 from ..common import CACHE, Options, Postgres, Proc, log, machine_line, md_table, pct, read_counts, write_result
+from .replicas import replica_row
 
 CLIENTS = 8
 WORDS = (
@@ -210,6 +214,7 @@ Goal: every chunk embedded exactly once, nothing owed, no client error: inputs c
 {machine_line()}
 """
     )
+    text += replica_row(pg, url, logs, smoke=opts.smoke)
     write_result(opts, "scaleout.md", text)
     log(
         f"scaleout: {chunks} chunks, {done_inputs} inputs, in flight at the kill {in_flight}, owed {owed}, "

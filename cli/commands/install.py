@@ -144,6 +144,27 @@ def _hooks_note(tool: str, scope: str, prompts: bool) -> None:
     out.write("  Remove them with `memorywiki uninstall " + tool + ("" if scope == "project" else " --user") + "`.\n")
 
 
+McpOpt = Annotated[
+    bool,
+    typer.Option("--mcp", help="Also register the MCP server (by its absolute path) in the tool's MCP config."),
+]
+HooksOpt = Annotated[
+    bool,
+    typer.Option(
+        "--hooks",
+        help="Also install the hooks: each session starts with this project's memory, and ends as a draft page.",
+    ),
+]
+RecallPromptsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--recall-prompts",
+        help="With --hooks: also add the few passages above a relevance floor to each prompt.",
+    ),
+]
+ListOpt = Annotated[bool, typer.Option("--list", help="List what is installed (user scope and this project).")]
+
+
 def install_cmd(
     tool: Annotated[
         str | None, typer.Argument(metavar="TOOL", help=f"The tool: {TOOLS_HELP}.", show_default=False)
@@ -159,27 +180,10 @@ def install_cmd(
     force: Annotated[
         bool, typer.Option("--force", help="Overwrite files you edited since they were installed.")
     ] = False,
-    mcp: Annotated[
-        bool,
-        typer.Option("--mcp", help="Also register the MCP server (by its absolute path) in the tool's MCP config."),
-    ] = False,
-    hooks: Annotated[
-        bool,
-        typer.Option(
-            "--hooks",
-            help="Also install the hooks: each session starts with this project's memory, and ends as a draft page.",
-        ),
-    ] = False,
-    recall_prompts: Annotated[
-        bool,
-        typer.Option(
-            "--recall-prompts",
-            help="With --hooks: also add the few passages above a relevance floor to each prompt.",
-        ),
-    ] = False,
-    list_: Annotated[
-        bool, typer.Option("--list", help="List what is installed (user scope and this project).")
-    ] = False,
+    mcp: McpOpt = False,
+    hooks: HooksOpt = False,
+    recall_prompts: RecallPromptsOpt = False,
+    list_: ListOpt = False,
 ) -> None:
     """Install the /memory.wiki command into Claude Code, Cursor, Codex CLI or Aider."""
     if list_:

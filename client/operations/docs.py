@@ -200,8 +200,11 @@ def delete_doc(wiki: Wiki, ref: str) -> Deleted:
 def set_draft(wiki: Wiki, ref: str, draft: bool) -> Doc:
     """Make the doc a draft (private to its editors) or publish it (readable by whoever its other
     gates let in); the doc as saved."""
-    return with_doc_token(
-        wiki, ref, lambda doc_id, token: wiki.client.patch_doc(doc_id, {"is_draft": draft}, token=token)
+    return cast(
+        Doc,
+        with_doc_token(
+            wiki, ref, lambda doc_id, token: wiki.client.patch_doc(doc_id, {"is_draft": draft}, token=token)
+        ),
     )
 
 

@@ -346,30 +346,63 @@ def _display(phrase: str) -> str:
     return phrase if any(ch.isupper() for ch in phrase) else phrase[:1].upper() + phrase[1:]
 
 
-def extract(
-    title: str, chunks: Sequence[str], vectors: Sequence[Sequence[float] | None] | None = None
-) -> dict[str, Any]:
-    """The enrichment fields (summary, themes, takeaways, insights, open_questions, concepts,
-    relations) drawn from the doc's own chunks; `vectors` are the chunk vectors, if any."""
+@dataclass
+class _Read:
+    """What every step of `extract` reads: the doc's units and sentences, who speaks in it,
+    its text as one piece and its keyphrases."""
+
+    title: str
+    units: list[Unit]
+    headings: list[str]
+    code_spans: list[str]
+    heading_counts: Counter[str]
+    speakers: set[str]
+    pairs: list[tuple[str, Unit]]  # each sentence and the unit it stands in
+    topic_headings: list[str]
+    text: str
+    phrases: list[str]
+    phrase_terms: list[str]
+
+    @property
+    def sentences(self) -> list[str]:
+        return [s for s, _ in self.pairs]
+
+
+def _read(title: str, chunks: Sequence[str]) -> _Read:
     units, headings, code_spans = _units(chunks)
     # Headings that repeat (speakers of a transcript: "## Caroline", "## User") name who said
     # a sentence; they are kept as its attribution, not read as topics.
     heading_counts = Counter(_speaker(h) for h in headings)
     speakers = {h for h, n in heading_counts.items() if n >= 2 and len(h.split()) <= 3}
-    pairs = _sentences(units)
-    sentences = [s for s, _ in pairs]
     topic_headings = [h for h in dict.fromkeys(headings) if _speaker(h) not in speakers and h.lower() not in _GENERIC]
     # Every unit ends a sentence, so keyphrases never run from one paragraph into the next.
     text = "\n".join(t if t[-1:] in ".!?:;" else f"{t}." for t in [title, *topic_headings, *(u.text for u in units)])
-    counts = Counter(_words(text))
     phrases = keyphrases(text)
-    phrase_terms = [t for p in phrases[:10] for t in _words(p)]
-    lexical = _bm25_scores([_words(s) for s in sentences], phrase_terms)
+    return _Read(
+        title=title,
+        units=units,
+        headings=headings,
+        code_spans=code_spans,
+        heading_counts=heading_counts,
+        speakers=speakers,
+        pairs=_sentences(units),
+        topic_headings=topic_headings,
+        text=text,
+        phrases=phrases,
+        phrase_terms=[t for p in phrases[:10] for t in _words(p)],
+    )
+
+
+def _ranked(
+    read: _Read, chunks: Sequence[str], vectors: Sequence[Sequence[float] | None] | None
+) -> list[tuple[float, int, str]]:
+    """(score, position, sentence) of the doc's good sentences, best first: BM25 against its
+    keyphrases, blended with its chunk's centrality when there are vectors."""
+    lexical = _bm25_scores([_words(s) for s in read.sentences], read.phrase_terms)
     top_lexical = max(lexical, default=0.0) or 1.0
     centrality = chunk_centrality(list(vectors)) if vectors is not None and len(vectors) == len(chunks) else None
-
     scored: list[tuple[float, int, str]] = []
-    for position, (sentence, unit) in enumerate(pairs):
+    for position, (sentence, unit) in enumerate(read.pairs):
         if not _good_sentence(sentence):
             continue
         score = lexical[position] / top_lexical
@@ -378,29 +411,40 @@ def extract(
         if sentence.endswith("?"):  # a summary says what the doc holds, not what it asks
             score *= 0.5
         scored.append((score, position, sentence))
-    ranked = sorted(scored, key=lambda t: (-t[0], t[1]))
+    return sorted(scored, key=lambda t: (-t[0], t[1]))
 
-    summary_sentences: list[tuple[int, str]] = []
+
+def _summary(read: _Read, ranked: list[tuple[float, int, str]]) -> tuple[str, list[str]]:
+    """The summary (its best sentences in the doc's order, each with its speaker in a
+    conversation) and the sentences it used."""
+    chosen: list[tuple[int, str]] = []
     words = 0
     for _score, position, sentence in ranked:
-        if any(_overlap(sentence, s) > 0.6 for _, s in summary_sentences):
+        if any(_overlap(sentence, s) > 0.6 for _, s in chosen):
             continue
         n = len(sentence.split())
-        if summary_sentences and words + n > SUMMARY_WORDS:
+        if chosen and words + n > SUMMARY_WORDS:
             continue
-        summary_sentences.append((position, sentence))
+        chosen.append((position, sentence))
         words += n
-        if len(summary_sentences) >= SUMMARY_SENTENCES or words >= SUMMARY_WORDS:
+        if len(chosen) >= SUMMARY_SENTENCES or words >= SUMMARY_WORDS:
             break
 
     def said(position: int, sentence: str) -> str:
-        speaker = _speaker(pairs[position][1].heading)
-        return f"{speaker}: {sentence}" if speaker in speakers else sentence
+        speaker = _speaker(read.pairs[position][1].heading)
+        return f"{speaker}: {sentence}" if speaker in read.speakers else sentence
 
-    summary = " ".join(said(p, s) for p, s in sorted(summary_sentences))
+    summary = " ".join(said(p, s) for p, s in sorted(chosen))
     if not summary:  # a doc of lists, code or one-liners: say what it holds
-        summary = f"{title}: " + ", ".join(headings[:5] or [u.text[:80] for u in units[:3]] or ["(no prose)"])
-    used = [s for _, s in summary_sentences]
+        held = read.headings[:5] or [u.text[:80] for u in read.units[:3]] or ["(no prose)"]
+        summary = f"{read.title}: " + ", ".join(held)
+    return summary, [s for _, s in chosen]
+
+
+def _cued(read: _Read, ranked: list[tuple[float, int, str]], used: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """Takeaways, insights and open questions: sentences with their cue words, and the items
+    under headings that say so, none a repeat of the summary."""
+    units = read.units
 
     def cue_list(cue: re.Pattern[str], heading_key: str | None, limit: int) -> list[str]:
         under = [
@@ -418,33 +462,42 @@ def extract(
     takeaways = cue_list(_TAKEAWAY_CUES, "takeaways", 3) or _pick(statements, used, 2)
     takeaways = [t for t in takeaways if not t.endswith("?")]
     insights = _pick([t for t in statements if _INSIGHT_CUES.search(t[2])], used + takeaways, 3)
-    topic_terms = set(phrase_terms)
+    topic_terms = set(read.phrase_terms)
     questions = [
         (1.0, p, s)
-        for p, (s, u) in enumerate(pairs)
+        for p, (s, u) in enumerate(read.pairs)
         if s.endswith("?") and len(_words(s)) >= 5 and topic_terms & set(_words(s))
     ] + [
         (0.5, i, u.text)
         for i, u in enumerate(units)
         if _CUE_HEADINGS["open_questions"].search(u.heading or "") and u.is_item
     ]
-    open_questions = _pick(questions, used, 4, max_overlap=0.8)
+    return takeaways, insights, _pick(questions, used, 4, max_overlap=0.8)
 
-    code = set(code_spans)
+
+def _aliases(text: str) -> dict[str, str]:
+    """Long form (lower case) -> abbreviation, from "Large Language Models (LLM)"."""
     aliases: dict[str, str] = {}
     for long, short in _ABBREVIATION.findall(text):
         initials = "".join(w[0] for w in re.split(r"[ -]", long) if w).upper()
         if initials.endswith(short.rstrip("s").upper()):
             long_words = long.split()[-len(short.rstrip("s")) :]
             aliases[" ".join(long_words).lower()] = short
+    return aliases
+
+
+def _kept_phrases(read: _Read, code: set[str]) -> tuple[list[str], list[str]]:
+    """The keyphrases worth naming: multi-word ones, and single words."""
+    text = read.text
+    counts = Counter(_words(text))
     # Multi-word phrases first; a single word only when it recurs or names something, and
     # never when a chosen phrase already contains it.
     # Multi-word phrases that read like clause fragments ("PostgreSQL builds", "indexes until
     # vacuum") are left out, unless they are a heading, the title or a proper name.
-    named = {h.lower() for h in [title, *topic_headings]}
+    named = {h.lower() for h in [read.title, *read.topic_headings]}
     multi = [
         p
-        for p in phrases
+        for p in read.phrases
         if len(p.split()) > 1
         and not set(_words(p)) & _FUNCTION_WORDS
         and (p.lower() in named or all(w[:1].isupper() for w in p.split()) or not _verb_like(p))
@@ -452,19 +505,27 @@ def extract(
     ]
     single = [
         p
-        for p in phrases
+        for p in read.phrases
         if len(p.split()) == 1
         and _noun_like(p)
         and (counts[p.lower()] >= 2 or _kind(p, code, text) == "entity")
-        and p not in speakers
+        and p not in read.speakers
         and (_kind(p, code, text) == "entity" or _used_as_noun(p, text))
     ]
+    return multi, single
+
+
+def _candidates(read: _Read, multi: list[str], single: list[str], code: set[str], aliases: dict[str, str]) -> list[str]:
+    """The concepts to name, in rank order, each by its long form when it has one."""
+    text = read.text
     # Names ("PostgreSQL") stay concepts of their own even inside a longer phrase: they are
     # what docs share.
     names = [p for p in single[:8] if _kind(p, code, text) == "entity"]
-    candidates = sorted(_distinct(multi[:10] + [p for p in single[:8] if p not in names]) + names, key=phrases.index)
-    candidates += [c for c in dict.fromkeys(code_spans) if _CODE_IDENTIFIER.match(c)][:4]
-    candidates += sorted(speakers)
+    candidates = sorted(
+        _distinct(multi[:10] + [p for p in single[:8] if p not in names]) + names, key=read.phrases.index
+    )
+    candidates += [c for c in dict.fromkeys(read.code_spans) if _CODE_IDENTIFIER.match(c)][:4]
+    candidates += sorted(read.speakers)
     # "Large Language Models (LLM)": one concept, the long form, with the short one as alias.
     long_forms: dict[str, str] = {}
     for long_key, short in aliases.items():
@@ -482,34 +543,45 @@ def extract(
         key = phrase.lower()
         long_form = long_forms.get(key) or next((k for k in aliases if k.endswith(" " + key)), None)
         resolved.append(display_long(long_form) if long_form else phrase)
-    candidates = list(dict.fromkeys(resolved))
+    return list(dict.fromkeys(resolved))
+
+
+def _concept_gloss(read: _Read, phrase: str, code: set[str]) -> str:
+    if phrase in read.speakers:
+        return f"A participant: {read.heading_counts[phrase]} turns in this conversation."
+    heading = next((h for h in read.topic_headings if phrase.lower() in h.lower()), None)
+    return _gloss(phrase, read.sentences) or (
+        "Named in the code of this document."
+        if phrase in code
+        else "The subject of this document's title."
+        if phrase.lower() in read.title.lower()
+        else f"Named in the section “{heading}”."
+        if heading
+        else "Named in this document."
+    )
+
+
+def _concepts(read: _Read, candidates: list[str], code: set[str], aliases: dict[str, str]) -> list[dict[str, Any]]:
+    """Up to 12 concepts: name, kind, gloss (the first sentence that uses it) and aliases."""
     concepts: list[dict[str, Any]] = []
     chosen: list[str] = []
     for phrase in candidates:
         key = phrase.lower()
         if key in _GENERIC or key in chosen:
             continue
-        if phrase not in speakers and phrase not in code and not is_term(phrase):
+        if phrase not in read.speakers and phrase not in code and not is_term(phrase):
             continue
         chosen.append(key)
         alias = aliases.get(key)
-        if phrase in speakers:
-            gloss = f"A participant: {heading_counts[phrase]} turns in this conversation."
-        else:
-            heading = next((h for h in topic_headings if phrase.lower() in h.lower()), None)
-            gloss = _gloss(phrase, sentences) or (
-                "Named in the code of this document."
-                if phrase in code
-                else "The subject of this document's title."
-                if phrase.lower() in title.lower()
-                else f"Named in the section “{heading}”."
-                if heading
-                else "Named in this document."
-            )
-        kind = "entity" if phrase in speakers else _kind(phrase, code, text)
+        gloss = _concept_gloss(read, phrase, code)
+        kind = "entity" if phrase in read.speakers else _kind(phrase, code, read.text)
         concepts.append({"name": _display(phrase), "kind": kind, "gloss": gloss, "aliases": [alias] if alias else []})
         if len(concepts) >= 12:
             break
+    return concepts
+
+
+def _themes(multi: list[str], concepts: list[dict[str, Any]], speakers: set[str]) -> list[str]:
     themes = [_display(p) for p in _distinct(multi)][:5]
     # few phrases (short docs, chats): fill up to three from the concepts, names last
     for concept in sorted(concepts, key=lambda c: c["kind"] == "entity"):
@@ -517,9 +589,25 @@ def extract(
             break
         if concept["name"] not in themes and concept["name"] not in speakers:
             themes.append(concept["name"])
+    return themes
+
+
+def extract(
+    title: str, chunks: Sequence[str], vectors: Sequence[Sequence[float] | None] | None = None
+) -> dict[str, Any]:
+    """The enrichment fields (summary, themes, takeaways, insights, open_questions, concepts,
+    relations) drawn from the doc's own chunks; `vectors` are the chunk vectors, if any."""
+    read = _read(title, chunks)
+    ranked = _ranked(read, chunks, vectors)
+    summary, used = _summary(read, ranked)
+    takeaways, insights, open_questions = _cued(read, ranked, used)
+    code = set(read.code_spans)
+    aliases = _aliases(read.text)
+    multi, single = _kept_phrases(read, code)
+    concepts = _concepts(read, _candidates(read, multi, single, code, aliases), code, aliases)
     return {
         "summary": summary,
-        "themes": themes,
+        "themes": _themes(multi, concepts, read.speakers),
         "takeaways": takeaways,
         "insights": insights,
         "open_questions": open_questions,

@@ -181,7 +181,7 @@ class Curator(OwedWork):
         return title, description, "extractive"
 
     async def suggest_for_hub(self, hub: dict[str, Any]) -> None:
-        async with self.db.public.connection() as conn:  # public docs only, by construction
+        async with self.db.public.primary.connection() as conn:  # public docs only, by construction
             docs = await concept_store.hub_vectors(conn, hub["id"], self.settings.suggest_max_docs)
             mentions = await concept_store.hub_mentions(conn, hub["id"])
             bundled = await concept_store.hub_bundle_members(conn, hub["id"])

@@ -12,8 +12,13 @@ from .views import TOKEN, all_views
 
 PRIVATE = re.compile(r"<private>.*?</private>", re.IGNORECASE | re.DOTALL)
 MIN_REPEAT = 8  # a found secret this long is redacted wherever else it appears, found or not
+# ... when it reads as a credential, not a word: two of lower case, upper case, digits and
+# other characters (a URL's placeholder password `password` is redacted there, not in prose)
+_CLASSES = (re.compile("[a-z]"), re.compile("[A-Z]"), re.compile("[0-9]"), re.compile("[^A-Za-z0-9]"))
 _TOKEN_CHAR = re.compile(f"[{TOKEN}]")
 _WORD_CHAR = re.compile("[A-Za-z0-9]")  # what a token's first piece is not preceded by (`KEY=`, `/` are fine)
+_WORD_REST = re.compile("[A-Za-z0-9+/=_-]*")  # the rest of a token a match stopped inside
+_PROSE_WORD = re.compile(r"[ \t\"']*[A-Za-z][a-z]{0,11}")  # a line's first word, not a key's last piece
 
 
 MARKER_START = "[redacted: "
@@ -77,7 +82,7 @@ def _spans(text: str, detector: Detector) -> list[tuple[int, int, str]]:
                 values.setdefault(finding.secret, finding.kind)
     # a value once found is a secret wherever it appears (an echo of it, a second paste)
     for value, kind in values.items():
-        if len(value) >= MIN_REPEAT:
+        if len(value) >= MIN_REPEAT and sum(1 for c in _CLASSES if c.search(value)) >= 2:
             at = text.find(value)
             while at >= 0:
                 spans.append((at, at + len(value), kind))
@@ -90,21 +95,26 @@ def _whole(text: str, start: int, end: int, kind: str, raw: list[tuple[int, int,
     A split secret is a whole token where it ends, and the lines it joins hold no other
     secret; a match that ran on into the next line's word (a webhook URL glued to
     `TELEGRAM_BOT_TOKEN`, a JWT glued to the `-----BEGIN` of a key below it) is neither,
-    and the line it came from has its own finding already."""
+    and the line it came from has its own finding already. (Another rule's finding that starts
+    where this one does is the same key's first piece under another name.)"""
     if "\n" not in text[start:end]:
         return True
     if (start > 0 and _WORD_CHAR.match(text, start - 1)) or _TOKEN_CHAR.match(text, end):
         return False
-    return not any(s < end and start < e and k != kind for s, e, k in raw)
+    return not any(s < end and start < e and k != kind and s != start for s, e, k in raw)
 
 
 def _secret_spans(text: str, start: int, end: int, secret: str, encoded: bool, kind: str) -> list[tuple[int, int, str]]:
     """The part of a finding to redact: the credential itself where the rule's match holds
-    more (a URL's password, not the URL), else the whole match (a base64 blob, a key block)."""
+    more (a URL's password, not the URL), else the whole match (a base64 blob, a key block).
+    A match that stops inside a word (a rule for hex digits meeting a token that goes on in
+    other letters) runs on to the word's end: no tail of a credential is left behind."""
     if not encoded and secret and len(secret) < end - start:
         at = text.find(secret, start, end)
         if at >= 0:
-            return [(at, at + len(secret), kind)]
+            start, end = at, at + len(secret)
+    if not encoded and 0 < end < len(text) and _WORD_CHAR.match(text, end - 1) and _WORD_CHAR.match(text, end):
+        end = _WORD_REST.match(text, end).end()  # type: ignore[union-attr]  # always matches
     return [(start, end, kind)]
 
 
@@ -115,7 +125,8 @@ def _settled(text: str, spans: list[tuple[int, int, str]], preferred: frozenset[
       catalog (its password) gives way to it;
     - a secret joined across lines that runs on into the first word of the line after its
       end (`ghp_...` + `next` when the next line starts "next line") gives way to the same
-      match that ends with its line, when a reading found that one.
+      match that ends with its line, when a reading found that one; what it ran on into must
+      read as a word (`next`, `Then`): a last piece like `2840a0b9379c` or `T7BE"` is the key's.
     """
     out = []
     for start, end, kind in spans:
@@ -126,7 +137,10 @@ def _settled(text: str, spans: list[tuple[int, int, str]], preferred: frozenset[
         ):
             continue
         if "\n" in text[start:end] and end < len(text) and text[end] != "\n":
-            if any(k == kind and s == start and e < end and text[e : e + 1] == "\n" for s, e, k in spans):
+            ran_on = text[text.rindex("\n", start, end) + 1 : end]
+            if _PROSE_WORD.fullmatch(ran_on) and any(
+                k == kind and s == start and e < end and text[e : e + 1] == "\n" for s, e, k in spans
+            ):
                 continue
         out.append((start, end, kind))
     return out

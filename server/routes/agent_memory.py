@@ -12,10 +12,10 @@ from ..services import agent_memory
 from ..services.agent_memory import MAX_TOKENS, ContextAsk, SessionCapture, check_session_id, check_tool
 from ..services.docs import MAX_TITLE
 from ..services.recall import MAX_QUESTION
+from ..timing import Phases
 from ..web.openapi import NULLABLE_TEXT, TEXT, body_schema, json_response, obj, operation
 from ..web.params import credentials
 from ..web.state import app_state
-from ..timing import Phases
 from ..web.urls import urls
 from ..web.validate import get_dict, get_int, get_str, query_int, read_json
 

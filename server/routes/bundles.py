@@ -16,7 +16,7 @@ from ..web.negotiate import markdown_response, wants_markdown
 from ..web.openapi import TEXT, body_schema, json_response, markdown_page, obj, operation, page_response
 from ..web.params import credentials
 from ..web.render import front_matter, markdown_to_html, member_body
-from ..web.schemas import IMPORT_DATES
+from ..web.schemas import IMPORT_DATES, REDACTED
 from ..web.state import app_state
 from ..web.templating import templates
 from ..web.urls import urls
@@ -30,8 +30,15 @@ _BUNDLE_FIELDS: dict[str, dict[str, Any]] = {
     "description": {"type": ["string", "null"], "maxLength": 5000},
     "doc_ids": {"type": ["array", "null"], "items": TEXT, "description": "docs of the hub, in reading order"},
 }
-BUNDLE_REF = obj(["id", "url"], id=TEXT, url=TEXT)
-SAVED_BUNDLE = obj(["id", "url", "status"], id=TEXT, url=TEXT, status={"enum": ["created", "updated", "unchanged"]})
+_REDACTED = {**REDACTED, "description": "what was redacted from the title and description (docs/secrets.md)"}
+BUNDLE_REF = obj(["id", "url", "redacted"], id=TEXT, url=TEXT, redacted=_REDACTED)
+SAVED_BUNDLE = obj(
+    ["id", "url", "status", "redacted"],
+    id=TEXT,
+    url=TEXT,
+    status={"enum": ["created", "updated", "unchanged"]},
+    redacted=_REDACTED,
+)
 
 
 @operation(
@@ -176,7 +183,7 @@ async def bundle_raw(request: Request) -> Response:
 async def _editor(request: Request, **where: str) -> Response:
     view = await bundles.for_editor(app_state(request), credentials(request), urls(request), **where)
     return templates.TemplateResponse(
-        request, "bundle_editor.html", view, headers={"Cache-Control": "private, no-store"}
+        request, "bundle_editor.html", {**view}, headers={"Cache-Control": "private, no-store"}
     )
 
 

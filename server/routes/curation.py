@@ -12,6 +12,7 @@ from ..services.curation import MAX_INTENT
 from ..web.negotiate import markdown_response
 from ..web.openapi import NULLABLE_TEXT, TEXT, body_schema, json_response, obj, operation
 from ..web.params import credentials, flag
+from ..web.schemas import REDACTED
 from ..web.state import app_state
 from ..web.urls import urls
 from ..web.validate import get_int, get_str, query_int, read_json
@@ -36,12 +37,13 @@ ENRICHMENT = obj(
 DIGEST = obj(["hub", "url", "docs", "concepts"], hub=TEXT, url=TEXT, docs={"type": "integer"}, concepts=_ITEMS)
 SUGGESTIONS = obj(["hub", "suggestions"], hub=TEXT, suggestions=_ITEMS)
 ACCEPTED = obj(
-    ["id", "url", "title", "doc_ids", "suggestion"],
+    ["id", "url", "title", "doc_ids", "suggestion", "redacted"],
     id=TEXT,
     url=TEXT,
     title=TEXT,
     doc_ids={"type": "array", "items": TEXT},
     suggestion=TEXT,
+    redacted={**REDACTED, "description": "what was redacted from the title and description (docs/secrets.md)"},
 )
 READING_LIST = obj(
     ["hub", "intent", "mode", "docs"],

@@ -30,6 +30,18 @@ HEALTH = obj(
         "type": "object",
         "description": "the question lane: questions, cache_hits, forward_passes, embedded, waiting",
     },
+    replicas={
+        "type": "array",
+        "description": (
+            "with MEMORYWIKI_REPLICA_URLS: each replica's name, state (ok, lagging, down, read-write, "
+            "starting), lag_seconds, the public reads it served, and why it is not ok (error)"
+        ),
+        "items": {"type": "object"},
+    },
+    public_reads_on_primary={
+        "type": "integer",
+        "description": "with replicas: public reads that went to the primary (a client's own writes, no fit replica)",
+    },
 )
 
 

@@ -9,8 +9,6 @@ shared with) on the owner pool, where the session is checked for the doc as for 
 
 from __future__ import annotations
 
-from typing import Any
-
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -26,7 +24,7 @@ from ..web.urls import urls
 from ..web.validate import query_int
 
 
-async def _history(request: Request) -> dict[str, Any]:
+async def _history(request: Request) -> versions.History:
     a = query_int(request, "a", default=None, low=1, high=MAX_VERSION)
     b = query_int(request, "b", default=None, low=1, high=MAX_VERSION)
     return await versions.history(app_state(request), credentials(request), request.path_params["doc_id"], a, b)

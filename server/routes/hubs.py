@@ -16,6 +16,7 @@ from ..web.negotiate import markdown_response, wants_markdown
 from ..web.openapi import NULLABLE_TEXT, TEXT, body_schema, json_response, markdown_page, obj, operation, page_response
 from ..web.params import credentials, flag
 from ..web.render import front_matter, highlighted
+from ..web.schemas import REDACTED
 from ..web.state import app_state
 from ..web.templating import templates
 from ..web.urls import urls
@@ -98,6 +99,7 @@ LISTING = obj(
     listed={"type": "boolean"},
     description=NULLABLE_TEXT,
     redact_secrets={"type": "boolean", "description": "false: pages are stored with the secrets in them"},
+    redacted={**REDACTED, "description": "a change of description: what was redacted from it (docs/secrets.md)"},
 )
 PAGE_SIZE = 50  # docs per hub page in the browser
 # What an answer that may be the owner's view says to caches: never kept, never shared.
@@ -155,7 +157,7 @@ async def update_hub(request: Request) -> Response:
     )
 
 
-def hub_markdown(hub: dict[str, Any]) -> str:
+def hub_markdown(hub: hubs.HubContents) -> str:
     """The hub as one markdown index an AI reads end to end: every public page, newest first,
     each linked to its markdown twin."""
     head = front_matter(

@@ -10,7 +10,6 @@ public role.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
 from memorywiki.formats.doclinks import markdown_twin
 from starlette.requests import Request
@@ -65,7 +64,7 @@ async def site_llms(request: Request) -> Response:
     return markdown_response("\n".join(lines) + "\n")
 
 
-def hub_llms_text(request: Request, hub: dict[str, Any]) -> str:
+def hub_llms_text(request: Request, hub: hubs.HubContents) -> str:
     url = hub["url"]
     summary = hub["description"] or (
         f"The public pages of the Memory.Wiki hub {hub['slug']}, each as markdown at its URL plus .md."

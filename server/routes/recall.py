@@ -84,8 +84,8 @@ RECALL = obj(
                 },
                 rrf_score=NUMBER
                 | {
-                    "description": "only with fusion rrf: sum(1 / (60 + rank)) over the ranks "
-                    "reported (vector_rank, fts_rank), each within that ranker's top k*4"
+                    "description": "every result, whatever fusion ordered the list: sum(1 / (60 + rank)) "
+                    "over the ranks reported beside it (vector_rank, fts_rank); the order follows score"
                 },
                 tokens={"type": "integer", "description": "the estimated tokens of what this result hands a model"},
                 vector_rank=RANK | {"description": "rank in the vector list, null when absent from it"},

@@ -90,13 +90,13 @@ def session_ended(slug: str, why: str | None) -> Unauthorized:
 class Limits(Protocol):
     """The rate limits (server/web/ratelimit.py), keyed by client."""
 
-    def check(self, client: str, kind: str) -> None: ...
+    async def check(self, client: str, kind: str) -> None: ...
 
-    def failed(self, client: str, kind: str) -> None: ...
+    async def failed(self, client: str, kind: str) -> None: ...
 
-    def spend(self, client: str, kind: str) -> None: ...
+    async def spend(self, client: str, kind: str) -> None: ...
 
-    def allow(self, client: str, kind: str) -> bool: ...
+    async def allow(self, client: str, kind: str) -> bool: ...
 
 
 class Access:
@@ -106,11 +106,11 @@ class Access:
         self.limits = limits
         self.credentials = credentials
 
-    def _check(self, kind: str) -> None:
-        self.limits.check(self.credentials.client, kind)
+    async def _check(self, kind: str) -> None:
+        await self.limits.check(self.credentials.client, kind)
 
-    def _failed(self, kind: str) -> None:
-        self.limits.failed(self.credentials.client, kind)
+    async def _failed(self, kind: str) -> None:
+        await self.limits.failed(self.credentials.client, kind)
 
     async def hub_owner(self, conn: Conn, slug: str) -> dict[str, Any]:
         """The hub {"id", "slug"}, once the bearer token or the browser's session proved it owns it."""
@@ -125,9 +125,9 @@ class Access:
                 "unauthorized",
                 f"writing to hub '{slug}' needs its owner token (Authorization: Bearer ...) or its owner signed in",
             )
-        self._check("token")
+        await self._check("token")
         if not await hubs.is_owner(conn, hub["id"], hash_token(token)):
-            self._failed("token")
+            await self._failed("token")
             raise Forbidden("forbidden", f"that token does not own hub '{slug}'")
         return hub
 
@@ -138,7 +138,7 @@ class Access:
         if token is not None:
             hub = await hubs.find_hub(conn, slug)
             if hub is not None:
-                self._check("token")
+                await self._check("token")
                 member = await member_store.member(conn, hub["id"], hash_token(token))
                 if member is not None:
                     return Writer(hub, MEMBER + member["name"], member["id"])
@@ -156,11 +156,11 @@ class Access:
         hub still counts against the client (or the answer would test guesses for free)."""
         token = self.credentials.bearer
         if token:
-            self._check("token")
+            await self._check("token")
             if await hubs.is_owner(conn, hub["id"], hash_token(token)):
                 return True
             if await member_store.member_name(conn, hub["id"], hash_token(token)) is None:
-                self._failed("token")  # a member's token is no guess: it reads what strangers read
+                await self._failed("token")  # a member's token is no guess: it reads what strangers read
         return bool(self.credentials.sessions) and await session_store.owns(
             conn, hub["id"], None, self.credentials.session_hashes
         )
@@ -184,7 +184,7 @@ class Access:
         found = None
         tokens = self.credentials.tokens
         if tokens:
-            self._check("token")
+            await self._check("token")
         for token in tokens:
             hashed = hash_token(token)
             if doc["hub_id"] is not None and await hubs.is_owner(conn, doc["hub_id"], hashed):
@@ -212,7 +212,7 @@ class Access:
         if via is not None:
             return via
         if self.credentials.tokens:
-            self._failed("token")
+            await self._failed("token")
             raise Forbidden("forbidden", "that token cannot edit this doc")
         if doc["hub_id"] is not None:  # a sign-in of the doc's hub that has ended says so
             await self.signed_in_owner(conn, {"id": doc["hub_id"], "slug": await hubs.hub_slug(conn, doc["hub_id"])})
@@ -256,10 +256,10 @@ class Access:
     async def sign_in(self, conn: Conn, hub: dict[str, Any], token: str) -> str:
         """The kind of session a sign-in token opens for the hub: "owner" for its owner token;
         anything else is refused (and counted, like any refused token)."""
-        self._check("token")
+        await self._check("token")
         if await hubs.is_owner(conn, hub["id"], hash_token(token)):
             return "owner"
-        self._failed("token")
+        await self._failed("token")
         raise Forbidden(
             "wrong_token",
             f"this sign-in link or token does not open hub '{hub['slug']}': check that it "
@@ -270,10 +270,10 @@ class Access:
         """Use up a mailed sign-in link of this doc: {"hub_id", "hub_slug", "email"} for the
         reader session it opens, or 403 saying why it opens nothing (a link this server never
         mailed counts as a refused token). The caller's transaction keeps the link used."""
-        self._check("token")
+        await self._check("token")
         link = await link_store.use(conn, hash_token(secret), doc_id)
         if link is None:
-            self._failed("token")
+            await self._failed("token")
             raise Forbidden(
                 "unknown_link",
                 "this sign-in link does not open this page: check that it was copied "
@@ -310,23 +310,23 @@ class Access:
         if doc["password_hash"] is not None:
             if not password:
                 return False
-            self._check("password")
+            await self._check("password")
             if not verify_password(doc["password_hash"], password):
-                self._failed("password")
+                await self._failed("password")
                 return False
         if doc["allowed_emails"]:
             token = self.credentials.access_token
             if not token:
                 return await self.reader_email(conn, doc) is not None
-            self._check("token")
+            await self._check("token")
             email = await access.email_for(conn, hash_token(token), doc["id"])
             if email is None or email.lower() not in {e.lower() for e in doc["allowed_emails"]}:
-                self._failed("token")
+                await self._failed("token")
                 return False
         return True
 
-    def refused(self) -> None:
+    async def refused(self) -> None:
         """A read that sent credentials and still found nothing it may see: one refused token
         (a guess at a private doc's token looks exactly like this)."""
         if self.credentials.tokens:
-            self._failed("token")
+            await self._failed("token")

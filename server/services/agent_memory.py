@@ -26,15 +26,15 @@ from typing import Any
 
 from memorywiki.formats.project import project_record
 
+from ...formats.mdutil import summary as opening_line
 from ..curation.enrich import Budget, ChunkText, enrich_with_model
 from ..curation.extractive import extract
 from ..curation.llm import ChatModel, ModelError
 from ..embedding.tokens import estimate_tokens
-from ..errors import ApiError, BadRequest, unknown_hub
+from ..errors import BadRequest, Conflict, unknown_hub
 from ..store import agent_memory as store
 from ..store import hubs as hub_store
 from ..store.connection import Conn
-from memorywiki.formats.mdutil import summary as opening_line
 from ..timing import Phases
 from . import docs, recall, redaction
 from .access import Access, Credentials
@@ -196,6 +196,19 @@ async def _writer_hub(ctx: Context, credentials: Credentials, slug: str) -> dict
     return hub
 
 
+def _session_meta(cap: SessionCapture, project: dict[str, Any] | None, capture: dict[str, Any]) -> dict[str, Any]:
+    """The page's meta: the session it keeps, its project, and what the last capture sent."""
+    return {
+        "tool": cap.tool,
+        "session_id": cap.session_id,
+        "cwd": cap.cwd,
+        "git_branch": cap.git_branch,
+        "started_at": cap.started_at,
+        **({"project": project} if project else {}),
+        "capture": capture,
+    }
+
+
 async def capture_session(ctx: Context, credentials: Credentials, urls: Urls, cap: SessionCapture) -> dict[str, Any]:
     """Save the session as its page (see the module's docstring); the page as saved."""
     if not turns(cap.transcript):
@@ -219,9 +232,9 @@ async def capture_session(ctx: Context, credentials: Credentials, urls: Urls, ca
         external_id = live["external_id"] if live else (key if not pages else f"{key}#{len(pages) + 1}")
         captured = (live or {}).get("meta", {}).get("capture") or {}
         # once edited by hand, always: the capture never again rewrites what the owner wrote
-        by_hand = bool(live) and bool(captured.get("by_hand") or live["edited"])
+        by_hand = live is not None and bool(captured.get("by_hand") or live["edited"])
         summary_mode = captured.get("summary")
-        if by_hand:
+        if by_hand and live is not None:
             # the owner's text wins: only the turns the session added since are appended
             new = sections[int(captured.get("turns") or 0) :]
             title = live["title"]
@@ -235,20 +248,8 @@ async def capture_session(ctx: Context, credentials: Credentials, urls: Urls, ca
             summary_mode = summary.mode
             title, markdown = cap.title, page_markdown(summary, cap, sections)
         title, markdown = docs.page_content(title, markdown, max_title=docs.MAX_TITLE)
-        meta = {
-            "tool": cap.tool,
-            "session_id": cap.session_id,
-            "cwd": cap.cwd,
-            "git_branch": cap.git_branch,
-            "started_at": cap.started_at,
-            **({"project": project} if project else {}),
-            "capture": {
-                "transcript": digest,
-                "turns": len(sections),
-                "summary": summary_mode,
-                "by_hand": by_hand,
-            },
-        }
+        capture = {"transcript": digest, "turns": len(sections), "summary": summary_mode, "by_hand": by_hand}
+        meta = _session_meta(cap, project, capture)
         saved = await docs.create(
             ctx,
             credentials,
@@ -274,10 +275,11 @@ async def capture_session(ctx: Context, credentials: Credentials, urls: Urls, ca
             "summary": summary_mode,
             "appended": by_hand,
             "turns": len(sections),
-            "redacted": chosen.report,
+            # the transcript's, and what the page's other parts had (a note, a git remote's token)
+            "redacted": redaction.add(chosen.report, saved.get("redacted")),
             "earlier_pages_deleted": len(pages) - (1 if live else 0),
         }
-    raise ApiError(409, "conflict", "this session's pages keep being deleted while it is captured; try again")
+    raise Conflict("capture_conflict", "this session's pages keep being deleted while it is captured; try again")
 
 
 # ---- context ---------------------------------------------------------------------------------
@@ -366,7 +368,7 @@ def _project_name(project: dict[str, Any] | None) -> str | None:
     if not project:
         return None
     if project.get("name"):
-        return project["name"]
+        return str(project["name"])
     path = project.get("path") or ""
     return path.rstrip("/").rsplit("/", 1)[-1] or None
 
@@ -378,8 +380,7 @@ async def _reader(ctx: Context, credentials: Credentials, slug: str) -> tuple[di
     access = Access(ctx.limits, credentials)
     async with ctx.db.owner.connection() as conn:
         if credentials.bearer:
-            hub = await access.writable_hub(conn, slug)
-            return hub, True
+            return await access.writable_hub(conn, slug), True
         hub = await hub_store.find_hub(conn, slug)
         if hub is None:
             raise unknown_hub(slug)
@@ -394,7 +395,7 @@ def _relevant(result: dict[str, Any], mode: str, ctx: Context, name: str | None 
         return True
     if mode == "fulltext" or result.get("similarity") is None:
         return (result.get("fts_score") or 0.0) >= ctx.settings.hook_min_fts
-    return result["similarity"] >= ctx.settings.hook_min_similarity
+    return bool(result["similarity"] >= ctx.settings.hook_min_similarity)
 
 
 def _passage_line(r: dict[str, Any], max_tokens: int) -> tuple[str, dict[str, Any]]:

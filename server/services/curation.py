@@ -17,7 +17,7 @@ from ..curation.extractive import _units
 from ..curation.markdown import digest_markdown, enrichment_fields, enrichment_markdown
 from ..curation.suggest import as_list
 from ..curation.terms import term_key
-from ..errors import Conflict, not_found, unknown_hub
+from ..errors import BadRequest, Conflict, not_found, unknown_hub
 from ..store import analyses as analysis_store
 from ..store import bundles as bundle_store
 from ..store import concepts as concept_store
@@ -28,7 +28,7 @@ from ..store import suggestions as suggestion_store
 from ..store.connection import Conn
 from ..store.space import current_space
 from ..tokens import looks_like_id, new_id
-from . import docs
+from . import docs, redaction
 from .access import Access, Credentials
 from .context import Context
 from .recall import question_vector
@@ -246,22 +246,28 @@ async def accept(
     title: str | None = None,
     description: str | None = None,
 ) -> dict[str, Any]:
-    """Owner only: turn a suggestion into a bundle (title and description as offered unless given)."""
+    """Owner only: turn a suggestion into a bundle (title and description as offered unless
+    given, redacted as a page's text is: services/redaction.py)."""
     access = Access(ctx.limits, credentials)
     bundle_id = new_id()
 
-    async def make(conn: Conn) -> tuple[dict[str, Any], str, list[str]]:
+    async def make(conn: Conn) -> tuple[dict[str, Any], str, list[str], dict[str, Any]]:
         hub, suggestion = await _owned_suggestion(conn, access, slug, suggestion_id)
-        named = (title or suggestion["title"]).strip()
-        described = description or suggestion["description"]
+        prepared = await redaction.prepare_fields(
+            {"title": title or suggestion["title"], "description": description or suggestion["description"]}
+        )
+        texts, redacted = await redaction.choose_fields(conn, prepared, hub["id"])
+        named, described = texts["title"].strip(), texts["description"]
+        if not named:
+            raise BadRequest("missing_field", "'title' holds nothing but a <private> span")
         doc_ids = await suggestion_store.public_members(conn, hub["id"], suggestion["doc_ids"])
         if len(doc_ids) < 2:
             raise Conflict("suggestion_stale", "the suggested pages are no longer public in this hub")
         await bundle_store.insert_bundle(conn, bundle_id, hub["id"], named, described, doc_ids)
         await suggestion_store.mark_accepted(conn, suggestion["id"], bundle_id)
-        return suggestion, named, doc_ids
+        return suggestion, named, doc_ids, redacted
 
-    suggestion, named, doc_ids = await ctx.db.write(make)
+    suggestion, named, doc_ids, redacted = await ctx.db.write(make)
     ctx.wake_worker()
     return {
         "id": bundle_id,
@@ -269,6 +275,7 @@ async def accept(
         "title": named,
         "doc_ids": doc_ids,
         "suggestion": suggestion["id"],
+        "redacted": redacted,
     }
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from memorywiki.formats.mdutil import split_title
 
-from ..errors import ApiError, BadRequest, Conflict, Forbidden, not_found
+from ..errors import BadRequest, Conflict, Forbidden, not_found
 from ..store import access as access_store
 from ..store import docs as doc_store
 from ..store import graph as graph_store
@@ -65,8 +67,58 @@ def page_content(
     return title, body
 
 
-def doc_json(urls: Urls, doc: dict[str, Any], hub_slug: str | None, *, owner_view: bool) -> dict[str, Any]:
-    body = {
+class DocJson(TypedDict):
+    id: str
+    url: str
+    title: str
+    markdown: str
+    hub: str | None
+    source: str | None
+    meta: dict[str, Any]
+    version: int
+    created_at: str
+    updated_at: str
+    # the owner's view
+    is_draft: NotRequired[bool]
+    has_password: NotRequired[bool]
+    allowed_emails: NotRequired[list[str]]
+    indexed: NotRequired[bool]
+
+
+class Told(TypedDict, total=False):
+    sharing: dict[str, Any]  # what the save told the page's people (services/sharing.py)
+
+
+class EditedDoc(DocJson, Told):
+    redacted: dict[str, Any]  # what was redacted (services/redaction.py)
+
+
+class SavedDoc(TypedDict):
+    id: str
+    url: str
+    version: int
+    status: str  # "created", "updated", "unchanged" or "exists"
+    edit_token: str | None  # only when the save created the doc
+    message: NotRequired[str]  # "exists": where it was captured already
+
+
+class CreatedDoc(SavedDoc, Told):
+    redacted: dict[str, Any]
+
+
+class DeletedDoc(TypedDict):
+    id: str
+    deleted: bool
+
+
+class AccessGrant(TypedDict):
+    access_token: str
+    email: str
+    url: str
+
+
+def doc_json(urls: Urls, doc: dict[str, Any], hub_slug: str | None, *, owner_view: bool) -> DocJson:
+    body: DocJson = {
         "id": doc["id"],
         "url": urls.doc(doc["id"]),
         "title": doc["title"],
@@ -79,14 +131,10 @@ def doc_json(urls: Urls, doc: dict[str, Any], hub_slug: str | None, *, owner_vie
         "updated_at": doc["updated_at"].isoformat(),
     }
     if owner_view:
-        body.update(
-            {
-                "is_draft": doc["is_draft"],
-                "has_password": doc["password_hash"] is not None,
-                "allowed_emails": doc["allowed_emails"],
-                "indexed": doc["embedded_hash"] == doc["source_hash"],
-            }
-        )
+        body["is_draft"] = doc["is_draft"]
+        body["has_password"] = doc["password_hash"] is not None
+        body["allowed_emails"] = doc["allowed_emails"]
+        body["indexed"] = doc["embedded_hash"] == doc["source_hash"]
     return body
 
 
@@ -94,9 +142,9 @@ def already_captured(urls: Urls, doc_id: str) -> str:
     return f'already captured as {urls.doc(doc_id)}; send "dedupe": false for a separate page'
 
 
-def saved_json(urls: Urls, doc: dict[str, Any], status: str, edit_token: str) -> dict[str, Any]:
+def saved_json(urls: Urls, doc: dict[str, Any], status: str, edit_token: str) -> SavedDoc:
     """What a save answers: the edit token only when the doc was created by it."""
-    body = {
+    body: SavedDoc = {
         "id": doc["id"],
         "url": urls.doc(doc["id"]),
         "version": doc["version"],
@@ -108,11 +156,11 @@ def saved_json(urls: Urls, doc: dict[str, Any], status: str, edit_token: str) ->
     return body
 
 
-async def create(ctx: Context, credentials: Credentials, urls: Urls, new: NewDoc) -> dict[str, Any]:
+async def create(ctx: Context, credentials: Credentials, urls: Urls, new: NewDoc) -> CreatedDoc:
     """Save a page: a new doc, the hub's doc with this importer id, or (with `dedupe`) the
     hub's live doc that already holds this content."""
     if new.external_id is not None and not new.hub:
-        raise ApiError(400, "missing_field", "'external_id' needs a 'hub': ids are unique per hub")
+        raise BadRequest("missing_field", "'external_id' needs a 'hub': ids are unique per hub")
     if new.dates and new.external_id is None:
         raise BadRequest(
             "missing_field",
@@ -157,19 +205,19 @@ async def create(ctx: Context, credentials: Credentials, urls: Urls, new: NewDoc
 
     doc, status, invited, redacted = await ctx.db.write(save)
     ctx.wake_worker()
-    body = {**saved_json(urls, doc, status, edit_token), "redacted": redacted}
-    if new.external_id is None:  # an import's answer stays as it was: it told nobody
-        _tell(ctx, body, doc, invited, named="allowed_emails" in new.named)
-    return body
+    # an import's answer stays as it was: it told nobody
+    told = _tell(ctx, doc, invited, named="allowed_emails" in new.named) if new.external_id is None else {}
+    return {**saved_json(urls, doc, status, edit_token), "redacted": redacted, **told}
 
 
-def _tell(ctx: Context, body: dict[str, Any], doc: dict[str, Any], invited: sharing.Invited, *, named: bool) -> None:
-    """Add what the save told the page's people to its answer (when the request named them,
-    or someone was newly told), and send the mail queued."""
+def _tell(ctx: Context, doc: dict[str, Any], invited: sharing.Invited, *, named: bool) -> Told:
+    """What the save told the page's people, for its answer (when the request named them, or
+    someone was newly told), and send the mail queued."""
     if invited.mailed:
         ctx.wake_mail()
     if named or invited.mailed or invited.unmailed or invited.held_back:
-        body["sharing"] = sharing.sharing_note(ctx, doc, invited)
+        return {"sharing": sharing.sharing_note(ctx, doc, invited)}
+    return {}
 
 
 def _carried_hash(new: NewDoc) -> str | None:
@@ -211,31 +259,60 @@ async def _named_privacy(
     return privacy
 
 
-async def readable(ctx: Context, credentials: Credentials, doc_id: str) -> tuple[dict[str, Any], bool]:
-    """The doc as these credentials may see it, and whether they see it as an editor.
+@dataclass(frozen=True)
+class Reading:
+    """A doc as a reader may see it, and the connection it was read on (read more of it there)."""
 
-    Without credentials the read runs on the public pool, where row-level security
-    decides; credentials are checked one by one on the owner pool.
-    """
-    if not looks_like_id(doc_id):
-        raise not_found("doc")
+    conn: Conn
+    doc: dict[str, Any]
+    access: Access
+    private: bool  # read on the owner pool: the credentials proved they may read it
+
+
+@contextlib.asynccontextmanager
+async def reading(
+    ctx: Context, credentials: Credentials, doc_id: str, *, deleted: bool = False
+) -> AsyncIterator[Reading]:
+    """The read rule of a page, private or public. Credentials are checked one by one on the
+    owner pool (Access.can_read_private; with `deleted`, a deleted doc too, for its hub's owner:
+    Access.owns_deleted); without them, or when they open nothing, the read runs on the public
+    pool, where row-level security decides. A doc neither shows is a 404, or the refusal of the
+    credentials given. Whatever else is read of the doc is read on the connection yielded, so
+    the public pool's row-level security covers it too."""
     access = Access(ctx.limits, credentials)
     if credentials.given:
         async with ctx.db.owner.connection() as conn:
-            doc = await doc_store.find_doc(conn, doc_id)
-            if doc is not None and await access.can_read_private(conn, doc):
-                doc["hub_slug"] = await hub_store.hub_slug(conn, doc["hub_id"])
-                return doc, await access.can_edit(conn, doc)
+            doc = await (doc_store.find_any_doc if deleted else doc_store.find_doc)(conn, doc_id)
+            if doc is not None and await _may_read(conn, access, doc):
+                yield Reading(conn, doc, access, private=True)
+                return
     async with ctx.db.public.connection() as conn:
         doc = await doc_store.public_doc(conn, doc_id)
-    if doc is None:
-        if credentials.given:
-            access.refused()
+        if doc is None:
+            if credentials.given:
+                await access.refused()
+            raise not_found("doc")
+        yield Reading(conn, doc, access, private=False)
+
+
+async def _may_read(conn: Conn, access: Access, doc: dict[str, Any]) -> bool:
+    if doc["deleted_at"] is not None:
+        return await access.owns_deleted(conn, doc)
+    return await access.can_read_private(conn, doc)
+
+
+async def readable(ctx: Context, credentials: Credentials, doc_id: str) -> tuple[dict[str, Any], bool]:
+    """The doc as these credentials may see it (`reading`), and whether they see it as an editor."""
+    if not looks_like_id(doc_id):
         raise not_found("doc")
-    return doc, False
+    async with reading(ctx, credentials, doc_id) as read:
+        if not read.private:
+            return read.doc, False
+        read.doc["hub_slug"] = await hub_store.hub_slug(read.conn, read.doc["hub_id"])
+        return read.doc, await read.access.can_edit(read.conn, read.doc)
 
 
-async def read(ctx: Context, credentials: Credentials, urls: Urls, doc_id: str) -> dict[str, Any]:
+async def read(ctx: Context, credentials: Credentials, urls: Urls, doc_id: str) -> DocJson:
     """The doc as JSON; its private fields only for a credential that may edit it."""
     doc, owner_view = await readable(ctx, credentials, doc_id)
     return doc_json(urls, doc, doc.get("hub_slug"), owner_view=owner_view)
@@ -287,7 +364,7 @@ MOVE = "hub"  # the key of `changes` that moves the doc: a hub's slug, or None f
 
 async def edit(
     ctx: Context, credentials: Credentials, urls: Urls, doc_id: str, changes: dict[str, Any], expected: int | None
-) -> dict[str, Any]:
+) -> EditedDoc:
     """Apply `changes` (doc columns; "password" as plain text, None or "" to clear it; "hub"
     as a slug) if the doc is still at `expected`; the doc as saved."""
     access = Access(ctx.limits, credentials)
@@ -320,12 +397,11 @@ async def edit(
 
     updated, slug, invited, redacted = await ctx.db.write(apply)
     ctx.wake_worker()
-    body = {**doc_json(urls, updated, slug, owner_view=True), "redacted": redacted}
-    _tell(ctx, body, updated, invited, named="allowed_emails" in changes)
-    return body
+    told = _tell(ctx, updated, invited, named="allowed_emails" in changes)
+    return {**doc_json(urls, updated, slug, owner_view=True), "redacted": redacted, **told}
 
 
-async def delete(ctx: Context, credentials: Credentials, doc_id: str) -> dict[str, Any]:
+async def delete(ctx: Context, credentials: Credentials, doc_id: str) -> DeletedDoc:
     """Soft delete: the doc leaves every public read at once; its owner can restore it."""
     access = Access(ctx.limits, credentials)
 
@@ -337,7 +413,7 @@ async def delete(ctx: Context, credentials: Credentials, doc_id: str) -> dict[st
     return {"id": doc_id, "deleted": True}
 
 
-async def issue_access(ctx: Context, credentials: Credentials, urls: Urls, doc_id: str, email: str) -> dict[str, Any]:
+async def issue_access(ctx: Context, credentials: Credentials, urls: Urls, doc_id: str, email: str) -> AccessGrant:
     """The owner of an email-restricted doc gives one of its allowed readers an access token."""
     access = Access(ctx.limits, credentials)
     token = new_token("mwa")
@@ -345,7 +421,7 @@ async def issue_access(ctx: Context, credentials: Credentials, urls: Urls, doc_i
     async def issue(conn: Conn) -> None:
         doc, _ = await _lock_for_edit(conn, access, doc_id)
         if email not in doc["allowed_emails"]:
-            raise ApiError(400, "not_allowed", f"{email} is not in this doc's allowed_emails")
+            raise BadRequest("not_allowed", f"{email} is not in this doc's allowed_emails")
         await access_store.issue(conn, hash_token(token), doc_id, email)
 
     await ctx.db.write(issue)

@@ -40,6 +40,9 @@ class HubExport:
     chunks: AsyncIterator[bytes]  # the zip, an entry at a time
 
 
+File = tuple[str, str, datetime]  # a zip entry: its name, its text, when it was saved
+
+
 class _Layout:
     """Where each page and bundle of the hub goes, named once, oldest first."""
 
@@ -73,7 +76,7 @@ class _Layout:
         return f"{self.root}/{inside}"
 
 
-def _page_files(layout: _Layout, doc: dict[str, Any], versions: list[dict[str, Any]]) -> list[tuple[str, str, Any]]:
+def _page_files(layout: _Layout, doc: dict[str, Any], versions: list[dict[str, Any]]) -> list[File]:
     """(zip name, text, time) of one page's file and of its versions' files."""
     name = layout.pages[doc["id"]]
     files = [
@@ -90,7 +93,7 @@ def _page_files(layout: _Layout, doc: dict[str, Any], versions: list[dict[str, A
     return files
 
 
-def _zip_batch(stream: ZipStream, files: list[tuple[str, str, Any]]) -> bytes:
+def _zip_batch(stream: ZipStream, files: list[File]) -> bytes:
     return b"".join(stream.add(name, text, when) for name, text, when in files)
 
 
@@ -110,7 +113,7 @@ def _index(
     return hubfolder.index_file(listing, datetime.now(UTC), pages, named, versions=versions)
 
 
-def _bundle_file(layout: _Layout, bundle: dict[str, Any]) -> tuple[str, str, Any]:
+def _bundle_file(layout: _Layout, bundle: dict[str, Any]) -> File:
     members = [
         (layout.titles[doc_id], posixpath.join("..", hubfolder.page_path(layout.pages[doc_id])))
         for doc_id in bundle["doc_ids"]

@@ -36,6 +36,13 @@ async def health(ctx: Context) -> dict[str, Any]:
         "worker_failed_tries": ctx.worker.failures if ctx.worker is not None else None,
         "worker_next_try_seconds": ctx.worker.backoff() if ctx.worker is not None else None,
         **({"questions": ctx.questions.stats()} if ctx.questions is not None else {}),
+        # public reads' replicas (MEMORYWIKI_REPLICA_URLS): each one's state and lag, and how
+        # many public reads went to the primary instead
+        **(
+            {"replicas": ctx.db.public.report(), "public_reads_on_primary": ctx.db.public.primary_reads}
+            if ctx.db.public.replicas
+            else {}
+        ),
         # sign-in mails: counts and the last delivery error (never an address or a link)
         "mail": {"configured": ctx.mail is not None, **mail},
         "curation": {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from memorywiki.formats.mdutil import plain_text, summary
 
@@ -15,7 +15,7 @@ from ..store import hubs as hub_store
 from ..store import recall as recall_store
 from ..store.connection import Conn
 from ..tokens import hash_token, new_token
-from . import curation, recall, sessions
+from . import curation, recall, redaction, sessions
 from .access import NO_CREDENTIALS, Access, Credentials
 from .context import Context
 from .urls import Urls
@@ -30,7 +30,134 @@ PAGE_CONCEPTS = 60
 PAGE_TRASH = 50  # deleted pages the owner's hub page lists (the trash API pages through all)
 
 
-async def create(ctx: Context, urls: Urls, slug: str) -> dict[str, Any]:
+class NewHub(TypedDict):
+    slug: str
+    url: str
+    owner_token: str  # shown once
+
+
+class HubSettings(TypedDict):
+    slug: str
+    url: str
+    listed: bool
+    description: str
+    redact_secrets: bool
+    redacted: NotRequired[dict[str, Any]]  # a new description: what was redacted of it
+
+
+class DocEntry(TypedDict):
+    id: str
+    title: str
+    url: str
+    updated_at: str
+    summary: str
+    visibility: NotRequired[str]  # the owner's view
+    allowed_emails: NotRequired[list[str]]
+
+
+class BundleEntry(TypedDict):
+    id: str
+    title: str
+    description: str
+    url: str
+    public: NotRequired[bool]  # the owner's view
+
+
+class HubContents(TypedDict):
+    slug: str
+    url: str
+    description: str
+    listed: bool
+    hub_id: int
+    view: str  # "public" or "owner"
+    docs: list[DocEntry]
+    bundles: list[BundleEntry]
+    total_docs: int
+    page: int
+    pages: int
+    trash: NotRequired[int]  # the owner's view: how many docs are in the trash
+    redact_secrets: NotRequired[bool]
+
+
+class HubListing(TypedDict):
+    """HubContents as the API answers it: no hub id, and the next page's URL."""
+
+    slug: str
+    url: str
+    description: str
+    listed: bool
+    view: str
+    docs: list[DocEntry]
+    bundles: list[BundleEntry]
+    total_docs: int
+    page: int
+    pages: int
+    trash: NotRequired[int]
+    redact_secrets: NotRequired[bool]
+    per_page: int
+    next: str | None
+
+
+class TrashEntry(TypedDict):
+    id: str
+    title: str
+    url: str
+    deleted_at: str
+    version: int
+    visibility: str
+
+
+class Trash(TypedDict):
+    slug: str
+    url: str
+    docs: list[TrashEntry]
+    total_docs: int
+    page: int
+    pages: int
+    per_page: int
+    next: str | None
+
+
+class Found(TypedDict):
+    title: str
+    url: str
+    sections: list[str]
+    snippet: str
+
+
+class SearchAnswer(TypedDict):
+    results: list[Found]  # above the relevance floor
+    more: list[Found]
+    mode: str
+    vector_note: str | None
+
+
+class ContextUsage(TypedDict):
+    days: int
+    calls: int
+    tokens: int
+
+
+class PageCuration(TypedDict, total=False):
+    """With curation on: the hub's concepts and its open suggested bundles."""
+
+    concepts: list[dict[str, Any]]
+    suggestions: list[dict[str, Any]]
+
+
+class OwnerPage(TypedDict, total=False):
+    """The owner's view: the trash, and what the coding tools' hooks handed out."""
+
+    trash_docs: list[TrashEntry]
+    context_usage: ContextUsage
+
+
+class HubPage(HubContents, PageCuration, OwnerPage):
+    found: SearchAnswer | None  # the search's answer, when there is a question
+    session: sessions.SessionStatus | None
+
+
+async def create(ctx: Context, urls: Urls, slug: str) -> NewHub:
     """A new hub; the answer holds its owner token, shown once."""
     slug = slug.strip().lower()
     if not SLUG.match(slug):
@@ -57,29 +184,43 @@ async def update(
     listed: bool | None,
     description: str | None,
     redact_secrets: bool | None = None,
-) -> dict[str, Any]:
+) -> HubSettings:
     """The owner lists the hub on the home page and /llms.txt (or unlists it), gives it the
     one-line description those show, and turns redaction of secrets off for a hub that
     wants raw text, or on again (None: unchanged). Turning it on changes no page saved
-    while it was off; their next edit is redacted."""
+    while it was off; their next edit is redacted. The description is redacted as a page's
+    text is (services/redaction.py), by the setting as this change leaves it."""
     access = Access(ctx.limits, credentials)
     if description is not None:
         description = " ".join(description.split())
+    prepared = await redaction.prepare_fields({"description": description})
 
-    async def change(conn: Conn) -> dict[str, Any]:
+    async def change(conn: Conn) -> tuple[dict[str, Any], dict[str, Any] | None]:
         hub = await access.hub_owner(conn, slug)
-        return await hub_store.update_hub(
-            conn, hub["id"], listed=listed, description=description, redact_secrets=redact_secrets
+        redacted = None
+        texts: dict[str, str] = {}
+        if description is not None:
+            texts, redacted = await redaction.choose_fields(conn, prepared, hub["id"], redacts=redact_secrets)
+        changed = await hub_store.update_hub(
+            conn,
+            hub["id"],
+            listed=listed,
+            description=" ".join(texts["description"].split()) if description is not None else None,
+            redact_secrets=redact_secrets,
         )
+        return changed, redacted
 
-    hub = await ctx.db.write(change)
-    return {
+    hub, redacted = await ctx.db.write(change)
+    settings: HubSettings = {
         "slug": hub["slug"],
         "url": urls.hub(hub["slug"]),
         "listed": hub["listed"],
         "description": hub["description"],
         "redact_secrets": hub["redact_secrets"],
     }
+    if redacted is not None:
+        settings["redacted"] = redacted
+    return settings
 
 
 async def listed(ctx: Context) -> list[dict[str, Any]]:
@@ -88,8 +229,8 @@ async def listed(ctx: Context) -> list[dict[str, Any]]:
         return await hub_store.listed_hubs(conn)
 
 
-def _doc_entry(urls: Urls, d: dict[str, Any]) -> dict[str, Any]:
-    entry = {
+def _doc_entry(urls: Urls, d: dict[str, Any]) -> DocEntry:
+    entry: DocEntry = {
         "id": d["id"],
         "title": d["title"],
         "url": urls.doc(d["id"]),
@@ -97,12 +238,18 @@ def _doc_entry(urls: Urls, d: dict[str, Any]) -> dict[str, Any]:
         "summary": summary(d["head"]),
     }
     if "visibility" in d:  # the owner's view
-        entry.update(visibility=d["visibility"], allowed_emails=list(d["allowed_emails"]))
+        entry["visibility"] = d["visibility"]
+        entry["allowed_emails"] = list(d["allowed_emails"])
     return entry
 
 
-def _bundle_entry(urls: Urls, b: dict[str, Any]) -> dict[str, Any]:
-    entry = {"id": b["id"], "title": b["title"], "description": b["description"], "url": urls.bundle(b["id"])}
+def _bundle_entry(urls: Urls, b: dict[str, Any]) -> BundleEntry:
+    entry: BundleEntry = {
+        "id": b["id"],
+        "title": b["title"],
+        "description": b["description"],
+        "url": urls.bundle(b["id"]),
+    }
     if "public" in b:  # the owner's view: a bundle with no public page is hidden from everyone else
         entry["public"] = b["public"]
     return entry
@@ -120,7 +267,7 @@ async def contents(
     page: int = 1,
     per_page: int | None = None,
     credentials: Credentials = NO_CREDENTIALS,
-) -> dict[str, Any]:
+) -> HubContents:
     """The hub's contents: one page of docs (newest first) or, with no `per_page`, all of them.
     For credentials that own the hub, the owner's view (every live doc with its visibility,
     and how many are in the trash); for anyone else, what the public role reads."""
@@ -132,15 +279,34 @@ async def contents(
         hub = await hub_store.find_hub(conn, slug)
         if hub is None:
             raise unknown_hub(slug)
-        offset = (page - 1) * per_page if per_page else 0
-        docs, total, bundles = await hub_store.hub_contents(conn, hub["id"], limit=per_page, offset=offset)
+        docs, total, bundles = await hub_store.hub_contents(
+            conn, hub["id"], limit=per_page, offset=_offset(page, per_page)
+        )
+    return _contents_json(urls, hub, "public", docs, bundles, total, page=page, per_page=per_page)
+
+
+def _offset(page: int, per_page: int | None) -> int:
+    return (page - 1) * per_page if per_page else 0
+
+
+def _contents_json(
+    urls: Urls,
+    hub: dict[str, Any],
+    view: str,
+    docs: list[dict[str, Any]],
+    bundles: list[dict[str, Any]],
+    total: int,
+    *,
+    page: int,
+    per_page: int | None,
+) -> HubContents:
     return {
-        "slug": slug,
-        "url": urls.hub(slug),
+        "slug": hub["slug"],
+        "url": urls.hub(hub["slug"]),
         "description": hub["description"],
         "listed": hub["listed"],
         "hub_id": hub["id"],
-        "view": "public",
+        "view": view,
         "docs": [_doc_entry(urls, d) for d in docs],
         "bundles": [_bundle_entry(urls, b) for b in bundles],
         "total_docs": total,
@@ -151,7 +317,7 @@ async def contents(
 
 async def _owner_contents(
     ctx: Context, credentials: Credentials, urls: Urls, slug: str, *, page: int, per_page: int | None
-) -> dict[str, Any] | None:
+) -> HubContents | None:
     """The owner's view, or None when the credentials do not own the hub. Read on the owner
     pool by statements that prove the token or session themselves (store/hubs.py)."""
     access = Access(ctx.limits, credentials)
@@ -161,26 +327,19 @@ async def _owner_contents(
             raise unknown_hub(slug)
         if not await access.owns(conn, hub):
             return None
-        offset = (page - 1) * per_page if per_page else 0
         docs, total, in_trash, bundles = await hub_store.owner_contents(
-            conn, hub["id"], credentials.bearer_hash, credentials.session_hashes, limit=per_page, offset=offset
+            conn,
+            hub["id"],
+            credentials.bearer_hash,
+            credentials.session_hashes,
+            limit=per_page,
+            offset=_offset(page, per_page),
         )
         redact_secrets = await hub_store.redacts_secrets(conn, hub["id"])
-    return {
-        "slug": slug,
-        "url": urls.hub(slug),
-        "description": hub["description"],
-        "listed": hub["listed"],
-        "hub_id": hub["id"],
-        "view": "owner",
-        "docs": [_doc_entry(urls, d) for d in docs],
-        "bundles": [_bundle_entry(urls, b) for b in bundles],
-        "total_docs": total,
-        "page": page,
-        "pages": _pages(total, per_page),
-        "trash": in_trash,
-        "redact_secrets": redact_secrets,
-    }
+    owned = _contents_json(urls, hub, "owner", docs, bundles, total, page=page, per_page=per_page)
+    owned["trash"] = in_trash
+    owned["redact_secrets"] = redact_secrets
+    return owned
 
 
 def _next_page(urls: Urls, path: str, page: int, pages: int, per_page: int) -> str | None:
@@ -189,19 +348,32 @@ def _next_page(urls: Urls, path: str, page: int, pages: int, per_page: int) -> s
 
 async def listing(
     ctx: Context, credentials: Credentials, urls: Urls, slug: str, *, page: int, per_page: int
-) -> dict[str, Any]:
+) -> HubListing:
     """One page of the hub's docs as the API answers it (the owner's view for its owner, the
     public docs for anyone else), with the next page's URL."""
     hub = await contents(ctx, urls, slug, page=page, per_page=per_page, credentials=credentials)
-    hub.pop("hub_id")
-    hub["per_page"] = per_page
-    hub["next"] = _next_page(urls, f"/api/hub/{hub['slug']}", page, hub["pages"], per_page)
-    return hub
+    listed: HubListing = {
+        "slug": hub["slug"],
+        "url": hub["url"],
+        "description": hub["description"],
+        "listed": hub["listed"],
+        "view": hub["view"],
+        "docs": hub["docs"],
+        "bundles": hub["bundles"],
+        "total_docs": hub["total_docs"],
+        "page": hub["page"],
+        "pages": hub["pages"],
+        "per_page": per_page,
+        "next": _next_page(urls, f"/api/hub/{hub['slug']}", page, hub["pages"], per_page),
+    }
+    if "trash" in hub:  # the owner's view
+        listed["trash"] = hub["trash"]
+    if "redact_secrets" in hub:
+        listed["redact_secrets"] = hub["redact_secrets"]
+    return listed
 
 
-async def trash(
-    ctx: Context, credentials: Credentials, urls: Urls, slug: str, *, page: int, per_page: int
-) -> dict[str, Any]:
+async def trash(ctx: Context, credentials: Credentials, urls: Urls, slug: str, *, page: int, per_page: int) -> Trash:
     """One page of the hub's deleted docs, newest deletion first (its owner only)."""
     access = Access(ctx.limits, credentials)
     async with ctx.db.owner.connection() as conn:
@@ -252,14 +424,14 @@ def _answers(results: list[dict[str, Any]], min_similarity: float) -> list[bool]
     ]
 
 
-async def search(ctx: Context, urls: Urls, slug: str, question: str) -> dict[str, Any]:
+async def search(ctx: Context, urls: Urls, slug: str, question: str) -> SearchAnswer:
     """The recall endpoint's answer for the search box, with snippets (their matches between
     recall_store.MARK_START and MARK_END) and breadcrumbs: `results` above the relevance floor,
     `more` the rest, each in the recall's order."""
     found = await recall.answer(ctx, urls, recall.Question(slug, recall.check_question(question), k=SEARCH_RESULTS))
     async with ctx.db.public.connection() as conn:
         snippets = await recall_store.headlines(conn, question, [plain_text(r["markdown"]) for r in found["results"]])
-    results = []
+    results: list[Found] = []
     for r, snippet in zip(found["results"], snippets, strict=True):
         crumbs = [part.strip() for part in r["heading_path"].split(" > ")]
         results.append({"title": r["title"], "url": r["doc_url"], "sections": crumbs[1:], "snippet": snippet})
@@ -279,28 +451,30 @@ USAGE_DAYS = 30  # the owner's hub page shows the hooks' injections of this many
 
 async def page(
     ctx: Context, credentials: Credentials, urls: Urls, slug: str, *, page: int, per_page: int, question: str
-) -> dict[str, Any]:
+) -> HubPage:
     """What the hub's page shows: a page of its docs, its bundles, the search's answer when
     there is a question, and with curation on its concepts and suggested bundles. Its owner,
     signed in, sees every live page with its visibility and the trash; a browser whose
     sign-in to this hub has ended is told so."""
     hub = await contents(ctx, urls, slug, page=page, per_page=per_page, credentials=credentials)
-    hub["found"] = await search(ctx, urls, slug, question) if question else None
+    found = await search(ctx, urls, slug, question) if question else None
+    curated: PageCuration = {}
     if ctx.settings.curation:
         concepts, _ = await curation.hub_concepts(ctx, urls, hub["hub_id"])
-        hub["concepts"] = [curation.concept_json(c) for c in concepts[:PAGE_CONCEPTS]]
-        hub["suggestions"] = await curation.open_suggestions(ctx, urls, hub["hub_id"])
-    hub["session"] = await sessions.status(ctx, credentials, urls, slug) if credentials.sessions else None
+        curated["concepts"] = [curation.concept_json(c) for c in concepts[:PAGE_CONCEPTS]]
+        curated["suggestions"] = await curation.open_suggestions(ctx, urls, hub["hub_id"])
+    session = await sessions.status(ctx, credentials, urls, slug) if credentials.sessions else None
+    owned: OwnerPage = {}
     if hub["view"] == "owner":
-        hub["trash_docs"] = (await trash(ctx, credentials, urls, slug, page=1, per_page=PAGE_TRASH))["docs"]
+        owned["trash_docs"] = (await trash(ctx, credentials, urls, slug, page=1, per_page=PAGE_TRASH))["docs"]
         async with ctx.db.owner.connection() as conn:  # what the coding tools' hooks handed out
             usage = await agent_memory_store.usage(conn, hub["hub_id"], USAGE_DAYS)
-        hub["context_usage"] = {
+        owned["context_usage"] = {
             "days": USAGE_DAYS,
             "calls": sum(r["calls"] for r in usage),
             "tokens": sum(r["tokens"] for r in usage),
         }
-    return hub
+    return {**hub, "found": found, **curated, "session": session, **owned}
 
 
 async def full_text(ctx: Context, slug: str) -> AsyncIterator[dict[str, Any]]:

@@ -24,7 +24,7 @@ def _embedder(ctx: Context) -> Embedder:
 async def reindex_doc(ctx: Context, credentials: Credentials, doc_id: str) -> dict[str, Any]:
     """What was embedded for the doc (an unchanged doc costs no embedding call). A doc these
     credentials may not read answers exactly as an unknown id does."""
-    ctx.limits.spend(credentials.client, "embed")
+    await ctx.limits.spend(credentials.client, "embed")
     if not looks_like_id(doc_id):
         raise not_found("doc")
     await docs.readable(ctx, credentials, doc_id)  # 404 for a doc the caller may not see
@@ -39,7 +39,7 @@ async def reindex_doc(ctx: Context, credentials: Credentials, doc_id: str) -> di
 
 
 async def reindex_bundle(ctx: Context, client: str, bundle_id: str) -> dict[str, Any]:
-    ctx.limits.spend(client, "embed")
+    await ctx.limits.spend(client, "embed")
     if not looks_like_id(bundle_id):
         raise not_found("bundle")
     try:

@@ -8,7 +8,7 @@ Revoking a member ends their token at once: every check reads the row.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, TypedDict
 
 from ..errors import BadRequest, Conflict, NotFound
 from ..store import members as member_store
@@ -32,11 +32,35 @@ def member_name(name: str) -> str:
     return cleaned
 
 
-def _member_json(row: dict[str, Any]) -> dict[str, Any]:
+class Member(TypedDict):
+    name: str
+    via: str  # how the versions it saves are signed: "member:<name>"
+    added_at: str
+
+
+class NewMember(Member):
+    hub: str
+    url: str
+    token: str  # shown once
+
+
+class Members(TypedDict):
+    hub: str
+    url: str
+    members: list[Member]
+
+
+class RemovedMember(TypedDict):
+    hub: str
+    name: str
+    removed: bool
+
+
+def _member_json(row: dict[str, Any]) -> Member:
     return {"name": row["name"], "via": f"member:{row['name']}", "added_at": row["created_at"].isoformat()}
 
 
-async def add(ctx: Context, credentials: Credentials, urls: Urls, slug: str, name: str) -> dict[str, Any]:
+async def add(ctx: Context, credentials: Credentials, urls: Urls, slug: str, name: str) -> NewMember:
     """A new member of the hub (the owner's call); the answer holds their token, shown once."""
     name = member_name(name)
     access = Access(ctx.limits, credentials)
@@ -55,7 +79,7 @@ async def add(ctx: Context, credentials: Credentials, urls: Urls, slug: str, nam
     return {**_member_json(row), "hub": slug, "url": urls.hub(slug), "token": token}
 
 
-async def listing(ctx: Context, credentials: Credentials, urls: Urls, slug: str) -> dict[str, Any]:
+async def listing(ctx: Context, credentials: Credentials, urls: Urls, slug: str) -> Members:
     """The hub's members, oldest first (the owner's)."""
     access = Access(ctx.limits, credentials)
     async with ctx.db.owner.connection() as conn:
@@ -64,7 +88,7 @@ async def listing(ctx: Context, credentials: Credentials, urls: Urls, slug: str)
     return {"hub": slug, "url": urls.hub(slug), "members": [_member_json(r) for r in rows]}
 
 
-async def remove(ctx: Context, credentials: Credentials, slug: str, name: str) -> dict[str, Any]:
+async def remove(ctx: Context, credentials: Credentials, slug: str, name: str) -> RemovedMember:
     """Revoke a member's token at once (the owner's call)."""
     name = member_name(name)
     access = Access(ctx.limits, credentials)

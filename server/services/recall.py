@@ -11,7 +11,7 @@ from ..embedding.base import EmbedderError
 from ..embedding.rerank import RerankError
 from ..embedding.scripts import embedder_scripts, reads
 from ..embedding.tokens import estimate_tokens
-from ..errors import ApiError, unknown_hub
+from ..errors import BadRequest, unknown_hub
 from ..store import recall
 from ..store.hubs import find_hub_for_recall
 from ..store.space import current_space, vector_backlog
@@ -45,13 +45,13 @@ class Question:
 
 def check_question(question: str) -> str:
     if len(question) > MAX_QUESTION:
-        raise ApiError(400, "question_too_long", f"'question' is longer than {MAX_QUESTION} characters")
+        raise BadRequest("question_too_long", f"'question' is longer than {MAX_QUESTION} characters")
     return question
 
 
 def check_fusion(fusion: str) -> str:
     if fusion not in FUSIONS:
-        raise ApiError(400, "unknown_fusion", f"'fusion' must be one of {', '.join(FUSIONS)}")
+        raise BadRequest("unknown_fusion", f"'fusion' must be one of {', '.join(FUSIONS)}")
     return fusion
 
 
@@ -126,12 +126,24 @@ def _round(value: Any) -> Any:
     return round(value, 6) if isinstance(value, float) else value
 
 
+def rrf_score(vector_rank: int | None, fts_rank: int | None) -> float:
+    """Reciprocal Rank Fusion of the ranks beside a result, sum(1 / (60 + rank)), in the order
+    the SQL adds them (vector first), so that under "fusion": "rrf" it is the score bit for bit."""
+    total = 0.0
+    for rank in (vector_rank, fts_rank):
+        if rank is not None:
+            total += 1.0 / (recall.RRF_K + rank)
+    return total
+
+
 def _scores(r: dict[str, Any], fusion: str) -> dict[str, Any]:
-    """The fused score; under RRF also as `rrf_score`, unrounded, so that it is exactly
-    sum(1 / (60 + rank)) over the ranks reported beside it."""
+    """The fused score, and `rrf_score` whatever fusion ran (the seeds' contract): unrounded, so
+    that it is exactly sum(1 / (60 + rank)) over the ranks reported beside it; under RRF it is
+    the score itself."""
+    rrf = rrf_score(r["vector_rank"], r["fts_rank"])
     if fusion == "rrf":
-        return {"score": r["score"], "rrf_score": r["score"]}
-    return {"score": _round(r["score"])}
+        return {"score": r["score"], "rrf_score": rrf}
+    return {"score": _round(r["score"]), "rrf_score": rrf}
 
 
 def _within_budget(
@@ -207,30 +219,62 @@ def _results(urls: Urls, level: str, rows: list[dict[str, Any]], fusion: str) ->
     ]
 
 
-async def answer(ctx: Context, urls: Urls, q: Question, phases: Phases | None = None) -> dict[str, Any]:
-    """What the recall endpoint answers (the hub page's search box shows the same); `phases`
-    gets where the time went: the hub lookup, the wait for the question's vector once the
-    lookup is done, the recall statement, the rerank."""
-    settings = ctx.settings
-    phases = phases or Phases()
-    question, level, hybrid, k = q.question, q.level, q.hybrid, q.k
+@dataclass
+class Lookup:
+    """What recall found before ranking: the hub, its embedding space, the question's vector
+    (None with a note saying why) and, for a hybrid, full text's candidates read beside the hub."""
 
-    n = min(MAX_RERANK, max(k, settings.rerank_candidates)) if q.rerank and ctx.reranker is not None else k
-    # The question is embedded while the hub and the embedding space are looked up, and, for a
-    # hybrid, while full text reads its candidates (it needs no vector): the model's time then
-    # hides behind BM25's instead of adding to it.
-    task = asyncio.create_task(ctx.questions.embed(question)) if ctx.questions is not None else None
+    hub: dict[str, Any]
+    space: tuple[str, int] | None
+    qvec: Any
+    why_not: str | None
+    fts: recall.FulltextCandidates | None
+
+
+async def answer(ctx: Context, urls: Urls, q: Question, phases: Phases | None = None) -> dict[str, Any]:
+    """What the recall endpoint answers (the hub page's search box shows the same), in three
+    steps: look up, rank, shape. `phases` gets where the time went: the hub lookup, the wait for
+    the question's vector once the lookup is done, the recall statement, the rerank."""
+    phases = phases or Phases()
+    n = min(MAX_RERANK, max(q.k, ctx.settings.rerank_candidates)) if q.rerank and ctx.reranker is not None else q.k
+    found = await _lookup(ctx, q, phases, n)
+    # an embedder that cannot read the question's script ranks chance: full text alone ranks
+    blind = (
+        found.qvec is not None
+        and q.hybrid
+        and q.level != "bundle"
+        and not reads(embedder_scripts(ctx.settings.embedder_scripts, ctx.model), q.question)
+    )
+    rows = await _rank(ctx, q, phases, found, n, blind)
+    results = _results(urls, q.level, rows, q.fusion)
+    rerank_note = ""
+    if q.rerank:
+        with phases.span("rerank", "the reranker"):
+            results, rerank_note = await _rerank(ctx, q.question, q.level, results, q.k)
+    if sum(len(_result_text(q.level, r)) for r in results) > LONG_RESULTS:
+        results, tokens = await asyncio.to_thread(_within_budget, q.level, results, q.max_tokens)
+    else:
+        results, tokens = _within_budget(q.level, results, q.max_tokens)
+    return _shape(q, found, blind, results, tokens, rerank_note)
+
+
+async def _lookup(ctx: Context, q: Question, phases: Phases, n: int) -> Lookup:
+    """The hub and the question's vector. The question is embedded while the hub and the
+    embedding space are looked up, and, for a hybrid, while full text reads its candidates (it
+    needs no vector): the model's time then hides behind BM25's instead of adding to it."""
+    settings = ctx.settings
+    task = asyncio.create_task(ctx.questions.embed(q.question)) if ctx.questions is not None else None
     fts: recall.FulltextCandidates | None = None
     try:
         with phases.span("hub", "the hub's lookup (with full text's candidates when hybrid)"):
             async with ctx.db.public.connection() as conn:
-                if task is not None and hybrid and level != "bundle":  # the hub and full text's pool at once
+                if task is not None and q.hybrid and q.level != "bundle":  # the hub and full text's pool at once
                     hub, fts = await recall.hub_and_fulltext(
                         conn,
                         slug=q.slug,
                         model=ctx.model,
-                        question=question,
-                        level=level,
+                        question=q.question,
+                        level=q.level,
                         k=n,
                         k1=settings.bm25_k1,
                         b=settings.bm25_b,
@@ -254,55 +298,49 @@ async def answer(ctx: Context, urls: Urls, q: Question, phases: Phases | None = 
         if task is not None and not task.done():
             task.cancel()
         raise
-    dim = space[1] if qvec is not None and space is not None else None
+    return Lookup(hub=hub, space=space, qvec=qvec, why_not=why_not, fts=fts)
 
-    query = {"hub_id": hub["id"], "question": question, "k": n, "qvec": qvec, "dim": dim}
-    # an embedder that cannot read the question's script ranks chance: full text alone ranks
-    blind = (
-        qvec is not None
-        and hybrid
-        and level != "bundle"
-        and not reads(embedder_scripts(settings.embedder_scripts, ctx.model), question)
-    )
+
+async def _rank(ctx: Context, q: Question, phases: Phases, found: Lookup, n: int, blind: bool) -> list[dict[str, Any]]:
+    """The recall statement's rows for the question's level."""
+    settings, space, qvec = ctx.settings, found.space, found.qvec
+    dim = space[1] if qvec is not None and space is not None else None
+    query = {"hub_id": found.hub["id"], "question": q.question, "k": n, "qvec": qvec, "dim": dim}
     with phases.span("recall", "the recall statement"):
         async with ctx.db.public.connection() as conn:
-            if level == "bundle":
-                rows = await recall.recall_bundles(
+            if q.level == "bundle":
+                return await recall.recall_bundles(
                     conn,
                     **query,
-                    hybrid=hybrid,
+                    hybrid=q.hybrid,
                     k1=settings.bm25_k1,
                     b=settings.bm25_b,
                     fusion=q.fusion,
                     max_distance=settings.edge_rule.ceiling(space[0] if space else None),
                 )
-            else:
-                rows = await (recall.recall_chunks if level == "chunk" else recall.recall_docs)(
-                    conn,
-                    **query,
-                    hybrid=hybrid,
-                    k1=settings.bm25_k1,
-                    b=settings.bm25_b,
-                    fts=fts,
-                    fusion=q.fusion,
-                    vector_weight=0.0 if blind else 1.0,
-                )
-    results = _results(urls, level, rows, q.fusion)
-    rerank_note = ""
-    if q.rerank:
-        with phases.span("rerank", "the reranker"):
-            results, rerank_note = await _rerank(ctx, question, level, results, k)
-    if sum(len(_result_text(level, r)) for r in results) > LONG_RESULTS:
-        results, tokens = await asyncio.to_thread(_within_budget, level, results, q.max_tokens)
-    else:
-        results, tokens = _within_budget(level, results, q.max_tokens)
+            return await (recall.recall_chunks if q.level == "chunk" else recall.recall_docs)(
+                conn,
+                **query,
+                hybrid=q.hybrid,
+                k1=settings.bm25_k1,
+                b=settings.bm25_b,
+                fts=found.fts,
+                fusion=q.fusion,
+                vector_weight=0.0 if blind else 1.0,
+            )
 
-    mode = "fulltext" if qvec is None else ("hybrid" if hybrid else "vector")
+
+def _shape(
+    q: Question, found: Lookup, blind: bool, results: list[dict[str, Any]], tokens: int, rerank_note: str
+) -> dict[str, Any]:
+    """The answer's body: what ran (mode, space, fusion), the results and their tokens, and why
+    vectors or the reranker were not used when they were not."""
+    qvec, space = found.qvec, found.space
     body: dict[str, Any] = {
         "hub": q.slug,
-        "level": level,
-        "k": k,
-        "mode": mode,
+        "level": q.level,
+        "k": q.k,
+        "mode": "fulltext" if qvec is None else ("hybrid" if q.hybrid else "vector"),
         "vector": "ok" if qvec is not None else "unavailable",
         # the embedding space the question was searched in (None: no vectors used)
         "space": {"model": space[0], "dim": space[1]} if qvec is not None and space is not None else None,
@@ -312,8 +350,8 @@ async def answer(ctx: Context, urls: Urls, q: Question, phases: Phases | None = 
     body["tokens"] = tokens
     if q.max_tokens is not None:
         body["max_tokens"] = q.max_tokens
-    if why_not:
-        body["vector_note"] = why_not
+    if found.why_not:
+        body["vector_note"] = found.why_not
     elif blind and q.fusion == "zscore":
         body["vector_note"] = "the embedder reads Latin script only: ranked by full text"
     if q.rerank:

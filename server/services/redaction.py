@@ -131,3 +131,45 @@ def merged(page: Page, into: dict[str, Any]) -> dict[str, Any]:
         if value is not None:
             out[name] = value
     return out
+
+
+@dataclass(frozen=True)
+class Fields:
+    """The short texts of a write that is no page (a bundle's title and description, a hub's
+    description), both ways as `Prepared` holds a page's."""
+
+    kept: dict[str, str]
+    clean: dict[str, str]
+    private: Redaction
+    secrets: Redaction
+
+
+def _prepare_fields(fields: dict[str, str | None]) -> Fields:
+    private, secrets = Redaction(), Redaction()
+    kept: dict[str, str] = {}
+    clean: dict[str, str] = {}
+    for name, value in fields.items():
+        if value is None:
+            continue
+        kept[name], dropped = drop_private(value)
+        private.private += dropped
+        clean[name], kinds = redact_secrets(kept[name], DETECTOR)
+        secrets.kinds.update(kinds)
+    return Fields(kept=kept, clean=clean, private=private, secrets=secrets)
+
+
+async def prepare_fields(fields: dict[str, str | None]) -> Fields:
+    """Both readings of each text that is set (None: not part of this write), in a thread."""
+    return await asyncio.to_thread(_prepare_fields, fields)
+
+
+async def choose_fields(
+    conn: Conn, prepared: Fields, hub_id: int | None, *, redacts: bool | None = None
+) -> tuple[dict[str, str], dict[str, Any]]:
+    """The texts to store in this hub, and the answer's "redacted" field; `redacts` is the
+    hub's setting when this very write changes it (None: as it is stored)."""
+    if redacts is None:
+        redacts = await hub_store.redacts_secrets(conn, hub_id)
+    if redacts:
+        return prepared.clean, report(prepared.private, prepared.secrets)
+    return prepared.kept, report(prepared.private, None)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from ..errors import not_found, unknown_hub
 from ..store import hubs as hub_store
@@ -31,12 +31,33 @@ from .urls import Urls
 DAY = 24 * 3600
 
 
+class SessionAnswer(TypedDict):
+    """What a sign-in (kind, expires_at; a reader's email too) or a sign-out (signed_out) answers."""
+
+    hub: str
+    url: str
+    signed_in: bool
+    kind: NotRequired[str]
+    email: NotRequired[str]
+    expires_at: NotRequired[str]
+    signed_out: NotRequired[bool]
+
+
+class SessionStatus(TypedDict):
+    hub: str
+    url: str
+    signed_in: bool
+    kind: str | None
+    expires_at: str | None
+    ended: NotRequired[str]  # "signed_out" or "expired": a sign-in of this hub that has ended
+
+
 @dataclass(frozen=True)
 class SessionChange:
     """What a sign-in or sign-out leaves: the answer for the client, and the session ids the
     browser's cookie holds from now on (the web layer signs them into the cookie)."""
 
-    body: dict[str, Any]
+    body: SessionAnswer
     keep: tuple[str, ...]
     max_age: int
 
@@ -45,8 +66,8 @@ def _kept(credentials: Credentials, live: set[str]) -> list[str]:
     return [s for s in credentials.sessions if hash_token(s) in live]
 
 
-def _status(slug: str, urls: Urls, session: dict[str, Any] | None) -> dict[str, Any]:
-    body: dict[str, Any] = {
+def _status(slug: str, urls: Urls, session: dict[str, Any] | None) -> SessionStatus:
+    body: SessionStatus = {
         "hub": slug,
         "url": urls.hub(slug),
         "signed_in": bool(session and session["live"]),
@@ -54,7 +75,8 @@ def _status(slug: str, urls: Urls, session: dict[str, Any] | None) -> dict[str, 
         "expires_at": None,
     }
     if session is not None and session["live"]:
-        body.update(kind=session["kind"], expires_at=session["expires_at"].isoformat())
+        body["kind"] = session["kind"]
+        body["expires_at"] = session["expires_at"].isoformat()
     elif session is not None:
         body["ended"] = session["ended"]
     return body
@@ -91,7 +113,13 @@ async def sign_in(ctx: Context, credentials: Credentials, urls: Urls, slug: str,
         return kind, *await _rotate(conn, credentials, session_id, hub["id"], kind, seconds=seconds)
 
     kind, expires, live = await ctx.db.write(open_it)
-    body = {"hub": slug, "url": urls.hub(slug), "signed_in": True, "kind": kind, "expires_at": expires.isoformat()}
+    body: SessionAnswer = {
+        "hub": slug,
+        "url": urls.hub(slug),
+        "signed_in": True,
+        "kind": kind,
+        "expires_at": expires.isoformat(),
+    }
     return SessionChange(body, (*_kept(credentials, live), session_id), seconds)
 
 
@@ -111,7 +139,7 @@ async def sign_in_reader(ctx: Context, credentials: Credentials, urls: Urls, doc
         )
 
     link, expires, live = await ctx.db.write(open_it)
-    body = {
+    body: SessionAnswer = {
         "hub": link["hub_slug"],
         "url": urls.doc(doc_id),
         "signed_in": True,
@@ -134,11 +162,11 @@ async def sign_out(ctx: Context, credentials: Credentials, urls: Urls, slug: str
         return ended, await session_store.live(conn, credentials.session_hashes)
 
     ended, live = await ctx.db.write(end_it)
-    body = {"hub": slug, "url": urls.hub(slug), "signed_in": False, "signed_out": ended > 0}
+    body: SessionAnswer = {"hub": slug, "url": urls.hub(slug), "signed_in": False, "signed_out": ended > 0}
     return SessionChange(body, tuple(_kept(credentials, live)), ctx.settings.session_days * DAY)
 
 
-async def status(ctx: Context, credentials: Credentials, urls: Urls, slug: str) -> dict[str, Any]:
+async def status(ctx: Context, credentials: Credentials, urls: Urls, slug: str) -> SessionStatus:
     """Whether this browser is signed in to the hub, as what, until when (or how it ended)."""
     async with ctx.db.owner.connection() as conn:
         hub = await hub_store.find_hub(conn, slug)

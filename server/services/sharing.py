@@ -85,8 +85,8 @@ async def request_link(ctx: Context, credentials: Credentials, urls: Urls, doc_i
     if not looks_like_id(doc_id):
         raise not_found("doc")
     address = mail_address(email)
-    ctx.limits.spend(credentials.client, "link_client")
-    ctx.limits.spend(f"{credentials.client} {address.lower()}", "link_address")
+    await ctx.limits.spend(credentials.client, "link_client")
+    await ctx.limits.spend(f"{credentials.client} {address.lower()}", "link_address")
     if ctx.mail is None:
         return _answer(ctx)
     minutes = ctx.settings.signin_link_minutes
@@ -153,7 +153,7 @@ async def invite(
     sends = mail and ctx.mail is not None
     hours = ctx.settings.invite_link_hours
     for email in await link_store.uninvited(conn, doc_id):
-        if sends and not ctx.limits.allow(credentials.client, "invite"):
+        if sends and not await ctx.limits.allow(credentials.client, "invite"):
             invited.held_back.append(email)
             continue
         if not await link_store.record_invitation(conn, doc_id, email, mailed=sends):

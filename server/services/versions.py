@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 from collections.abc import AsyncIterator
-from typing import Any, Literal
+from typing import Any, TypedDict
 
 from ..errors import BadRequest, Conflict, NotFound, not_found
 from ..store import docs as doc_store
@@ -27,7 +27,7 @@ from ..tokens import looks_like_id
 from . import redaction
 from .access import Access, Credentials
 from .context import Context
-from .docs import check_version, doc_json
+from .docs import DocJson, check_version, doc_json, reading
 from .urls import Urls
 
 MAX_VERSION = 2**31 - 1  # docs.version is an integer column
@@ -44,6 +44,52 @@ def unknown_version(doc_id: str, number: int) -> NotFound:
 PUBLIC_ONLY = ["public"]
 
 
+class VersionEntry(TypedDict):
+    version: int
+    saved_at: str
+    size: int  # bytes of its markdown
+    title: str
+    via: str | None  # the credential that saved it
+    action: str
+    restored_from: int | None
+    deleted: bool
+    current: bool
+
+
+class VersionList(TypedDict):
+    id: str
+    url: str
+    version: int
+    deleted: bool
+    versions: list[VersionEntry]  # newest first
+
+
+class VersionText(VersionEntry):
+    id: str
+    markdown: str
+    meta: dict[str, Any]
+    source: str | None
+
+
+class Restored(DocJson):
+    restored_from: int
+    changed: bool  # False when the text already was that version's
+    redacted: dict[str, Any]
+
+
+class History(TypedDict):
+    """What the history page shows: the doc's row, its versions (rows, newest first), the
+    two versions compared and the diff's (kind, line) pairs."""
+
+    doc: dict[str, Any]
+    versions: list[dict[str, Any]]
+    a: int
+    b: int
+    diff: list[tuple[str, str]]
+    cut: bool
+    reader: str | None
+
+
 def visibility(doc: dict[str, Any]) -> str:
     """Who may read the doc now, in one word: doc_visibility() of functions/70_owner.sql."""
     if doc["is_draft"]:
@@ -53,14 +99,10 @@ def visibility(doc: dict[str, Any]) -> str:
     return "people" if doc["allowed_emails"] else "public"
 
 
-async def _versions_visible(conn: Conn, access: Access, doc: dict[str, Any]) -> list[str] | Literal[False] | None:
-    """Which versions of the doc these credentials see (None: all of them), or False when they
-    may not read it at all."""
-    if doc["deleted_at"] is not None:
-        return None if await access.owns_deleted(conn, doc) else False
-    if not await access.can_read_private(conn, doc):
-        return False
-    if await access.can_edit(conn, doc):
+async def _versions_visible(conn: Conn, access: Access, doc: dict[str, Any]) -> list[str] | None:
+    """Which versions of a doc these credentials proved they may read (docs.reading) they see
+    (None: all of them): a deleted doc's owner and its editors see all."""
+    if doc["deleted_at"] is not None or await access.can_edit(conn, doc):
         return None
     return sorted({"public", visibility(doc)})
 
@@ -68,28 +110,18 @@ async def _versions_visible(conn: Conn, access: Access, doc: dict[str, Any]) -> 
 @contextlib.asynccontextmanager
 async def _readable_doc(
     ctx: Context, credentials: Credentials, doc_id: str
-) -> AsyncIterator[tuple[Any, dict[str, Any], list[str] | None]]:
+) -> AsyncIterator[tuple[Conn, dict[str, Any], list[str] | None]]:
     """(connection, doc, the versions' visibilities these credentials see) for a doc they may
-    read; its versions are read on that connection, so the public pool's row-level security
-    covers them too."""
-    access = Access(ctx.limits, credentials)
-    if credentials.given:
-        async with ctx.db.owner.connection() as conn:
-            doc = await doc_store.find_any_doc(conn, doc_id)
-            visible = await _versions_visible(conn, access, doc) if doc is not None else False
-            if doc is not None and visible is not False:
-                yield conn, doc, visible
-                return
-    async with ctx.db.public.connection() as conn:
-        doc = await doc_store.public_doc(conn, doc_id)
-        if doc is None:
-            if credentials.given:
-                access.refused()
-            raise not_found("doc")
-        yield conn, {**doc, "deleted_at": None}, PUBLIC_ONLY
+    read, deleted ones too (docs.reading); its versions are read on that connection, so the
+    public pool's row-level security covers them too."""
+    async with reading(ctx, credentials, doc_id, deleted=True) as read:
+        if read.private:
+            yield read.conn, read.doc, await _versions_visible(read.conn, read.access, read.doc)
+        else:
+            yield read.conn, {**read.doc, "deleted_at": None}, PUBLIC_ONLY
 
 
-def _entry(row: dict[str, Any], *, current: bool) -> dict[str, Any]:
+def _entry(row: dict[str, Any], *, current: bool) -> VersionEntry:
     return {
         "version": row["version"],
         "saved_at": row["saved_at"].isoformat(),
@@ -112,7 +144,7 @@ def _current_entry(doc: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-async def list_versions(ctx: Context, credentials: Credentials, urls: Urls, doc_id: str) -> dict[str, Any]:
+async def list_versions(ctx: Context, credentials: Credentials, urls: Urls, doc_id: str) -> VersionList:
     """A readable doc's versions, newest first, the current one marked."""
     async with _readable_doc(ctx, credentials, doc_id) as (conn, doc, visible):
         rows = await version_store.list_versions(conn, doc_id, visible)
@@ -127,7 +159,7 @@ async def list_versions(ctx: Context, credentials: Credentials, urls: Urls, doc_
     }
 
 
-async def get_version(ctx: Context, credentials: Credentials, doc_id: str, number: int) -> dict[str, Any]:
+async def get_version(ctx: Context, credentials: Credentials, doc_id: str, number: int) -> VersionText:
     """One version of a readable doc, with its markdown."""
     async with _readable_doc(ctx, credentials, doc_id) as (conn, doc, visible):
         current = number == doc["version"]
@@ -168,15 +200,18 @@ def _restored(
     slug: str | None,
     number: int,
     redacted: dict[str, Any],
-) -> dict[str, Any]:
-    body = doc_json(urls, updated, slug, owner_view=True)
-    body.update({"restored_from": number, "changed": updated["version"] != doc["version"], "redacted": redacted})
-    return body
+) -> Restored:
+    return {
+        **doc_json(urls, updated, slug, owner_view=True),
+        "restored_from": number,
+        "changed": updated["version"] != doc["version"],
+        "redacted": redacted,
+    }
 
 
 async def restore(
     ctx: Context, credentials: Credentials, urls: Urls, doc_id: str, number: int, expected: int | None
-) -> dict[str, Any]:
+) -> Restored:
     """A new version with that version's title, markdown and meta, if the doc is still at `expected`."""
     access = Access(ctx.limits, credentials)
 
@@ -193,7 +228,7 @@ async def restore(
     return _restored(urls, doc, updated, slug, number, redacted)
 
 
-async def undelete(ctx: Context, credentials: Credentials, urls: Urls, doc_id: str) -> dict[str, Any]:
+async def undelete(ctx: Context, credentials: Credentials, urls: Urls, doc_id: str) -> Restored:
     """Bring a deleted doc back, as a new version holding the text it had when it was deleted
     (its owner only, as for any restore of a deleted doc)."""
     access = Access(ctx.limits, credentials)
@@ -255,7 +290,7 @@ async def _text(conn: Conn, doc: dict[str, Any], number: int, visible: list[str]
     return await version_store.get_version(conn, doc["id"], number, visible)
 
 
-async def history(ctx: Context, credentials: Credentials, doc_id: str, a: int | None, b: int | None) -> dict[str, Any]:
+async def history(ctx: Context, credentials: Credentials, doc_id: str, a: int | None, b: int | None) -> History:
     """A readable doc, its versions (newest first) and the diff between versions `a` and `b`
     (default: the previous version and the current one). Without credentials it is read as the
     public role; a browser's session (its owner, or a reader the doc is shared with) reads

@@ -22,6 +22,7 @@ from .chunks import use_chunk_size
 from .connection import AnyConn, Conn
 from .embedded import EmbeddedPostgres
 from .migrate import migrate
+from .replicas import PublicReads, replicas_for
 
 log = logging.getLogger("memorywiki.store")
 
@@ -118,10 +119,20 @@ class Database:
     security and column grants limit to public rows and columns (migrations/0006_privacy.sql)."""
 
     def __init__(
-        self, url: str, *, min_size: int = 1, max_size: int = 10, timeout: float = 10.0, backend_nice: int = 0
+        self,
+        url: str,
+        *,
+        min_size: int = 1,
+        max_size: int = 10,
+        timeout: float = 10.0,
+        backend_nice: int = 0,
+        replica_urls: tuple[str, ...] = (),
+        replica_max_lag: float = 10.0,
+        replica_check_seconds: float = 1.0,
     ):
         """`backend_nice`: how much lower the owner pool's backends run (lower_backend_priority),
-        for a process that only does background work."""
+        for a process that only does background work. `replica_urls`: streaming replicas the
+        public reads go to (store/replicas.py)."""
         self.url = url
         # check: a connection is tested as it leaves the pool, so after PostgreSQL restarts a
         # request gets a fresh connection instead of a dead one. timeout: how long a request
@@ -141,7 +152,7 @@ class Database:
         # statement its own snapshot anyway), so a BEGIN and a COMMIT around it were two more
         # round trips per connection use. A block that needs a transaction opens one
         # (`async with conn.transaction()`).
-        self.public = AsyncConnectionPool(
+        primary_public = AsyncConnectionPool(
             url,
             connection_class=Conn,
             configure=_configure_public,
@@ -152,6 +163,29 @@ class Database:
             open=False,
             timeout=timeout,
         )
+        # Statements a request makes beside its own transaction, on the primary: the shared rate
+        # limits and the record of a client's last write. Never nested inside each other, so a
+        # few connections; apart from `owner`, so a request holding one never waits on itself.
+        self.side = AsyncConnectionPool(
+            url,
+            connection_class=Conn,
+            kwargs={"row_factory": dict_row, "autocommit": True},
+            check=check_without_round_trip,
+            min_size=1,
+            max_size=4,
+            open=False,
+            timeout=timeout,
+        )
+        # Public reads: from a fit replica when there are any, else this primary's public pool.
+        self.public = PublicReads(
+            primary_public,
+            side=self.side,
+            replicas=replicas_for(replica_urls, max_size),
+            max_lag=replica_max_lag,
+            check_seconds=replica_check_seconds,
+            configure=_configure_public,
+            check=check_without_round_trip,
+        )
 
     async def open(self) -> None:
         applied = await migrate(self.url)
@@ -161,10 +195,16 @@ class Database:
         async with self.owner.connection() as conn:  # fail fast, with the reason, not a pool timeout
             await _configure_public(conn)
             await conn.execute("RESET ROLE")
-        await self.public.open(wait=True)
+        await self.side.open(wait=True)
+        try:
+            await self.public.open(self.url)
+        except BaseException:  # a replica URL that names another cluster: nothing stays open
+            await self.close()
+            raise
 
     async def close(self) -> None:
         await self.public.close()
+        await self.side.close()
         await self.owner.close()
 
     async def write(self, work: Callable[[Conn], Awaitable[T]]) -> T:
@@ -183,9 +223,12 @@ class Database:
         raise AssertionError("unreachable")
 
 
-async def open_database(settings: Settings, *, backend_nice: int = 0) -> tuple[Database, EmbeddedPostgres | None]:
+async def open_database(
+    settings: Settings, *, backend_nice: int = 0, replicas: bool = True
+) -> tuple[Database, EmbeddedPostgres | None]:
     """DATABASE_URL when set, else the embedded PostgreSQL under the data dir (returned, so the
-    caller stops it). `backend_nice`: see Database."""
+    caller stops it). `backend_nice`: see Database. `replicas`: public reads from
+    MEMORYWIKI_REPLICA_URLS (a server's); a worker reads the primary only."""
     use_chunk_size(settings.chunk_size)  # every save and re-chunk of this process cuts this way
     embedded = None
     url = settings.database_url
@@ -193,7 +236,14 @@ async def open_database(settings: Settings, *, backend_nice: int = 0) -> tuple[D
         embedded = EmbeddedPostgres(settings.data_dir, shared_buffers=settings.pg_shared_buffers)
         await asyncio.to_thread(embedded.start)
         url = await asyncio.to_thread(embedded.database_url, "memorywiki")
-    db = Database(url, timeout=settings.db_timeout, backend_nice=backend_nice)
+    db = Database(
+        url,
+        timeout=settings.db_timeout,
+        backend_nice=backend_nice,
+        replica_urls=settings.replica_urls if replicas else (),
+        replica_max_lag=settings.replica_max_lag,
+        replica_check_seconds=settings.replica_check_seconds,
+    )
     try:
         await db.open()
     except BaseException:

@@ -24,7 +24,7 @@ from typing import Any
 from pgvector import Vector
 from psycopg import sql
 
-from . import highlight
+from . import highlight, identifiers
 from .connection import Conn
 from .hubs import HUB_FOR_RECALL
 
@@ -55,26 +55,74 @@ fts AS (   -- OFFSET 0 keeps the doc_id lookup a primary-key probe per candidate
 )"""
 
 # The default fusion: a ranker's score above its pool's floor, in standard deviations of the
-# pool (a lone candidate, or a pool of equal scores, counts 1; absent from a pool counts 0),
-# weighed (WEIGHTS) and summed.
+# pool (a pool of equal scores counts 1; absent from a pool counts 0), weighed (WEIGHTS) and
+# summed. Full text's pool is exhaustive when it is short: a chunk it did not return shares no
+# word with the question, so its BM25 is 0, not unknown. Such a pool is read as what it is, its
+# matches among zeros, up to the vectors' pool size (the hub's chunks, when fewer): the floor is
+# 0 and the deviation counts the chunks that did not match. A word only one chunk holds (an
+# identifier) then stands n / sqrt(n - 1) deviations out (6.4 in a pool of 40) instead of the
+# flat 1 that a pool of one gave, while the vectors' top reaches 3 to 4. A full pool, the usual
+# case on prose, is normalised exactly as before. A pool whose scores differ only by rounding
+# (every chunk holds the question's words equally: the same BM25 up to the last bit) is a pool
+# of equal scores, not one of 1e-17 deviations that would blow the rounding up to whole ones.
 ZSCORE = """,
-vz AS (SELECT vec.*, CASE WHEN stddev_pop(similarity) OVER () > 0
+vz AS (SELECT vec.*, CASE WHEN stddev_pop(similarity) OVER () > {flat} * max(abs(similarity)) OVER ()
                           THEN (similarity - min(similarity) OVER ()) / stddev_pop(similarity) OVER ()
                           ELSE 1 END AS z
        FROM vec),
-fz AS (SELECT fts.*, CASE WHEN stddev_pop(score) OVER () > 0
-                          THEN (score - min(score) OVER ()) / stddev_pop(score) OVER ()
-                          ELSE 1 END AS z
-       FROM fts),
+fpool AS (SELECT fts.*, count(*) OVER () AS m,
+                 greatest(count(*) OVER (), (SELECT count(*) FROM vec)) AS n,
+                 sum(score) OVER () AS s1, sum(score * score) OVER () AS s2,
+                 min(score) OVER () AS lo, max(score) OVER () AS hi, stddev_pop(score) OVER () AS sd
+          FROM fts),
+fz AS (SELECT fpool.*,
+              CASE WHEN n > m   -- matches among the zeros of the chunks that did not match
+                   THEN CASE WHEN s2 / n - (s1 / n) ^ 2 > 0 THEN score / sqrt(s2 / n - (s1 / n) ^ 2) ELSE 1 END
+                   WHEN sd > {flat} * greatest(abs(lo), abs(hi)) THEN (score - lo) / sd
+                   ELSE 1 END AS z
+       FROM fpool),
+held AS (   -- the candidates whose text holds one of the question's identifiers, per identifier
+    SELECT i.pattern, c.id
+    FROM unnest(%(id_patterns)s::text[]) AS i(pattern)
+    CROSS JOIN (SELECT id FROM vec WHERE id IS NOT NULL UNION SELECT id FROM fts) cand
+    JOIN chunks c ON c.id = cand.id
+    WHERE c.markdown ~* i.pattern
+),
+iz AS (    -- one ranker per identifier: 1 if held, 0 if not, over the pool, as above; summed
+    SELECT h.id, sum(CASE WHEN t.held < p.n
+                          THEN 1 / sqrt((t.held::float8 / p.n) * (1 - t.held::float8 / p.n))
+                          ELSE 1 END) AS z
+    FROM held h
+    JOIN (SELECT pattern, count(*) AS held FROM held GROUP BY pattern
+          HAVING bool_or(id = (SELECT id FROM fts WHERE rank = 1))) t   -- full text's top holds it
+      ON t.pattern = h.pattern
+    CROSS JOIN (SELECT greatest((SELECT count(*) FROM vec), (SELECT count(*) FROM fts)) AS n) p
+    GROUP BY h.id
+),
 weights AS ({weights}),
 fused AS (
     SELECT coalesce(v.id, f.id) AS id, coalesce(v.doc_id, f.doc_id) AS doc_id,
            v.rank AS vector_rank, f.rank AS fts_rank, v.similarity, f.score AS fts_score,
-           w.vector * coalesce(v.z, 0) + w.fts * coalesce(f.z, 0) AS score
+           w.vector * coalesce(v.z, 0) + w.fts * (coalesce(f.z, 0) + coalesce(i.z, 0)) AS score
     FROM vz v
     FULL JOIN fz f ON f.id = v.id
+    LEFT JOIN iz i ON i.id = coalesce(v.id, f.id)
     CROSS JOIN weights w
 )"""
+
+# Exact identifiers (server/store/identifiers.py): an embedder reads INC-20417 and INC-20471 as
+# one point, and full text's lexemes cut them into pieces that look-alike records share. So each
+# identifier the question names is one more ranker of the candidates, 1 for a chunk whose text
+# holds it whole and 0 for one that does not, normalised as full text's short pool is (its
+# holders among the zeros of the pool: a lone holder stands n / sqrt(n - 1) deviations out,
+# one held by half the pool 1, one every candidate holds tells nothing and counts 1 for all),
+# and counted with full text. It counts only when full text's own top candidate holds it: full
+# text reads the identifier too, and when it ranks a chunk without it first, the identifier is
+# not what the question turns on (an alias: FoxO3a asked, FOXO3 written in the answer, on
+# SciFact). A question naming none (nearly every question in prose) is fused exactly as without
+# it; a lone ranker (hybrid off, or no vectors) is never touched.
+# A pool's deviation below this share of its largest score is rounding, not spread.
+FLAT = 1e-9
 
 # Full text always counts fully; the vectors count fully too, unless the embedder cannot read
 # the question's script (server/embedding/scripts.py): then 0, and full text alone ranks.
@@ -294,6 +342,7 @@ def statement(
         k=sql.Literal(k),
         n_vec=sql.Literal(n_vec),
         no_vectors=sql.SQL(" AND false" if n_vec == 0 else ""),
+        flat=sql.Literal(FLAT),
         rrf_k=sql.Literal(RRF_K),
         top=sql.Literal(RRF_DEPTH * k),
     )
@@ -398,6 +447,9 @@ def fused_query(
     }
     if read_before and fts is not None:
         params["fts_ids"], params["fts_scores"] = fts
+    # the question's identifiers count only where both rankers ran
+    both = hybrid and use_vec
+    params["id_patterns"] = [identifiers.pattern(t) for t in identifiers.identifiers(question)] if both else []
     return statement(level, int(dim or 1), read_before, fusion, hub=hub_id, k=k, n_vec=n if use_vec else 0), params
 
 

@@ -45,7 +45,7 @@ def recall(
         Literal["zscore", "rrf"] | None,
         Field(
             description="How hybrid fuses the two searches: 'zscore' (the server's default) or 'rrf' "
-            "(Reciprocal Rank Fusion; each result then carries rrf_score)."
+            "(Reciprocal Rank Fusion, which then orders the list; every result carries rrf_score either way)."
         ),
     ] = None,
     max_tokens: Annotated[
