@@ -328,6 +328,11 @@ class Settings:
         "MEMORYWIKI_CHUNK_OVERLAP_CHARS",
         "characters a cut block's next piece repeats (at most half the maximum)",
     )
+    chunk_turn_chars: int = setting(
+        0,
+        "MEMORYWIKI_CHUNK_TURN_CHARS",
+        "most characters in a conversation's chunk, a longer turn cut in pieces (0: the maximum)",
+    )
 
     section("Full text")
     bm25_k1: float = setting(1.2, "MEMORYWIKI_BM25_K1", "BM25 term-frequency saturation")
@@ -532,7 +537,7 @@ class Settings:
 
     @property
     def chunk_size(self) -> ChunkSize:
-        return ChunkSize(self.chunk_max_chars, self.chunk_overlap_chars)
+        return ChunkSize(self.chunk_max_chars, self.chunk_overlap_chars, self.chunk_turn_chars)
 
 
 INTRO = """# Configuration

@@ -598,6 +598,21 @@ def test_conversation_without_days_and_with_a_long_turn() -> None:
     assert all(long_paragraph(n) in every_paragraph for n in range(12))
     with pytest.raises(ValueError):
         chunk_conversation("x", md, window_chars=0)
+
+
+def test_conversation_turn_chars_cuts_long_turns_smaller_and_names_its_rules() -> None:
+    long_answer = "\n\n".join(long_paragraph(n) for n in range(12))
+    md = f"## User\n\nHow do I tune HNSW?\n\n## Assistant\n\n{long_answer}\n\n## User\n\nThanks!\n"
+    size = ChunkSize(1800, turn_chars=600)
+    chunks = chunk_conversation("HNSW tuning", md, window_chars=600, size=size)
+    assert max(len(c.markdown) for c in chunks) <= 600
+    assert len(chunks) > len(chunk_conversation("HNSW tuning", md, window_chars=600, size=ChunkSize(1800)))
+    assert all(long_paragraph(n) in body_lines(chunks) for n in range(12))
+    # other docs are cut as before; 0 keeps the version stored data has (nothing re-chunked)
+    assert chunk_markdown("t", md, size) == chunk_markdown("t", md, ChunkSize(1800))
+    assert ChunkSize(1800, turn_chars=0).version == ChunkSize(1800).version != size.version
+    with pytest.raises(ValueError):
+        ChunkSize(turn_chars=-1)
     assert chunk_conversation("x", "  \n") == []
 
 

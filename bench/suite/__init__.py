@@ -91,6 +91,12 @@ SECTIONS: tuple[Section, ...] = (
         runs_in_all=False,
     ),
     Section(
+        "longmemeval",
+        "long-term chat memory on LongMemEval-S: session recall_any/all@k, NDCG@10, evidence turns and tokens",
+        ("longmemeval.md",),
+        runs_in_all=False,
+    ),
+    Section(
         "cjk",
         "full text in Chinese, Japanese, Korean: BM25 before and after bigrams (--data DIR)",
         ("cjk.md",),

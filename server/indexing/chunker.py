@@ -117,20 +117,32 @@ def _hash(heading_path: str, markdown: str) -> str:
 class ChunkSize:
     """How big a chunk may be: `max_chars` of markdown at most, whatever the text; a block cut in
     pieces repeats up to `overlap_chars` of one piece at the start of the next. `version` names
-    the rules and the sizes, so data chunked another way is known (and re-chunked)."""
+    the rules and the sizes, so data chunked another way is known (and re-chunked).
+    `turn_chars`: in a conversation, the most characters of one chunk, so a long turn is cut in
+    pieces of at most that (0: `max_chars`)."""
 
     max_chars: int = DEFAULT_MAX_CHARS
     overlap_chars: int = DEFAULT_OVERLAP_CHARS
+    turn_chars: int = 0
 
     def __post_init__(self) -> None:
         if self.max_chars < 1:
             raise ValueError("max_chars must be at least 1")
         if not 0 <= self.overlap_chars <= self.max_chars // 2:
             raise ValueError("overlap_chars must be between 0 and half of max_chars")
+        if self.turn_chars < 0:
+            raise ValueError("turn_chars must be 0 (max_chars) or more")
 
     @property
     def version(self) -> str:
-        return f"{CHUNKER_VERSION}/{self.max_chars}/{self.overlap_chars}"
+        base = f"{CHUNKER_VERSION}/{self.max_chars}/{self.overlap_chars}"
+        return f"{base}/{self.turn_chars}" if self.turn_chars else base  # 0 keeps the versions data has
+
+    def for_turns(self) -> ChunkSize:
+        """The size of a conversation's chunks: at most `turn_chars` when it is set."""
+        if not self.turn_chars or self.turn_chars >= self.max_chars:
+            return self
+        return ChunkSize(self.turn_chars, min(self.overlap_chars, self.turn_chars // 2))
 
 
 @dataclass
@@ -495,6 +507,7 @@ def chunk_conversation(
     """
     if window_chars < 1:
         raise ValueError("window_chars must be at least 1")
+    size = size.for_turns()
     window_chars = min(window_chars, size.max_chars)
     title = _title(title)
     parsed = _sections(title, markdown)
