@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from ..embedding.base import EmbedderError
 from ..embedding.rerank import RerankError
@@ -219,6 +219,30 @@ def _results(urls: Urls, level: str, rows: list[dict[str, Any]], fusion: str) ->
     ]
 
 
+class Space(TypedDict):
+    model: str
+    dim: int
+
+
+class RecallAnswer(TypedDict):
+    """What the recall endpoint answers; each result's fields depend on the level (chunk, doc or
+    bundle) and are documented in the route's schema."""
+
+    hub: str
+    level: str
+    k: int
+    mode: str  # hybrid, vector or fulltext: what ran
+    vector: str  # ok, or unavailable
+    space: Space | None  # the embedding space searched; None when no vectors were used
+    fusion: str
+    results: list[dict[str, Any]]
+    tokens: int
+    max_tokens: NotRequired[int]
+    vector_note: NotRequired[str]
+    reranked: NotRequired[bool]
+    rerank_note: NotRequired[str]
+
+
 @dataclass
 class Lookup:
     """What recall found before ranking: the hub, its embedding space, the question's vector
@@ -231,7 +255,7 @@ class Lookup:
     fts: recall.FulltextCandidates | None
 
 
-async def answer(ctx: Context, urls: Urls, q: Question, phases: Phases | None = None) -> dict[str, Any]:
+async def answer(ctx: Context, urls: Urls, q: Question, phases: Phases | None = None) -> RecallAnswer:
     """What the recall endpoint answers (the hub page's search box shows the same), in three
     steps: look up, rank, shape. `phases` gets where the time went: the hub lookup, the wait for
     the question's vector once the lookup is done, the recall statement, the rerank."""
@@ -332,22 +356,21 @@ async def _rank(ctx: Context, q: Question, phases: Phases, found: Lookup, n: int
 
 def _shape(
     q: Question, found: Lookup, blind: bool, results: list[dict[str, Any]], tokens: int, rerank_note: str
-) -> dict[str, Any]:
+) -> RecallAnswer:
     """The answer's body: what ran (mode, space, fusion), the results and their tokens, and why
     vectors or the reranker were not used when they were not."""
     qvec, space = found.qvec, found.space
-    body: dict[str, Any] = {
+    body: RecallAnswer = {
         "hub": q.slug,
         "level": q.level,
         "k": q.k,
         "mode": "fulltext" if qvec is None else ("hybrid" if q.hybrid else "vector"),
         "vector": "ok" if qvec is not None else "unavailable",
-        # the embedding space the question was searched in (None: no vectors used)
         "space": {"model": space[0], "dim": space[1]} if qvec is not None and space is not None else None,
+        "fusion": q.fusion,
+        "results": results,
+        "tokens": tokens,
     }
-    body["fusion"] = q.fusion
-    body["results"] = results
-    body["tokens"] = tokens
     if q.max_tokens is not None:
         body["max_tokens"] = q.max_tokens
     if found.why_not:
