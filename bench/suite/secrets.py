@@ -220,6 +220,23 @@ HIDING = (
 # --------------------------------------------------------------------------- clean text
 
 
+def _repository_files() -> list[str]:
+    """The repository's own files: git's list in a checkout, else (a copy of the files, as CI
+    runs on) every file but what an install or a run leaves beside them."""
+    try:
+        listed = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True)
+        return listed.stdout.splitlines()
+    except (OSError, subprocess.CalledProcessError):
+        skip = {".venv", ".git", "build", "dist", "__pycache__", "node_modules", ".cache", ".agent-tools"}
+        return sorted(
+            str(path.relative_to(ROOT))
+            for path in ROOT.rglob("*")
+            if path.is_file()
+            and not skip.intersection(path.relative_to(ROOT).parts)
+            and not any(part.endswith(".egg-info") for part in path.parts)
+        )
+
+
 def clean_corpora(data: Path, smoke: bool) -> dict[str, list[str]]:
     """Pages of about PAGE characters of text that holds no secret."""
     limit = 200_000 if smoke else None
@@ -245,9 +262,7 @@ def clean_corpora(data: Path, smoke: bool) -> dict[str, list[str]]:
     for line in (data / "locomo" / "locomo10_turns.jsonl").read_text(encoding="utf-8").splitlines():
         t = json.loads(line)
         locomo.append(f"**{t['speaker']}** ({t['session_date_time']}): {t['text']}")
-    files = subprocess.run(
-        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout.splitlines()
+    files = _repository_files()
     own = []
     for name in files:
         path = ROOT / name
