@@ -244,7 +244,8 @@ def test_a_file_captured_on_new_gets_its_edit_address(tab, live_server, how):
     assert t.page.url == edit_url
     wait_until(lambda: status.get_attribute("data-state") == "saved", "the page to load again")
     assert "garden planner" in markdown.input_value()
-    assert t.page.locator("[data-mw=edit-link-url]").input_value().startswith(f"{edit_url}#token=mwe_")
+    link = t.page.locator("[data-mw=edit-link-url]")  # filled once the page's script has read the token
+    wait_until(lambda: link.input_value().startswith(f"{edit_url}#token=mwe_"), "the edit link to show", timeout=10)
     assert not dialogs, dialogs
     assert "garden planner" in httpx.get(f"{live_server.url}/api/docs/{doc_id}").json()["markdown"]
 
