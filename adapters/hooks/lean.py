@@ -388,15 +388,7 @@ def _exchange(host: str, port: int, data: bytes, deadline: float) -> list[bytes]
     sock = _connect(host, port, deadline)
     try:
         sock.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_NODELAY, 1)
-        sock.settimeout(_left(deadline))
-        sock.sendall(data)
-        chunks: list[bytes] = []
-        while True:
-            sock.settimeout(_left(deadline))
-            chunk = sock.recv(65536)
-            if not chunk:
-                return chunks
-            chunks.append(chunk)
+        return _send_and_read(sock, data, deadline)
     finally:
         sock.close()
 
@@ -409,15 +401,21 @@ def _exchange_tls(host: str, port: int, data: bytes, deadline: float) -> list[by
     with socket.create_connection((host, port), timeout=_left(deadline)) as raw:
         with ssl.create_default_context().wrap_socket(raw, server_hostname=host) as sock:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            sock.settimeout(_left(deadline))
-            sock.sendall(data)
-            chunks: list[bytes] = []
-            while True:
-                sock.settimeout(_left(deadline))
-                chunk = sock.recv(65536)
-                if not chunk:
-                    return chunks
-                chunks.append(chunk)
+            return _send_and_read(sock, data, deadline)
+
+
+def _send_and_read(sock: Any, data: bytes, deadline: float) -> list[bytes]:
+    """Send `data` on a plain or TLS socket, then read until the server closes, each wait
+    bounded by what is left of the deadline."""
+    sock.settimeout(_left(deadline))
+    sock.sendall(data)
+    chunks: list[bytes] = []
+    while True:
+        sock.settimeout(_left(deadline))
+        chunk = sock.recv(65536)
+        if not chunk:
+            return chunks
+        chunks.append(chunk)
 
 
 def _unchunk(content: bytes) -> bytes:
