@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 
 import httpx
@@ -85,26 +87,33 @@ def test_a_thousand_public_reads_on_the_replica_find_nothing_private(client, wor
     assert health["replicas"][0]["state"] == "ok" and private_ids(world)
 
 
-def test_a_writer_reads_its_write_at_once_and_a_stranger_within_the_lag(client, world, replica, settings):
-    replica.replayed(dbname(settings.database_url), settings.database_url)
-    wait_state(client, "ok")
+@contextmanager
+def replay_paused(replica: ReplicaCluster, settings) -> Iterator[None]:
+    """The replica receives the primary's WAL but replays none of it until the block ends."""
     with psycopg.connect(replica.url(dbname(settings.database_url)), autocommit=True) as conn:
         conn.execute("SELECT pg_wal_replay_pause()")
         try:
-            r = client.post(
-                "/api/docs",
-                json={"hub": "priv", "title": "Okapi", "markdown": "# Okapi\n\nThe okapi lives in forests.\n"},
-                headers=world["owner"],
-            )
-            assert r.status_code == 201, r.text
-            doc = r.json()["id"]
-            # the writer, at once: the replica has not replayed the save, so its reads go to the primary
-            assert doc in recall(client, "okapi forests", world["owner"])
-            client.cookies.clear()
-            # a stranger reads the replica, which has not got it yet
-            assert doc not in recall(client, "okapi forests")
+            yield
         finally:
             conn.execute("SELECT pg_wal_replay_resume()")
+
+
+def test_a_writer_reads_its_write_at_once_and_a_stranger_within_the_lag(client, world, replica, settings):
+    replica.replayed(dbname(settings.database_url), settings.database_url)
+    wait_state(client, "ok")
+    with replay_paused(replica, settings):
+        r = client.post(
+            "/api/docs",
+            json={"hub": "priv", "title": "Okapi", "markdown": "# Okapi\n\nThe okapi lives in forests.\n"},
+            headers=world["owner"],
+        )
+        assert r.status_code == 201, r.text
+        doc = r.json()["id"]
+        # the writer, at once: the replica has not replayed the save, so its reads go to the primary
+        assert doc in recall(client, "okapi forests", world["owner"])
+        client.cookies.clear()
+        # a stranger reads the replica, which has not got it yet
+        assert doc not in recall(client, "okapi forests")
     started = time.monotonic()
     wait_until(lambda: doc in recall(client, "okapi forests"), "a stranger to find the page", timeout=10)
     assert time.monotonic() - started < settings.replica_max_lag + 1
@@ -112,21 +121,17 @@ def test_a_writer_reads_its_write_at_once_and_a_stranger_within_the_lag(client, 
 
 def test_a_replica_far_behind_is_skipped_and_recall_answers_from_the_primary(client, world, replica, settings):
     wait_state(client, "ok")
-    with psycopg.connect(replica.url(dbname(settings.database_url)), autocommit=True) as conn:
-        conn.execute("SELECT pg_wal_replay_pause()")
-        try:
-            r = client.post(
-                "/api/docs",
-                json={"hub": "priv", "title": "Quokka", "markdown": "# Quokka\n\nThe quokka smiles on islands.\n"},
-                headers=world["owner"],
-            )
-            doc = r.json()["id"]
-            wait_state(client, "lagging", timeout=settings.replica_max_lag + 10)
-            assert "behind" in replicas(client)[0]["error"]
-            client.cookies.clear()
-            assert doc in recall(client, "quokka islands")  # from the primary meanwhile
-        finally:
-            conn.execute("SELECT pg_wal_replay_resume()")
+    with replay_paused(replica, settings):
+        r = client.post(
+            "/api/docs",
+            json={"hub": "priv", "title": "Quokka", "markdown": "# Quokka\n\nThe quokka smiles on islands.\n"},
+            headers=world["owner"],
+        )
+        doc = r.json()["id"]
+        wait_state(client, "lagging", timeout=settings.replica_max_lag + 10)
+        assert "behind" in replicas(client)[0]["error"]
+        client.cookies.clear()
+        assert doc in recall(client, "quokka islands")  # from the primary meanwhile
     wait_state(client, "ok")
 
 
